@@ -1,0 +1,48 @@
+"""Turn one job's output into stored records, one by one as they arrive.
+
+All backends go through here: local runs feed lines while the program still runs, SLURM
+collection feeds the files jobs wrote. Each record is committed on its own, so whatever
+finished before a crash or Ctrl-C stays in the store.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from hpcscope.results.records import RecordError, parse_line
+from hpcscope.results.store import Store
+
+
+@dataclass
+class IngestResult:
+    records: int = 0
+    meta: dict | None = None
+    errors: list[str] = field(default_factory=list)     # error records written by the program
+    problems: list[str] = field(default_factory=list)   # malformed lines (contract broken)
+    noise: list[str] = field(default_factory=list)      # non-JSON lines (e.g. MPI warnings)
+
+
+def ingest_lines(store: Store, launch_id: int, lines: Iterable[str], source: str,
+                 result: IngestResult | None = None) -> IngestResult:
+    """Validate and store each JSONL line. Non-JSON lines are kept as noise, not records:
+    MPI libraries print warnings to stdout and those must not kill a measurement."""
+    result = result or IngestResult()
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text:
+            continue
+        if not text.startswith("{"):
+            result.noise.append(text)
+            continue
+        try:
+            record = parse_line(text, f"{source} line {number}")
+        except RecordError as exc:
+            result.problems.append(str(exc))
+            continue
+        store.add_record(launch_id, record)
+        result.records += 1
+        if record["type"] == "meta":
+            result.meta = record
+        elif record["type"] == "error":
+            result.errors.append(record["message"])
+    return result

@@ -1,0 +1,38 @@
+"""What every suite module provides: a plan (jobs plus notes) made from user options.
+
+A suite module `hpcscope.suites.<name>` exposes `plan(ctx: PlanContext, opts: dict) ->
+SuitePlan`. Planning never runs anything: it only decides what to run, so the same plan
+can be printed (dry run), executed locally, or turned into a SLURM batch script.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from hpcscope.plan.job import Job, MpiSpec
+
+
+@dataclass
+class Note:
+    """Something the user must be told and the store must keep (skips, warnings, peaks)."""
+
+    kind: str      # "skipped", "warning", "peak", "info"
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PlanContext:
+    topology: Any                      # hpcscope.machine.topology.Topology
+    mpis: list[MpiSpec]                # the MPI libraries chosen by --mpi (may be empty)
+    binary: Callable[[str, MpiSpec | None], Path]  # program name -> built executable
+    out_dir: Path                      # the run's output folder
+    quick: bool = False
+    nodes_available: int = 1           # >1 on SLURM / lab backends
+
+
+@dataclass
+class SuitePlan:
+    jobs: list[Job] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
