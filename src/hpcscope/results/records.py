@@ -1,0 +1,221 @@
+"""Parse and validate the JSONL records written by hpcscope benchmark binaries (DESIGN 2).
+
+Every line a benchmark writes is one JSON object with a "type": meta, sample, summary or
+error. Validation happens here, once, so the store and the statistics can trust what
+they get: a record that does not fit is rejected with a message naming where it came
+from (source and line), what is wrong, and the offending text, shortened.
+
+Non-finite numbers: the C writer prints NaN/Inf as null (JSON has neither), and Python's
+json module would accept the non-standard tokens NaN/Infinity; both are rejected for
+sample values, because a statistic over them means nothing.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+SCHEMA = "hpcscope.bench/1"
+SUPPORTED_SCHEMAS: tuple[str, ...] = (SCHEMA,)
+RECORD_TYPES: tuple[str, ...] = ("meta", "sample", "summary", "error")
+_SHOW_CHARS = 120
+
+
+class RecordError(ValueError):
+    """A record that does not fit the contract; the message names source, line, problem."""
+
+
+def shorten(text: str, limit: int = _SHOW_CHARS) -> str:
+    """The offending text for an error message: one line, at most `limit` characters."""
+    text = text.strip().replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not valid JSON (non-finite number)")
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _fail(where: str, problem: str, text: str) -> RecordError:
+    return RecordError(f"{where}: {problem} (got: {shorten(text)})")
+
+
+def parse_line(line: str, where: str) -> dict[str, Any]:
+    """Parse one JSONL line into a validated record dict.
+
+    `where` names the line for error messages, e.g. "p2p output line 7".
+    Raises RecordError for non-JSON text, a non-object, or a record that does not fit.
+    """
+    try:
+        record = json.loads(line, parse_constant=_reject_constant)
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        raise _fail(where, f"not a JSON record ({exc})", line) from None
+    if not isinstance(record, dict):
+        raise _fail(where, f"a record must be a JSON object, not {type(record).__name__}",
+                    line)
+    validate(record, where, text=line)
+    return record
+
+
+def validate(record: dict[str, Any], where: str, text: str | None = None) -> None:
+    """Check one decoded record against the contract (DESIGN 2); raise RecordError if not.
+
+    Extra keys are allowed (a newer benchmark may add fields within the same schema).
+    """
+    shown = text if text is not None else json.dumps(record, default=str)
+    kind = record.get("type")
+    if kind not in RECORD_TYPES:
+        if "type" not in record:
+            raise _fail(where, "record has no 'type' (one of "
+                        + ", ".join(RECORD_TYPES) + ")", shown)
+        raise _fail(where, f"unknown record type {kind!r} (expected one of "
+                    + ", ".join(RECORD_TYPES) + ")", shown)
+    problem = {"meta": _meta_problem, "sample": _sample_problem,
+               "summary": _summary_problem, "error": _error_problem}[kind](record)
+    if problem:
+        raise _fail(where, f"{kind} record {problem}", shown)
+
+
+def _meta_problem(r: dict[str, Any]) -> str | None:
+    if "schema" not in r:
+        return "has no 'schema' (expected " + SCHEMA + ")"
+    if r["schema"] not in SUPPORTED_SCHEMAS:
+        return (f"has schema {r['schema']!r} but this hpcscope reads only "
+                + ", ".join(SUPPORTED_SCHEMAS)
+                + ": rebuild the benchmarks with this hpcscope (`hpcscope build`) "
+                  "or upgrade hpcscope")
+    for key in ("benchmark", "version", "mpi", "ranks", "timer", "options"):
+        if key not in r:
+            return f"has no {key!r}"
+    if not isinstance(r["benchmark"], str) or not r["benchmark"]:
+        return "'benchmark' must be a non-empty string"
+    if not isinstance(r["version"], (str, int)) or isinstance(r["version"], bool):
+        return "'version' must be a string"
+    mpi = r["mpi"]
+    if mpi is not None:
+        if not isinstance(mpi, dict):
+            return "'mpi' must be an object {library, version} or null for non-MPI programs"
+        for key in ("library", "version"):
+            if not isinstance(mpi.get(key), str):
+                return f"'mpi' has no string {key!r}"
+    ranks = r["ranks"]
+    if not isinstance(ranks, list):
+        return "'ranks' must be a list of {rank, host, cpus, core, socket, numa}"
+    for i, rank in enumerate(ranks):
+        problem = _rank_problem(rank)
+        if problem:
+            return f"ranks[{i}] {problem}"
+    timer = r["timer"]
+    if not isinstance(timer, dict):
+        return "'timer' must be an object {resolution_ns, overhead_ns}"
+    for key in ("resolution_ns", "overhead_ns"):
+        v = timer.get(key)
+        if not _is_number(v) or not math.isfinite(v) or v < 0:
+            return f"'timer' needs a finite number {key!r} >= 0"
+    if not isinstance(r["options"], dict):
+        return "'options' must be an object"
+    return None
+
+
+def _rank_problem(rank: Any) -> str | None:
+    if not isinstance(rank, dict):
+        return "must be an object {rank, host, cpus, core, socket, numa}"
+    for key in ("rank", "host", "cpus", "core", "socket", "numa"):
+        if key not in rank:
+            return f"has no {key!r}"
+    if not _is_int(rank["rank"]) or rank["rank"] < 0:
+        return "'rank' must be an integer >= 0"
+    if not isinstance(rank["host"], str):
+        return "'host' must be a string"
+    if not isinstance(rank["cpus"], list) or not all(_is_int(c) for c in rank["cpus"]):
+        return "'cpus' must be a list of integers (OS CPU indexes)"
+    for key in ("core", "socket", "numa"):
+        # null: the binary could not tell (no topology information on this system)
+        if rank[key] is not None and not _is_int(rank[key]):
+            return f"{key!r} must be an integer or null"
+    return None
+
+
+def _sample_problem(r: dict[str, Any]) -> str | None:
+    for key in ("metric", "unit", "params", "values", "warmups"):
+        if key not in r:
+            return f"has no {key!r}"
+    if not isinstance(r["metric"], str) or not r["metric"]:
+        return "'metric' must be a non-empty string"
+    if not isinstance(r["unit"], str):
+        return "'unit' must be a string"
+    if not isinstance(r["params"], dict):
+        return "'params' must be an object"
+    values = r["values"]
+    if not isinstance(values, list) or not values:
+        return "'values' must be a non-empty list of numbers (raw values, never only a mean)"
+    for i, v in enumerate(values):
+        if v is None:
+            return (f"values[{i}] is null: the benchmark measured a non-finite number "
+                    "(NaN or Inf)")
+        if not _is_number(v):
+            return f"values[{i}] is {v!r}, not a number"
+        if not math.isfinite(v):
+            return f"values[{i}] is not finite"
+    if not _is_int(r["warmups"]) or r["warmups"] < 0:
+        return "'warmups' must be an integer >= 0"
+    if "benchmark" in r and (not isinstance(r["benchmark"], str) or not r["benchmark"]):
+        return "'benchmark' (optional) must be a non-empty string"
+    return None
+
+
+def _summary_problem(r: dict[str, Any]) -> str | None:
+    if not isinstance(r.get("metric"), str) or not r["metric"]:
+        return "has no string 'metric'"
+    return None
+
+
+def _error_problem(r: dict[str, Any]) -> str | None:
+    if not isinstance(r.get("message"), str):
+        return "has no string 'message'"
+    return None
+
+
+def parse_stream(lines: Iterable[str], where: str, *, skip_noise: bool = False,
+                 warnings: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Yield validated records from the lines a benchmark wrote; line numbers start at 1.
+
+    Blank lines are ignored. With `skip_noise`, lines that do not start with "{" (an MPI
+    library's warnings interleaved with our stdout) are skipped and described in
+    `warnings`; a line that starts with "{" but is broken is still an error, because it
+    is a damaged record, not noise. The stream must not repeat the meta record, and
+    sample/summary records must follow it (the store takes the benchmark name from it);
+    error records may come first (a binary can fail before it writes meta).
+
+    Records before a bad line have been yielded already, so a caller that stores as it
+    iterates keeps them when RecordError is raised.
+    """
+    seen_meta = False
+    for number, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r\n")
+        here = f"{where} line {number}"
+        if not line.strip():
+            continue
+        if skip_noise and not line.lstrip().startswith("{"):
+            if warnings is not None:
+                warnings.append(f"{here}: skipped non-JSON line: {shorten(line)}")
+            continue
+        record = parse_line(line, here)
+        kind = record["type"]
+        if kind == "meta":
+            if seen_meta:
+                raise _fail(here, "second meta record in one output (one per run of a "
+                            "benchmark binary; were two outputs concatenated?)", line)
+            seen_meta = True
+        elif kind in ("sample", "summary") and not seen_meta and "benchmark" not in record:
+            raise _fail(here, f"{kind} record before the meta record (the benchmark must "
+                        "write meta first)", line)
+        yield record
