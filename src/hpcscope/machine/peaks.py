@@ -1,0 +1,375 @@
+"""Theoretical peaks of a node, each with the formula and the inputs it used.
+
+Hand-written reports get peaks wrong (e.g. "cores x 8 bytes x clock" for FLOP/s). Here a
+FLOP/s peak is always cores x frequency x FLOPs per cycle, where FLOPs per cycle come from
+the vector ISA the CPU reports and the number of FMA units of its microarchitecture (a
+small table; unknown models are assumed from the ISA and the Peak says so). Memory, disk
+and network peaks come from what the machine reports (dmidecode, sysfs link speed) or from
+the user (`--peak disk=2GB/s`); when nothing is known the value is None and the formula
+says that the measured best is used instead. Every efficiency names the Peak it divides by.
+
+Units match the sample records: GFLOP/s for flops, MB/s (10^6 B/s) for memory and disk
+bandwidth, Mbit/s for network throughput.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Peak:
+    name: str                 # "fp64", "fp32", "fp16", "bf16", "bf16_amx", "mem", "disk", "net"
+    value: float | None       # None: unknown (the formula says what is used instead)
+    unit: str                 # same unit as the samples it bounds
+    formula: str              # shown to the user
+    source: str               # where each input came from, and what was assumed
+    metric: str = "flops"     # the sample metric it bounds
+    match: dict[str, Any] = field(default_factory=dict)  # sample params/benchmark it bounds
+
+
+# ---------------------------------------------------------------------------- cpuinfo
+
+@dataclass
+class CpuInfo:
+    vendor: str = ""
+    family: int = -1
+    model: int = -1
+    model_name: str = ""
+    flags: set[str] = field(default_factory=set)
+    mhz: float | None = None
+    processors: int = 0
+    cores: int = 0            # distinct (physical id, core id); 0 when not reported
+
+
+def parse_cpuinfo(text: str) -> CpuInfo:
+    """Reads the first processor's identity and counts processors and distinct cores."""
+    info = CpuInfo()
+    cores: set[tuple[str, str]] = set()
+    phys = core = None
+    for line in text.splitlines() + [""]:
+        if not line.strip():
+            if phys is not None or core is not None:
+                cores.add((phys or "0", core or str(len(cores))))
+            phys = core = None
+            continue
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "processor":
+            info.processors += 1
+        elif key == "physical id":
+            phys = value
+        elif key == "core id":
+            core = value
+        elif info.processors > 1:
+            continue  # identity is taken from the first processor
+        elif key == "vendor_id":
+            info.vendor = value
+        elif key == "cpu family":
+            info.family = int(value)
+        elif key == "model":
+            info.model = int(value)
+        elif key == "model name":
+            info.model_name = value
+        elif key == "flags":
+            info.flags = set(value.split())
+        elif key == "cpu MHz":
+            info.mhz = float(value)
+    info.cores = len(cores)
+    return info
+
+
+# ------------------------------------------------------------ FLOPs per cycle by uarch
+
+@dataclass
+class Uarch:
+    name: str
+    dp_per_cycle: int         # FP64 FLOPs per cycle per core
+    detail: str               # why, shown in the formula
+    known: bool = True        # False: assumed from the ISA only
+
+
+_INTEL_FAMILY6 = {
+    # model -> (name, DP FLOPs/cycle, detail)
+    42: ("Sandy Bridge", 8, "AVX without FMA: 4-wide add + 4-wide mul"),
+    45: ("Sandy Bridge-EP", 8, "AVX without FMA: 4-wide add + 4-wide mul"),
+    58: ("Ivy Bridge", 8, "AVX without FMA: 4-wide add + 4-wide mul"),
+    62: ("Ivy Bridge-EP", 8, "AVX without FMA: 4-wide add + 4-wide mul"),
+    60: ("Haswell", 16, "AVX2, 2 FMA units"),
+    63: ("Haswell-EP", 16, "AVX2, 2 FMA units"),
+    69: ("Haswell", 16, "AVX2, 2 FMA units"),
+    70: ("Haswell", 16, "AVX2, 2 FMA units"),
+    61: ("Broadwell", 16, "AVX2, 2 FMA units"),
+    71: ("Broadwell", 16, "AVX2, 2 FMA units"),
+    79: ("Broadwell-EP", 16, "AVX2, 2 FMA units"),
+    86: ("Broadwell-DE", 16, "AVX2, 2 FMA units"),
+    78: ("Skylake", 16, "AVX2, 2 FMA units"),
+    94: ("Skylake", 16, "AVX2, 2 FMA units"),
+    142: ("Kaby/Coffee Lake", 16, "AVX2, 2 FMA units"),
+    158: ("Kaby/Coffee Lake", 16, "AVX2, 2 FMA units"),
+    165: ("Comet Lake", 16, "AVX2, 2 FMA units"),
+    126: ("Ice Lake client", 16, "AVX-512, 1 FMA unit"),
+    140: ("Tiger Lake", 16, "AVX-512, 1 FMA unit"),
+    106: ("Ice Lake-SP", 32, "AVX-512, 2 FMA units"),
+    108: ("Ice Lake-SP", 32, "AVX-512, 2 FMA units"),
+    143: ("Sapphire Rapids", 32, "AVX-512, 2 FMA units"),
+    207: ("Emerald Rapids", 32, "AVX-512, 2 FMA units"),
+    173: ("Granite Rapids", 32, "AVX-512, 2 FMA units"),
+    87: ("Knights Landing", 32, "AVX-512, 2 FMA units"),
+    133: ("Knights Mill", 32, "AVX-512, 2 FMA units"),
+}
+
+
+def _skylake_sp(model_name: str) -> Uarch:
+    """Skylake-SP / Cascade Lake (family 6 model 85): the SKU decides 1 or 2 AVX-512 FMA
+    units. Platinum, W and Gold 6xxx (and Gold 5122) have 2; other Gold 5xxx, Silver and
+    Bronze have 1 (Intel ARK, '# of AVX-512 FMA Units')."""
+    m = re.search(r"(Platinum|Gold|Silver|Bronze|W)[- ](\d{4})", model_name)
+    if m:
+        tier, number = m.group(1), m.group(2)
+        two = tier in ("Platinum", "W") or (tier == "Gold" and (number[0] == "6" or number == "5122"))
+        units = 2 if two else 1
+        return Uarch(f"Skylake-SP/Cascade Lake ({tier} {number})", 16 * units,
+                     f"AVX-512, {units} FMA unit{'s' if units > 1 else ''}")
+    return Uarch("Skylake-SP/Cascade Lake (SKU unknown)", 32,
+                 "AVX-512, 2 FMA units assumed (1 on Silver/Bronze/Gold 5xxx)", known=False)
+
+
+def _amd(family: int, model: int, flags: set[str]) -> Uarch | None:
+    if family == 23:  # Zen, Zen+ (128-bit FMA pipes), Zen 2 (256-bit)
+        if model >= 0x30:
+            return Uarch("Zen 2", 16, "AVX2, 2 FMA units (256-bit)")
+        return Uarch("Zen/Zen+", 8, "AVX2, 2 FMA units of 128 bits")
+    if family == 25:  # Zen 3 and Zen 4; Zen 4 runs AVX-512 on 256-bit units
+        if "avx512f" in flags:
+            return Uarch("Zen 4", 16, "AVX-512 on 2 FMA units of 256 bits")
+        return Uarch("Zen 3", 16, "AVX2, 2 FMA units (256-bit)")
+    if family == 26:
+        return Uarch("Zen 5", 32, "AVX-512, 2 FMA units of 512 bits (server parts)")
+    return None
+
+
+def _from_isa(flags: set[str]) -> Uarch:
+    if "avx512f" in flags:
+        return Uarch("unknown (AVX-512)", 32, "AVX-512, 2 FMA units assumed", known=False)
+    if "fma" in flags and "avx2" in flags:
+        return Uarch("unknown (AVX2+FMA)", 16, "AVX2, 2 FMA units assumed", known=False)
+    if "avx" in flags:
+        return Uarch("unknown (AVX)", 8, "AVX, add + mul assumed", known=False)
+    if "sse2" in flags:
+        return Uarch("unknown (SSE2)", 4, "SSE2, add + mul assumed", known=False)
+    return Uarch("unknown (scalar)", 2, "scalar add + mul assumed", known=False)
+
+
+def identify_uarch(cpu: CpuInfo) -> Uarch:
+    if cpu.vendor == "GenuineIntel" and cpu.family == 6:
+        if cpu.model == 85:
+            return _skylake_sp(cpu.model_name)
+        if cpu.model in _INTEL_FAMILY6:
+            name, dp, detail = _INTEL_FAMILY6[cpu.model]
+            return Uarch(name, dp, detail)
+    if cpu.vendor in ("AuthenticAMD", "HygonGenuine"):
+        u = _amd(cpu.family, cpu.model, cpu.flags)
+        if u:
+            return u
+    return _from_isa(cpu.flags)
+
+
+# ---------------------------------------------------------------------- frequency
+
+def _frequency(cpu: CpuInfo, overrides: dict) -> tuple[float | None, str]:
+    """GHz and where it came from: the user's value, the nominal clock in the model name,
+    a measured clock, or the 'cpu MHz' line (what the kernel last saw: on VMs the host's
+    TSC rate; turbo can make sustained clocks higher)."""
+    if "freq" in overrides:
+        return _parse_value(overrides["freq"], "GHz"), "user value (--peak freq=...)"
+    m = re.search(r"@\s*([\d.]+)\s*GHz", cpu.model_name)
+    if m:
+        return float(m.group(1)), f"nominal, from the model name '{cpu.model_name}'"
+    if "measured_ghz" in overrides:
+        return float(overrides["measured_ghz"]), "measured (dependent-add chain), nominal not reported"
+    if cpu.mhz:
+        return cpu.mhz / 1000.0, ("nominal not reported; /proc/cpuinfo 'cpu MHz' used "
+                                  "(turbo may run above it)")
+    return None, "no frequency known"
+
+
+# --------------------------------------------------------------------- overrides
+
+_SCALE = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+
+def _parse_value(text: Any, unit: str) -> float:
+    """'2GB/s' -> MB/s, '100Gbit/s' -> Mbit/s, '2.6GHz' -> GHz, '500' -> as is."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    m = re.fullmatch(r"\s*([\d.eE+-]+)\s*([kKmMgGtT]?)(.*?)\s*", str(text))
+    if not m:
+        raise ValueError(f"cannot read peak value {text!r} (examples: 2GB/s, 100Gbit/s, 2.6GHz)")
+    value = float(m.group(1)) * _SCALE[m.group(2).lower()]
+    base = {"GHz": 1e9, "MB/s": 1e6, "Mbit/s": 1e6, "GFLOP/s": 1e9}[unit]
+    if not m.group(2) and not m.group(3):
+        return float(m.group(1))  # a bare number is already in the peak's unit
+    return value / base
+
+
+# ------------------------------------------------------------------------- peaks
+
+def _cores(topology: Any, cpu: CpuInfo) -> tuple[int, str]:
+    for attr in ("cores", "n_cores", "core_count"):
+        v = topology.get(attr) if isinstance(topology, dict) else getattr(topology, attr, None)
+        if v is not None:
+            if callable(v):
+                v = v()
+            return (len(v) if not isinstance(v, int) else v), "hwloc topology"
+    if cpu.cores:
+        return cpu.cores, "/proc/cpuinfo (physical id, core id)"
+    return cpu.processors, "/proc/cpuinfo processor count (SMT not distinguishable)"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def flops_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> list[Peak]:
+    u = identify_uarch(cpu)
+    ghz, freq_src = _frequency(cpu, overrides)
+    assumed = "" if u.known else "; FMA units not known for this model: assumed from the ISA"
+    src = (f"{cpu.model_name or 'CPU'} identified as {u.name}{assumed}; cores from {cores_src}; "
+           f"frequency {freq_src}")
+    out = []
+
+    def add(name: str, per_cycle: float, what: str, extra: str = "") -> None:
+        if f"{name}" in overrides:
+            v = _parse_value(overrides[name], "GFLOP/s")
+            out.append(Peak(name, v, "GFLOP/s", f"user value {v:g} GFLOP/s", "--peak " + name,
+                            "flops", {"precision": name}))
+            return
+        value = cores * ghz * per_cycle if ghz else None
+        formula = (f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x {per_cycle:g} {what} "
+                   f"FLOP/cycle ({u.detail}{extra})")
+        out.append(Peak(name, value, "GFLOP/s", formula, src, "flops", {"precision": name}))
+
+    add("fp64", u.dp_per_cycle, "FP64")
+    add("fp32", 2 * u.dp_per_cycle, "FP32")
+    if "avx512_fp16" in cpu.flags:
+        add("fp16", 4 * u.dp_per_cycle, "FP16", "; AVX512-FP16 FMA")
+    if "avx512_bf16" in cpu.flags:
+        add("bf16", 4 * u.dp_per_cycle, "BF16", "; VDPBF16PS: 2 BF16 products per FP32 lane")
+    if "amx_bf16" in cpu.flags:
+        # TDPBF16PS: 16x16x32 multiply-adds every 16 cycles per core (Intel optimization manual).
+        value = cores * ghz * 1024 if ghz else None
+        out.append(Peak("bf16_amx", value, "GFLOP/s",
+                        f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x 1024 BF16 FLOP/cycle "
+                        "(AMX TDPBF16PS, one tile unit)", src, "flops", {"precision": "bf16_amx"}))
+    return out
+
+
+def memory_peak(dmidecode_text: str | None, overrides: dict) -> Peak:
+    match = {"benchmark": "mem"}
+    if "mem" in overrides:
+        v = _parse_value(overrides["mem"], "MB/s")
+        return Peak("mem", v, "MB/s", f"user value {v:g} MB/s", "--peak mem=...", "bandwidth", match)
+    dimms = parse_dmidecode_memory(dmidecode_text or "")
+    if dimms:
+        rate = min(d[0] for d in dimms)
+        width = min(d[1] for d in dimms)
+        n = len(dimms)
+        value = n * rate * width / 8  # MT/s x bytes per transfer = MB/s
+        return Peak("mem", value, "MB/s",
+                    f"{n} channels x {rate:g} MT/s x {width // 8} bytes",
+                    "dmidecode -t memory (configured speed, data width); one populated DIMM per "
+                    "channel assumed", "bandwidth", match)
+    return Peak("mem", None, "MB/s",
+                "unknown: channels and transfer rate not reported (no dmidecode data); the "
+                "best measured bandwidth is used instead, labelled 'measured best'",
+                "dmidecode unavailable or not permitted (VMs usually hide DIMMs)", "bandwidth",
+                match)
+
+
+def parse_dmidecode_memory(text: str) -> list[tuple[float, int]]:
+    """(MT/s, data width bits) of each populated memory device."""
+    out = []
+    for block in text.split("\n\n"):
+        if "Memory Device" not in block or "No Module Installed" in block:
+            continue
+        speed = re.search(r"Configured (?:Memory|Clock) Speed:\s*(\d+)\s*MT/s", block) or \
+            re.search(r"\n\s*Speed:\s*(\d+)\s*MT/s", block)
+        width = re.search(r"Data Width:\s*(\d+)\s*bits", block)
+        if speed and width:
+            out.append((float(speed.group(1)), int(width.group(1))))
+    return out
+
+
+def device_peaks(overrides: dict, link_mbit: dict[str, int] | None = None,
+                 disk_model: str | None = None) -> list[Peak]:
+    out = []
+    if "disk" in overrides:
+        v = _parse_value(overrides["disk"], "MB/s")
+        out.append(Peak("disk", v, "MB/s", f"user value {v:g} MB/s", "--peak disk=...",
+                        "bandwidth", {"benchmark": "disk"}))
+    else:
+        out.append(Peak("disk", None, "MB/s",
+                        "unknown: the device does not report a rated bandwidth; the best "
+                        "measured bandwidth is used instead; give it with --peak disk=2GB/s",
+                        f"device model: {disk_model or 'not reported'}", "bandwidth",
+                        {"benchmark": "disk"}))
+    if "net" in overrides:
+        v = _parse_value(overrides["net"], "Mbit/s")
+        out.append(Peak("net", v, "Mbit/s", f"user value {v:g} Mbit/s", "--peak net=...",
+                        "throughput", {"benchmark": "net"}))
+    else:
+        # Loopback has no link: the node suite measures 127.0.0.1, so a NIC speed would be
+        # the wrong bound; it is shown for two-node runs.
+        nics = {k: v for k, v in (link_mbit or {}).items() if v and v > 0}
+        text = ", ".join(f"{k} {v} Mbit/s" for k, v in sorted(nics.items())) or "none reported"
+        out.append(Peak("net", None, "Mbit/s",
+                        "unknown for loopback (127.0.0.1 has no link speed; memory-copy bound); "
+                        "the best measured throughput is used instead",
+                        f"NIC link speeds (sysfs): {text}", "throughput", {"benchmark": "net"}))
+    return out
+
+
+def compute_peaks(cpuinfo_text: str, topology: Any = None, overrides: dict | None = None, *,
+                  dmidecode_text: str | None = None, link_mbit: dict[str, int] | None = None,
+                  disk_model: str | None = None) -> list[Peak]:
+    """All peaks of the node. `overrides` keys: fp64/fp32/fp16/bf16 (GFLOP/s), freq (GHz),
+    measured_ghz, mem/disk (MB/s or '2GB/s'), net (Mbit/s or '100Gbit/s')."""
+    overrides = dict(overrides or {})
+    cpu = parse_cpuinfo(cpuinfo_text)
+    cores, cores_src = _cores(topology, cpu)
+    return (flops_peaks(cpu, cores, cores_src, overrides)
+            + [memory_peak(dmidecode_text, overrides)]
+            + device_peaks(overrides, link_mbit, disk_model))
+
+
+def read_machine() -> dict[str, Any]:
+    """The inputs compute_peaks needs, read from this machine (cheap, never fails)."""
+    import glob
+    import os
+    import subprocess
+
+    def read(path: str) -> str:
+        try:
+            with open(path) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    links = {}
+    for path in glob.glob("/sys/class/net/*/speed"):
+        try:
+            links[path.split("/")[4]] = int(read(path).strip() or -1)
+        except ValueError:
+            pass
+    dmi = None
+    try:
+        dmi = subprocess.run(["dmidecode", "-t", "memory"], capture_output=True, text=True,
+                             timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        pass
+    models = [read(p).strip() for p in glob.glob("/sys/block/*/device/model")]
+    return {"cpuinfo_text": read("/proc/cpuinfo"), "dmidecode_text": dmi, "link_mbit": links,
+            "disk_model": ", ".join(m for m in models if m) or None,
+            "cpus": os.cpu_count()}
