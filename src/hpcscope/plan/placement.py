@@ -1,0 +1,383 @@
+"""Placement classes: where two ranks sit relative to each other, derived from the topology.
+
+A class names the closest hardware level two ranks share, because that level decides the
+path a message takes (DESIGN.md section 4):
+
+    smt     two hardware threads of one core (share L1/L2 and the core's execution units)
+    core    two cores sharing a package, its last-level cache and a NUMA node
+    numa    two NUMA nodes of one package (sub-NUMA clustering, AMD NPS>1)
+    socket  two packages of one node (the inter-socket link)
+    node    two nodes (the network)
+
+The planner never hard-codes CPU numbers: it reads them from the Topology, so the same
+plan gives [0, 12] for `smt` on an Intel node that numbers hyperthreads P#0/P#12 and
+[0, 1] on one that numbers them P#0/P#1. A class this machine cannot offer comes back as
+a Placement with `skipped` set to the reason, so reports can say why a row is missing.
+
+CPU choice: the first hardware thread of the first suitable core(s), in hwloc's logical
+order. CPU 0 is not avoided: on small machines (2 cores) there is no alternative, the same
+choice on every machine keeps results comparable, and mpirun's own default mapping also
+starts at core 0. If CPU 0 is noisy (interrupts, housekeeping), pass explicit CPUs.
+
+CPU numbers are OS indices (what taskset, lstopo's P#, rankfiles and srun use).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hpcscope.machine.topology import Topology, format_bytes, format_cpulist
+
+CLASSES: tuple[str, ...] = ("smt", "core", "numa", "socket", "node")
+FLAVORS: tuple[str, ...] = ("openmpi", "mpich", "srun")
+
+_RELATION_TEXT = {
+    "single": "a single CPU",
+    "smt": "hardware threads of one core",
+    "core": "different cores of one package and NUMA node",
+    "numa": "different NUMA nodes of one package",
+    "socket": "different packages",
+    "node": "different nodes",
+}
+
+
+class PlacementError(RuntimeError):
+    """The ranks did not run where the placement asked, or the machine cannot host the run."""
+
+
+@dataclass
+class Placement:
+    name: str                       # class name, or "cpus:0,7" for an explicit list
+    cpus: list[int]                 # OS CPU index per rank (rank i on cpus[i]); [] when skipped
+    nodes: int                      # distinct nodes the ranks span
+    description: str
+    skipped: str | None = None      # why this machine cannot offer the class
+    relation: str = ""              # the class whose relation the CPUs satisfy
+
+    @property
+    def ranks(self) -> int:
+        return len(self.cpus)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "cpus": list(self.cpus), "nodes": self.nodes,
+                "description": self.description, "skipped": self.skipped,
+                "relation": self.relation}
+
+
+# ----- planning ---------------------------------------------------------------------------
+
+def plan_placements(topo: Topology, classes: list[str], explicit_cpus: list[int] | None = None,
+                    nodes_available: int = 1) -> list[Placement]:
+    """One Placement per requested class (in the order given), then one for explicit CPUs.
+
+    Raises ValueError for an unknown class or an invalid explicit CPU list; a class the
+    machine cannot offer is returned with `skipped` set instead.
+    """
+    unknown = [c for c in classes if c not in CLASSES]
+    if unknown:
+        raise ValueError(f"unknown placement class {', '.join(map(repr, unknown))}: "
+                         f"valid classes are {', '.join(CLASSES)} (or explicit CPUs such as 0,1)")
+    planners = {"smt": _plan_smt, "core": _plan_core, "numa": _plan_numa, "socket": _plan_socket}
+    out: list[Placement] = []
+    for cls in classes:
+        if cls == "node":
+            out.append(_plan_node(topo, nodes_available))
+        else:
+            out.append(planners[cls](topo))
+    if explicit_cpus is not None:
+        out.append(explicit_placement(topo, explicit_cpus))
+    return out
+
+
+def _skip(name: str, reason: str, nodes: int = 1) -> Placement:
+    return Placement(name=name, cpus=[], nodes=nodes, description=f"{name}: skipped ({reason})",
+                     skipped=reason, relation=name)
+
+
+def _where(topo: Topology, cpu: int) -> str:
+    p = topo.pu(cpu)
+    return f"CPU {cpu} (core {p.core}, package {p.package}, NUMA node {p.numa})"
+
+
+def _plan_smt(topo: Topology) -> Placement:
+    for core in topo.cores:
+        if len(core.pus) >= 2:
+            a, b = core.pus[0], core.pus[1]
+            return Placement("smt", [a, b], 1, relation="smt", description=(
+                f"two hardware threads of core {core.index} (package {core.package}, NUMA node "
+                f"{core.numa}): CPUs {a} and {b}; they share the core's L1/L2 and execution units"))
+    return _skip("smt", f"no SMT: each core has {topo.smt} hardware thread")
+
+
+def _plan_core(topo: Topology) -> Placement:
+    # Two cores that share the last-level cache and a NUMA node: the cheapest path between
+    # cores. Without cache information the package stands in for the cache domain.
+    llcs = topo.last_level_caches()
+    domains = [(set(c.cpus), f"{c.name} {format_bytes(c.size)}") for c in llcs] or \
+              [(set(p.cpus), f"package {p.index}") for p in topo.packages]
+    for cpus, label in domains:
+        by_numa: dict[int, list[int]] = {}
+        for core in topo.cores:
+            if core.pus[0] in cpus:
+                by_numa.setdefault(core.numa, []).append(core.index)
+        for numa, members in by_numa.items():
+            if len(members) >= 2:
+                c0, c1 = topo.cores[members[0]], topo.cores[members[1]]
+                return Placement("core", [c0.pus[0], c1.pus[0]], 1, relation="core", description=(
+                    f"cores {c0.index} and {c1.index} of package {c0.package}, NUMA node {numa}, "
+                    f"sharing {label}: CPUs {c0.pus[0]} and {c1.pus[0]}"))
+    if max(sum(1 for c in topo.cores if c.package == p.index) for p in topo.packages) < 2:
+        return _skip("core", "1 core per package")
+    return _skip("core", "no two cores share a last-level cache and a NUMA node")
+
+
+def _plan_numa(topo: Topology) -> Placement:
+    for pkg in topo.packages:
+        pset = set(pkg.cpus)
+        nodes = [n for n in topo.numa_nodes if n.cpus and set(n.cpus) <= pset]
+        if len(nodes) >= 2:
+            firsts = [next(c for c in topo.cores if c.pus[0] in n.cpus) for n in nodes[:2]]
+            a, b = firsts[0].pus[0], firsts[1].pus[0]
+            return Placement("numa", [a, b], 1, relation="numa", description=(
+                f"first cores of NUMA nodes {nodes[0].os_index} and {nodes[1].os_index} of package "
+                f"{pkg.index}: CPUs {a} and {b}"))
+    return _skip("numa", "one NUMA node per package")
+
+
+def _plan_socket(topo: Topology) -> Placement:
+    if len(topo.packages) < 2:
+        return _skip("socket", f"{len(topo.packages)} package")
+    firsts = [next(c for c in topo.cores if c.package == p.index) for p in topo.packages[:2]]
+    a, b = firsts[0].pus[0], firsts[1].pus[0]
+    return Placement("socket", [a, b], 1, relation="socket", description=(
+        f"first cores of packages 0 and 1: {_where(topo, a)} and {_where(topo, b)}"))
+
+
+def _plan_node(topo: Topology, nodes_available: int) -> Placement:
+    if nodes_available < 2:
+        return _skip("node", "one node: use --on slurm with --nodes 2 or the lab", nodes=2)
+    cpu = topo.cores[0].pus[0]
+    return Placement("node", [cpu, cpu], 2, relation="node", description=(
+        f"one rank on each of 2 nodes, both on CPU {cpu} (first core; nodes assumed alike)"))
+
+
+def relation_of(topo: Topology, cpus: list[int]) -> str:
+    """The class the CPUs correspond to: the widest relation between any two of them."""
+    pus = [topo.pu(c) for c in cpus]
+    if len(pus) < 2:
+        return "single"
+    if len({p.package for p in pus}) > 1:
+        return "socket"
+    if len({p.numa for p in pus}) > 1:
+        return "numa"
+    if len({p.core for p in pus}) > 1:
+        return "core"
+    return "smt"
+
+
+def explicit_placement(topo: Topology, cpus: list[int]) -> Placement:
+    """A Placement for CPUs given by the user (OS indices), validated against the topology."""
+    if not cpus:
+        raise ValueError("explicit CPU list is empty: give one OS CPU index per rank, e.g. 0,1")
+    valid = {p.os_index for p in topo.pus}
+    bad = [c for c in cpus if c not in valid]
+    if bad:
+        raise ValueError(f"CPU {', '.join(map(str, bad))} does not exist on this machine: valid CPUs "
+                         f"are {topo.cpu_range()} (OS indices, as lstopo's P# and taskset -c)")
+    dups = sorted({c for c in cpus if cpus.count(c) > 1})
+    if dups:
+        raise ValueError(f"CPU {', '.join(map(str, dups))} given more than once: ranks sharing one "
+                         f"hardware thread time-share it, which measures the scheduler, not the "
+                         f"hardware; give distinct CPUs")
+    rel = relation_of(topo, cpus)
+    name = "cpus:" + ",".join(map(str, cpus))
+    where = "; ".join(f"rank {r} on {_where(topo, c)}" for r, c in enumerate(cpus))
+    corresponds = ("" if rel == "single" else
+                   f"; corresponds to class '{rel}' ({_RELATION_TEXT[rel]})")
+    return Placement(name, list(cpus), 1, relation=rel,
+                     description=f"explicit CPUs {','.join(map(str, cpus))}: {where}{corresponds}")
+
+
+def max_ranks_check(topo: Topology, ranks: int, nodes: int = 1, oversubscribe: bool = False) -> str | None:
+    """Refuse more ranks than hardware threads unless oversubscription is asked for.
+
+    Returns None when the ranks fit, a warning text when they do not but oversubscribe is
+    set (timings of such runs mean nothing); raises PlacementError otherwise.
+    """
+    capacity = len(topo.pus) * max(nodes, 1)
+    if ranks <= capacity:
+        return None
+    what = (f"{ranks} ranks but {_node_count(nodes)} {'has' if nodes == 1 else 'have'} "
+            f"{capacity} hardware threads")
+    if oversubscribe:
+        return f"{what}: oversubscribed, run for correctness only; its timings mean nothing"
+    raise PlacementError(f"{what}. Use at most {capacity} ranks, or pass --oversubscribe for "
+                         f"correctness-only runs (ranks then time-share CPUs and timings mean nothing)")
+
+
+def _node_count(nodes: int) -> str:
+    return "this node" if nodes <= 1 else f"{nodes} nodes"
+
+
+# ----- launcher arguments -----------------------------------------------------------------
+
+@dataclass
+class LaunchSpec:
+    """Launcher arguments for one placement, plus files the launcher needs (Open MPI's rankfile).
+
+    `files` maps a file name to its content; an argument refers to a file as "{name}"
+    (e.g. "{rankfile}"). `materialize(dir)` writes the files and returns the arguments with
+    the placeholders replaced by the paths, so planning stays free of file-system effects
+    and the launch backend decides where run files live.
+    """
+
+    args: list[str]
+    files: dict[str, str] = field(default_factory=dict)
+
+    def materialize(self, directory: str | Path) -> list[str]:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        args = list(self.args)
+        for name, content in self.files.items():
+            path = directory / name
+            path.write_text(content, encoding="utf-8")
+            args = [a.replace("{" + name + "}", str(path)) for a in args]
+        return args
+
+
+def launcher_args(flavor: str, placement: Placement, hostnames: list[str] | None = None) -> LaunchSpec:
+    """Binding arguments for `mpirun` (Open MPI), `mpiexec` (MPICH hydra) or `srun`.
+
+    The rank count (-np / -n) is the caller's; these arguments only pin rank i to
+    placement.cpus[i] and spread the ranks over placement.nodes nodes (ranks in blocks:
+    rank 0 on the first host). `hostnames` names the nodes for Open MPI and MPICH (default:
+    localhost); srun takes its nodes from the SLURM allocation, which must include the CPUs
+    (e.g. an exclusive allocation), or SLURM refuses or remaps the binding.
+
+    Open MPI: a rankfile with physical (OS) slot numbers. `--cpu-list 1,0 --bind-to
+    cpu-list:ordered` was tried and does not keep the order in Open MPI 4.1.4.
+    """
+    if placement.skipped:
+        raise ValueError(f"placement '{placement.name}' was skipped ({placement.skipped}): "
+                         "it has no CPUs to bind")
+    if flavor not in FLAVORS:
+        raise ValueError(f"unknown launcher flavor {flavor!r}: valid are {', '.join(FLAVORS)}")
+    nodes = max(placement.nodes, 1)
+    ranks = placement.ranks
+    if ranks % nodes:
+        raise ValueError(f"placement '{placement.name}': {ranks} ranks do not divide evenly over {nodes} nodes")
+    per_node = ranks // nodes
+    hosts = list(hostnames) if hostnames else []
+    if flavor != "srun":
+        if not hosts and nodes == 1:
+            hosts = ["localhost"]
+        if len(hosts) < nodes:
+            raise ValueError(f"placement '{placement.name}' spans {nodes} nodes but "
+                             f"{len(hosts)} host name(s) were given: {hosts}")
+    node_cpus = [placement.cpus[n * per_node:(n + 1) * per_node] for n in range(nodes)]
+    cpulist = ",".join(map(str, node_cpus[0]))
+
+    if flavor == "openmpi":
+        lines = [f"rank {r}={hosts[r // per_node]} slot={cpu}" for r, cpu in enumerate(placement.cpus)]
+        return LaunchSpec(args=["--rankfile", "{rankfile}", "--mca", "rmaps_rank_file_physical", "1"],
+                          files={"rankfile": "\n".join(lines) + "\n"})
+
+    # Hydra's user binding and srun's map_cpu give one list for the local ranks of every node.
+    if any(c != node_cpus[0] for c in node_cpus):
+        raise ValueError(f"placement '{placement.name}' uses different CPUs on different nodes; "
+                         f"{flavor} binds every node with the same list")
+    if flavor == "mpich":
+        args = ["-bind-to", f"user:{cpulist}"]
+        if nodes > 1:
+            args = ["-hosts", ",".join(hosts[:nodes]), "-ppn", str(per_node)] + args
+        return LaunchSpec(args=args)
+    return LaunchSpec(args=[f"--nodes={nodes}", f"--ntasks-per-node={per_node}",
+                            f"--cpu-bind=map_cpu:{cpulist}"])
+
+
+# ----- verification -----------------------------------------------------------------------
+
+_FIX_HINT = ("check that the binding arguments reached the launcher (Open MPI: --rankfile with "
+             "--mca rmaps_rank_file_physical 1; MPICH: -bind-to user:...; srun: "
+             "--cpu-bind=map_cpu:...) and that no cgroup, cpuset or SLURM allocation hides these CPUs")
+
+
+def verify_binding(placement: Placement, ranks_meta: list[dict[str, Any]], topo: Topology) -> None:
+    """Raise PlacementError unless every rank ran where `placement` asked.
+
+    `ranks_meta` is the "ranks" list of the benchmark's meta record, read from inside each
+    process: {"rank", "host", "cpus", "core", "socket", "numa"}. CPUs are compared exactly;
+    the class relation is checked on the reported core/socket/numa/host values, which only
+    need to be consistent among the ranks (they may be logical or physical numbers).
+    """
+    name = placement.name
+    if placement.skipped:
+        raise PlacementError(f"placement '{name}' was skipped ({placement.skipped}) but ranks ran")
+    metas = sorted(ranks_meta, key=lambda m: int(m.get("rank", 0)))
+    if len(metas) != placement.ranks:
+        raise PlacementError(f"placement '{name}' plans {placement.ranks} ranks but "
+                             f"{len(metas)} reported where they ran")
+    all_cpus = sorted(p.os_index for p in topo.pus)
+
+    for want, meta in zip(placement.cpus, metas):
+        got = sorted(int(c) for c in meta.get("cpus", []))
+        if got == [want]:
+            continue
+        rank = meta.get("rank")
+        if len(got) > 1:
+            state = "unbound" if got == all_cpus else f"bound to {len(got)} CPUs"
+            cause = "the launcher ignored the binding"
+        elif got:
+            state = "bound elsewhere"
+            cause = ("the launcher bound it to another CPU (logical vs OS numbering? Open MPI needs "
+                     "rmaps_rank_file_physical 1)")
+        else:
+            state, cause = "no CPUs reported", "the benchmark could not read its binding"
+        raise PlacementError(f"placement '{name}' asked rank {rank} on CPU {want} but it ran on "
+                             f"CPUs {got} ({state}): {cause}; {_FIX_HINT}")
+
+    rel = placement.relation or name
+    hosts = [str(m.get("host", "")) for m in metas]
+
+    def values(key: str) -> list[Any]:
+        missing = [m.get("rank") for m in metas if m.get(key) is None]
+        if missing:
+            raise PlacementError(f"placement '{name}': rank {missing[0]} did not report its {key!r}; "
+                                 "the benchmark's binding report is incomplete")
+        return [m[key] for m in metas]
+
+    def fail(why: str) -> None:
+        shown = ", ".join(f"rank {m.get('rank')}: host {m.get('host')} socket {m.get('socket')} "
+                          f"numa {m.get('numa')} core {m.get('core')}" for m in metas)
+        raise PlacementError(f"placement '{name}' needs {_RELATION_TEXT.get(rel, rel)} but {why} "
+                             f"({shown}); the topology the plan used differs from where the ranks "
+                             f"ran, or {_FIX_HINT}")
+
+    if rel == "node":
+        if len(set(hosts)) != placement.nodes:
+            fail(f"the ranks ran on {len(set(hosts))} distinct host(s) {sorted(set(hosts))}")
+        return
+    if len(set(hosts)) != 1:
+        fail(f"the ranks ran on hosts {sorted(set(hosts))}")
+    if rel == "single":
+        return
+    sockets, numas, cores = values("socket"), values("numa"), values("core")
+    if rel == "smt":
+        if len(set(cores)) != 1 or len(set(sockets)) != 1:
+            fail("they ran on different cores")
+    elif rel == "core":
+        if len(set(sockets)) != 1:
+            fail("they ran on different sockets")
+        elif len(set(numas)) != 1:
+            fail("they ran on different NUMA nodes")
+        elif len(set(cores)) < 2:
+            fail("they ran on one core")
+    elif rel == "numa":
+        if len(set(sockets)) != 1:
+            fail("they ran on different sockets")
+        elif len(set(numas)) < 2:
+            fail("they ran on one NUMA node")
+    elif rel == "socket":
+        if len(set(sockets)) < 2:
+            fail("they ran on one socket")
