@@ -1,0 +1,111 @@
+"""Find the MPI libraries on this machine and say exactly which one is which.
+
+Debian installs Open MPI and MPICH side by side with suffixed wrappers (mpicc.openmpi,
+mpicc.mpich); a cluster usually has one `mpicc` from a module. `--mpi` accepts a flavor,
+`auto` (the first one found), `all`, or a path to any mpicc wrapper.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from hpcscope.plan.job import MpiSpec
+
+FLAVORS = ("openmpi", "mpich")
+_WRAPPERS = {"openmpi": ("mpicc.openmpi", "mpirun.openmpi"), "mpich": ("mpicc.mpich", "mpirun.mpich")}
+_INSTALL_HINT = {"openmpi": "apt-get install openmpi-bin libopenmpi-dev",
+                 "mpich": "apt-get install mpich libmpich-dev"}
+
+
+class MpiNotFound(Exception):
+    """No usable MPI for what the user asked; the message says how to get one."""
+
+
+def _output(argv: list[str]) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout + done.stderr
+
+
+def flavor_of(mpicc: str) -> str:
+    """Open MPI's wrapper answers --showme:version; MPICH's answers -v with 'MPICH'."""
+    if "Open MPI" in _output([mpicc, "--showme:version"]):
+        return "openmpi"
+    if "MPICH" in _output([mpicc, "-v"]):
+        return "mpich"
+    raise MpiNotFound(f"{mpicc} is neither an Open MPI nor an MPICH compiler wrapper; "
+                      "pass --mpi openmpi, --mpi mpich or the path of their mpicc")
+
+
+def version_of(flavor: str, mpirun: str) -> str:
+    text = _output([mpirun, "--version"])
+    pattern = r"\(Open(?:RTE| MPI)\)\s+(\S+)" if flavor == "openmpi" else r"Version:\s+(\S+)"
+    match = re.search(pattern, text)
+    return match.group(1) if match else "unknown"
+
+
+def _from_wrapper(mpicc: str) -> MpiSpec:
+    path = shutil.which(mpicc) or mpicc
+    if not os.access(path, os.X_OK):
+        raise MpiNotFound(f"{mpicc}: not an executable; pass the path of an mpicc wrapper")
+    flavor = flavor_of(path)
+    folder = Path(path).parent
+    suffix = Path(path).name.removeprefix("mpicc")          # ".openmpi", ".mpich" or ""
+    for name in (f"mpirun{suffix}", f"mpiexec{suffix}", "mpirun", "mpiexec"):
+        candidate = folder / name
+        if candidate.exists():
+            return MpiSpec(flavor, path, str(candidate), version_of(flavor, str(candidate)))
+    raise MpiNotFound(f"found {path} but no mpirun or mpiexec beside it in {folder}")
+
+
+def _flavor(flavor: str) -> MpiSpec | None:
+    mpicc, mpirun = _WRAPPERS[flavor]
+    if shutil.which(mpicc) and shutil.which(mpirun):
+        return MpiSpec(flavor, shutil.which(mpicc), shutil.which(mpirun),
+                       version_of(flavor, shutil.which(mpirun)))
+    if shutil.which("mpicc"):                       # a cluster module's plain wrapper
+        try:
+            spec = _from_wrapper("mpicc")
+        except MpiNotFound:
+            return None
+        return spec if spec.flavor == flavor else None
+    return None
+
+
+def discover(spec: str) -> list[MpiSpec]:
+    """`spec` is openmpi, mpich, auto, all, a comma list of those, or a path to mpicc."""
+    if "/" in spec:
+        return [_from_wrapper(spec)]
+    wanted = [w.strip() for w in spec.split(",") if w.strip()]
+    found: list[MpiSpec] = []
+    for word in wanted:
+        if word in ("auto", "all"):
+            hits = [m for m in (_flavor(f) for f in FLAVORS) if m]
+            if not hits:
+                raise MpiNotFound("no MPI library found; install one, e.g. "
+                                  f"{_INSTALL_HINT['openmpi']}, or run scripts/install-deps")
+            found.extend(hits[:1] if word == "auto" else hits)
+        elif word in FLAVORS:
+            hit = _flavor(word)
+            if not hit:
+                raise MpiNotFound(f"{word} is not installed (no {_WRAPPERS[word][0]}); "
+                                  f"install it with: {_INSTALL_HINT[word]}")
+            found.append(hit)
+        else:
+            raise MpiNotFound(f"unknown MPI '{word}': use openmpi, mpich, auto, all "
+                              "or the path of an mpicc wrapper")
+    unique = {m.mpicc: m for m in found}
+    return list(unique.values())
+
+
+def launch_env(mpi: MpiSpec) -> dict[str, str]:
+    """Environment every launch of this MPI needs here. Open MPI refuses root without it;
+    harmless for a normal user."""
+    if mpi.flavor == "openmpi":
+        return {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    return {}
