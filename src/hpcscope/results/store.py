@@ -1,0 +1,434 @@
+"""The results store: one SQLite file holding runs, launches and their raw records.
+
+Why SQLite: one file the user can copy, query and keep next to their job scripts, no
+server, and safe concurrent writers. Two `hpcscope run` processes (or a SLURM collector
+and a report) may write the same file at once, so the database runs in WAL mode with a
+busy timeout and every write is a short `BEGIN IMMEDIATE` transaction: writers queue for
+the lock instead of failing, and readers never block them. Each record is committed on
+its own, so a crash or Ctrl-C loses nothing that was already ingested.
+
+All SQL of hpcscope lives in this file. Raw values are stored as JSON lists; statistics
+are derived from them (hpcscope.results.stats), never stored in their place.
+
+The schema version is kept in `PRAGMA user_version`; a database written by a newer
+hpcscope is refused with a clear message rather than misread.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from hpcscope.results.records import validate
+
+SCHEMA_VERSION = 1
+DEFAULT_DB = "hpcscope.db"
+RUN_STATUSES = ("running", "ok", "failed", "interrupted", "partial")
+BACKENDS = ("local", "slurm", "lab", "sim")
+# Launch states follow hpcscope.launch.base.JobState (SLURM vocabulary) plus our own.
+LAUNCH_STATUSES = ("PENDING", "RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "CANCELLED",
+                   "NODE_FAIL", "INTERRUPTED", "SKIPPED")
+BUSY_TIMEOUT_S = 60.0
+
+_SCHEMA = """
+CREATE TABLE runs (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    started       TEXT NOT NULL,              -- ISO 8601 UTC
+    finished      TEXT,
+    status        TEXT NOT NULL,              -- running/ok/failed/interrupted/partial
+    suite         TEXT NOT NULL,
+    command       TEXT NOT NULL DEFAULT '[]', -- JSON argv
+    options       TEXT NOT NULL DEFAULT '{}', -- JSON
+    host          TEXT NOT NULL DEFAULT '',
+    backend       TEXT NOT NULL DEFAULT 'local',
+    label         TEXT NOT NULL DEFAULT '',
+    topology_xml  TEXT,
+    environment   TEXT NOT NULL DEFAULT '{}', -- JSON: kernel, compiler, governor, env vars
+    mpi           TEXT NOT NULL DEFAULT '[]', -- JSON list of MPI identities
+    notes         TEXT NOT NULL DEFAULT '[]', -- JSON list of {kind, text, data, at}
+    backend_data  TEXT NOT NULL DEFAULT '{}'  -- JSON: SLURM job ids, run directory, ...
+);
+CREATE TABLE launches (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    name          TEXT NOT NULL,
+    tags          TEXT NOT NULL DEFAULT '{}', -- JSON: mpi, placement, repeat, ...
+    status        TEXT NOT NULL,              -- JobState vocabulary: RUNNING, COMPLETED, ...
+    returncode    INTEGER,
+    started       TEXT NOT NULL,
+    finished      TEXT,
+    stderr_tail   TEXT NOT NULL DEFAULT '',
+    backend_id    TEXT NOT NULL DEFAULT '',   -- e.g. SLURM job id
+    meta          TEXT                        -- JSON meta record, NULL until it arrives
+);
+CREATE INDEX launches_run ON launches(run_id);
+CREATE TABLE samples (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    launch_id     INTEGER NOT NULL REFERENCES launches(id) ON DELETE CASCADE,
+    benchmark     TEXT NOT NULL,
+    metric        TEXT NOT NULL,
+    unit          TEXT NOT NULL,
+    params        TEXT NOT NULL,              -- JSON object, keys sorted
+    "values"      TEXT NOT NULL,              -- JSON list of raw values
+    warmups       INTEGER NOT NULL
+);
+CREATE INDEX samples_launch ON samples(launch_id);
+CREATE TABLE summaries (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    launch_id     INTEGER NOT NULL REFERENCES launches(id) ON DELETE CASCADE,
+    record        TEXT NOT NULL               -- JSON summary record as written
+);
+CREATE INDEX summaries_launch ON summaries(launch_id);
+CREATE TABLE errors (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    launch_id     INTEGER NOT NULL REFERENCES launches(id) ON DELETE CASCADE,
+    message       TEXT NOT NULL
+);
+CREATE INDEX errors_launch ON errors(launch_id);
+"""
+
+_RUN_JSON = ("command", "options", "environment", "mpi", "notes", "backend_data")
+_LAUNCH_JSON = ("tags", "meta")
+
+
+class StoreError(RuntimeError):
+    """The store cannot do what was asked; the message says why and what to do."""
+
+
+def default_path(path: str | os.PathLike[str] | None = None) -> Path:
+    """The database file: `path` if given (--db), else $HPCSCOPE_DB, else ./hpcscope.db."""
+    if path:
+        return Path(path)
+    return Path(os.environ.get("HPCSCOPE_DB") or DEFAULT_DB)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+class Store:
+    """Runs, launches and records in one SQLite file. Use as a context manager or close()."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = default_path(path)
+        if self.path.parent and not self.path.parent.exists():
+            raise StoreError(f"cannot create the store {self.path}: folder "
+                             f"{self.path.parent} does not exist (create it or pass "
+                             "another --db)")
+        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S,
+                                   isolation_level=None)  # explicit transactions
+        try:
+            self._db.row_factory = sqlite3.Row
+            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self._set_wal()
+            self._db.execute("PRAGMA synchronous = NORMAL")  # WAL: safe against app crash
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._init_schema()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise StoreError(f"{self.path} is not a usable hpcscope store ({exc}); pass "
+                             "another file with --db or HPCSCOPE_DB") from None
+        except BaseException:
+            self._db.close()
+            raise
+
+    # -- connection and schema ------------------------------------------------------
+
+    def _set_wal(self) -> None:
+        """WAL lets readers and one writer work at once; switching needs a brief lock, and
+        SQLite does not always apply the busy handler to it, so retry for a while."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        if str(mode).lower() != "wal":
+            raise StoreError(f"{self.path}: SQLite refused WAL mode (journal mode {mode}); "
+                             "the store must be on a local file system, not e.g. NFS")
+
+    def _init_schema(self) -> None:
+        with self._write():
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                tables = self._db.execute(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
+                if tables:
+                    raise StoreError(f"{self.path} is an SQLite database but not an "
+                                     "hpcscope store; pass another file with --db")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path} was written by a newer hpcscope (store schema {version}; "
+                    f"this hpcscope knows up to {SCHEMA_VERSION}): upgrade hpcscope, or "
+                    "use another --db")
+            elif version < SCHEMA_VERSION:  # pragma: no cover - no older schema exists yet
+                raise StoreError(f"{self.path} has store schema {version}, older than "
+                                 f"{SCHEMA_VERSION}, and no migration exists")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction. IMMEDIATE takes the write lock up front, so a
+        concurrent writer waits in the busy handler instead of failing on lock upgrade."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        else:
+            self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- runs -------------------------------------------------------------------------
+
+    def create_run(self, suite: str, *, command: Sequence[str] = (),
+                   options: dict[str, Any] | None = None, host: str = "",
+                   backend: str = "local", label: str = "", topology_xml: str | None = None,
+                   environment: dict[str, Any] | None = None,
+                   mpi: list[Any] | None = None) -> int:
+        """Start a run (status 'running'); returns its id."""
+        _check(backend, BACKENDS, "backend")
+        with self._write() as db:
+            cur = db.execute(
+                "INSERT INTO runs (started, status, suite, command, options, host, backend,"
+                " label, topology_xml, environment, mpi) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (_now(), "running", suite, _dumps(list(command)), _dumps(options or {}),
+                 host, backend, label, topology_xml, _dumps(environment or {}),
+                 _dumps(mpi or [])))
+            return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def update_run(self, run_id: int, *, host: str | None = None, label: str | None = None,
+                   topology_xml: str | None = None,
+                   environment: dict[str, Any] | None = None,
+                   mpi: list[Any] | None = None) -> None:
+        """Fill in run facts learnt after the run started (topology, environment, MPIs)."""
+        fields = {"host": host, "label": label, "topology_xml": topology_xml,
+                  "environment": None if environment is None else _dumps(environment),
+                  "mpi": None if mpi is None else _dumps(mpi)}
+        fields = {k: v for k, v in fields.items() if v is not None}
+        if not fields:
+            return
+        with self._write() as db:
+            self._need_run(run_id)
+            db.execute(f"UPDATE runs SET {', '.join(k + ' = ?' for k in fields)} "
+                       "WHERE id = ?", (*fields.values(), run_id))
+
+    def add_note(self, run_id: int, kind: str, text: str,
+                 data: dict[str, Any] | None = None) -> None:
+        """Append a note (e.g. kind 'skipped': a placement this machine cannot offer)."""
+        note = {"kind": kind, "text": text, "data": data or {}, "at": _now()}
+        with self._write() as db:
+            notes = json.loads(self._need_run(run_id)["notes"])
+            notes.append(note)
+            db.execute("UPDATE runs SET notes = ? WHERE id = ?", (_dumps(notes), run_id))
+
+    def finish_run(self, run_id: int, status: str) -> None:
+        _check(status, RUN_STATUSES, "run status")
+        with self._write() as db:
+            self._need_run(run_id)
+            db.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?",
+                       (status, _now(), run_id))
+
+    def set_run_backend_data(self, run_id: int, data: dict[str, Any]) -> None:
+        """Merge `data` into the run's backend bookkeeping (SLURM job ids, run dir...)."""
+        with self._write() as db:
+            current = json.loads(self._need_run(run_id)["backend_data"])
+            current.update(data)
+            db.execute("UPDATE runs SET backend_data = ? WHERE id = ?",
+                       (_dumps(current), run_id))
+
+    def get_run_backend_data(self, run_id: int) -> dict[str, Any]:
+        return json.loads(self._need_run(run_id)["backend_data"])
+
+    def resolve(self, ref: int | str) -> int:
+        """A run reference from the command line -> run id: an id, or 'last'."""
+        text = str(ref).strip()
+        if text == "last":
+            row = self._db.execute("SELECT max(id) FROM runs").fetchone()
+            if row[0] is None:
+                raise StoreError(f"no runs in {self.path} yet: start one with "
+                                 "`hpcscope run SUITE`")
+            return int(row[0])
+        try:
+            run_id = int(text)
+        except ValueError:
+            raise StoreError(f"run {text!r} is neither a run id nor 'last'; "
+                             "`hpcscope list` shows the runs") from None
+        if self._db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+            raise StoreError(f"no run {run_id} in {self.path}; `hpcscope list` shows the "
+                             "runs (or pass another --db)")
+        return run_id
+
+    def run(self, run_id: int) -> dict[str, Any]:
+        return _run_dict(self._need_run(run_id))
+
+    def runs(self) -> list[dict[str, Any]]:
+        """All runs, oldest first, with launch and sample counts (for `hpcscope list`)."""
+        rows = self._db.execute(
+            "SELECT r.*, "
+            " (SELECT count(*) FROM launches l WHERE l.run_id = r.id) AS n_launches, "
+            " (SELECT count(*) FROM samples s JOIN launches l ON s.launch_id = l.id "
+            "   WHERE l.run_id = r.id) AS n_samples "
+            "FROM runs r ORDER BY r.id").fetchall()
+        return [_run_dict(row) for row in rows]
+
+    def _need_run(self, run_id: int) -> sqlite3.Row:
+        row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no run {run_id} in {self.path}; `hpcscope list` shows the runs")
+        return row
+
+    # -- launches and records ---------------------------------------------------------
+
+    def add_launch(self, run_id: int, name: str, tags: dict[str, Any] | None = None,
+                   backend_id: str = "", status: str = "RUNNING") -> int:
+        """One execution of a benchmark program; its `tags` go with every record of it."""
+        status = _check(status.upper(), LAUNCH_STATUSES, "launch status")
+        with self._write() as db:
+            self._need_run(run_id)
+            cur = db.execute(
+                "INSERT INTO launches (run_id, name, tags, status, started, backend_id) "
+                "VALUES (?,?,?,?,?,?)",
+                (run_id, name, _dumps(tags or {}), status, _now(), backend_id))
+            return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def set_launch_backend_id(self, launch_id: int, backend_id: str) -> None:
+        with self._write() as db:
+            self._need_launch(launch_id)
+            db.execute("UPDATE launches SET backend_id = ? WHERE id = ?",
+                       (backend_id, launch_id))
+
+    def add_record(self, launch_id: int, record: dict[str, Any]) -> None:
+        """Store one validated record and commit it at once (a crash loses nothing).
+
+        The record is validated again here so nothing malformed ever enters the store.
+        A sample's benchmark is its own 'benchmark' key, else the launch's meta record's,
+        else '' (unknown: a reference tool's parser gave none).
+        """
+        validate(record, f"record for launch {launch_id}")
+        kind = record["type"]
+        with self._write() as db:
+            launch = self._need_launch(launch_id)
+            if kind == "meta":
+                if launch["meta"] is not None:
+                    raise StoreError(f"launch {launch_id} already has a meta record; one "
+                                     "launch is one execution of one benchmark")
+                db.execute("UPDATE launches SET meta = ? WHERE id = ?",
+                           (_dumps(record), launch_id))
+            elif kind == "sample":
+                benchmark = record.get("benchmark")
+                if not benchmark and launch["meta"] is not None:
+                    benchmark = json.loads(launch["meta"])["benchmark"]
+                db.execute(
+                    'INSERT INTO samples (launch_id, benchmark, metric, unit, params, '
+                    '"values", warmups) VALUES (?,?,?,?,?,?,?)',
+                    (launch_id, benchmark or "", record["metric"], record["unit"],
+                     _dumps(record["params"]), json.dumps(record["values"]),
+                     record["warmups"]))
+            elif kind == "summary":
+                db.execute("INSERT INTO summaries (launch_id, record) VALUES (?,?)",
+                           (launch_id, _dumps(record)))
+            else:
+                db.execute("INSERT INTO errors (launch_id, message) VALUES (?,?)",
+                           (launch_id, record["message"]))
+
+    def finish_launch(self, launch_id: int, status: str, returncode: int | None = None,
+                      stderr_tail: str = "") -> None:
+        status = _check(status.upper(), LAUNCH_STATUSES, "launch status")
+        with self._write() as db:
+            self._need_launch(launch_id)
+            db.execute("UPDATE launches SET status = ?, returncode = ?, finished = ?, "
+                       "stderr_tail = ? WHERE id = ?",
+                       (status, returncode, _now(), stderr_tail, launch_id))
+
+    def launches(self, run_id: int) -> list[dict[str, Any]]:
+        """The run's launches in order, with decoded tags/meta and their error messages."""
+        self._need_run(run_id)
+        rows = self._db.execute("SELECT * FROM launches WHERE run_id = ? ORDER BY id",
+                                (run_id,)).fetchall()
+        errors: dict[int, list[str]] = {}
+        for row in self._db.execute(
+                "SELECT e.launch_id, e.message FROM errors e JOIN launches l "
+                "ON e.launch_id = l.id WHERE l.run_id = ? ORDER BY e.id", (run_id,)):
+            errors.setdefault(row[0], []).append(row[1])
+        out = []
+        for row in rows:
+            launch = _decode(row, _LAUNCH_JSON)
+            launch["errors"] = errors.get(launch["id"], [])
+            out.append(launch)
+        return out
+
+    def samples(self, run_id: int, benchmark: str | None = None,
+                metric: str | None = None) -> list[dict[str, Any]]:
+        """The run's samples, each merged with its launch: keys id, launch_id, launch (name),
+        tags, benchmark, metric, unit, params, values, warmups. Callers group by
+        tags['placement'], tags['mpi'], params['bytes']."""
+        self._need_run(run_id)
+        sql = ('SELECT s.id, s.launch_id, l.name AS launch, l.tags, s.benchmark, s.metric, '
+               's.unit, s.params, s."values", s.warmups FROM samples s '
+               'JOIN launches l ON s.launch_id = l.id WHERE l.run_id = ?')
+        args: list[Any] = [run_id]
+        if benchmark is not None:
+            sql += " AND s.benchmark = ?"
+            args.append(benchmark)
+        if metric is not None:
+            sql += " AND s.metric = ?"
+            args.append(metric)
+        rows = self._db.execute(sql + " ORDER BY s.launch_id, s.id", args).fetchall()
+        return [_decode(row, ("tags", "params", "values")) for row in rows]
+
+    def summaries(self, run_id: int) -> list[dict[str, Any]]:
+        """Summary records as the binaries wrote them (informative; stats recompute)."""
+        rows = self._db.execute(
+            "SELECT s.launch_id, s.record FROM summaries s JOIN launches l "
+            "ON s.launch_id = l.id WHERE l.run_id = ? ORDER BY s.id", (run_id,)).fetchall()
+        return [dict(json.loads(row["record"]), launch_id=row["launch_id"]) for row in rows]
+
+    def _need_launch(self, launch_id: int) -> sqlite3.Row:
+        row = self._db.execute("SELECT * FROM launches WHERE id = ?", (launch_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no launch {launch_id} in {self.path}")
+        return row
+
+
+def _check(value: str, allowed: Sequence[str], what: str) -> str:
+    if value not in allowed:
+        raise StoreError(f"unknown {what} {value!r}; expected one of " + ", ".join(allowed))
+    return value
+
+
+def _decode(row: sqlite3.Row, json_keys: Sequence[str]) -> dict[str, Any]:
+    out = dict(row)
+    for key in json_keys:
+        if key in out and out[key] is not None:
+            out[key] = json.loads(out[key])
+    return out
+
+
+def _run_dict(row: sqlite3.Row) -> dict[str, Any]:
+    return _decode(row, _RUN_JSON)
