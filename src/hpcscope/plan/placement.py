@@ -363,8 +363,10 @@ def verify_binding(placement: Placement, ranks_meta: list[dict[str, Any]], topo:
     if rel == "single":
         return
     sockets, numas, cores = values("socket"), values("numa"), values("core")
+    # Core numbers may be per package (Linux core_id, what bench/common/binding.c reports as
+    # hwloc os_index), so a core is identified by (socket, core).
     if rel == "smt":
-        if len(set(cores)) != 1 or len(set(sockets)) != 1:
+        if len(set(zip(sockets, cores))) != 1:
             fail("they ran on different cores")
     elif rel == "core":
         if len(set(sockets)) != 1:
