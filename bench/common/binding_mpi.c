@@ -1,0 +1,187 @@
+#include "binding_mpi.h"
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- MPI library identification ---------------------------------------------------- */
+
+/* Known names, most specific first (Cray's and MVAPICH's strings also contain "MPICH"). */
+static const struct { const char *needle, *name; } known[] = {
+    {"Intel(R) MPI", "Intel MPI"}, {"CRAY MPICH", "Cray MPICH"}, {"MVAPICH", "MVAPICH2"},
+    {"Open MPI", "Open MPI"},      {"MPICH", "MPICH"},           {NULL, NULL}};
+
+/* First "digits.digits[.more]" at or after p, copied to out; "" if there is none. */
+static void first_dotted_number(const char *p, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (; *p; p++) {
+        if (!isdigit((unsigned char)*p)) continue;
+        const char *q = p;
+        while (isdigit((unsigned char)*q)) q++;
+        if (*q != '.' || !isdigit((unsigned char)q[1])) { p = q - 1; continue; }
+        while (isdigit((unsigned char)*q) || (*q == '.' && isdigit((unsigned char)q[1]))) q++;
+        /* keep suffixes such as "a2" or "rc1" that directly follow the last digit */
+        while (isalnum((unsigned char)*q)) q++;
+        size_t n = (size_t)(q - p) < cap - 1 ? (size_t)(q - p) : cap - 1;
+        memcpy(out, p, n);
+        out[n] = '\0';
+        return;
+    }
+}
+
+void hs_mpi_library_parse(const char *text, hs_mpi_library *lib)
+{
+    memset(lib, 0, sizeof *lib);
+    size_t line = strcspn(text, "\r\n");
+    if (line >= sizeof lib->full) line = sizeof lib->full - 1;
+    memcpy(lib->full, text, line);
+    lib->full[line] = '\0';
+    const char *after = lib->full;
+    for (int i = 0; known[i].needle; i++) {
+        const char *hit = strstr(lib->full, known[i].needle);
+        if (hit) {
+            snprintf(lib->library, sizeof lib->library, "%s", known[i].name);
+            after = hit + strlen(known[i].needle);
+            break;
+        }
+    }
+    if (!lib->library[0]) {
+        /* Unknown library: its name is the text before the first digit or comma. */
+        size_t n = strcspn(lib->full, "0123456789,:");
+        while (n > 0 && (isspace((unsigned char)lib->full[n - 1]) || lib->full[n - 1] == 'v')) n--;
+        if (n >= sizeof lib->library) n = sizeof lib->library - 1;
+        memcpy(lib->library, lib->full, n);
+        lib->library[n] = '\0';
+    }
+    first_dotted_number(after, lib->version, sizeof lib->version);
+}
+
+void hs_mpi_library_get(hs_mpi_library *lib)
+{
+    char text[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(text, &len);
+    text[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+    hs_mpi_library_parse(text, lib);
+}
+
+void hs_mpi_library_json(hs_json *j, const char *key, const hs_mpi_library *lib)
+{
+    hs_json_open_object(j, key);
+    hs_json_str(j, "library", lib->library);
+    hs_json_str(j, "version", lib->version);
+    hs_json_str(j, "full", lib->full);
+    hs_json_close(j);
+}
+
+/* ---- binding of every rank ---------------------------------------------------------- */
+
+/* Fixed part of one rank's binding as it travels (MPI_BYTE: all ranks share one build).
+ * The CPU lists follow in an MPI_Gatherv, so no CPU count limit is built in. */
+typedef struct {
+    int ok, err, ncpus, core, socket, numa;
+    char host[HS_HOST_MAX];
+} wire;
+
+int hs_binding_gather(MPI_Comm comm, hs_binding **all, int *n)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    *all = NULL;
+    *n = 0;
+
+    hs_binding mine;
+    wire w;
+    memset(&w, 0, sizeof w);
+    w.ok = hs_binding_read(&mine, rank) == 0;
+    w.err = w.ok ? 0 : errno;
+    w.ncpus = mine.ncpus;
+    w.core = mine.core;
+    w.socket = mine.socket;
+    w.numa = mine.numa;
+    memcpy(w.host, mine.host, sizeof w.host);
+
+    wire *ws = rank == 0 ? malloc(sizeof *ws * (size_t)size) : NULL;
+    int *counts = rank == 0 ? malloc(sizeof *counts * (size_t)size) : NULL;
+    int *displs = rank == 0 ? malloc(sizeof *displs * (size_t)size) : NULL;
+    MPI_Gather(&w, (int)sizeof w, MPI_BYTE, ws, (int)sizeof w, MPI_BYTE, 0, comm);
+    int total = 0;
+    if (rank == 0)
+        for (int r = 0; r < size; r++) {
+            counts[r] = ws[r].ncpus;
+            displs[r] = total;
+            total += ws[r].ncpus;
+        }
+    int *cpus = rank == 0 ? malloc(sizeof *cpus * (size_t)(total > 0 ? total : 1)) : NULL;
+    MPI_Gatherv(mine.cpus, mine.ncpus, MPI_INT, cpus, counts, displs, MPI_INT, 0, comm);
+    hs_binding_free(&mine);
+
+    int ok = w.ok, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (rank == 0 && all_ok) {
+        hs_binding *b = calloc((size_t)size, sizeof *b);
+        for (int r = 0; r < size; r++) {
+            b[r].rank = r;
+            memcpy(b[r].host, ws[r].host, sizeof b[r].host);
+            b[r].host[sizeof b[r].host - 1] = '\0';
+            b[r].ncpus = ws[r].ncpus;
+            b[r].cpus = malloc(sizeof(int) * (size_t)(ws[r].ncpus > 0 ? ws[r].ncpus : 1));
+            memcpy(b[r].cpus, cpus + displs[r], sizeof(int) * (size_t)ws[r].ncpus);
+            b[r].core = ws[r].core;
+            b[r].socket = ws[r].socket;
+            b[r].numa = ws[r].numa;
+        }
+        *all = b;
+        *n = size;
+    } else if (rank == 0) {
+        /* Leave the first failing rank's errno where the caller can report it. */
+        for (int r = 0; r < size; r++)
+            if (!ws[r].ok) { errno = ws[r].err; *n = r; break; }
+    }
+    free(ws);
+    free(counts);
+    free(displs);
+    free(cpus);
+    return all_ok ? 0 : -1;
+}
+
+void hs_bindings_free(hs_binding *all, int n)
+{
+    if (!all) return;
+    for (int r = 0; r < n; r++) hs_binding_free(&all[r]);
+    free(all);
+}
+
+/* ---- meta record -------------------------------------------------------------------- */
+
+int hs_write_meta_mpi(FILE *out, const char *benchmark, const char *version,
+                      const hs_option *options, MPI_Comm comm)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    hs_binding *all;
+    int n, rc = 0;
+    if (hs_binding_gather(comm, &all, &n) != 0) {
+        if (rank == 0)
+            hs_json_error(out, "cannot read the binding of rank %d: %s", n, strerror(errno));
+        return -1;
+    }
+    if (rank == 0) {
+        hs_mpi_library lib;
+        hs_mpi_library_get(&lib);
+        hs_json j;
+        hs_json_begin(&j, "meta");
+        hs_meta_begin(&j, benchmark, version);
+        hs_mpi_library_json(&j, "mpi", &lib);
+        hs_json_open_array(&j, "ranks");
+        for (int r = 0; r < n; r++) hs_binding_json(&j, NULL, &all[r]);
+        hs_json_close(&j);
+        hs_meta_end(&j, options);
+        rc = hs_json_emit(&j, out);
+        hs_bindings_free(all, n);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+    return rc;
+}

@@ -1,0 +1,542 @@
+/* p2p.c - MPI point-to-point benchmark between exactly two ranks, OSU definitions.
+ *
+ * Tests (the OSU Micro-Benchmarks program each one reproduces in brackets, DESIGN 3):
+ *   latency  [osu_latency]  blocking MPI_Send/MPI_Recv ping-pong; half a round trip, in us
+ *   bw       [osu_bw]       rank 0 posts a window of W MPI_Isend + MPI_Waitall, rank 1 W
+ *                           MPI_Irecv, then a 1-byte ack; bytes*W*iterations/time in MB/s
+ *   bibw     [osu_bibw]     both ranks post W MPI_Irecv and W MPI_Isend, then wait;
+ *                           2*bytes*W*iterations/time in MB/s
+ *   mbw_mr   [osu_mbw_mr]   bw with one pair and an untimed MPI_Barrier before every
+ *                           iteration (as OSU 7 does); W*iterations/time in messages/s
+ * MB = 10^6 bytes. Counts default to OSU's (LAT/BW_LOOP/SKIP_SMALL and _LARGE, "large"
+ * meaning > 8192 bytes); bw and bibw start at 1 byte like OSU (an empty message carries no
+ * bandwidth). Warm-ups run first and are discarded.
+ *
+ * Raw samples: the timed iterations are cut into blocks, timed back to back (one clock
+ * reading per block boundary, so the blocks add up to the whole loop); each sample is the
+ * per-iteration metric of one block. A block is --block iterations, fewer when needed so
+ * every size yields >= 10 samples. Cost: one hs_now_s() (~20-30 ns) per block, i.e. < 0.1%
+ * of a 100-iteration block of 0.3 us ping-pongs. mbw_mr has to stop the clock around its
+ * per-iteration barrier: two readings per iteration of W messages.
+ * The "summary" record holds OSU's number: total timed time over all timed iterations.
+ *
+ * Output: JSONL records (meta, then per test and size one sample and one summary, rank 0
+ * only, flushed per record), or with --format osu the text columns of the OSU programs.
+ * Exit: 0 ok, 1 measurement failed (error record written), 2 bad usage.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "binding_mpi.h"
+#include "jsonl.h"
+#include "options.h"
+#include "timer.h"
+
+#define P2P_VERSION "0.1.0"
+#define LARGE_MESSAGE 8192 /* OSU LARGE_MESSAGE_SIZE: above it the _LARGE counts apply */
+#define MIN_SAMPLES 10     /* blocks are shrunk so each size gives at least this many */
+#define VALIDATE_ITERS 2   /* untimed iterations per size checked by --validate */
+#define TAG_DATA 100
+#define TAG_ACK 101
+
+/* ---- options (one table drives parsing, --help and the echo in meta) ----------------- */
+
+static const char *o_tests, *o_data, *o_format, *o_out;
+static int64_t o_min, o_max, o_iters, o_warmup, o_block, o_window;
+static double o_scale;
+static int o_validate;
+
+static const hs_option options[] = {
+    {"tests", HS_OPT_STR, &o_tests, "latency,bw,bibw,mbw_mr",
+     "comma-separated tests: latency, bw, bibw, mbw_mr"},
+    {"min-size", HS_OPT_SIZE, &o_min, "0", "smallest message in bytes; sizes double from it"},
+    {"max-size", HS_OPT_SIZE, &o_max, "4M", "largest message in bytes"},
+    {"iterations", HS_OPT_INT, &o_iters, "0",
+     "timed iterations per size; 0 = OSU's (latency 10000, >8K 1000; bandwidth 100, >8K 20)"},
+    {"warmup", HS_OPT_INT, &o_warmup, "-1",
+     "discarded warm-up iterations per size; -1 = OSU's (latency 100, >8K 10; bandwidth 10, >8K 2)"},
+    {"scale-iterations", HS_OPT_DOUBLE, &o_scale, "1",
+     "multiply iteration and warm-up counts (0.1 for a quick run; at least 1 is kept)"},
+    {"block", HS_OPT_INT, &o_block, "100",
+     "iterations per timed block = per sample (lowered to give >= 10 samples); 0 = whole loop"},
+    {"window", HS_OPT_INT, &o_window, "64", "messages in flight in bw, bibw, mbw_mr (OSU -W)"},
+    {"data", HS_OPT_STR, &o_data, "constant",
+     "buffer contents: constant (like OSU) or varying (rank/size/iteration pattern)"},
+    {"validate", HS_OPT_FLAG, &o_validate, "0",
+     "check every received byte in an untimed pass before timing each size"},
+    {"format", HS_OPT_STR, &o_format, "jsonl", "output: jsonl records or osu text columns"},
+    {"out", HS_OPT_STR, &o_out, "-", "output file, - for stdout"},
+    {0}};
+
+/* ---- the tests ----------------------------------------------------------------------- */
+
+enum { LAT, BW, BIBW, MBW_MR, NTESTS };
+static const struct {
+    const char *name, *metric, *unit, *osu_title, *osu_column;
+    int windowed, min_bytes;
+} tests[NTESTS] = {
+    {"latency", "latency", "us", "# OSU MPI Latency Test", "Latency (us)", 0, 0},
+    {"bw", "bandwidth", "MB/s", "# OSU MPI Bandwidth Test", "Bandwidth (MB/s)", 1, 1},
+    {"bibw", "bibandwidth", "MB/s", "# OSU MPI Bi-Directional Bandwidth Test", "Bandwidth (MB/s)",
+     1, 1},
+    {"mbw_mr", "message_rate", "msg/s", "# OSU MPI Multiple Bandwidth / Message Rate Test", NULL,
+     1, 0},
+};
+
+typedef struct {
+    int rank;
+    MPI_Comm comm;
+    char *sbuf, *rbuf;  /* page-aligned, max(max-size, 1) bytes each */
+    MPI_Request *req;   /* 2 * window */
+    MPI_Status *stat;   /* 2 * window; OSU passes status arrays too (and MPICH's
+                           MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow) */
+    int window;
+    FILE *out;          /* rank 0 only */
+    int osu;            /* --format osu */
+} ctx;
+
+static ctx C;
+
+/* Any MPI failure ends the run: error record from rank 0 (stderr elsewhere), exit 1. */
+static void fail_mpi(const char *call, int rc, int line)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    if (C.rank == 0 && C.out && !C.osu)
+        hs_json_error(C.out, "%s failed on rank 0 (p2p.c:%d): %s", call, line, msg);
+    else
+        fprintf(stderr, "p2p: %s failed on rank %d (p2p.c:%d): %s\n", call, C.rank, line, msg);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+#define TRY(call) do { int rc_ = (call); if (rc_ != MPI_SUCCESS) fail_mpi(#call, rc_, __LINE__); } while (0)
+
+/* Runs count iterations of test with messages of n bytes. Returns the seconds spent inside
+ * the timed part of the iterations for mbw_mr (its barriers are excluded), 0 otherwise:
+ * the caller times the other tests from outside. */
+static double run_iters(int test, int n, int64_t count)
+{
+    const int peer = 1 - C.rank, W = C.window;
+    double busy = 0;
+    for (int64_t it = 0; it < count; it++) {
+        switch (test) {
+        case LAT:
+            if (C.rank == 0) {
+                TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm));
+                TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, MPI_STATUS_IGNORE));
+            } else {
+                TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, MPI_STATUS_IGNORE));
+                TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm));
+            }
+            break;
+        case BW:
+        case MBW_MR: {
+            double t0 = 0;
+            if (test == MBW_MR) {
+                TRY(MPI_Barrier(C.comm));
+                t0 = hs_now_s();
+            }
+            if (C.rank == 0) {
+                for (int j = 0; j < W; j++)
+                    TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[j]));
+                TRY(MPI_Waitall(W, C.req, C.stat));
+                TRY(MPI_Recv(C.rbuf, 1, MPI_CHAR, peer, TAG_ACK, C.comm, MPI_STATUS_IGNORE));
+            } else {
+                for (int j = 0; j < W; j++)
+                    TRY(MPI_Irecv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[j]));
+                TRY(MPI_Waitall(W, C.req, C.stat));
+                TRY(MPI_Send(C.sbuf, 1, MPI_CHAR, peer, TAG_ACK, C.comm));
+            }
+            if (test == MBW_MR) busy += hs_now_s() - t0;
+            break;
+        }
+        case BIBW:
+            for (int j = 0; j < W; j++)
+                TRY(MPI_Irecv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[W + j]));
+            for (int j = 0; j < W; j++)
+                TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[j]));
+            TRY(MPI_Waitall(2 * W, C.req, C.stat));
+            break;
+        }
+    }
+    return busy;
+}
+
+/* Does this rank receive the test's data (and so can check it)? */
+static int receives(int test, int rank)
+{
+    return test == LAT || test == BIBW || rank == 1;
+}
+
+/* ---- buffer contents ----------------------------------------------------------------- */
+
+/* What the sender of rank `from` puts at byte i. constant: 'a' everywhere (OSU's choice);
+ * varying: depends on rank, size and iteration, and does not repeat every 256 bytes. */
+static inline unsigned char pattern(int varying, int from, int n, int iter, size_t i)
+{
+    if (!varying) return 'a';
+    return (unsigned char)((i + (i >> 8) * 7) * 131 + (size_t)from * 71 + (size_t)(n % 251) * 37 +
+                           (size_t)iter * 13 + 1);
+}
+
+static void fill(char *buf, int varying, int from, int n, int iter, int invert)
+{
+    for (size_t i = 0; i < (size_t)n; i++)
+        buf[i] = (char)(pattern(varying, from, n, iter, i) ^ (invert ? 0xff : 0));
+}
+
+/* Untimed pass: VALIDATE_ITERS iterations with fresh contents each, every received byte
+ * checked. The receive buffer is preset to the complement of what must arrive, so a
+ * message that never lands cannot pass. Returns 0, or 1 after rank 0 wrote an error. */
+static int validate(int test, int n, int varying)
+{
+    long long mine[4] = {0, -1, 0, 0}; /* mismatches, first offset, got, expected */
+    for (int it = 0; it < VALIDATE_ITERS && mine[0] == 0; it++) {
+        fill(C.sbuf, varying, C.rank, n, it, 0);
+        fill(C.rbuf, varying, 1 - C.rank, n, it, 1);
+        TRY(MPI_Barrier(C.comm));
+        run_iters(test, n, 1);
+        if (!receives(test, C.rank)) continue;
+        for (size_t i = 0; i < (size_t)n; i++) {
+            unsigned char want = pattern(varying, 1 - C.rank, n, it, i);
+            if ((unsigned char)C.rbuf[i] != want) {
+                if (mine[0]++ == 0) {
+                    mine[1] = (long long)i;
+                    mine[2] = (unsigned char)C.rbuf[i];
+                    mine[3] = want;
+                }
+            }
+        }
+    }
+    long long both[8];
+    TRY(MPI_Allgather(mine, 4, MPI_LONG_LONG, both, 4, MPI_LONG_LONG, C.comm));
+    int bad = 0;
+    for (int r = 0; r < 2; r++) {
+        const long long *v = both + 4 * r;
+        if (v[0] == 0) continue;
+        bad = 1;
+        if (C.rank != 0) continue;
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "validation failed: test %s, %d bytes, rank %d received %lld wrong bytes, "
+                 "first at offset %lld (got 0x%02llx, expected 0x%02llx)",
+                 tests[test].name, n, r, v[0], v[1], v[2], v[3]);
+        if (C.osu) {
+            fprintf(stderr, "p2p: %s\n", msg);
+        } else {
+            hs_json j;
+            hs_json_begin(&j, "error");
+            hs_json_str(&j, "message", msg);
+            hs_json_str(&j, "test", tests[test].name);
+            hs_json_int(&j, "bytes", n);
+            hs_json_int(&j, "rank", r);
+            hs_json_int(&j, "mismatches", v[0]);
+            hs_json_int(&j, "first_offset", v[1]);
+            hs_json_emit(&j, C.out);
+        }
+    }
+    return bad;
+}
+
+/* ---- one (test, size) ---------------------------------------------------------------- */
+
+typedef struct {
+    int64_t iters, warmups, block, nblocks;
+} plan;
+
+static int64_t scaled(int64_t v, int keep_one)
+{
+    int64_t s = llround((double)v * o_scale);
+    return (s < 1 && keep_one && v > 0) ? 1 : s;
+}
+
+static plan make_plan(int test, int n)
+{
+    plan p;
+    int large = n > LARGE_MESSAGE;
+    int64_t iters = test == LAT ? (large ? 1000 : 10000) : (large ? 20 : 100);
+    int64_t warm = test == LAT ? (large ? 10 : 100) : (large ? 2 : 10);
+    if (o_iters > 0) iters = o_iters;
+    if (o_warmup >= 0) warm = o_warmup;
+    p.iters = scaled(iters, 1);
+    p.warmups = scaled(warm, 1);
+    if (o_block == 0) {
+        p.block = p.iters;
+    } else {
+        int64_t cap = p.iters / MIN_SAMPLES;
+        p.block = o_block < cap ? o_block : (cap > 0 ? cap : 1);
+    }
+    p.nblocks = (p.iters + p.block - 1) / p.block;
+    return p;
+}
+
+/* Per-iteration metric of `count` iterations that took `seconds`. */
+static double metric(int test, int n, int64_t count, double seconds)
+{
+    double msgs = (double)C.window * (double)count;
+    switch (test) {
+    case LAT: return seconds * 1e6 / (2.0 * (double)count);
+    case BW: return (double)n * msgs / 1e6 / seconds;
+    case BIBW: return 2.0 * (double)n * msgs / 1e6 / seconds;
+    default: return msgs / seconds;
+    }
+}
+
+static void params_json(hs_json *j, int test, int n, const plan *p)
+{
+    hs_json_open_object(j, "params");
+    hs_json_int(j, "bytes", n);
+    hs_json_str(j, "test", tests[test].name);
+    hs_json_int(j, "iterations", p->iters);
+    hs_json_int(j, "block", p->block);
+    if (tests[test].windowed) hs_json_int(j, "window", C.window);
+    hs_json_close(j);
+}
+
+static int emit(int test, int n, const plan *p, const double *block_s)
+{
+    double total = 0;
+    double *values = malloc(sizeof *values * (size_t)p->nblocks);
+    for (int64_t k = 0; k < p->nblocks; k++) {
+        int64_t count = k < p->nblocks - 1 ? p->block : p->iters - k * p->block;
+        values[k] = metric(test, n, count, block_s[k]);
+        total += block_s[k];
+    }
+    double osu = metric(test, n, p->iters, total);
+    int rc = 0;
+    if (C.osu) {
+        if (test == MBW_MR)
+            fprintf(C.out, "%-*d%*.*f%*.*f\n", 10, n, 20, 2, (double)n * osu / 1e6, 20, 2, osu);
+        else
+            fprintf(C.out, "%-*d%*.*f\n", 10, n, 20, 2, osu);
+        rc = fflush(C.out) == 0 ? 0 : -1;
+    } else {
+        hs_json j;
+        hs_json_begin(&j, "sample");
+        hs_json_str(&j, "metric", tests[test].metric);
+        hs_json_str(&j, "unit", tests[test].unit);
+        params_json(&j, test, n, p);
+        hs_json_double_array(&j, "values", values, (size_t)p->nblocks);
+        hs_json_int(&j, "warmups", p->warmups);
+        rc |= hs_json_emit(&j, C.out);
+
+        hs_json_begin(&j, "summary");
+        hs_json_str(&j, "metric", tests[test].metric);
+        hs_json_str(&j, "unit", tests[test].unit);
+        params_json(&j, test, n, p);
+        hs_json_double(&j, "value", osu);
+        hs_json_double(&j, "time_s", total);
+        hs_json_str(&j, "method", "osu: timed iterations over their total time");
+        if (test == MBW_MR) hs_json_double(&j, "bandwidth_mb_per_s", (double)n * osu / 1e6);
+        rc |= hs_json_emit(&j, C.out);
+    }
+    free(values);
+    return rc;
+}
+
+/* Validates (if asked), warms up, times the blocks; rank 0 writes the records.
+ * Returns 0, or 1 when validation failed or the output could not be written. */
+static int measure(int test, int n)
+{
+    int varying = !strcmp(o_data, "varying");
+    if (o_validate && validate(test, n, varying)) return 1;
+    fill(C.sbuf, varying, C.rank, n, 0, 0);
+    fill(C.rbuf, varying, C.rank, n, 0, 1); /* touched, and different from what arrives */
+
+    plan p = make_plan(test, n);
+    double *block_s = malloc(sizeof *block_s * (size_t)p.nblocks);
+    TRY(MPI_Barrier(C.comm));
+    run_iters(test, n, p.warmups);
+    double prev = hs_now_s();
+    for (int64_t k = 0; k < p.nblocks; k++) {
+        int64_t count = k < p.nblocks - 1 ? p.block : p.iters - k * p.block;
+        double busy = run_iters(test, n, count);
+        double now = hs_now_s();
+        block_s[k] = test == MBW_MR ? busy : now - prev;
+        prev = now;
+    }
+    int rc = 0;
+    if (C.rank == 0) rc = emit(test, n, &p, block_s) != 0;
+    free(block_s);
+    TRY(MPI_Bcast(&rc, 1, MPI_INT, 0, C.comm));
+    return rc;
+}
+
+static void osu_header(int test)
+{
+    fprintf(C.out, "%s\n", tests[test].osu_title);
+    if (test == MBW_MR) {
+        fprintf(C.out, "# [ pairs: 1 ] [ window size: %d ]\n", C.window);
+        fprintf(C.out, "%-*s%*s%*s\n", 10, "# Size", 20, "MB/s", 20, "Messages/s");
+    } else {
+        fprintf(C.out, "%-*s%*s\n", 10, "# Size", 20, tests[test].osu_column);
+    }
+}
+
+/* ---- setup --------------------------------------------------------------------------- */
+
+/* Parses --tests into selected[]; returns 0 or -1 naming the bad entry on stderr. */
+static int parse_tests(int selected[NTESTS], int quiet)
+{
+    memset(selected, 0, sizeof(int) * NTESTS);
+    const char *p = o_tests;
+    int any = 0;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        int found = 0;
+        for (int t = 0; t < NTESTS; t++)
+            if (strlen(tests[t].name) == len && !strncmp(tests[t].name, p, len))
+                selected[t] = found = any = 1;
+        if (!found) {
+            if (!quiet)
+                fprintf(stderr, "p2p: --tests: unknown test '%.*s' (latency, bw, bibw, mbw_mr)\n",
+                        (int)len, p);
+            return -1;
+        }
+        p += len + (p[len] == ',');
+    }
+    if (!any && !quiet) fprintf(stderr, "p2p: --tests: no test selected\n");
+    return any ? 0 : -1;
+}
+
+/* Checks option values beyond their types. Returns -1 to go on, or 2 (bad usage). */
+static int check_options(int selected[NTESTS], int quiet)
+{
+    const char *why = NULL;
+    if (parse_tests(selected, quiet) != 0) return 2;
+    if (o_min < 0 || o_max < o_min) why = "--min-size must be <= --max-size";
+    else if (o_max > INT_MAX) why = "--max-size must fit an MPI count (< 2 GiB)";
+    else if (o_iters < 0) why = "--iterations must be >= 0";
+    else if (o_warmup < -1) why = "--warmup must be >= 0 (or -1 for OSU's)";
+    else if (!(o_scale > 0)) why = "--scale-iterations must be > 0";
+    else if (o_block < 0) why = "--block must be >= 0";
+    else if (o_window < 1 || o_window > 1 << 20) why = "--window must be in 1..1048576";
+    else if (strcmp(o_data, "constant") && strcmp(o_data, "varying"))
+        why = "--data must be constant or varying";
+    else if (strcmp(o_format, "jsonl") && strcmp(o_format, "osu"))
+        why = "--format must be jsonl or osu";
+    if (!why) return -1;
+    if (!quiet) fprintf(stderr, "p2p: %s (see --help)\n", why);
+    return 2;
+}
+
+/* Option parsing on every rank (same argv everywhere, so no broadcast), messages from
+ * rank 0 only: other ranks parse with stdout/stderr pointed at /dev/null. */
+static int parse_quietly_unless_rank0(int rank, int argc, char **argv, int selected[NTESTS])
+{
+    int saved[2] = {-1, -1}, devnull = -1;
+    if (rank != 0) {
+        fflush(stdout);
+        fflush(stderr);
+        devnull = open("/dev/null", O_WRONLY);
+        for (int fd = 1; fd <= 2 && devnull >= 0; fd++) {
+            saved[fd - 1] = dup(fd);
+            dup2(devnull, fd);
+        }
+    }
+    int rc = hs_options_parse(options, argc, argv, "p2p",
+                              "MPI point-to-point latency, bandwidth, bidirectional bandwidth and "
+                              "message rate between exactly 2 ranks (OSU definitions), as JSONL "
+                              "records.\nexample: mpirun -np 2 --bind-to core p2p --tests latency "
+                              "--max-size 64K --scale-iterations 0.1");
+    if (rc < 0) rc = check_options(selected, rank != 0);
+    if (rank != 0) {
+        fflush(stdout);
+        fflush(stderr);
+        for (int fd = 1; fd <= 2; fd++)
+            if (saved[fd - 1] >= 0) { dup2(saved[fd - 1], fd); close(saved[fd - 1]); }
+        if (devnull >= 0) close(devnull);
+    }
+    return rc;
+}
+
+static char *page_buffer(size_t bytes)
+{
+    void *p = NULL;
+    long page = sysconf(_SC_PAGESIZE);
+    size_t rounded = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+    if (posix_memalign(&p, (size_t)page, rounded) != 0) return NULL;
+    memset(p, 0, rounded); /* touch every page before any timing */
+    return p;
+}
+
+static int finish(int rc)
+{
+    if (C.out && C.out != stdout) fclose(C.out);
+    MPI_Finalize();
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int size, selected[NTESTS];
+    MPI_Init(&argc, &argv);
+    C.comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(C.comm, &C.rank);
+    MPI_Comm_size(C.comm, &size);
+    MPI_Comm_set_errhandler(C.comm, MPI_ERRORS_RETURN);
+
+    int rc = parse_quietly_unless_rank0(C.rank, argc, argv, selected);
+    if (rc >= 0) return finish(rc);
+    C.osu = !strcmp(o_format, "osu");
+    C.window = (int)o_window;
+
+    /* Output file: opened by rank 0, the outcome shared so every rank stops together. */
+    int opened = 1;
+    if (C.rank == 0) {
+        C.out = strcmp(o_out, "-") ? fopen(o_out, "w") : stdout;
+        if (!C.out) {
+            fprintf(stderr, "p2p: cannot write --out %s\n", o_out);
+            opened = 0;
+        }
+    }
+    MPI_Bcast(&opened, 1, MPI_INT, 0, C.comm);
+    if (!opened) return finish(1);
+
+    /* Meta first, always: even a wrong launch says where its ranks ran. */
+    if (!C.osu && hs_write_meta_mpi(C.out, "p2p", P2P_VERSION, options, C.comm) != 0)
+        return finish(1);
+    if (size != 2) {
+        if (C.rank == 0) {
+            if (C.osu) fprintf(stderr, "p2p: needs exactly 2 ranks, got %d\n", size);
+            else hs_json_error(C.out, "p2p needs exactly 2 ranks, got %d", size);
+        }
+        return finish(1);
+    }
+
+    size_t bytes = (size_t)(o_max > 0 ? o_max : 1);
+    C.sbuf = page_buffer(bytes);
+    C.rbuf = page_buffer(bytes);
+    C.req = malloc(sizeof *C.req * 2 * (size_t)C.window);
+    C.stat = malloc(sizeof *C.stat * 2 * (size_t)C.window);
+    int ok = C.sbuf && C.rbuf && C.req && C.stat, all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, C.comm);
+    if (!all_ok) {
+        if (C.rank == 0 && !C.osu)
+            hs_json_error(C.out, "cannot allocate 2 buffers of %zu bytes", bytes);
+        return finish(1);
+    }
+
+    rc = 0;
+    for (int t = 0; t < NTESTS && rc == 0; t++) {
+        if (!selected[t]) continue;
+        if (C.osu && C.rank == 0) osu_header(t);
+        int64_t first = o_min > tests[t].min_bytes ? o_min : tests[t].min_bytes;
+        for (int64_t n = first; n <= o_max && rc == 0; n = n ? n * 2 : 1)
+            rc = measure(t, (int)n);
+        if (C.osu && C.rank == 0 && rc == 0) fprintf(C.out, "\n");
+    }
+    free(C.sbuf);
+    free(C.rbuf);
+    free(C.req);
+    free(C.stat);
+    return finish(rc);
+}
