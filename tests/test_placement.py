@@ -232,6 +232,9 @@ def test_verify_rejects_wrong_relation_and_counts() -> None:
     with pytest.raises(PlacementError, match="plans 2 ranks but 1 reported"):
         verify_binding(sock, [meta(0, [0], 0)], lcc3)
     smt = plan_placements(lcc3, ["smt"])[0]
+    # Linux core ids repeat per package: core 0 of socket 1 is not core 0 of socket 0
+    with pytest.raises(PlacementError, match="needs hardware threads of one core but they ran on different cores"):
+        verify_binding(smt, [meta(0, [0], 0), meta(1, [12], 0, socket=1)], lcc3)
     with pytest.raises(PlacementError, match="did not report its 'core'"):
         verify_binding(smt, [{"rank": 0, "host": "vm", "cpus": [0], "socket": 0, "numa": 0},
                              {"rank": 1, "host": "vm", "cpus": [12], "socket": 0, "numa": 0}], lcc3)
