@@ -1,0 +1,217 @@
+/* cpu.c - arithmetic throughput of the node: FLOP/s per precision (FP64, FP32, FP16, BF16
+ * where the CPU has them), integer operations per second (8/16/32/64-bit vector adds), the
+ * running core clock, and OpenBLAS DGEMM as the HPL-like reference (nodeperf style).
+ *
+ * Rules: threads are pinned one per allowed CPU; each repetition times all threads between
+ * two barriers (slowest thread decides); the kernel length is calibrated to --seconds;
+ * every kernel checks its own result (cpu_kernels.h); DGEMM checks sampled entries of C
+ * against exact integer dot products. Warm-ups (--warmups) are timed but reported apart.
+ *
+ * Cost: (kernels x thread counts) x (warmups + reps) x --seconds, plus DGEMM 2 N^3 FLOP
+ * per repetition and 24 N^2 bytes of matrices.
+ */
+#define _GNU_SOURCE
+#include "cpu_kernels.h"
+#include "node_util.h"
+#include "timer.h"
+#ifndef HS_NO_BLAS
+#include <cblas.h>
+#endif
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *out_path, *kernels_opt, *threads_opt, *isa_opt;
+static int64_t reps, warmups, dgemm_n;
+static double seconds;
+
+static const hs_option opts[] = {
+    {"kernels", HS_OPT_STR, &kernels_opt, "all",
+     "comma list of fp64,fp32,fp16,bf16,int8,int16,int32,int64,dgemm,clock or all"},
+    {"threads", HS_OPT_STR, &threads_opt, "all", "thread counts, e.g. 1,2 or 1-4; all = 1..CPUs"},
+    {"seconds", HS_OPT_DOUBLE, &seconds, "0.2", "target duration of one repetition"},
+    {"reps", HS_OPT_INT, &reps, "5", "timed repetitions per point"},
+    {"warmups", HS_OPT_INT, &warmups, "1", "untimed-for-results repetitions first"},
+    {"dgemm-n", HS_OPT_INT, &dgemm_n, "2000", "matrix order of the DGEMM reference"},
+    {"isa", HS_OPT_STR, &isa_opt, "best", "best, avx2 or sse2 (limit the vector ISA)"},
+    {"out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout"},
+    {0}};
+
+static FILE *out;
+
+/* Runs fn on `threads` pinned threads; returns the seconds between the start barrier and
+ * the end barrier, or -1 when a thread's result failed validation. */
+static double run_threads(const cpu_kernel *k, int threads, int64_t iters)
+{
+    double t0 = 0, t1 = 0;
+    int bad = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : bad)
+    {
+        int id = omp_get_thread_num();
+        node_pin(id);
+#pragma omp barrier
+#pragma omp master
+        t0 = hs_now_s();
+        bad += k->fn(iters, 1.0 + id) != 0;
+#pragma omp barrier
+#pragma omp master
+        t1 = hs_now_s();
+    }
+    return bad ? -1 : t1 - t0;
+}
+
+static int bench_kernel(const cpu_kernel *k, int threads)
+{
+    /* Calibrate on one thread: iterations that take about --seconds. */
+    int64_t iters = 1000;
+    double t;
+    while ((t = run_threads(k, 1, iters)) >= 0 && t < 0.02) iters *= 4;
+    if (t < 0) goto invalid;
+    iters = (int64_t)(iters * seconds / t) + 1;
+
+    int n = (int)(warmups + reps);
+    double *v = calloc((size_t)n, sizeof *v);
+    for (int r = 0; r < n; r++) {
+        t = run_threads(k, threads, iters);
+        if (t < 0) { free(v); goto invalid; }
+        v[r] = (double)threads * (double)iters * k->ops_per_iter / t / 1e9;
+    }
+    hs_json j;
+    int is_fp = k->precision[0] != 'i';
+    node_sample_begin(&j, is_fp ? "flops" : "throughput", is_fp ? "GFLOP/s" : "GOP/s");
+    hs_json_str(&j, "workload", "cpu_peak");
+    hs_json_str(&j, "op", k->op);
+    hs_json_str(&j, "kernel", "registers");
+    hs_json_str(&j, "precision", k->precision);
+    hs_json_str(&j, "isa", k->isa);
+    hs_json_int(&j, "threads", threads);
+    hs_json_int(&j, "accumulators", NACC);
+    hs_json_int(&j, "iterations", iters);
+    hs_json_bool(&j, "validated", 1);
+    node_sample_end(&j, out, v + warmups, (int)reps, (int)warmups);
+    free(v);
+    return 0;
+invalid:
+    hs_json_error(out, "%s/%s kernel on %d threads computed a wrong result (validation failed)",
+                  k->precision, k->isa, threads);
+    return -1;
+}
+
+/* Core clock actually running: 16 dependent 1-cycle adds per iteration, one thread. */
+static void bench_clock(void)
+{
+    int n = (int)(warmups + reps);
+    double *v = calloc((size_t)n, sizeof *v);
+    node_pin(0);
+    for (int r = 0; r < n; r++) {
+        int64_t iters = 20000000;
+        double t0 = hs_now_s();
+        int64_t cycles = cpu_clock_chain(iters);
+        v[r] = (double)cycles / (hs_now_s() - t0) / 1e9;
+    }
+    hs_json j;
+    node_sample_begin(&j, "frequency", "GHz");
+    hs_json_str(&j, "workload", "cpu_clock");
+    hs_json_str(&j, "kernel", "dependent_add_chain");
+    hs_json_int(&j, "threads", 1);
+    node_sample_end(&j, out, v + warmups, (int)reps, (int)warmups);
+    free(v);
+}
+
+/* Exact small integers so sampled entries of C can be checked exactly. */
+static double a_val(int64_t i, int64_t k) { return (double)((i + 2 * k) % 7 - 3); }
+static double b_val(int64_t k, int64_t j) { return (double)((3 * k + j) % 5 - 2); }
+
+static int bench_dgemm(int threads)
+{
+#ifdef HS_NO_BLAS
+    (void)threads;
+    fprintf(stderr, "cpu: dgemm skipped: built without OpenBLAS\n");
+    return 0;
+#else
+    int64_t n = dgemm_n;
+    double *a = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * n),
+           *c = malloc(sizeof(double) * n * n);
+    if (!a || !b || !c) {
+        hs_json_error(out, "DGEMM: cannot allocate 3 x %lld^2 doubles; lower --dgemm-n",
+                      (long long)n);
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < n; k++) {
+            a[i * n + k] = a_val(i, k);
+            b[i * n + k] = b_val(i, k);
+        }
+    openblas_set_num_threads(threads);
+    int nr = (int)(warmups + reps);
+    double *v = calloc((size_t)nr, sizeof *v);
+    for (int r = 0; r < nr; r++) {
+        double t0 = hs_now_s();
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, a,
+                    (int)n, b, (int)n, 0.0, c, (int)n);
+        v[r] = 2.0 * n * n * n / (hs_now_s() - t0) / 1e9;
+    }
+    /* Validation (untimed): 64 sampled entries against exact dot products. */
+    for (int s = 0; s < 64; s++) {
+        int64_t i = (s * 7919) % n, jj = (s * 104729) % n;
+        double want = 0;
+        for (int64_t k = 0; k < n; k++) want += a_val(i, k) * b_val(k, jj);
+        if (c[i * n + jj] != want) {
+            hs_json_error(out, "DGEMM C[%lld][%lld] = %g, expected %g", (long long)i,
+                          (long long)jj, c[i * n + jj], want);
+            return -1;
+        }
+    }
+    hs_json j;
+    node_sample_begin(&j, "flops", "GFLOP/s");
+    hs_json_str(&j, "workload", "dgemm");
+    hs_json_str(&j, "op", "dgemm");
+    hs_json_str(&j, "kernel", "openblas_cblas_dgemm");
+    hs_json_str(&j, "precision", "fp64");
+    hs_json_int(&j, "threads", threads);
+    hs_json_int(&j, "n", n);
+    hs_json_bool(&j, "validated", 1);
+    node_sample_end(&j, out, v + warmups, (int)reps, (int)warmups);
+    free(v); free(a); free(b); free(c);
+    return 0;
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    int rc = hs_options_parse(opts, argc, argv, "cpu",
+                              "Vector FLOP/s and integer op/s per precision, core clock and "
+                              "OpenBLAS DGEMM, for each thread count; results validated.");
+    if (rc >= 0) return rc;
+    if (!(out = node_open_out(out_path))) return 2;
+    int cpus[1024];
+    int ncpu = node_cpus(cpus, 1024);
+    int64_t threads[NODE_MAX_LIST];
+    int nt = node_parse_int_list(threads_opt, threads, NODE_MAX_LIST, ncpu);
+    if (nt <= 0 || reps < 1 || warmups < 0 || seconds <= 0 || dgemm_n < 16) {
+        fprintf(stderr, "cpu: bad --threads/--reps/--warmups/--seconds/--dgemm-n\n");
+        return 2;
+    }
+    for (int i = 0; i < nt; i++) node_warn_threads("cpu", threads[i]);
+    const char *force = strcmp(isa_opt, "best") ? isa_opt : NULL;
+    if (node_meta(out, "cpu", opts) != 0) return 1;
+
+    if (node_list_has(kernels_opt, "clock")) bench_clock();
+    static const char *precisions[] = {"fp64", "fp32", "fp16", "bf16",
+                                       "int8", "int16", "int32", "int64"};
+    for (size_t p = 0; p < sizeof precisions / sizeof *precisions; p++) {
+        if (!node_list_has(kernels_opt, precisions[p])) continue;
+        const cpu_kernel *k = cpu_kernel_find(precisions[p], force);
+        if (!k) {
+            fprintf(stderr, "cpu: %s skipped: this CPU has no instructions for it "
+                    "(fp16 needs AVX512-FP16, bf16 needs AVX512-BF16)\n", precisions[p]);
+            continue;
+        }
+        for (int i = 0; i < nt; i++)
+            if (bench_kernel(k, (int)threads[i]) != 0) return 1;
+    }
+    if (node_list_has(kernels_opt, "dgemm"))
+        for (int i = 0; i < nt; i++)
+            if (bench_dgemm((int)threads[i]) != 0) return 1;
+    return 0;
+}
