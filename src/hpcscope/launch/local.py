@@ -1,0 +1,143 @@
+"""Run jobs on this machine: mpirun (Open MPI / MPICH) or a plain process.
+
+Records are ingested line by line while the program runs, so a crash, a killed rank, a
+timeout or Ctrl-C loses at most the record in flight. After each MPI job the binding
+reported from inside the processes is checked against the placement that was asked for.
+"""
+from __future__ import annotations
+
+import importlib
+import socket
+import subprocess
+import threading
+from pathlib import Path
+from typing import Callable
+
+from hpcscope.launch import command
+from hpcscope.launch.base import JobState
+from hpcscope.launch.ingest import IngestResult, ingest_lines
+from hpcscope.machine.mpi import launch_env
+from hpcscope.plan import placement as placement_mod
+from hpcscope.plan.job import Job
+from hpcscope.results.store import Store
+
+
+def mpi_argv(job: Job, workdir: Path) -> list[str]:
+    """mpirun arguments for a local job. Pinned jobs use the placement module's launcher
+    arguments (rankfile for Open MPI, -bind-to user for MPICH); others bind to cores."""
+    mpi = job.mpi
+    assert mpi is not None
+    argv = [mpi.mpirun]
+    if mpi.flavor == "openmpi":
+        argv += ["-np", str(job.ranks)]
+    else:
+        argv += ["-n", str(job.ranks)]
+    if job.cpus:
+        place = placement_mod.Placement(name=str(job.tags.get("placement", "cpus")),
+                                        cpus=list(job.cpus), nodes=job.nodes,
+                                        description="", skipped=None)
+        spec = placement_mod.launcher_args(mpi.flavor, place, [socket.gethostname()])
+        argv += spec.materialize(workdir / job.name.replace("/", "_"))
+    elif mpi.flavor == "openmpi":
+        argv += (["--oversubscribe", "--bind-to", "none"] if job.oversubscribe
+                 else ["--bind-to", "core", "--map-by", "core"])
+    else:
+        argv += ["-bind-to", "none" if job.oversubscribe else "core"]
+    return argv + job.program
+
+
+def parser_for(job: Job) -> Callable[[str], list[dict]] | None:
+    """Reference tools print their own formats; their suite module registers parsers."""
+    if job.output == "jsonl":
+        return None
+    module = importlib.import_module(f"hpcscope.suites.{job.suite}_refs")
+    return module.PARSERS[job.output]
+
+
+def run_job(store: Store, run_id: int, job: Job, workdir: Path, topology=None) -> JobState:
+    """Runs one job to the end and stores everything it produced. KeyboardInterrupt is
+    re-raised after the launch is marked interrupted."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    launch_id = store.add_launch(run_id, job.name, job.tags)
+    argv = mpi_argv(job, workdir) if job.mpi else list(job.program)
+    env = dict(job.env)
+    if job.mpi:
+        env.update(launch_env(job.mpi))
+    stderr_tail: list[str] = []
+    result = IngestResult()
+    state, returncode = "FAILED", None
+    try:
+        proc = command.start(argv, env)
+    except FileNotFoundError as exc:
+        store.finish_launch(launch_id, "FAILED", None, str(exc))
+        return JobState(job, "FAILED", None, str(exc))
+    reader = threading.Thread(target=command.drain, args=(proc.stderr, stderr_tail), daemon=True)
+    reader.start()
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        command.kill_group(proc)
+
+    timer = threading.Timer(job.timeout_s, expire)
+    timer.start()
+    try:
+        parse = parser_for(job)
+        if parse is None:
+            ingest_lines(store, launch_id, proc.stdout, job.name, result)
+        else:
+            text = proc.stdout.read()
+            for record in _parsed(parse, text, stderr_tail):
+                store.add_record(launch_id, record)
+                result.records += 1
+        returncode = proc.wait()
+        state = "TIMEOUT" if expired.is_set() else ("COMPLETED" if returncode == 0 else "FAILED")
+    except KeyboardInterrupt:
+        command.kill_group(proc)
+        state = "INTERRUPTED"
+        raise
+    finally:
+        timer.cancel()
+        reader.join(timeout=5)
+        detail = _detail(job, argv, result, stderr_tail, state, returncode)
+        if state == "COMPLETED" and job.cpus and result.meta and topology is not None:
+            problem = _binding_problem(job, result.meta, topology)
+            if problem:
+                state, detail = "FAILED", problem + "\n" + detail
+        if state == "COMPLETED" and (result.errors or result.problems):
+            state = "FAILED"
+        store.finish_launch(launch_id, state, returncode, detail)
+    return JobState(job, state, returncode, detail)
+
+
+def _parsed(parse: Callable[[str], list[dict]], text: str, stderr_tail: list[str]) -> list[dict]:
+    try:
+        return parse(text)
+    except Exception as exc:  # a tool printed something its parser does not know
+        stderr_tail.append(f"hpcscope: could not parse the tool's output: {exc}")
+        return [{"type": "error", "message": f"unparsable output: {exc}"}]
+
+
+def _binding_problem(job: Job, meta: dict, topology) -> str | None:
+    place = placement_mod.Placement(name=str(job.tags.get("placement", "cpus")),
+                                    cpus=list(job.cpus or []), nodes=job.nodes,
+                                    description="", skipped=None)
+    try:
+        placement_mod.verify_binding(place, meta.get("ranks", []), topology)
+    except placement_mod.PlacementError as exc:
+        return str(exc)
+    return None
+
+
+def _detail(job: Job, argv: list[str], result: IngestResult, stderr_tail: list[str],
+            state: str, returncode: int | None) -> str:
+    lines = [f"command: {subprocess.list2cmdline(argv)}"]
+    if state == "TIMEOUT":
+        lines.append(f"killed after the time limit of {job.timeout_s:.0f} s")
+    lines += [f"benchmark error: {e}" for e in result.errors]
+    lines += [f"malformed output: {p}" for p in result.problems[:5]]
+    if state != "COMPLETED" and result.noise:
+        lines += ["stdout (not records):"] + result.noise[-10:]
+    if stderr_tail:
+        lines += ["stderr:"] + stderr_tail[-30:]
+    return "\n".join(lines)

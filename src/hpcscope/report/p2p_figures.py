@@ -1,0 +1,103 @@
+"""Latency and bandwidth versus message size, one curve per (MPI, placement).
+
+The curve is the median over launches of each launch's median; the shaded band spans the
+smallest to the largest launch median, so run-to-run spread is visible rather than hidden
+in an average. Error bars show the nonparametric 95% CI of the pooled samples where it
+exists. 0 B is drawn on a symmetric-log axis (linear below 1 B) since log(0) is undefined.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
+import numpy as np  # noqa: E402
+
+from hpcscope.results import stats  # noqa: E402
+
+METRICS = {
+    "latency": ("Latency (us)", "log"),
+    "bandwidth": ("Bandwidth (MB/s, 10^6 B/s)", "log"),
+    "bibandwidth": ("Bidirectional bandwidth (MB/s)", "log"),
+    "message_rate": ("Message rate (messages/s)", "log"),
+}
+
+
+def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:
+    """{label: {bytes: {"center", "low", "high", "ci_low", "ci_high", "launches"}}}."""
+    per_launch: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    pooled: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in samples:
+        if s["metric"] != metric:
+            continue
+        label = f"{s['tags'].get('mpi', '?')} {s['tags'].get('placement', '?')}"
+        size = int(s["params"]["bytes"])
+        per_launch[label][size].append(float(np.median(s["values"])))
+        pooled[label][size].extend(s["values"])
+    out: dict[str, dict[int, dict]] = {}
+    for label, by_size in per_launch.items():
+        out[label] = {}
+        for size, medians in sorted(by_size.items()):
+            summary = stats.summarize(pooled[label][size])
+            out[label][size] = {"center": float(np.median(medians)), "low": min(medians),
+                                "high": max(medians), "ci_low": summary.ci_low,
+                                "ci_high": summary.ci_high, "launches": len(medians)}
+    return out
+
+
+def plot_metric(samples: list[dict], metric: str, title: str):
+    data = curves(samples, metric)
+    if not data:
+        return None
+    ylabel, yscale = METRICS[metric]
+    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=110)
+    for label, points in sorted(data.items()):
+        x = np.array(sorted(points))
+        y = np.array([points[v]["center"] for v in x])
+        line, = ax.plot(x, y, marker="o", markersize=3, label=label)
+        ax.fill_between(x, [points[v]["low"] for v in x], [points[v]["high"] for v in x],
+                        color=line.get_color(), alpha=0.2, linewidth=0)
+    ax.set_xscale("symlog", base=2, linthresh=1)
+    ax.set_yscale(yscale)
+    ax.set_xlabel("Message size (bytes)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11)
+    ax.text(0.0, -0.26, "line: median of launch medians; band: lowest to highest launch median",
+            transform=ax.transAxes, fontsize=7, color="0.4")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+    largest = max(max(points) for points in data.values())
+    ticks = [0] + [2 ** k for k in range(0, 23, 2) if 2 ** k <= max(largest, 1)]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([_size_label(t) for t in ticks], rotation=45, fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _size_label(n: int) -> str:
+    for unit, scale in (("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return str(n)
+
+
+def write(samples: list[dict], out_dir: Path) -> list[Path]:
+    """PNG and SVG per metric; returns the files written."""
+    written = []
+    for metric in METRICS:
+        fig = plot_metric(samples, metric, f"MPI point-to-point {metric.replace('_', ' ')}")
+        if fig is None:
+            continue
+        for ext in ("png", "svg"):
+            path = out_dir / f"p2p_{metric}.{ext}"
+            fig.savefig(path)
+            written.append(path)
+        plt.close(fig)
+    return written

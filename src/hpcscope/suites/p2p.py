@@ -1,0 +1,86 @@
+"""The p2p suite: OSU-style latency and bandwidth between two ranks at each placement.
+
+Repeats are separate launches (Hoefler & Belli: several launches, not one), ordered
+round-robin over MPI libraries and placements so that a slow phase of a shared machine
+spreads over all configurations instead of biasing one.
+"""
+from __future__ import annotations
+
+import re
+
+from hpcscope.plan import placement as placement_mod
+from hpcscope.plan.job import Job
+from hpcscope.suites.base import Note, PlanContext, SuitePlan
+
+TESTS = ("latency", "bw", "bibw", "mbw_mr")
+DEFAULT_REPEAT, QUICK_REPEAT = 5, 3
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)(?:i?B)?\s*$")
+
+
+def parse_size(text: str) -> int:
+    match = _SIZE.match(text)
+    if not match:
+        raise ValueError(f"'{text}' is not a size; write bytes with an optional K, M or G "
+                         "(binary) suffix, e.g. 0, 64, 16K, 4M")
+    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[match.group(2).lower()]
+    return int(float(match.group(1)) * scale)
+
+
+def parse_size_range(text: str) -> tuple[int, int]:
+    """'0:4M' -> (0, 4194304); 'MIN:MAX' with MIN <= MAX."""
+    parts = text.split(":")
+    if len(parts) != 2:
+        raise ValueError(f"size range '{text}' must be MIN:MAX, e.g. 0:4M or 8:64K")
+    low, high = parse_size(parts[0]), parse_size(parts[1])
+    if low > high:
+        raise ValueError(f"size range '{text}': MIN ({low}) is larger than MAX ({high})")
+    return low, high
+
+
+def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
+    """opts: placements (list|None), cpus (list|None), sizes 'MIN:MAX', repeat (int|None),
+    tests (list|None), validate (bool), quick (bool)."""
+    low, high = parse_size_range(opts.get("sizes") or "0:4M")
+    tests = opts.get("tests") or list(TESTS)
+    unknown = [t for t in tests if t not in TESTS]
+    if unknown:
+        raise ValueError(f"unknown p2p test(s) {unknown}; choose from {', '.join(TESTS)}")
+    quick = bool(opts.get("quick"))
+    repeat = opts.get("repeat") or (QUICK_REPEAT if quick else DEFAULT_REPEAT)
+    if repeat < 1:
+        raise ValueError("--repeat must be at least 1")
+    classes = opts.get("placements") or list(placement_mod.CLASSES)
+    placements = placement_mod.plan_placements(ctx.topology, classes, opts.get("cpus"),
+                                               nodes_available=ctx.nodes_available)
+    result = SuitePlan()
+    usable = []
+    for place in placements:
+        if place.skipped:
+            result.notes.append(Note("skipped", f"placement {place.name}: {place.skipped}",
+                                     {"placement": place.name}))
+        else:
+            usable.append(place)
+    for rep in range(1, repeat + 1):
+        for mpi in ctx.mpis:
+            program = [str(ctx.binary("p2p", mpi)), "--tests", ",".join(tests),
+                       "--min-size", str(low), "--max-size", str(high)]
+            if quick:
+                program += ["--scale-iterations", "0.2"]
+            if opts.get("validate"):
+                program.append("--validate")
+            for place in usable:
+                result.jobs.append(Job(
+                    suite="p2p", name=f"{mpi.flavor}/{place.name}/r{rep}", program=program,
+                    mpi=mpi, ranks=2, cpus=place.cpus, nodes=place.nodes,
+                    tags={"mpi": mpi.flavor, "mpi_version": mpi.version,
+                          "placement": place.name, "repeat": rep},
+                    timeout_s=900))
+    return result
+
+
+def outputs(store, run_id: int, out_dir):
+    """Latency/bandwidth figures (PNG+SVG) and the size x placement tables."""
+    from hpcscope.report import p2p_figures
+
+    samples = store.samples(run_id, benchmark="p2p")
+    return p2p_figures.write(samples, out_dir)
