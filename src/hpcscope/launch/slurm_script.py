@@ -1,0 +1,285 @@
+"""Turn hpcscope Jobs into SLURM batch scripts: one script (a job array) per group of repeats.
+
+A group is the set of Jobs that differ only by name and tags (the repeats of one
+measurement): array index i runs the group's i-th Job, `--array=1-N%K` lets at most K of
+them run at once (K=1 by default, so repeats never disturb each other).
+
+Inside the job each task writes, under <rundir>/<group>/:
+    task-<i>.jobid   the task's own SLURM job id (sacct -c knows only those)
+    task-<i>.jsonl   the program's stdout: the records
+    task-<i>.err     its stderr
+    task-<i>.rc      its exit status, written only when the program ended by itself
+
+Safety: #SBATCH lines are read by sbatch, not by a shell, so shell quoting does not
+protect them; anything the user gave that lands there is either sanitised (job names) or
+rejected when it contains a newline or control character (which would start a new,
+executed line). Everything in the script body is shlex-quoted. Only --prelude lines are
+emitted verbatim: they are shell commands the user asked to run.
+"""
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hpcscope.plan.job import Job
+
+LAUNCHERS = ("srun", "mpirun")
+# srun's PMI plugin per MPI library; overridable where a site builds Open MPI with PMI2.
+SRUN_MPI = {"openmpi": "pmix", "mpich": "pmi2"}
+_TIME = re.compile(r"\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(:\d{1,2}){0,2}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class ScriptError(ValueError):
+    """A user option that cannot go into a batch script; the message says what to change."""
+
+
+@dataclass
+class SlurmOptions:
+    """What the user passes through to sbatch (`hpcscope run ... --on slurm ...`)."""
+
+    partition: str | None = None
+    account: str | None = None
+    time: str | None = None          # minutes ("10") or [D-]HH:MM:SS; None: from job timeouts
+    qos: str | None = None
+    constraint: str | None = None
+    mail_type: str | None = None
+    mail_user: str | None = None
+    exclusive: bool = True           # performance runs own their nodes
+    modules: list[str] = field(default_factory=list)    # -> `module load X`
+    prelude: list[str] = field(default_factory=list)    # shell lines, verbatim
+    sbatch_args: list[str] = field(default_factory=list)  # extra #SBATCH options
+    launcher: str = "srun"           # "srun" or "mpirun" (the MPI library's own)
+    srun_mpi: str | None = None      # srun --mpi=...; None: pmix for Open MPI, pmi2 for MPICH
+    array_limit: int = 1             # %K: array tasks (repeats) running at the same time
+
+
+@dataclass
+class JobGroup:
+    """Jobs run as one array: task i (from 1) runs jobs[i-1]."""
+
+    name: str            # safe for paths and #SBATCH lines, unique in its run
+    jobs: list[Job]
+
+    @property
+    def first(self) -> Job:
+        return self.jobs[0]
+
+
+def safe_name(text: str, limit: int = 64) -> str:
+    """A name usable as a directory and in an #SBATCH line: [A-Za-z0-9._-] only."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._-")
+    return name[:limit] or "job"
+
+
+def _shape(job: Job) -> tuple:
+    """What must be equal for jobs to share one batch script (everything but name/tags)."""
+    mpi = (job.mpi.flavor, job.mpi.mpirun) if job.mpi else None
+    return (tuple(job.program), mpi, job.ranks, tuple(job.cpus or ()), job.nodes,
+            tuple(sorted(job.env.items())), job.timeout_s, job.output, job.oversubscribe,
+            job.suite)
+
+
+def group_jobs(jobs: list[Job]) -> list[JobGroup]:
+    """Group repeats: same shape -> one array. Order of first appearance is kept."""
+    groups: dict[tuple, list[Job]] = {}
+    for job in jobs:
+        groups.setdefault(_shape(job), []).append(job)
+    result: list[JobGroup] = []
+    used: set[str] = set()
+    for members in groups.values():
+        # "openmpi/core/r1" -> "openmpi_core": the repeat suffix names a task, not the group.
+        base = re.sub(r"[/_-]r(ep)?\d+$", "", members[0].name) or members[0].name
+        name = safe_name(base)
+        candidate, n = name, 2
+        while candidate in used:
+            candidate, n = f"{name}-{n}", n + 1
+        used.add(candidate)
+        result.append(JobGroup(candidate, members))
+    return result
+
+
+def _one_line(option: str, value: str) -> str:
+    """A directive value: one line, no control characters, quoted if it has spaces."""
+    if _CONTROL.search(value):
+        raise ScriptError(f"{option} {value!r} contains a newline or control character; "
+                          "a SLURM directive must be one plain line")
+    if '"' in value:
+        raise ScriptError(f"{option} {value!r} contains a double quote, which #SBATCH "
+                          "lines cannot carry; remove it")
+    return f'"{value}"' if re.search(r"\s", value) else value
+
+
+def check_time(value: str) -> str:
+    value = value.strip()
+    if not _TIME.fullmatch(value):
+        raise ScriptError(f"--time {value!r} is not a SLURM time limit: give minutes "
+                          "(--time 10) or [D-]HH:MM:SS (--time 1:30:00, --time 1-00:00:00)")
+    return value
+
+
+def _time_for(group: JobGroup, options: SlurmOptions) -> str:
+    if options.time:
+        return check_time(str(options.time))
+    # One array task runs one job: its own timeout plus a minute for startup.
+    return str(math.ceil(max(j.timeout_s for j in group.jobs) / 60) + 1)
+
+
+def _per_node(job: Job) -> int | None:
+    return job.ranks // job.nodes if job.nodes and job.ranks % job.nodes == 0 else None
+
+
+def directives(group: JobGroup, run_id: int, rundir: Path,
+               options: SlurmOptions) -> list[str]:
+    """The #SBATCH lines (without the prefix), in a fixed order: golden-testable."""
+    job = group.first
+    out_pattern = str(rundir).replace("%", "%%") + "/slurm-%A_%a.out"
+    lines = [
+        f"--job-name=hpcscope-{run_id}-{group.name}",
+        f"--output={_one_line('--out', out_pattern)}",
+        f"--chdir={_one_line('--out', str(rundir))}",
+        f"--array=1-{len(group.jobs)}%{max(1, options.array_limit)}",
+        f"--nodes={job.nodes}",
+        f"--ntasks={job.ranks}",
+    ]
+    per_node = _per_node(job)
+    if per_node is not None:
+        lines.append(f"--ntasks-per-node={per_node}")
+    placement = str(job.tags.get("placement", ""))
+    # Ask SLURM for cores where the placement needs them, so that even a shared
+    # (non-exclusive) allocation holds CPUs on the right sockets.
+    if placement == "socket":
+        lines.append("--ntasks-per-socket=1")
+    elif placement == "core" and per_node:
+        lines.append(f"--ntasks-per-socket={per_node}")
+    if options.exclusive:
+        lines.append("--exclusive")
+    lines.append(f"--time={_time_for(group, options)}")
+    for option, value in (("--partition", options.partition), ("--account", options.account),
+                          ("--qos", options.qos), ("--constraint", options.constraint),
+                          ("--mail-type", options.mail_type),
+                          ("--mail-user", options.mail_user)):
+        if value:
+            lines.append(f"{option}={_one_line(option, value)}")
+    for arg in options.sbatch_args:
+        if not arg.startswith("-"):
+            raise ScriptError(f"--sbatch-arg {arg!r} is not an sbatch option (it must start "
+                              "with '-', e.g. --sbatch-arg=--gres=gpu:1)")
+        if "=" in arg:
+            key, _, value = arg.partition("=")
+            lines.append(f"{_one_line('--sbatch-arg', key)}={_one_line('--sbatch-arg', value)}")
+        else:
+            lines.append(_one_line("--sbatch-arg", arg))
+    return lines
+
+
+def _local_cpus(job: Job) -> list[int] | None:
+    """CPUs of the ranks on one node (block distribution: node 0 holds ranks 0..k-1)."""
+    if not job.cpus:
+        return None
+    per_node = _per_node(job) or job.ranks
+    return list(job.cpus[:per_node])
+
+
+def launch_line(job: Job, options: SlurmOptions) -> list[str]:
+    """argv of the launcher plus the program, to be shlex-joined into the script."""
+    q = shlex.quote
+    per_node = _per_node(job)
+    cpus = _local_cpus(job) if options.exclusive else None
+    if options.launcher not in LAUNCHERS:
+        raise ScriptError(f"launcher {options.launcher!r} is unknown: use srun or mpirun")
+    if options.launcher == "mpirun" and job.mpi is not None:
+        argv = [q(job.mpi.mpirun)]
+        if job.mpi.flavor == "mpich":
+            argv += ["-n", str(job.ranks)]
+            if per_node:
+                argv += ["-ppn", str(per_node)]
+            if cpus:
+                argv += ["-bind-to", "user:" + ",".join(map(str, cpus))]
+        else:
+            argv += ["-np", str(job.ranks)]
+            if cpus:
+                # Written at run time: hostnames are only known inside the allocation.
+                argv += ["--rankfile", '"$rankfile"', "--mca", "rmaps_rank_file_physical",
+                         "1"]
+            elif per_node:
+                argv += ["--map-by", f"ppr:{per_node}:node"]
+            if job.oversubscribe:
+                argv += ["--oversubscribe"]
+        return argv + [q(a) for a in job.program]
+    argv = ["srun"]
+    if job.mpi is not None:
+        argv.append("--mpi=" + (options.srun_mpi or SRUN_MPI.get(job.mpi.flavor, "pmix")))
+    argv += [f"--nodes={job.nodes}", f"--ntasks={job.ranks}"]
+    if per_node:
+        argv.append(f"--ntasks-per-node={per_node}")
+    if cpus:
+        argv.append("--cpu-bind=map_cpu:" + ",".join(map(str, cpus)))
+    if job.oversubscribe:
+        argv.append("--overcommit")
+    argv.append("--kill-on-bad-exit=1")
+    return argv + [q(a) for a in job.program]
+
+
+def _rankfile_lines(job: Job) -> list[str]:
+    """Bash that writes an Open MPI rankfile from the allocation's hostnames."""
+    per_node = _per_node(job) or job.ranks
+    cpus = " ".join(str(c) for c in (job.cpus or []))
+    return [
+        'rankfile="$group/task-$task.rankfile"',
+        'mapfile -t hosts < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
+        f"cpus=({cpus})",
+        ': >"$rankfile"',
+        f"for ((r = 0; r < {job.ranks}; r++)); do",
+        f'  echo "rank $r=${{hosts[r / {per_node}]}} slot=${{cpus[r]}}" >>"$rankfile"',
+        "done",
+    ]
+
+
+def render(group: JobGroup, run_id: int, rundir: Path, options: SlurmOptions) -> str:
+    """The complete batch script for one group."""
+    q = shlex.quote
+    rundir = Path(rundir).absolute()
+    job = group.first
+    lines = ["#!/bin/bash"]
+    lines += [f"#SBATCH {d}" for d in directives(group, run_id, rundir, options)]
+    lines += [
+        "#",
+        f"# hpcscope run {run_id}, group {group.name}: array task i runs job i of",
+    ]
+    # Job names are user-influenced: only their sanitised form goes into comments.
+    lines += [f"#   {i} {safe_name(j.name, 120)}" for i, j in enumerate(group.jobs, 1)]
+    lines += [
+        "# Each task writes <rundir>/<group>/task-<i>.{jobid,jsonl,err,rc} (hpcscope slurm"
+        " collect reads them).",
+        "",
+    ]
+    for module in options.modules:
+        lines.append(f"module load {q(module)}")
+    lines += list(options.prelude)
+    for key, value in sorted(job.env.items()):
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise ScriptError(f"environment variable name {key!r} is not valid in a shell")
+        lines.append(f"export {key}={q(value)}")
+    lines += [
+        f"rundir={q(str(rundir))}",
+        f'group="$rundir"/{q(group.name)}',
+        'task="${SLURM_ARRAY_TASK_ID:?this script runs as a SLURM job array (sbatch --array)}"',
+        'mkdir -p -- "$group"',
+        'echo "${SLURM_JOB_ID:-}" >"$group/task-$task.jobid"',
+    ]
+    if options.launcher == "mpirun" and job.mpi is not None and job.mpi.flavor != "mpich" \
+            and job.cpus and options.exclusive:
+        lines += _rankfile_lines(job)
+    lines += [
+        " ".join(launch_line(job, options))
+        + ' >"$group/task-$task.jsonl" 2>"$group/task-$task.err"',
+        "rc=$?",
+        'echo "$rc" >"$group/task-$task.rc"',
+        'exit "$rc"',
+        "",
+    ]
+    return "\n".join(lines)
