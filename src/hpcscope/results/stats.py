@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ def lower_is_better(unit: str) -> bool:
                      "better; pass lower_is_better explicitly")
 
 
+@lru_cache(maxsize=4096)   # pure in (n, level); scipy's binomial calls are slow
 def median_ci_ranks(n: int, level: float = CI_LEVEL) -> tuple[int, int, float] | None:
     """1-based ranks (j, k) of the order statistics bounding the median, and the exact
     coverage, or None when n is too small for `level`.
@@ -73,6 +75,7 @@ def median_ci_ranks(n: int, level: float = CI_LEVEL) -> tuple[int, int, float] |
     return j, n + 1 - j, coverage
 
 
+@lru_cache(maxsize=16)
 def min_n_for_ci(level: float = CI_LEVEL) -> int:
     """Smallest sample count that has a nonparametric CI of the median at `level`."""
     n = 1

@@ -1,0 +1,341 @@
+"""Export a run's samples: JSON, CSV, Markdown tables and OSU-style text.
+
+`hpcscope export RUN --format json|csv|markdown|osu` prints one of these on stdout
+(DESIGN 1). Every number is derived from the stored raw values by hpcscope.results.stats;
+nothing is rounded before the last formatting step, and a cell without data stays empty.
+
+Grouping: a sample belongs to a launch, whose tags (mpi, placement, repeat, ...) say what
+was measured. CSV and JSON keep one entry per launch x metric x params (nothing pooled);
+Markdown, OSU text and `p2p_table` pool the launches that differ only in `repeat`, using
+all their raw values, and give the across-launch view (median of launch medians, spread)
+next to it, because several launches are not i.i.d. (Hoefler & Belli SC15, Sec. 4.2).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from hpcscope.results.stats import is_rate, pooled, summarize
+from hpcscope.results.store import Store
+
+PLACEMENT_ORDER = ("smt", "core", "numa", "socket", "node")
+METRIC_ORDER = ("latency", "bandwidth", "bibandwidth", "message_rate")
+OSU_FIELD_WIDTH = 18            # OSU point-to-point FIELD_WIDTH; sizes are %-10d
+POOLED_TAGS = ("repeat",)        # tags that only tell repeats apart: pooled over
+OSU_TITLES = {"latency": ("Latency Test", "Latency"),
+              "bandwidth": ("Bandwidth Test", "Bandwidth"),
+              "bibandwidth": ("Bi-Directional Bandwidth Test", "Bandwidth"),
+              "message_rate": ("Multiple Bandwidth / Message Rate Test", "Messages/s")}
+
+Samples = Sequence[dict[str, Any]]
+
+
+def _samples(source: Store | Samples, run_id: int | None) -> list[dict[str, Any]]:
+    if isinstance(source, Store):
+        if run_id is None:
+            raise ValueError("exporting from a Store needs a run id (Store.resolve('last'))")
+        return source.samples(run_id)
+    return list(source)
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _placement_rank(name: str) -> tuple[int, str]:
+    return (PLACEMENT_ORDER.index(name) if name in PLACEMENT_ORDER else len(PLACEMENT_ORDER),
+            name)
+
+
+def _metric_rank(name: str) -> tuple[int, str]:
+    return (METRIC_ORDER.index(name) if name in METRIC_ORDER else len(METRIC_ORDER), name)
+
+
+def _params_rank(params: dict[str, Any]) -> tuple[Any, ...]:
+    size = params.get("bytes")
+    return (0 if isinstance(size, (int, float)) else 1, size or 0, _key(params))
+
+
+def _params_label(params: dict[str, Any]) -> str:
+    if set(params) == {"bytes"}:
+        return str(params["bytes"])
+    return ", ".join(f"{k}={params[k]}" for k in sorted(params))
+
+
+def _fmt(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+# -- the shared cell: one measurement pooled over repeats -------------------------------
+
+
+def _cell(group: Samples) -> dict[str, Any]:
+    """Statistics of one (tags without repeat, metric, params) group over its launches."""
+    rate = is_rate(group[0]["unit"])
+    per_launch: dict[int, list[float]] = {}
+    for s in group:
+        per_launch.setdefault(s["launch_id"], []).extend(s["values"])
+    values = [v for vs in per_launch.values() for v in vs]
+    summary = summarize(values, rate)
+    cell: dict[str, Any] = {
+        "unit": group[0]["unit"], "n": summary.n, "launches": len(per_launch),
+        "mean": summary.mean, "std": summary.std, "cv": summary.cv,
+        "median": summary.median, "ci_low": summary.ci_low, "ci_high": summary.ci_high,
+        "min": summary.min, "max": summary.max, "warnings": list(summary.warnings),
+        "across": None,
+    }
+    if len(per_launch) > 1:
+        across = pooled(list(per_launch.values()), rate)
+        cell["across"] = {"median": across.median, "ci_low": across.ci_low,
+                          "ci_high": across.ci_high, "spread": across.spread,
+                          "cv": across.cv, "medians": across.medians}
+        cell["warnings"] += across.warnings
+    return cell
+
+
+def _common_tags(samples: Samples, ignore: Iterable[str]) -> dict[str, Any]:
+    skip = set(ignore)
+    return {k: v for k, v in samples[0]["tags"].items() if k not in skip}
+
+
+def p2p_table(samples: Samples, metric: str = "latency",
+              mpi: str | None = None) -> list[dict[str, Any]]:
+    """Rows for point-to-point tables and figures, sorted by message size:
+
+        [{"bytes": 8, "placements": {"core": cell, "socket": cell, ...}}, ...]
+
+    cell = {unit, n, launches, mean, std, cv, median, ci_low, ci_high, min, max,
+    warnings, across}: statistics over all raw values of the launches of that placement
+    (mean harmonic for rates), and `across` = {median, ci_low, ci_high, spread, cv,
+    medians} over the per-launch medians when there are several launches, else None.
+
+    Only samples of `metric` with params {"bytes": N} are used. Launches may differ in
+    placement and repeat only; several MPIs need `mpi=` (they are never mixed silently).
+    """
+    chosen = [s for s in samples if s["metric"] == metric and set(s["params"]) == {"bytes"}]
+    mpis = sorted({str(s["tags"].get("mpi", "")) for s in chosen})
+    if mpi is not None:
+        chosen = [s for s in chosen if str(s["tags"].get("mpi", "")) == mpi]
+    elif len(mpis) > 1:
+        raise ValueError(f"samples of {len(mpis)} MPI libraries ({', '.join(mpis)}); "
+                         "choose one with mpi=")
+    others = {_key(_common_tags([s], ("placement", *POOLED_TAGS))) for s in chosen}
+    if len(others) > 1:
+        raise ValueError("samples differ in tags other than placement and repeat "
+                         f"({', '.join(sorted(others))}); filter them first")
+    by_size: dict[int, dict[str, list[dict[str, Any]]]] = {}
+    for s in chosen:
+        placement = str(s["tags"].get("placement", ""))
+        by_size.setdefault(s["params"]["bytes"], {}).setdefault(placement, []).append(s)
+    rows = []
+    for size in sorted(by_size):
+        cells = {p: _cell(g) for p, g in
+                 sorted(by_size[size].items(), key=lambda kv: _placement_rank(kv[0]))}
+        rows.append({"bytes": size, "placements": cells})
+    return rows
+
+
+# -- JSON and CSV: one entry per launch x metric x params ------------------------------
+
+
+def to_json(source: Store | Samples, run_id: int | None = None) -> str:
+    """All raw values with a summary each, plus the pooled view over repeats.
+
+    {"run": run dict or null, "samples": [sample + {"summary": Summary}],
+     "pooled": [{benchmark, metric, unit, params, tags (without repeat), launch_ids,
+                 cell}]}
+    """
+    samples = _samples(source, run_id)
+    out_samples = []
+    for s in samples:
+        summary = summarize(s["values"], is_rate(s["unit"])).to_dict()
+        out_samples.append(dict(s, summary=summary))
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for s in samples:
+        key = _key([s["benchmark"], s["metric"], s["unit"], s["params"],
+                    _common_tags([s], POOLED_TAGS)])
+        groups.setdefault(key, []).append(s)
+    pooled_out = []
+    for group in groups.values():
+        first = group[0]
+        pooled_out.append({"benchmark": first["benchmark"], "metric": first["metric"],
+                           "unit": first["unit"], "params": first["params"],
+                           "tags": _common_tags(group, POOLED_TAGS),
+                           "launch_ids": sorted({s["launch_id"] for s in group}),
+                           "cell": _cell(group)})
+    run = source.run(run_id) if isinstance(source, Store) and run_id is not None else None
+    if run is not None:
+        run.pop("topology_xml", None)    # large; `hpcscope export` is about measurements
+    return json.dumps({"run": run, "samples": out_samples, "pooled": pooled_out},
+                      indent=1, sort_keys=False) + "\n"
+
+
+CSV_STATS = ("n", "median", "ci_low", "ci_high", "min", "max", "mean", "std", "cv")
+
+
+def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
+    """One row per launch x metric x params: launch_id, launch, one column per tag, then
+    benchmark, metric, unit, one column per param, warmups, n, median, ci_low, ci_high,
+    min, max, mean (harmonic for rates), std, cv, warnings. A param whose name is taken
+    by a tag or a fixed column is written as param_<name>."""
+    samples = _samples(source, run_id)
+    tag_cols = sorted({k for s in samples for k in s["tags"]})
+    fixed = {"launch_id", "launch", "benchmark", "metric", "unit", "warmups", *CSV_STATS,
+             "warnings"}
+    tag_names = {k: (f"tag_{k}" if k in fixed else k) for k in tag_cols}
+    param_keys = sorted({k for s in samples for k in s["params"]})
+    taken = fixed | set(tag_names.values())
+    param_names = {k: (f"param_{k}" if k in taken else k) for k in param_keys}
+    header = (["launch_id", "launch", *tag_names.values(), "benchmark", "metric", "unit",
+               *param_names.values(), "warmups", *CSV_STATS, "warnings"])
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    for s in samples:
+        summary = summarize(s["values"], is_rate(s["unit"]))
+        stats = summary.to_dict()
+        writer.writerow(
+            [s["launch_id"], s.get("launch", ""),
+             *(_csv_value(s["tags"].get(k)) for k in tag_cols),
+             s["benchmark"], s["metric"], s["unit"],
+             *(_csv_value(s["params"].get(k)) for k in param_keys),
+             s["warmups"], *(_csv_value(stats[k]) for k in CSV_STATS),
+             "; ".join(summary.warnings)])
+    return buf.getvalue()
+
+
+def _csv_value(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)              # full precision; formatting is the reader's job
+    if isinstance(value, (dict, list)):
+        return _key(value)
+    return str(value)
+
+
+# -- Markdown: size rows x placement columns, mean and std ------------------------------
+
+
+def to_markdown(source: Store | Samples, run_id: int | None = None) -> str:
+    """Tables shaped like shared/data/lcc3_osu_stability.tsv: one row per params (message
+    size), for each metric (latency first, then bandwidth) and placement a mean and a
+    std column. One table per benchmark and per combination of the other tags (e.g. per
+    MPI). Mean and std are over all raw values of all repeats; the mean of a rate is
+    harmonic (Hoefler & Belli SC15, Rule 3). Values with 2 decimals, as OSU prints them.
+    """
+    samples = _samples(source, run_id)
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for s in samples:
+        key = _key([s["benchmark"], _common_tags([s], ("placement", *POOLED_TAGS))])
+        tables.setdefault(key, []).append(s)
+    parts = []
+    for key in sorted(tables):
+        benchmark, tags = json.loads(key)
+        parts.append(_markdown_table(benchmark, tags, tables[key]))
+    return "\n".join(parts)
+
+
+def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> str:
+    columns: dict[tuple[str, str, str], None] = {}   # (metric, unit, placement), ordered
+    cells: dict[str, dict[tuple[str, str, str], list[dict[str, Any]]]] = {}
+    rows: dict[str, dict[str, Any]] = {}
+    for s in samples:
+        col = (s["metric"], s["unit"], str(s["tags"].get("placement", "")))
+        columns[col] = None
+        row = _key(s["params"])
+        rows[row] = s["params"]
+        cells.setdefault(row, {}).setdefault(col, []).append(s)
+    ordered_cols = sorted(columns, key=lambda c: (_metric_rank(c[0]), c[1],
+                                                  _placement_rank(c[2])))
+    ordered_rows = sorted(rows, key=lambda r: _params_rank(rows[r]))
+    launches = len({s["launch_id"] for s in samples})
+    title = " ".join([f"### {benchmark or 'unknown benchmark'}",
+                      *(f"{k}={v}" for k, v in sorted(tags.items()))])
+    size_head = "bytes" if all(set(p) == {"bytes"} for p in rows.values()) else "params"
+    head = [size_head]
+    for metric, unit, placement in ordered_cols:
+        name = f"{metric} {placement}".strip()
+        head += [f"{name} mean ({unit})", f"{name} std"]
+    lines = [title, "",
+             f"Mean and standard deviation over all raw values of {launches} launch(es); "
+             "means of rates are harmonic.", "",
+             "| " + " | ".join(head) + " |",
+             "|" + "|".join(["---:"] * len(head)) + "|"]
+    warnings: list[str] = []
+    for row in ordered_rows:
+        line = [_params_label(rows[row])]
+        for col in ordered_cols:
+            group = cells[row].get(col)
+            if not group:
+                line += ["", ""]
+                continue
+            cell = _cell(group)
+            line += [_fmt(cell["mean"]), _fmt(cell["std"])]
+            unstable = [w for w in cell["warnings"] if "unstable" in w or "differ" in w]
+            warnings += [f"{size_head} {_params_label(rows[row])}, {col[0]} {col[2]}: {w}"
+                         for w in unstable]
+        lines.append("| " + " | ".join(line) + " |")
+    if warnings:
+        lines += ["", "Warnings:", ""] + [f"- {w}" for w in warnings]
+    return "\n".join(lines) + "\n"
+
+
+# -- OSU text: per MPI and placement, median per size -----------------------------------
+
+
+def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
+    """OSU micro-benchmark style text so that scripts written for OSU output work:
+
+        # OSU MPI Latency Test (hpcscope: p2p, mpi=openmpi, placement=core)
+        # Size          Latency (us)
+        0                       0.16
+
+    One block per metric, MPI and placement (and other tags); the value is the median of
+    all raw values at that size over all repeats, printed as OSU's point-to-point tests do ("%-10d%18.2f").
+    Samples without params {"bytes": N} have no OSU form and are left out.
+    """
+    samples = [s for s in _samples(source, run_id) if set(s["params"]) == {"bytes"}]
+    blocks: dict[str, list[dict[str, Any]]] = {}
+    order: dict[str, tuple[Any, ...]] = {}
+    for s in samples:
+        key = _key([s["metric"], s["unit"], s["benchmark"], _common_tags([s], POOLED_TAGS)])
+        order[key] = (_metric_rank(s["metric"]), s["unit"], s["benchmark"],
+                      str(s["tags"].get("mpi", "")),
+                      _placement_rank(str(s["tags"].get("placement", ""))), key)
+        blocks.setdefault(key, []).append(s)
+    out = []
+    for key in sorted(blocks, key=order.__getitem__):
+        group = blocks[key]
+        first = group[0]
+        metric, unit = first["metric"], first["unit"]
+        test, column = OSU_TITLES.get(metric, (f"{metric} test", metric.capitalize()))
+        tags = _common_tags(group, POOLED_TAGS)
+        described = ", ".join([first["benchmark"] or "unknown benchmark",
+                               *(f"{k}={v}" for k, v in sorted(tags.items()))])
+        launches = len({s["launch_id"] for s in group})
+        lines = [f"# OSU MPI {test} (hpcscope: {described})",
+                 f"# median of all values per size over {launches} launch(es)",
+                 f"{'# Size':<10}{column + ' (' + unit + ')':>{OSU_FIELD_WIDTH}}"]
+        sizes: dict[int, list[dict[str, Any]]] = {}
+        for s in group:
+            sizes.setdefault(s["params"]["bytes"], []).append(s)
+        for size in sorted(sizes):
+            median = _cell(sizes[size])["median"]
+            lines.append(f"{size:<10d}{median:>{OSU_FIELD_WIDTH}.2f}")
+        out.append("\n".join(lines) + "\n")
+    return "\n".join(out)
+
+
+FORMATS = {"json": to_json, "csv": to_csv, "markdown": to_markdown, "osu": to_osu}
+
+
+def export(source: Store | Samples, run_id: int | None, fmt: str) -> str:
+    """Dispatch for `hpcscope export RUN --format FMT`."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; choose one of "
+                         + ", ".join(FORMATS))
+    return FORMATS[fmt](source, run_id)
