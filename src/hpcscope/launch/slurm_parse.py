@@ -204,3 +204,23 @@ def parse_sacct(stdout: str) -> list[TaskState]:
 def accounting_disabled(stderr_or_stdout: str) -> bool:
     """sacct without slurmdbd says so on stdout or stderr, depending on the version."""
     return "accounting storage is disabled" in stderr_or_stdout.lower()
+
+
+def parse_sinfo_partitions(stdout: str) -> tuple[dict[str, int], str | None]:
+    """`sinfo -h -o '%P|%D'` -> ({partition: nodes}, default partition or None).
+
+    sinfo marks the default partition with '*' and prints a partition once per node
+    state, so the node counts of its lines are summed.
+    """
+    sizes: dict[str, int] = {}
+    default: str | None = None
+    for line in stdout.splitlines():
+        fields = line.strip().split("|")
+        if len(fields) != 2 or not fields[1].strip().isdigit():
+            continue
+        name = fields[0].strip()
+        if name.endswith("*"):
+            name = name[:-1]
+            default = name
+        sizes[name] = sizes.get(name, 0) + int(fields[1])
+    return sizes, default

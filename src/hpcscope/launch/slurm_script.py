@@ -132,7 +132,7 @@ def _per_node(job: Job) -> int | None:
     return job.ranks // job.nodes if job.nodes and job.ranks % job.nodes == 0 else None
 
 
-def directives(group: JobGroup, run_id: int, rundir: Path,
+def directives(group: JobGroup, run_id: int | str, rundir: Path,
                options: SlurmOptions) -> list[str]:
     """The #SBATCH lines (without the prefix), in a fixed order: golden-testable."""
     job = group.first
@@ -194,7 +194,10 @@ def launch_line(job: Job, options: SlurmOptions) -> list[str]:
     if options.launcher == "mpirun" and job.mpi is not None:
         argv = [q(job.mpi.mpirun)]
         if job.mpi.flavor == "mpich":
-            argv += ["-n", str(job.ranks)]
+            # Hydra starts its proxies with srun, which already carries the job's
+            # environment; forwarding mpirun's own (-genvall, the default) would
+            # overwrite what slurmstepd sets per node (SLURMD_NODENAME, SLURM_NODEID...).
+            argv += ["-genvnone", "-n", str(job.ranks)]
             if per_node:
                 argv += ["-ppn", str(per_node)]
             if cpus:
@@ -239,7 +242,7 @@ def _rankfile_lines(job: Job) -> list[str]:
     ]
 
 
-def render(group: JobGroup, run_id: int, rundir: Path, options: SlurmOptions) -> str:
+def render(group: JobGroup, run_id: int | str, rundir: Path, options: SlurmOptions) -> str:
     """The complete batch script for one group."""
     q = shlex.quote
     rundir = Path(rundir).absolute()
