@@ -1,0 +1,490 @@
+/* coll.c - MPI collectives: native vs lanecoll's full-lane and hierarchical mock-ups
+ * (Träff & Hunold, "Decomposing MPI collectives for exploiting multi-lane communication",
+ * sections 3 and 4), as performance-guideline measurements.
+ *
+ * For each selected collective, count and algorithm (native MPI_<Coll>, LC_<Coll>_lane,
+ * LC_<Coll>_hier) the methodology of the paper and ReproMPI (DESIGN 3):
+ *   - one untimed probe call (the first lanecoll call on a communicator builds and caches
+ *     its node/lane decomposition) tells whether lanecoll ran the algorithm or fell back
+ *     to native because a restriction failed; a fallback is reported in a summary record
+ *     ("metric":"fallback") and not timed, so a table never shows native under a lane name;
+ *   - --warmup discarded calls, then --repetitions timed calls, each after MPI_Barrier;
+ *   - the time of a repetition is the completion time of the slowest process: every rank
+ *     times its own call and one MPI_Reduce(MAX) after the loop gives rank 0 the maximum
+ *     per repetition; all repetitions are written (raw values, nothing averaged).
+ * Validation (--validate, on by default): before timing a (collective, count), an untimed
+ * pass runs native, then lane and hier on the same input and compares every defined
+ * receive element bit for bit (MPI_INT, MPI_SUM; the root's buffer for gather/reduce, not
+ * rank 0's for exscan). A mismatch is an error record naming collective, algorithm,
+ * count, ranks and first offset; the wrong algorithm is then not timed.
+ *
+ * What "count" means per collective: see coll_catalog.h (total count for bcast, reduce,
+ * allreduce, scan, exscan; per-process block for the others). Default sweep ("auto"):
+ * like the paper, counts scaled by p for total collectives (p, 10p, ..., 10000p) and
+ * block counts 1, 10, ..., 10000 for block collectives, so the total data is p*10^k in
+ * both; auto drops counts whose buffers exceed --max-bytes (and says so in a summary).
+ * Explicit counts above the limit are refused before anything is measured.
+ *
+ * Memory per process: send + receive (+ a reference copy of the receive buffer when
+ * validating) of the largest role, allocated on every rank, e.g. alltoall with block c on
+ * p ranks: 2*p*c*4 bytes (+ p*c*4).
+ *
+ * Output: JSONL (rank 0, flushed per record): meta; a summary "decomposition" (nodes, ppn,
+ * regularity, node override, lanecoll available); one sample per (collective, algorithm,
+ * count) as soon as it is measured: metric "time", unit "us", params {collective,
+ * algorithm, count, bytes, nodes, ppn, p, regular, node_override}. --native-label renames
+ * the native path in params (e.g. "tuned" when liblanecoll_pmpi.so intercepts MPI_*).
+ * Exit: 0 ok, 1 measurement failed (error record written), 2 bad usage or over the limit.
+ */
+#include "coll_util.h" /* first: sets _POSIX_C_SOURCE */
+
+#include <math.h>
+
+#include "binding_mpi.h"
+#include "coll_catalog.h"
+#include "coll_nodes.h"
+#include "timer.h"
+
+#define COLL_VERSION "0.1.0"
+#define SENTINEL 0x5a5a5a5a /* preset receive value; far above any |sum| of the data */
+
+static const char *o_colls, *o_algs, *o_counts, *o_label, *o_out;
+static int64_t o_reps, o_warmup, o_maxbytes;
+static int o_validate;
+
+static const hs_option options[] = {
+    {"collectives", HS_OPT_STR, &o_colls,
+     "bcast,gather,scatter,allgather,alltoall,reduce,allreduce,reduce_scatter_block,scan,exscan",
+     "comma-separated collectives"},
+    {"algorithms", HS_OPT_STR, &o_algs, "native,lane,hier",
+     "comma-separated: native (MPI_<Coll>), lane, hier (lanecoll LC_<Coll>_lane/_hier)"},
+    {"counts", HS_OPT_STR, &o_counts, "auto",
+     "auto, a list (64,1p,10p: p suffix = times ranks) or a sweep FROM:TO[:FACTOR] "
+     "(1p:10000p:10); total count or per-process block, see --help text"},
+    {"repetitions", HS_OPT_INT, &o_reps, "100", "timed repetitions per measurement"},
+    {"warmup", HS_OPT_INT, &o_warmup, "5", "discarded calls before the repetitions"},
+    {"max-bytes", HS_OPT_SIZE, &o_maxbytes, "1G",
+     "memory limit per process for the buffers of one measurement"},
+    {"validate", HS_OPT_FLAG, &o_validate, "1",
+     "untimed pass comparing lane/hier results with native, bit for bit (--validate=0: off)"},
+    {"native-label", HS_OPT_STR, &o_label, "native",
+     "algorithm name recorded for MPI_<Coll> calls (tuned: under liblanecoll_pmpi.so)"},
+    {"out", HS_OPT_STR, &o_out, "-", "output file, - for stdout"},
+    {0}};
+
+static int sel_coll[NCOLL], sel_alg[NALG];
+enum { SKIP_NONE, SKIP_WRONG, SKIP_NOHIER }; /* why an algorithm is not timed */
+
+static int check(int quiet)
+{
+    const char *why = NULL;
+    char bad[96] = "";
+    memset(sel_coll, 0, sizeof sel_coll);
+    memset(sel_alg, 0, sizeof sel_alg);
+    for (const char *s = o_colls; *s && !why;) {
+        size_t len = strcspn(s, ",");
+        int found = 0;
+        for (int c = 0; c < NCOLL; c++)
+            if (strlen(colls[c].name) == len && !strncmp(colls[c].name, s, len))
+                sel_coll[c] = found = 1;
+        if (!found) {
+            snprintf(bad, sizeof bad, "unknown collective '%.*s'", (int)(len < 40 ? len : 40), s);
+            why = "--collectives: choose from bcast, gather, scatter, allgather, alltoall, "
+                  "reduce, allreduce, reduce_scatter_block, scan, exscan";
+        }
+        s += len + (s[len] == ',');
+    }
+    for (const char *s = o_algs; *s && !why;) {
+        size_t len = strcspn(s, ",");
+        int found = 0;
+        for (int a = 0; a < NALG; a++)
+            if (strlen(alg_names[a]) == len && !strncmp(alg_names[a], s, len))
+                sel_alg[a] = found = 1;
+        if (!found) {
+            snprintf(bad, sizeof bad, "unknown algorithm '%.*s'", (int)(len < 40 ? len : 40), s);
+            why = "--algorithms: choose from native, lane, hier";
+        }
+        s += len + (s[len] == ',');
+    }
+    if (!why) {
+        int any_c = 0, any_a = 0;
+        for (int c = 0; c < NCOLL; c++) any_c |= sel_coll[c];
+        for (int a = 0; a < NALG; a++) any_a |= sel_alg[a];
+        if (!any_c) why = "--collectives: none selected";
+        else if (!any_a) why = "--algorithms: none selected";
+        else if (o_reps < 1) why = "--repetitions must be >= 1";
+        else if (o_warmup < 0) why = "--warmup must be >= 0";
+        else if (o_maxbytes < 1) why = "--max-bytes must be > 0";
+        else if (!*o_label) why = "--native-label must not be empty";
+    }
+    if (!why) return -1;
+    if (!quiet) fprintf(stderr, "coll: %s%s%s (see --help)\n", bad, *bad ? ": " : "", why);
+    return 2;
+}
+
+/* ---- run state ----------------------------------------------------------------------- */
+
+static hs_nodes ND;
+static int *sbuf, *rbuf, *ref;
+static double *t_local, *t_max;
+
+static inline int value_at(int rank, int64_t i)
+{
+    return (int)(((uint64_t)rank * 7919u + (uint64_t)i * 104729u) % 2001u) - 1000;
+}
+
+static int64_t need_bytes(int c, int64_t count, int p)
+{
+    int64_t s, r;
+    coll_elems(c, count, p, &s, &r);
+    return (s + r * (o_validate ? 2 : 1)) * (int64_t)sizeof(int);
+}
+
+/* Does this rank's receive buffer hold a defined result for collective c? */
+static int defined_here(int c)
+{
+    if (colls[c].root_only) return HB.rank == 0;
+    if (c == C_EXSCAN) return HB.rank != 0;
+    return 1;
+}
+
+/* Sets the buffers to the call's input: send data everywhere, receive sentinel, and for
+ * bcast the root's data in the (receive) buffer. */
+static void prepare(int c, int64_t count)
+{
+    int64_t s, r;
+    coll_elems(c, count, HB.size, &s, &r);
+    for (int64_t i = 0; i < s; i++) sbuf[i] = value_at(HB.rank, i);
+    for (int64_t i = 0; i < r; i++) rbuf[i] = SENTINEL;
+    if (c == C_BCAST && HB.rank == 0)
+        for (int64_t i = 0; i < r; i++) rbuf[i] = value_at(0, i);
+}
+
+/* Whether lanecoll fell back to native on any rank; rank 0 gets the reason text. */
+static int fell_back(char *reason, size_t len)
+{
+    const char *why = coll_fallback(HB.comm);
+    int mine = why != NULL, any = 0;
+    TRY(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, HB.comm));
+    if (any && HB.rank == 0) snprintf(reason, len, "%s", why ? why : "on another rank");
+    return any;
+}
+
+static void params_json(hs_json *j, int c, int a, int64_t count)
+{
+    hs_json_open_object(j, "params");
+    hs_json_str(j, "collective", colls[c].name);
+    hs_json_str(j, "algorithm", a == A_NATIVE ? o_label : alg_names[a]);
+    hs_json_int(j, "count", count);
+    hs_json_int(j, "bytes", count * (int64_t)sizeof(int));
+    hs_json_int(j, "nodes", ND.nodes);
+    hs_json_int(j, "ppn", ND.ppn);
+    hs_json_int(j, "p", HB.size);
+    hs_json_bool(j, "regular", ND.regular);
+    hs_json_str(j, "node_override", ND.override);
+    hs_json_close(j);
+}
+
+/* Summary record saying an algorithm was not timed and why (not an error: lanecoll
+ * documents these restrictions, and the run is still valid). */
+static void not_timed(int c, int a, int64_t count, const char *metric, const char *why)
+{
+    if (HB.rank != 0) return;
+    hs_json j;
+    hs_json_begin(&j, "summary");
+    hs_json_str(&j, "metric", metric);
+    params_json(&j, c, a, count);
+    hs_json_str(&j, "reason", why);
+    hs_json_emit(&j, HB.out);
+}
+
+/* ---- validation ---------------------------------------------------------------------- */
+
+/* Returns 1 when algorithm a disagrees with native (rank 0 wrote the error record). */
+static int compare_with_ref(int c, int a, int64_t count)
+{
+    int64_t s, r;
+    coll_elems(c, count, HB.size, &s, &r);
+    long long mine[4] = {0, -1, 0, 0}; /* mismatches, first offset, got, expected */
+    if (defined_here(c))
+        for (int64_t i = 0; i < r; i++)
+            if (rbuf[i] != ref[i] && mine[0]++ == 0) {
+                mine[1] = i;
+                mine[2] = rbuf[i];
+                mine[3] = ref[i];
+            }
+    long long *all = HB.rank == 0 ? malloc(sizeof(long long) * 4 * (size_t)HB.size) : NULL;
+    TRY(MPI_Gather(mine, 4, MPI_LONG_LONG, all, 4, MPI_LONG_LONG, 0, HB.comm));
+    int bad = 0;
+    if (HB.rank == 0) {
+        long long total = 0, ranks = 0;
+        int first = -1;
+        for (int q = 0; q < HB.size; q++)
+            if (all[4 * q] > 0) {
+                total += all[4 * q];
+                ranks++;
+                if (first < 0) first = q;
+            }
+        if (total > 0) {
+            bad = 1;
+            const long long *f = all + 4 * first;
+            char msg[512];
+            snprintf(msg, sizeof msg,
+                     "validation failed: %s %s count %lld differs from native on %lld rank(s), "
+                     "%lld element(s); first on rank %d at element %lld (got %lld, native %lld)",
+                     colls[c].name, alg_names[a], (long long)count, ranks, total, first, f[1],
+                     f[2], f[3]);
+            hs_json j;
+            hs_json_begin(&j, "error");
+            hs_json_str(&j, "message", msg);
+            hs_json_str(&j, "collective", colls[c].name);
+            hs_json_str(&j, "algorithm", alg_names[a]);
+            hs_json_int(&j, "count", count);
+            hs_json_int(&j, "mismatches", total);
+            hs_json_int(&j, "ranks", ranks);
+            hs_json_emit(&j, HB.out);
+        }
+        free(all);
+    }
+    TRY(MPI_Bcast(&bad, 1, MPI_INT, 0, HB.comm));
+    return bad;
+}
+
+/* Untimed pass: native into ref, then each selected lanecoll algorithm compared with it.
+ * skip[a] becomes SKIP_WRONG for an algorithm whose result differs (not timed then).
+ * Unavailable algorithms are left to measure(), which reports them. */
+static int validate(int c, int64_t count, int skip[NALG])
+{
+    int64_t s, r;
+    int failed = 0;
+    coll_elems(c, count, HB.size, &s, &r);
+    prepare(c, count);
+    TRY(coll_call(c, A_NATIVE, sbuf, rbuf, (int)count, HB.comm));
+    memcpy(ref, rbuf, sizeof(int) * (size_t)r);
+    for (int a = A_LANE; a < NALG; a++) {
+        if (!sel_alg[a] || skip[a]) continue;
+        prepare(c, count);
+        int rc = coll_call(c, a, sbuf, rbuf, (int)count, HB.comm);
+        if (rc == HS_UNAVAILABLE) continue;
+        TRY(rc);
+        if (compare_with_ref(c, a, count)) { skip[a] = SKIP_WRONG; failed = 1; }
+    }
+    return failed;
+}
+
+/* ---- measurement --------------------------------------------------------------------- */
+
+/* Probe call, warm-ups, timed repetitions; rank 0 writes the sample. Returns 0, or 1 when
+ * the record could not be written. */
+static int measure(int c, int a, int64_t count)
+{
+    int n = (int)count;
+    char reason[300] = "";
+    prepare(c, count);
+    int rc = coll_call(c, a, sbuf, rbuf, n, HB.comm); /* probe: builds lanecoll's cache */
+    if (rc == HS_UNAVAILABLE) {
+        not_timed(c, a, count, "unavailable",
+                  "this coll binary was built without lanecoll (lanecoll.h not found)");
+        return 0;
+    }
+    TRY(rc);
+    if (a != A_NATIVE && fell_back(reason, sizeof reason)) {
+        not_timed(c, a, count, "fallback", reason);
+        return 0;
+    }
+    int64_t total = o_warmup + o_reps;
+    for (int64_t i = 0; i < total; i++) {
+        TRY(MPI_Barrier(HB.comm));
+        double t0 = hs_now_s();
+        rc = coll_call(c, a, sbuf, rbuf, n, HB.comm);
+        double t1 = hs_now_s();
+        TRY(rc);
+        if (i >= o_warmup) t_local[i - o_warmup] = (t1 - t0) * 1e6;
+    }
+    hs_max_over_ranks(t_local, t_max, (int)o_reps);
+    int bad = 0;
+    if (HB.rank == 0) {
+        hs_json j;
+        hs_json_begin(&j, "sample");
+        hs_json_str(&j, "metric", "time");
+        hs_json_str(&j, "unit", "us");
+        params_json(&j, c, a, count);
+        hs_json_double_array(&j, "values", t_max, (size_t)o_reps);
+        hs_json_int(&j, "warmups", o_warmup);
+        bad = hs_json_emit(&j, HB.out) != 0;
+    }
+    TRY(MPI_Bcast(&bad, 1, MPI_INT, 0, HB.comm));
+    return bad;
+}
+
+/* ---- plan: counts per collective, memory check --------------------------------------- */
+
+typedef struct {
+    int64_t *counts;
+    int n;
+} count_list;
+
+/* Fills lists[c] for every selected collective. Returns -1 to go on, or 2 after rank 0
+ * wrote an error record (bad spec, explicit count over the limit or over an MPI int). */
+static int plan_counts(count_list lists[NCOLL], int64_t *max_send, int64_t *max_recv)
+{
+    int automatic = !strcmp(o_counts, "auto");
+    *max_send = *max_recv = 1;
+    for (int c = 0; c < NCOLL; c++) {
+        if (!sel_coll[c]) continue;
+        const char *why, *spec = automatic ? (colls[c].block ? "1:10000:10" : "1p:10000p:10")
+                                           : o_counts;
+        int n = hs_counts_parse(spec, HB.size, &lists[c].counts, &why);
+        if (n < 0) {
+            if (HB.rank == 0) hs_json_error(HB.out, "--counts '%s': %s", o_counts, why);
+            return 2;
+        }
+        int kept = 0;
+        char dropped[256] = "";
+        for (int i = 0; i < n; i++) {
+            int64_t count = lists[c].counts[i], s, r;
+            coll_elems(c, count, HB.size, &s, &r);
+            int64_t need = need_bytes(c, count, HB.size);
+            int too_big = count > INT_MAX || s > INT_MAX || r > INT_MAX;
+            if (!too_big && need <= o_maxbytes) {
+                lists[c].counts[kept++] = count;
+                if (s > *max_send) *max_send = s;
+                if (r > *max_recv) *max_recv = r;
+                continue;
+            }
+            if (automatic) {
+                size_t used = strlen(dropped);
+                snprintf(dropped + used, sizeof dropped - used, "%s%lld", used ? "," : "",
+                         (long long)count);
+                continue;
+            }
+            if (HB.rank == 0) {
+                if (too_big)
+                    hs_json_error(HB.out, "%s count %lld on %d ranks needs buffers of more "
+                                  "than INT_MAX elements; lower --counts", colls[c].name,
+                                  (long long)count, HB.size);
+                else
+                    hs_json_error(HB.out, "%s count %lld on %d ranks needs %lld bytes of "
+                                  "buffers per process (send %lld + receive %lld elements of "
+                                  "4 bytes%s), above --max-bytes %lld; raise the limit (e.g. "
+                                  "--max-bytes %lldM) or lower --counts", colls[c].name,
+                                  (long long)count, HB.size, (long long)need, (long long)s,
+                                  (long long)r, o_validate ? ", twice for validation" : "",
+                                  (long long)o_maxbytes, (long long)(need >> 20) + 1);
+            }
+            return 2;
+        }
+        lists[c].n = kept;
+        if (*dropped && HB.rank == 0) {
+            hs_json j;
+            hs_json_begin(&j, "summary");
+            hs_json_str(&j, "metric", "counts_dropped");
+            hs_json_str(&j, "collective", colls[c].name);
+            hs_json_str(&j, "counts", dropped);
+            hs_json_int(&j, "max_bytes", o_maxbytes);
+            hs_json_str(&j, "reason", "buffers above --max-bytes per process");
+            hs_json_emit(&j, HB.out);
+        }
+    }
+    return -1;
+}
+
+static void decomposition_summary(void)
+{
+    if (HB.rank != 0) return;
+    hs_json j;
+    hs_json_begin(&j, "summary");
+    hs_json_str(&j, "metric", "decomposition");
+    hs_json_int(&j, "nodes", ND.nodes);
+    hs_json_int(&j, "ppn", ND.ppn);
+    hs_json_int(&j, "min_ppn", ND.min_ppn);
+    hs_json_int(&j, "max_ppn", ND.max_ppn);
+    hs_json_int(&j, "p", HB.size);
+    hs_json_bool(&j, "regular", ND.regular);
+    hs_json_bool(&j, "consecutive", ND.consecutive);
+    hs_json_str(&j, "node_override", ND.override);
+    hs_json_bool(&j, "lanecoll", HS_HAVE_LANECOLL);
+#if HS_HAVE_LANECOLL
+    hs_json_str(&j, "lanecoll_version", LANECOLL_VERSION);
+#endif
+    hs_json_emit(&j, HB.out);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    HB.program = "coll";
+    HB.comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(HB.comm, &HB.rank);
+    MPI_Comm_size(HB.comm, &HB.size);
+    MPI_Comm_set_errhandler(HB.comm, MPI_ERRORS_RETURN);
+
+    int rc = hs_parse_quiet(options, argc, argv,
+                            "MPI collectives, native vs lanecoll full-lane (lane) and "
+                            "hierarchical (hier) mock-ups (Traff & Hunold), as JSONL records.\n"
+                            "count = MPI count for bcast/reduce/allreduce/scan/exscan, the "
+                            "per-process block for gather/scatter/allgather/alltoall/"
+                            "reduce_scatter_block.\nexample: LANECOLL_NODE_SIZE=1 mpirun -np 2 "
+                            "coll --collectives allreduce,bcast --counts 1p:1000p --repetitions 20",
+                            check);
+    if (rc >= 0) return hs_finish(rc);
+    if (!hs_open_out(o_out)) return hs_finish(1);
+    if (hs_write_meta_mpi(HB.out, "coll", COLL_VERSION, options, HB.comm) != 0)
+        return hs_finish(1);
+
+    rc = hs_nodes_get(HB.comm, &ND);
+    if (rc != MPI_SUCCESS) {
+        if (HB.rank == 0)
+            hs_json_error(HB.out, "cannot determine the nodes of the ranks (check the "
+                                  "LANECOLL_NODE_* setting '%s')", ND.override);
+        return hs_finish(1);
+    }
+    decomposition_summary();
+
+    count_list lists[NCOLL];
+    memset(lists, 0, sizeof lists);
+    int64_t max_send, max_recv;
+    rc = plan_counts(lists, &max_send, &max_recv);
+    if (rc >= 0) return hs_finish(rc);
+
+    sbuf = hs_alloc((size_t)max_send, sizeof(int));
+    rbuf = hs_alloc((size_t)max_recv, sizeof(int));
+    ref = o_validate ? hs_alloc((size_t)max_recv, sizeof(int)) : NULL;
+    t_local = malloc(sizeof(double) * (size_t)o_reps);
+    t_max = malloc(sizeof(double) * (size_t)o_reps);
+    int ok = sbuf && rbuf && (ref || !o_validate) && t_local && t_max, all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, HB.comm);
+    if (!all_ok) {
+        if (HB.rank == 0)
+            hs_json_error(HB.out, "cannot allocate buffers of %lld + %lld elements",
+                          (long long)max_send, (long long)max_recv);
+        return hs_finish(1);
+    }
+
+    int failed = 0, write_failed = 0;
+    for (int c = 0; c < NCOLL && !write_failed; c++) {
+        if (!sel_coll[c]) continue;
+        for (int i = 0; i < lists[c].n && !write_failed; i++) {
+            int64_t count = lists[c].counts[i];
+            int skip[NALG] = {SKIP_NONE, SKIP_NONE, colls[c].has_hier ? SKIP_NONE : SKIP_NOHIER};
+            if (o_validate) failed |= validate(c, count, skip);
+            for (int a = 0; a < NALG && !write_failed; a++) {
+                if (!sel_alg[a] || skip[a] == SKIP_WRONG) continue; /* error record written */
+                if (skip[a] == SKIP_NOHIER) {
+                    not_timed(c, a, count, "unavailable",
+                              "no hierarchical alltoall (paper, section 3.6)");
+                    continue;
+                }
+                write_failed = measure(c, a, count);
+            }
+        }
+        free(lists[c].counts);
+    }
+    free(sbuf);
+    free(rbuf);
+    free(ref);
+    free(t_local);
+    free(t_max);
+    hs_nodes_free(&ND);
+    return hs_finish(failed || write_failed ? 1 : 0);
+}
