@@ -1,0 +1,177 @@
+"""bench/mpi/p2p built and run for real with Open MPI and MPICH (DESIGN 2 record contract).
+
+Each library gets its own build tree (cmake with the MPI wrapper as the C compiler, as
+hpcscope's build stage does). Ranks are pinned to CPUs 0 and 1 by the launcher (Open MPI:
+a physical rankfile; MPICH: -bind-to user:0,1) and p2p must report exactly those CPUs,
+read from inside each rank. Runs are quick (small sizes, --scale-iterations): these tests
+check correctness and plausibility, never performance.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.mpi
+
+FLAVORS = {
+    "openmpi": {"cc": "mpicc.openmpi", "run": "mpirun.openmpi", "library": "Open MPI"},
+    "mpich": {"cc": "mpicc.mpich", "run": "mpirun.mpich", "library": "MPICH"},
+}
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+QUICK = ["--scale-iterations", "0.05"]
+POW2 = lambda lo, hi: [0] * (lo == 0) + [1 << k for k in range(hi.bit_length()) if (1 << k) >= max(lo, 1) and (1 << k) <= hi]  # noqa: E731
+
+
+def run(cmd: list[str], timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=ENV, **kw)
+
+
+@pytest.fixture(scope="module", params=sorted(FLAVORS))
+def flavor(request, tmp_path_factory):
+    """(name, settings, p2p binary, scratch dir) for one MPI library, built once per module."""
+    name = request.param
+    f = FLAVORS[name]
+    if not (shutil.which(f["cc"]) and shutil.which(f["run"])):
+        pytest.skip(f"{name} not installed")
+    build = tmp_path_factory.mktemp(f"bench-{name}")
+    for cmd in (["cmake", "-S", str(REPO / "bench"), "-B", str(build),
+                 f"-DCMAKE_C_COMPILER={f['cc']}"],
+                ["cmake", "--build", str(build), "--target", "p2p", "-j2"]):
+        done = run(cmd, timeout=600)
+        assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stdout}\n{done.stderr}"
+    binary = build / "mpi" / "p2p"
+    assert binary.is_file()
+    return name, f, binary, build
+
+
+def launch(flavor, *args: str, ranks: int = 2, timeout: float = 180) -> subprocess.CompletedProcess:
+    """p2p on `ranks` ranks; 2 ranks are pinned to CPUs 0 and 1, more run unbound."""
+    name, f, binary, scratch = flavor
+    if name == "openmpi":
+        if ranks == 2:
+            rankfile = scratch / "rankfile"
+            host = socket.gethostname()
+            rankfile.write_text(f"rank 0={host} slot=0\nrank 1={host} slot=1\n")
+            where = ["--rankfile", str(rankfile), "--mca", "rmaps_rank_file_physical", "1"]
+        else:
+            where = ["--oversubscribe", "--bind-to", "none"]
+    else:
+        where = ["-bind-to", "user:0,1"] if ranks == 2 else []
+    return run([f["run"], "-np", str(ranks), *where, str(binary), *args], timeout=timeout)
+
+
+def records(text: str) -> list[dict]:
+    """Every line must be one JSON object (the contract allows nothing else on stdout)."""
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def check_meta(meta: dict, flavor) -> None:
+    name, f, _, _ = flavor
+    assert meta["type"] == "meta" and meta["schema"] == "hpcscope.bench/1"
+    assert meta["benchmark"] == "p2p"
+    assert meta["mpi"]["library"] == f["library"]
+    assert meta["mpi"]["version"].count(".") >= 1 and meta["mpi"]["full"]
+    assert meta["timer"]["resolution_ns"] > 0 and meta["timer"]["overhead_ns"] > 0
+    assert meta["options"]["tests"]
+
+
+def test_quick_run_records_binding_and_plausible_values(flavor):
+    done = launch(flavor, "--max-size", "64K", *QUICK, "--validate")
+    assert done.returncode == 0, done.stderr
+    recs = records(done.stdout)
+    meta = recs[0]
+    check_meta(meta, flavor)
+    # the binding asked for, as each rank read it from inside
+    ranks = meta["ranks"]
+    assert [r["rank"] for r in ranks] == [0, 1]
+    assert [r["cpus"] for r in ranks] == [[0], [1]]
+    assert all(r["host"] == socket.gethostname() for r in ranks)
+    assert all(r["core"] is not None and r["socket"] is not None for r in ranks)
+    assert (ranks[0]["socket"], ranks[0]["core"]) != (ranks[1]["socket"], ranks[1]["core"])
+    assert not [r for r in recs if r["type"] == "error"]
+
+    samples = {(r["params"]["test"], r["params"]["bytes"]): r for r in recs if r["type"] == "sample"}
+    summaries = {(r["params"]["test"], r["params"]["bytes"]) for r in recs if r["type"] == "summary"}
+    expected = {("latency", n) for n in POW2(0, 65536)} | {("mbw_mr", n) for n in POW2(0, 65536)}
+    expected |= {(t, n) for t in ("bw", "bibw") for n in POW2(1, 65536)}  # OSU: bw from 1 B
+    assert set(samples) == expected and summaries == expected
+    units = {"latency": "us", "bandwidth": "MB/s", "bibandwidth": "MB/s", "message_rate": "msg/s"}
+    for (test, size), s in samples.items():
+        assert units[s["metric"]] == s["unit"]
+        p = s["params"]
+        assert len(s["values"]) == -(-p["iterations"] // p["block"]) >= 1
+        assert s["warmups"] >= 1
+        if p["iterations"] >= 10:
+            assert len(s["values"]) >= 10, s         # blocks shrink to give >= 10 samples
+        if s["metric"] == "latency":
+            assert all(0 < v < 10_000 for v in s["values"]), s
+        elif s["metric"] in ("bandwidth", "bibandwidth"):
+            assert all(0 < v < 200_000 for v in s["values"]), s   # MB/s, far above memory speed
+        else:
+            assert all(v > 0 for v in s["values"]), s
+    # latency grows with size over this range (64 KiB copy >> 0-byte handshake)
+    assert min(samples[("latency", 65536)]["values"]) > min(samples[("latency", 0)]["values"])
+
+
+def test_validate_with_varying_data_passes(flavor):
+    done = launch(flavor, "--min-size", "1", "--max-size", "1M", "--validate", "--data",
+                  "varying", "--iterations", "3", "--warmup", "1")
+    assert done.returncode == 0, done.stderr
+    recs = records(done.stdout)
+    assert recs[0]["options"]["validate"] is True and recs[0]["options"]["data"] == "varying"
+    assert not [r for r in recs if r["type"] == "error"]
+    assert len([r for r in recs if r["type"] == "sample"]) == 4 * 21
+
+
+def test_osu_format_parses_like_osu_output(flavor):
+    done = launch(flavor, "--format", "osu", "--tests", "latency,bw,mbw_mr", "--max-size", "1K",
+                  *QUICK)
+    assert done.returncode == 0, done.stderr
+    blocks = [b for b in done.stdout.split("\n\n") if b.strip()]
+    assert [b.splitlines()[0] for b in blocks] == [
+        "# OSU MPI Latency Test", "# OSU MPI Bandwidth Test",
+        "# OSU MPI Multiple Bandwidth / Message Rate Test"]
+    for block, first, columns in zip(blocks, (0, 1, 0), (2, 2, 3)):
+        rows = [line.split() for line in block.splitlines() if not line.startswith("#")]
+        assert [int(r[0]) for r in rows] == POW2(first, 1024)
+        assert all(len(r) == columns for r in rows)
+        assert all(float(r[-1]) > 0 for r in rows)
+    # OSU's column layout: size left-aligned in 10, value right-aligned in 20 characters
+    latency_rows = [l for l in blocks[0].splitlines() if not l.startswith("#")]
+    assert all(len(l) == 30 and l[:10].rstrip().isdigit() for l in latency_rows)
+
+
+def test_out_file_gets_the_records(flavor, tmp_path):
+    out = tmp_path / "p2p.jsonl"
+    done = launch(flavor, "--tests", "latency", "--max-size", "8", *QUICK, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "{" not in done.stdout
+    recs = records(out.read_text())
+    assert recs[0]["type"] == "meta" and len([r for r in recs if r["type"] == "sample"]) == 5
+
+
+def test_three_ranks_give_an_error_record_and_fail(flavor):
+    done = launch(flavor, "--max-size", "8", *QUICK, ranks=3)
+    assert done.returncode != 0
+    recs = records(done.stdout)
+    assert recs[0]["type"] == "meta" and len(recs[0]["ranks"]) == 3
+    errors = [r for r in recs if r["type"] == "error"]
+    assert errors and "exactly 2 ranks" in errors[0]["message"]
+    assert not [r for r in recs if r["type"] == "sample"]
+
+
+@pytest.mark.parametrize("bad", [["--no-such-option"], ["--tests", "latency,nope"],
+                                 ["--min-size", "8", "--max-size", "4"], ["--max-size", "12Q"]])
+def test_bad_usage_exits_2_with_a_message(flavor, bad):
+    done = launch(flavor, *bad)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "p2p:" in done.stderr
+    assert done.stderr.count("p2p:") == 1      # said once (rank 0), not once per rank
+    assert "{" not in done.stdout
