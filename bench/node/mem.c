@@ -1,0 +1,433 @@
+/* mem.c - memory bandwidth and latency of the node.
+ *
+ *   stream  STREAM Copy/Scale/Add/Triad with STREAM's rules: each array at least 4x the
+ *           last-level cache (all instances, from hwloc), every repetition recorded and
+ *           the first one marked as warm-up (STREAM reports the best of the rest), and the
+ *           final arrays checked against the values replayed on scalars (STREAM's
+ *           checkSTREAMresults: average relative error below 1e-13).
+ *   blocks  block copy (read + write) at block sizes 1 KiB..10 MiB, blocks visited in
+ *           order (seq) or in a random permutation (rand): the pmbw-style sweep.
+ *   chase   load-to-load latency: a random cyclic permutation with one pointer per 64-byte
+ *           line, followed for a calibrated number of loads, working sets 4 KiB..--chase-max
+ *           with --chase-steps points per doubling, so L1/L2/L3/DRAM show as plateaus.
+ *   numa    with several NUMA nodes: one thread pinned on node i, memory bound on node j
+ *           (hwloc membind, strict): triad bandwidth and chase latency for every (i, j).
+ *
+ * Threads are OpenMP threads pinned one per allowed CPU; each owns a static slice that it
+ * initialised itself (first touch). Cost: 3 arrays x --array-bytes of memory; time about
+ * (4 kernels x threads x reps) STREAM passes + blocks + chase (~1 s per 10 points).
+ */
+#define _GNU_SOURCE
+#include "mem_kernels.h"
+#include "mem_topo.h"
+#include "node_util.h"
+#include "timer.h"
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static const char *out_path, *tests_opt, *threads_opt, *blocks_opt;
+static int64_t reps, array_bytes, chase_max, chase_steps, block_total;
+static double chase_seconds;
+static int hugepages;
+
+static const hs_option opts[] = {
+    {"tests", HS_OPT_STR, &tests_opt, "all", "comma list of stream,blocks,chase,numa or all"},
+    {"threads", HS_OPT_STR, &threads_opt, "all", "thread counts, e.g. 1,2; all = 1..CPUs"},
+    {"reps", HS_OPT_INT, &reps, "10", "repetitions per point; the first is the warm-up"},
+    {"array-bytes", HS_OPT_SIZE, &array_bytes, "0",
+     "bytes of each STREAM array; 0 = max(4 x last-level cache, 64M)"},
+    {"block-sizes", HS_OPT_STR, &blocks_opt, "1K,4K,16K,64K,256K,1M,4M,10M",
+     "block sizes of the seq/rand block test"},
+    {"block-total", HS_OPT_SIZE, &block_total, "0",
+     "bytes swept per thread by the block test; 0 = the STREAM array size"},
+    {"chase-max", HS_OPT_SIZE, &chase_max, "0",
+     "largest pointer-chase working set; 0 = 8 x last-level cache"},
+    {"chase-steps", HS_OPT_INT, &chase_steps, "2", "pointer-chase points per doubling"},
+    {"hugepages", HS_OPT_FLAG, &hugepages, "1",
+     "advise transparent huge pages for the chase buffer (TLB misses then do not hide the "
+     "cache plateaus; 0 = 4 KiB pages, what lmbench measures)"},
+    {"chase-seconds", HS_OPT_DOUBLE, &chase_seconds, "0.05", "time per chase repetition"},
+    {"out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout"},
+    {0}};
+
+static FILE *out;
+static mem_topo topo;
+
+#define SLICE(n, t, id, lo, hi) \
+    size_t lo = (n) * (size_t)(id) / (size_t)(t), hi = (n) * (size_t)((id) + 1) / (size_t)(t)
+
+/* ------------------------------------------------------------------------ STREAM */
+
+enum { COPY, SCALE, ADD, TRIAD };
+static const char *stream_names[] = {"copy", "scale", "add", "triad"};
+static const double stream_bytes[] = {16, 16, 24, 24};
+
+static void stream_pass(int k, double *a, double *b, double *c, size_t n, int threads,
+                        double *seconds)
+{
+    const double s = 3.0;
+    double t0 = 0;
+#pragma omp parallel num_threads(threads)
+    {
+        int id = omp_get_thread_num();
+        node_pin(id);
+        SLICE(n, threads, id, lo, hi);
+#pragma omp barrier
+#pragma omp master
+        t0 = hs_now_s();
+        switch (k) {
+        case COPY: mk_copy(c, a, lo, hi); break;
+        case SCALE: mk_scale(b, c, s, lo, hi); break;
+        case ADD: mk_add(c, a, b, lo, hi); break;
+        default: mk_triad(a, b, c, s, lo, hi); break;
+        }
+#pragma omp barrier
+#pragma omp master
+        *seconds = hs_now_s() - t0;
+    }
+}
+
+/* STREAM's check: replay the same operations on scalars, compare the average error. */
+static int stream_check(const double *a, const double *b, const double *c, size_t n, int passes)
+{
+    double aj = 1.0, bj = 2.0, cj = 0.0, s = 3.0;
+    for (int p = 0; p < passes; p++) {
+        cj = aj; bj = s * cj; cj = aj + bj; aj = bj + s * cj;
+    }
+    double ea = 0, eb = 0, ec = 0;
+    for (size_t i = 0; i < n; i++) {
+        ea += fabs(a[i] - aj); eb += fabs(b[i] - bj); ec += fabs(c[i] - cj);
+    }
+    const double eps = 1e-13;
+    ea /= n; eb /= n; ec /= n;
+    if (ea / fabs(aj) > eps || eb / fabs(bj) > eps || ec / fabs(cj) > eps) {
+        hs_json_error(out, "STREAM validation failed: average relative errors a %g b %g c %g "
+                      "(limit %g)", ea / fabs(aj), eb / fabs(bj), ec / fabs(cj), eps);
+        return -1;
+    }
+    return 0;
+}
+
+static void init_arrays(double *a, double *b, double *c, size_t n, int threads)
+{
+#pragma omp parallel num_threads(threads)
+    {
+        int id = omp_get_thread_num();
+        node_pin(id);
+        SLICE(n, threads, id, lo, hi);
+        for (size_t i = lo; i < hi; i++) { a[i] = 1.0; b[i] = 2.0; c[i] = 0.0; }
+    }
+}
+
+static int run_stream(double *a, double *b, double *c, size_t n, int threads)
+{
+    init_arrays(a, b, c, n, threads);
+    double v[4][1024];
+    int nr = (int)reps;
+    /* STREAM order: all four kernels per pass, so the arrays evolve as the check replays. */
+    for (int r = 0; r < nr; r++)
+        for (int k = 0; k < 4; k++) {
+            double t;
+            stream_pass(k, a, b, c, n, threads, &t);
+            v[k][r] = stream_bytes[k] * (double)n / t / 1e6;
+        }
+    if (stream_check(a, b, c, n, nr) != 0) return -1;
+    for (int k = 0; k < 4; k++) {
+        hs_json j;
+        node_sample_begin(&j, "bandwidth", "MB/s");
+        hs_json_str(&j, "workload", "stream");
+        hs_json_str(&j, "op", stream_names[k]);
+        hs_json_int(&j, "threads", threads);
+        hs_json_int(&j, "array_bytes", (int64_t)(n * sizeof(double)));
+        hs_json_int(&j, "bytes_per_element", (int64_t)stream_bytes[k]);
+        hs_json_bool(&j, "validated", 1);
+        node_sample_end(&j, out, v[k] + 1, nr - 1, 1);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ blocks */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void shuffle(uint32_t *v, size_t n)
+{
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = rng() % (i + 1);
+        uint32_t t = v[i]; v[i] = v[j]; v[j] = t;
+    }
+}
+
+static int run_blocks(char *src, char *dst, size_t per_thread, int threads)
+{
+    int64_t sizes[NODE_MAX_LIST];
+    int ns = node_parse_size_list(blocks_opt, sizes, NODE_MAX_LIST);
+    for (int s = 0; s < ns; s++) {
+        size_t block = (size_t)sizes[s], nblk = per_thread / block;
+        if (nblk < 2) {
+            fprintf(stderr, "mem: block %zu skipped: fewer than 2 blocks in %zu bytes\n", block,
+                    per_thread);
+            continue;
+        }
+        uint32_t *seq = malloc(nblk * sizeof *seq), *rnd = malloc(nblk * sizeof *rnd);
+        for (size_t i = 0; i < nblk; i++) seq[i] = rnd[i] = (uint32_t)i;
+        shuffle(rnd, nblk);
+        for (int pat = 0; pat < 2; pat++) {
+            const uint32_t *order = pat ? rnd : seq;
+            double v[1024];
+            for (int r = 0; r < reps; r++) {
+                double t0 = 0, t = 0;
+#pragma omp parallel num_threads(threads)
+                {
+                    int id = omp_get_thread_num();
+                    node_pin(id);
+                    char *d = dst + (size_t)id * per_thread;
+                    const char *sp = src + (size_t)id * per_thread;
+#pragma omp barrier
+#pragma omp master
+                    t0 = hs_now_s();
+                    mk_blocks(d, sp, order, nblk, block);
+#pragma omp barrier
+#pragma omp master
+                    t = hs_now_s() - t0;
+                }
+                v[r] = 2.0 * (double)(nblk * block) * threads / t / 1e6; /* read + write */
+            }
+            hs_json j;
+            node_sample_begin(&j, "bandwidth", "MB/s");
+            hs_json_str(&j, "workload", "mem_block");
+            hs_json_str(&j, "op", "read_write");
+            hs_json_str(&j, "pattern", pat ? "rand" : "seq");
+            hs_json_int(&j, "block", (int64_t)block);
+            hs_json_int(&j, "threads", threads);
+            hs_json_int(&j, "bytes", (int64_t)(nblk * block));
+            node_sample_end(&j, out, v + 1, (int)reps - 1, 1);
+        }
+        if (memcmp(src, dst, nblk * block) != 0) { /* untimed check of the last copy */
+            hs_json_error(out, "block copy of %zu-byte blocks left wrong data", block);
+            return -1;
+        }
+        free(seq); free(rnd);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ chase */
+
+/* Random cyclic permutation of the lines of buf (Sattolo's algorithm: one cycle through
+ * every line), so hardware prefetchers cannot predict the next address. */
+static void **build_chain(char *buf, size_t lines)
+{
+    uint32_t *perm = malloc(lines * sizeof *perm);
+    for (size_t i = 0; i < lines; i++) perm[i] = (uint32_t)i;
+    for (size_t i = lines - 1; i > 0; i--) {
+        size_t j = rng() % i;
+        uint32_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+    }
+    for (size_t i = 0; i < lines; i++)
+        *(void **)(buf + (size_t)i * 64) = buf + (size_t)perm[i] * 64;
+    free(perm);
+    return (void **)buf;
+}
+
+/* Latency in ns per load at one working-set size, chasing on the calling thread. */
+static int chase_point(char *buf, size_t bytes, double *v, int nr)
+{
+    size_t lines = bytes / 64;
+    void **p = build_chain(buf, lines);
+    /* Validation: the chain visits every line once before returning to the start. */
+    size_t steps = 0;
+    void **q = p;
+    do { q = (void **)*q; steps++; } while (q != p && steps <= lines);
+    if (steps != lines) {
+        hs_json_error(out, "pointer chain of %zu lines has a cycle of %zu", lines, steps);
+        return -1;
+    }
+    int64_t loads = 1 << 16;
+    double t;
+    for (;;) { /* calibrate: loads that take about --chase-seconds */
+        double t0 = hs_now_s();
+        p = mk_chase(p, loads);
+        t = hs_now_s() - t0;
+        if (t > chase_seconds / 4) break;
+        loads *= 4;
+    }
+    loads = (int64_t)((double)loads * chase_seconds / t) + 8;
+    for (int r = 0; r < nr; r++) {
+        double t0 = hs_now_s();
+        p = mk_chase(p, loads);
+        v[r] = (hs_now_s() - t0) * 1e9 / (double)loads;
+    }
+    if (!p) return -1; /* never: keeps the final pointer live */
+    return 0;
+}
+
+static void emit_chase(const char *workload, size_t bytes, int cpu_node, int mem_node,
+                       const double *v, int nr)
+{
+    hs_json j;
+    node_sample_begin(&j, "latency", "ns");
+    hs_json_str(&j, "workload", workload);
+    hs_json_str(&j, "op", "pointer_chase");
+    hs_json_int(&j, "bytes", (int64_t)bytes);
+    hs_json_int(&j, "threads", 1);
+    hs_json_bool(&j, "huge_pages", hugepages);
+    if (cpu_node >= 0) {
+        hs_json_int(&j, "cpu_node", cpu_node);
+        hs_json_int(&j, "mem_node", mem_node);
+    }
+    node_sample_end(&j, out, v + 1, nr - 1, 1);
+}
+
+static int run_chase(void)
+{
+    /* Map 2 MiB more and align, so huge pages (when advised) cover the whole buffer. */
+    const size_t huge = 2u << 20;
+    size_t max = (size_t)chase_max, mapped = max + huge;
+    char *raw = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+        hs_json_error(out, "cannot map %zu bytes for the pointer chase", max);
+        return -1;
+    }
+    char *buf = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+    if (hugepages && madvise(buf, max, MADV_HUGEPAGE) != 0)
+        fprintf(stderr, "mem: madvise(MADV_HUGEPAGE) refused; chasing on 4 KiB pages\n");
+    node_pin(0);
+    int nr = reps < 4 ? (int)reps : 4; /* latency is stable: 3 timed points suffice */
+    double v[16];
+    double step = pow(2.0, 1.0 / (double)chase_steps);
+    size_t last = 0;
+    for (double size = 4096; size <= (double)max * 1.0001; size *= step) {
+        size_t bytes = ((size_t)size + 63) / 64 * 64;
+        if (bytes == last) continue;
+        last = bytes;
+        if (chase_point(buf, bytes, v, nr) != 0) return -1;
+        emit_chase("mem_latency", bytes, -1, -1, v, nr);
+    }
+    munmap(raw, mapped);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------- NUMA */
+
+static int run_numa(size_t n)
+{
+    if (topo.numa_nodes < 2) {
+        fprintf(stderr, "mem: numa matrix skipped: %d NUMA node (nothing is remote)\n",
+                topo.numa_nodes);
+        return 0;
+    }
+    size_t chase_bytes = (size_t)(4 * topo.llc_total);
+    for (int i = 0; i < topo.numa_nodes; i++) {
+        if (topo.numa_first_cpu[i] < 0) continue; /* memory-only node: no CPU to run on */
+        for (int m = 0; m < topo.numa_nodes; m++) {
+            size_t bytes = 3 * n * sizeof(double);
+            double *a = mem_alloc_bound(bytes, topo.numa_os[m]);
+            if (!a) {
+                hs_json_error(out, "cannot bind %zu bytes to NUMA node %d", bytes, topo.numa_os[m]);
+                return -1;
+            }
+            double *b = a + n, *c = b + n, v[1024], t0;
+            mem_pin_os_cpu(topo.numa_first_cpu[i]);
+            for (size_t k = 0; k < n; k++) { a[k] = 1.0; b[k] = 2.0; c[k] = 0.0; }
+            for (int r = 0; r < reps; r++) {
+                t0 = hs_now_s();
+                mk_triad(a, b, c, 3.0, 0, n);
+                v[r] = 24.0 * (double)n / (hs_now_s() - t0) / 1e6;
+            }
+            hs_json j;
+            node_sample_begin(&j, "bandwidth", "MB/s");
+            hs_json_str(&j, "workload", "numa_bandwidth");
+            hs_json_str(&j, "op", "triad");
+            hs_json_int(&j, "threads", 1);
+            hs_json_int(&j, "cpu_node", topo.numa_os[i]);
+            hs_json_int(&j, "mem_node", topo.numa_os[m]);
+            hs_json_int(&j, "array_bytes", (int64_t)(n * sizeof(double)));
+            node_sample_end(&j, out, v + 1, (int)reps - 1, 1);
+            if (chase_bytes <= bytes) {
+                double lv[16];
+                if (chase_point((char *)a, chase_bytes, lv, 4) != 0) return -1;
+                emit_chase("numa_latency", chase_bytes, topo.numa_os[i], topo.numa_os[m], lv, 4);
+            }
+            mem_free_bound(a, bytes);
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = hs_options_parse(opts, argc, argv, "mem",
+                              "STREAM, block-size sweeps, pointer-chase latency and the NUMA "
+                              "matrix; STREAM results validated as STREAM does.");
+    if (rc >= 0) return rc;
+    if (!(out = node_open_out(out_path))) return 2;
+    if (mem_topo_read(&topo) != 0) {
+        hs_json_error(out, "hwloc could not report the last-level cache size");
+        return 1;
+    }
+    int cpus[1024];
+    int ncpu = node_cpus(cpus, 1024);
+    int64_t threads[NODE_MAX_LIST];
+    int nt = node_parse_int_list(threads_opt, threads, NODE_MAX_LIST, ncpu);
+    int64_t bsz[NODE_MAX_LIST];
+    if (nt <= 0 || reps < 2 || reps > 1000 || chase_steps < 1 || chase_seconds <= 0 ||
+        node_parse_size_list(blocks_opt, bsz, NODE_MAX_LIST) <= 0) {
+        fprintf(stderr, "mem: bad --threads/--reps (2..1000)/--chase-steps/--block-sizes\n");
+        return 2;
+    }
+    int64_t max_threads = 1;
+    for (int i = 0; i < nt; i++) {
+        node_warn_threads("mem", threads[i]);
+        if (threads[i] > max_threads) max_threads = threads[i];
+    }
+    int64_t min_array = 4 * topo.llc_total;
+    if (!array_bytes) array_bytes = min_array > (64 << 20) ? min_array : (64 << 20);
+    if (array_bytes < min_array)
+        fprintf(stderr, "mem: warning: --array-bytes %lld is below STREAM's rule of 4 x the "
+                "last-level cache (%lld bytes): results include cache hits\n",
+                (long long)array_bytes, (long long)min_array);
+    if (!chase_max) chase_max = 8 * topo.llc_total;
+    if (!block_total) block_total = array_bytes;
+    /* Refuse what does not fit, naming the limit, rather than swap or be OOM-killed. */
+    int64_t need = 3 * array_bytes;
+    if (2 * block_total * max_threads > need) need = 2 * block_total * max_threads;
+    if (chase_max > need) need = chase_max;
+    if (topo.mem_available && need > topo.mem_available * 8 / 10) {
+        hs_json_error(out, "sizes need %lld bytes but only %lld are available (limit: 80%% of "
+                      "MemAvailable = %lld); lower --array-bytes/--block-total/--chase-max",
+                      (long long)need, (long long)topo.mem_available,
+                      (long long)(topo.mem_available * 8 / 10));
+        return 2;
+    }
+    if (node_meta(out, "mem", opts) != 0) return 1;
+
+    size_t n = (size_t)array_bytes / sizeof(double);
+    if (node_list_has(tests_opt, "stream") || node_list_has(tests_opt, "blocks")) {
+        size_t total = 3 * n > (size_t)(2 * block_total * max_threads) / sizeof(double)
+                           ? 3 * n : (size_t)(2 * block_total * max_threads) / sizeof(double);
+        double *mem = aligned_alloc(4096, (total * sizeof(double) + 4095) / 4096 * 4096);
+        if (!mem) {
+            hs_json_error(out, "cannot allocate %zu bytes", total * sizeof(double));
+            return 1;
+        }
+        for (int i = 0; i < nt && node_list_has(tests_opt, "stream"); i++)
+            if (run_stream(mem, mem + n, mem + 2 * n, n, (int)threads[i]) != 0) return 1;
+        char *src = (char *)mem, *dst = src + block_total * max_threads;
+        memset(src, 1, (size_t)(block_total * max_threads));
+        for (int i = 0; i < nt && node_list_has(tests_opt, "blocks"); i++)
+            if (run_blocks(src, dst, (size_t)block_total, (int)threads[i]) != 0) return 1;
+        free(mem);
+    }
+    if (node_list_has(tests_opt, "chase") && run_chase() != 0) return 1;
+    if (node_list_has(tests_opt, "numa") && run_numa(n) != 0) return 1;
+    return 0;
+}
