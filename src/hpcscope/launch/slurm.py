@@ -363,6 +363,12 @@ class SlurmBackend:
                                 "(from task exit status)", "", rc)
         if data.get("cancel_requested"):
             return sp.TaskState(job_id, index, job_id, "CANCELLED", "CANCELLED", "", None)
+        if not (rundir / group["name"] / f"task-{index}.jobid").exists():
+            # SLURM forgets an array task cancelled before it was split off the pending
+            # array record: no scontrol entry, no completion log line.
+            return sp.TaskState(job_id, index, job_id, "CANCELLED", "CANCELLED",
+                                "never started and SLURM no longer knows it (cancelled "
+                                "while pending, e.g. by scancel)", None)
         return sp.TaskState(job_id, index, job_id, "FAILED", "UNKNOWN",
                             "SLURM no longer knows this task and it left no exit status "
                             "(purged before collect, and no accounting or completion log)",
