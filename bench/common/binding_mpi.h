@@ -31,7 +31,8 @@ void hs_mpi_library_json(hs_json *j, const char *key, const hs_mpi_library *lib)
 
 /* Collects every rank's binding at rank 0. On rank 0 *all receives a malloc'd array of
  * comm-size entries in rank order (free with hs_bindings_free); elsewhere *all = NULL.
- * Returns 0 on every rank, or -1 on every rank when any rank failed to read its binding. */
+ * Returns 0 on every rank, or -1 on every rank when any rank failed to read its binding;
+ * then rank 0 has *all = NULL, *n = the first failing rank and errno = that rank's errno. */
 int hs_binding_gather(MPI_Comm comm, hs_binding **all, int *n);
 void hs_bindings_free(hs_binding *all, int n);
 
