@@ -1,0 +1,34 @@
+/* Hierarchical allreduce (paper, section 3.4, listing 9).
+ *
+ * Every node reduces to node rank 0 (into its receive buffer), the node leaders
+ * allreduce in place, every node broadcasts the result. No temporary buffer.
+ *
+ * Cost: 2 ceil(log n) + ceil(log N) rounds (node steps) plus the leaders' allreduce;
+ *   the reduced c crosses the network per node over one lane.
+ * Restrictions: a non-commutative operator needs consecutive ranks (operands are then
+ * combined in rank order). Unequal node sizes are fine. */
+#include "../internal.h"
+
+int lc_allreduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                      MPI_Op op, const lc_decomp *d)
+{
+    if (d->node_rank == 0) {
+        LC_TRY(PMPI_Reduce(sbuf, rbuf, count, type, op, 0, d->nodecomm));
+        LC_TRY(PMPI_Allreduce(MPI_IN_PLACE, rbuf, count, type, op, d->leadcomm));
+    } else {
+        LC_TRY(PMPI_Reduce(sbuf == MPI_IN_PLACE ? rbuf : sbuf, NULL, count, type, op, 0,
+                           d->nodecomm));
+    }
+    return PMPI_Bcast(rbuf, count, type, 0, d->nodecomm);
+}
+
+int LC_Allreduce_hier(const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    lc_call call = { LC_ALLREDUCE, comm, op, -1,
+                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
+    const char *why;
+    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
+    if (!d) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return lc_allreduce_hier(sendbuf, recvbuf, count, datatype, op, d);
+}

@@ -1,0 +1,28 @@
+/* Hierarchical broadcast (paper, section 3.1, listing 2).
+ *
+ * The lane of the root's node rank broadcasts the c elements over the nodes (one
+ * process per node), then every node broadcasts from that node rank.
+ *
+ * Cost: ceil(log N) + ceil(log n) rounds, c per process; c crosses into each node once,
+ * over a single lane.
+ * Restrictions: the root's node rank must exist on every node (always true on regular
+ * communicators). Any rank placement. */
+#include "../internal.h"
+
+int lc_bcast_hier(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d)
+{
+    int root_node = d->rank_node[root], root_nr = d->rank_noderank[root];
+    if (d->node_rank == root_nr)
+        LC_TRY(PMPI_Bcast(buf, count, type, root_node, d->lanecomm));
+    return PMPI_Bcast(buf, count, type, root_nr, d->nodecomm);
+}
+
+int LC_Bcast_hier(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    lc_call call = { LC_BCAST, comm, MPI_OP_NULL, root,
+                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_rooted(comm, root) };
+    const char *why;
+    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
+    if (!d) return PMPI_Bcast(buffer, count, datatype, root, comm);
+    return lc_bcast_hier(buffer, count, datatype, root, d);
+}

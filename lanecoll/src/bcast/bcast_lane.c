@@ -1,0 +1,57 @@
+/* Full-lane broadcast (paper, section 3.1).
+ *
+ * The root's node scatters the c elements over its n processes (scatter when n divides
+ * c, scatterv otherwise; the root keeps its own block in place), every process of the
+ * root node broadcasts its block of about c/n elements on its lane communicator (all n
+ * lanes at once), and every node reassembles the c elements with an in-place
+ * allgather(v) on its node communicator. No temporary buffer.
+ *
+ * Cost (p = N nodes x n per node, best-case component algorithms):
+ *   rounds  ceil(log n) + ceil(log N) + ceil(log n)
+ *   volume  about 2c per process (c/n over the lane, (n-1)c/n twice on the node)
+ *   per node c into and out of each node, spread over n lanes
+ * Restrictions: regular communicator (same n on every node); every process passes the
+ * same count and datatype. Any root, any rank placement (the root is located through
+ * the rank tables of the decomposition). */
+#include <stdlib.h>
+
+#include "../internal.h"
+
+int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d)
+{
+    int n = d->node_size, nr = d->node_rank;
+    int root_node = d->rank_node[root], root_nr = d->rank_noderank[root];
+    int *counts = malloc(2 * sizeof(int) * (size_t)n);
+    if (!counts) return MPI_ERR_NO_MEM;
+    int *displs = counts + n, err = MPI_SUCCESS, even = count % n == 0;
+    lc_split_counts(count, n, counts, displs);
+    char *mine = LC_CHAR(buf) + displs[nr] * lc_extent(type);
+
+    if (d->node_index == root_node) {
+        int at_root = nr == root_nr;
+        void *rb = at_root ? MPI_IN_PLACE : mine;
+        err = even ? PMPI_Scatter(buf, counts[0], type, rb, counts[0], type, root_nr,
+                                  d->nodecomm)
+                   : PMPI_Scatterv(buf, counts, displs, type, rb, counts[nr], type,
+                                   root_nr, d->nodecomm);
+    }
+    if (err == MPI_SUCCESS)
+        err = PMPI_Bcast(mine, counts[nr], type, root_node, d->lanecomm);
+    if (err == MPI_SUCCESS)
+        err = even ? PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts[0],
+                                    type, d->nodecomm)
+                   : PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts,
+                                     displs, type, d->nodecomm);
+    free(counts);
+    return err;
+}
+
+int LC_Bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    lc_call call = { LC_BCAST, comm, MPI_OP_NULL, root,
+                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_rooted(comm, root) };
+    const char *why;
+    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
+    if (!d) return PMPI_Bcast(buffer, count, datatype, root, comm);
+    return lc_bcast_lane(buffer, count, datatype, root, d);
+}

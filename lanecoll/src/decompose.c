@@ -1,0 +1,211 @@
+/* Decomposition of a communicator into node and lane communicators (paper, section 3),
+ * cached as a communicator attribute.
+ *
+ * Built once per communicator, on the first lanecoll call on it (collective): one node
+ * split (split_type or the override of node_color.c), one broadcast on the node, one
+ * allgather of three ints per process over comm, and three more splits (lanes, node
+ * leaders, last process per node). Memory O(size of comm) per process for the rank
+ * tables used to locate any root and to check regularity/consecutiveness.
+ *
+ * No static handle caches: the only process-wide objects are the two keyvals, created
+ * once under pthread_once, so concurrent first calls on different communicators under
+ * MPI_THREAD_MULTIPLE are safe. The copy callback declines to copy (a duplicate gets its
+ * own sub-communicators on first use): sharing them would let a collective on comm and
+ * one on its duplicate, which MPI allows concurrently, collide on one sub-communicator.
+ * The delete callback frees the sub-communicators. MPI_COMM_WORLD's state is released at
+ * MPI_Finalize through an attribute on MPI_COMM_SELF, whose delete callback MPI runs
+ * first thing in MPI_Finalize. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int state_keyval = MPI_KEYVAL_INVALID;
+static int finalize_keyval = MPI_KEYVAL_INVALID;
+static pthread_once_t keyval_once = PTHREAD_ONCE_INIT;
+
+static void free_comm(MPI_Comm *c)
+{
+    if (*c != MPI_COMM_NULL) PMPI_Comm_free(c);
+}
+
+static void decomp_free(lc_decomp *d)
+{
+    if (!d) return;
+    free_comm(&d->nodecomm);
+    free_comm(&d->lanecomm);
+    free_comm(&d->leadcomm);
+    free_comm(&d->lastcomm);
+    free(d->node_sizes);
+    free(d->node_first);
+    free(d->rank_node);
+    free(d->rank_noderank);
+    free(d);
+}
+
+static int state_copy(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out,
+                      int *flag)
+{
+    (void)oldcomm; (void)keyval; (void)extra; (void)in; (void)out;
+    *flag = 0; /* see the file comment: duplicates build their own decomposition */
+    return MPI_SUCCESS;
+}
+
+static int state_delete(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm; (void)keyval; (void)extra;
+    lc_comm_state *s = value;
+    if (s) { decomp_free(s->decomp); free(s); }
+    return MPI_SUCCESS;
+}
+
+static int finalize_hook(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm; (void)keyval; (void)value; (void)extra;
+    void *v; int flag = 0;
+    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, state_keyval, &v, &flag) == MPI_SUCCESS && flag)
+        PMPI_Comm_delete_attr(MPI_COMM_WORLD, state_keyval);
+    return MPI_SUCCESS;
+}
+
+static void create_keyvals(void)
+{
+    PMPI_Comm_create_keyval(state_copy, state_delete, &state_keyval, NULL);
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_hook, &finalize_keyval, NULL);
+    PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
+}
+
+lc_comm_state *lc_state(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_NULL) return NULL;
+    pthread_once(&keyval_once, create_keyvals);
+    void *v; int flag = 0;
+    if (PMPI_Comm_get_attr(comm, state_keyval, &v, &flag) != MPI_SUCCESS) return NULL;
+    if (flag) return v;
+    lc_comm_state *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    if (PMPI_Comm_set_attr(comm, state_keyval, s) != MPI_SUCCESS) { free(s); return NULL; }
+    return s;
+}
+
+/* Node tables from the (first rank of my node, node rank, node size) of every rank. */
+static int fill_tables(lc_decomp *d, const int *triples)
+{
+    int p = d->size;
+    int *node_of_first = malloc(sizeof(int) * (size_t)p);
+    d->rank_node = malloc(sizeof(int) * (size_t)p);
+    d->rank_noderank = malloc(sizeof(int) * (size_t)p);
+    if (!node_of_first || !d->rank_node || !d->rank_noderank) {
+        free(node_of_first);
+        return MPI_ERR_NO_MEM;
+    }
+    d->nnodes = 0;
+    for (int r = 0; r < p; r++)
+        node_of_first[r] = triples[3 * r + 1] == 0 ? d->nnodes++ : -1;
+    d->node_sizes = malloc(sizeof(int) * (size_t)d->nnodes);
+    d->node_first = malloc(sizeof(int) * (size_t)d->nnodes);
+    if (!d->node_sizes || !d->node_first) { free(node_of_first); return MPI_ERR_NO_MEM; }
+    for (int r = 0; r < p; r++) {
+        int n = node_of_first[triples[3 * r]];
+        d->rank_node[r] = n;
+        d->rank_noderank[r] = triples[3 * r + 1];
+        d->node_sizes[n] = triples[3 * r + 2];
+        d->node_first[n] = triples[3 * r];
+    }
+    free(node_of_first);
+
+    d->min_ppn = d->max_ppn = d->node_sizes[0];
+    for (int n = 1; n < d->nnodes; n++) {
+        if (d->node_sizes[n] < d->min_ppn) d->min_ppn = d->node_sizes[n];
+        if (d->node_sizes[n] > d->max_ppn) d->max_ppn = d->node_sizes[n];
+    }
+    d->regular = d->min_ppn == d->max_ppn;
+    d->consecutive = 1;
+    for (int r = 0, n = 0, first = 0; r < p; r++) {
+        if (r == first + d->node_sizes[n]) first += d->node_sizes[n++];
+        if (d->rank_node[r] != n || d->rank_noderank[r] != r - first) d->consecutive = 0;
+        if (!d->consecutive) break;
+    }
+    d->node_index = d->rank_node[d->rank];
+    return MPI_SUCCESS;
+}
+
+static int build(MPI_Comm comm, lc_decomp *d)
+{
+    int color, use_split_type;
+    LC_TRY(PMPI_Comm_size(comm, &d->size));
+    LC_TRY(PMPI_Comm_rank(comm, &d->rank));
+    if (lc_node_color(comm, &color, &use_split_type) != MPI_SUCCESS)
+        PMPI_Abort(comm, 2); /* message printed; a wrong node layout must not run */
+    if (use_split_type)
+        LC_TRY(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL,
+                                    &d->nodecomm));
+    else
+        LC_TRY(PMPI_Comm_split(comm, color, d->rank, &d->nodecomm));
+    LC_TRY(PMPI_Comm_rank(d->nodecomm, &d->node_rank));
+    LC_TRY(PMPI_Comm_size(d->nodecomm, &d->node_size));
+
+    /* Node rank 0 has the lowest comm rank of the node (key = comm rank). */
+    int mine[3] = { d->rank, d->node_rank, d->node_size };
+    LC_TRY(PMPI_Bcast(&mine[0], 1, MPI_INT, 0, d->nodecomm));
+    int *triples = malloc(sizeof(int) * 3 * (size_t)d->size);
+    if (!triples) return MPI_ERR_NO_MEM;
+    int err = PMPI_Allgather(mine, 3, MPI_INT, triples, 3, MPI_INT, comm);
+    if (err == MPI_SUCCESS) err = fill_tables(d, triples);
+    free(triples);
+    if (err != MPI_SUCCESS) return err;
+
+    LC_TRY(PMPI_Comm_split(comm, d->node_rank, d->node_index, &d->lanecomm));
+    LC_TRY(PMPI_Comm_split(comm, d->node_rank == 0 ? 0 : MPI_UNDEFINED, d->rank,
+                           &d->leadcomm));
+    LC_TRY(PMPI_Comm_split(comm, d->node_rank == d->node_size - 1 ? 0 : MPI_UNDEFINED,
+                           d->rank, &d->lastcomm));
+    return MPI_SUCCESS;
+}
+
+const lc_decomp *lc_decomposition(MPI_Comm comm, int *err)
+{
+    int inter = 0;
+    *err = MPI_ERR_COMM;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return NULL;
+    lc_comm_state *s = lc_state(comm);
+    if (!s) { *err = MPI_ERR_NO_MEM; return NULL; }
+    *err = MPI_SUCCESS;
+    if (s->decomp) return s->decomp;
+    lc_decomp *d = calloc(1, sizeof *d);
+    if (!d) { *err = MPI_ERR_NO_MEM; return NULL; }
+    d->nodecomm = d->lanecomm = d->leadcomm = d->lastcomm = MPI_COMM_NULL;
+    *err = build(comm, d);
+    if (*err != MPI_SUCCESS) { decomp_free(d); return NULL; }
+    s->decomp = d;
+    return d;
+}
+
+int LC_Decomposition_get(MPI_Comm comm, LC_Decomposition *out)
+{
+    int err;
+    const lc_decomp *d = lc_decomposition(comm, &err);
+    if (!d) return err;
+    out->nodes = d->nnodes;
+    out->ppn = d->regular ? d->min_ppn : 0;
+    out->min_ppn = d->min_ppn;
+    out->max_ppn = d->max_ppn;
+    out->regular = d->regular;
+    out->consecutive = d->consecutive;
+    out->node_index = d->node_index;
+    out->node_rank = d->node_rank;
+    out->node_size = d->node_size;
+    return MPI_SUCCESS;
+}
+
+const char *LC_Fallback_reason(MPI_Comm comm)
+{
+    int inter = 0;
+    if (comm == MPI_COMM_NULL) return NULL;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return NULL;
+    lc_comm_state *s = lc_state(comm);
+    return s && s->reason[0] ? s->reason : NULL;
+}

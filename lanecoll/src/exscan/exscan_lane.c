@@ -1,0 +1,36 @@
+/* Full-lane exclusive scan (paper, section 3.5).
+ *
+ * As scan_lane.c: E = the reduction of all earlier nodes, computed block-wise over all
+ * lanes (node reduce-scatter, lane exscan, node allgather); then a node-local exclusive
+ * scan, and the result is E on node rank 0 and E op (node exscan) elsewhere (node 0
+ * keeps its node exscan). One temporary of c per process.
+ *
+ * Cost: 3 ceil(log n) + ceil(log N) rounds plus one local reduction or copy.
+ * Restrictions: regular, consecutive ranks, commutative operator. */
+#include "../internal.h"
+
+int lc_exscan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                   const lc_decomp *d)
+{
+    const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    void *mem, *E = lc_tmp_alloc(count, type, &mem);
+    if (!E) return MPI_ERR_NO_MEM;
+    int err = lc_lane_node_prefix(input, E, count, type, op, d);
+    if (err == MPI_SUCCESS) err = PMPI_Exscan(sbuf, rbuf, count, type, op, d->nodecomm);
+    if (err == MPI_SUCCESS && d->node_index > 0)
+        err = d->node_rank == 0 ? lc_local_copy(E, count, type, rbuf, count, type)
+                                : PMPI_Reduce_local(E, rbuf, count, type, op);
+    lc_free(mem);
+    return err;
+}
+
+int LC_Exscan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm)
+{
+    lc_call call = { LC_EXSCAN, comm, op, -1,
+                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
+    const char *why;
+    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
+    if (!d) return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+    return lc_exscan_lane(sendbuf, recvbuf, count, datatype, op, d);
+}

@@ -1,0 +1,159 @@
+/* Internal interfaces of lanecoll: the cached decomposition, the restriction check that
+ * precedes every algorithm, buffer and datatype helpers, and the algorithm bodies that
+ * the public LC_ wrappers and the interposition layer share. */
+#ifndef LANECOLL_INTERNAL_H
+#define LANECOLL_INTERNAL_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "lanecoll.h"
+
+/* ---- Collectives and variants ------------------------------------------------------ */
+typedef enum {
+    LC_BCAST, LC_GATHER, LC_SCATTER, LC_ALLGATHER, LC_ALLTOALL, LC_REDUCE,
+    LC_ALLREDUCE, LC_REDUCE_SCATTER_BLOCK, LC_SCAN, LC_EXSCAN, LC_NCOLL
+} lc_coll;
+
+typedef enum { LC_NATIVE, LC_LANE, LC_HIER, LC_NVARIANT } lc_variant;
+
+const char *lc_coll_name(lc_coll c);         /* "allreduce" */
+const char *lc_variant_name(lc_variant v);   /* "lane" */
+int lc_coll_from_name(const char *name);     /* -1 if unknown */
+int lc_variant_from_name(const char *name);  /* -1 if unknown */
+
+/* ---- Decomposition (decompose.c) ----------------------------------------------------- */
+typedef struct lc_decomp {
+    int size, rank;          /* of comm */
+    MPI_Comm nodecomm;       /* processes of this node, ranked in comm order */
+    MPI_Comm lanecomm;       /* same node rank on every node, ranked by node index */
+    MPI_Comm leadcomm;       /* node rank 0 of every node (MPI_COMM_NULL elsewhere) */
+    MPI_Comm lastcomm;       /* last node rank of every node (MPI_COMM_NULL elsewhere) */
+    int nnodes, node_index, node_rank, node_size;
+    int min_ppn, max_ppn;
+    int regular, consecutive;
+    int *node_sizes;         /* [nnodes] processes per node */
+    int *node_first;         /* [nnodes] lowest comm rank of each node */
+    int *rank_node;          /* [size] node index of every comm rank */
+    int *rank_noderank;      /* [size] node rank of every comm rank */
+} lc_decomp;
+
+/* Per-communicator state stored as one attribute. */
+typedef struct lc_comm_state {
+    lc_decomp *decomp;       /* built on first use */
+    char reason[256];        /* last fallback reason, "" when none */
+} lc_comm_state;
+
+/* Node colour of this process (node_color.c): processes with equal colour share a node.
+ * Returns MPI_SUCCESS, or an MPI error after printing why (invalid override). When no
+ * override is set, *use_split_type is set and no colour is computed. */
+int lc_node_color(MPI_Comm comm, int *color, int *use_split_type);
+
+/* State of comm, created on demand (never NULL for a valid intracommunicator). */
+lc_comm_state *lc_state(MPI_Comm comm);
+/* Decomposition of comm, built on first use (collective then). NULL on error. */
+const lc_decomp *lc_decomposition(MPI_Comm comm, int *err);
+
+/* ---- Restriction check (prepare.c) -------------------------------------------------- */
+enum {
+    LC_R_REGULAR = 1 << 0,        /* same number of processes on every node */
+    LC_R_CONSECUTIVE = 1 << 1,    /* ranks consecutive over the nodes */
+    LC_R_COMMUTATIVE = 1 << 2,    /* MPI_Op_commutative */
+    LC_R_ORDER_OR_COMM = 1 << 3,  /* consecutive ranks or commutative op */
+    LC_R_ROOT_LANE = 1 << 4       /* root's node rank exists on every node */
+};
+
+typedef struct lc_call {
+    lc_coll coll;
+    MPI_Comm comm;
+    MPI_Op op;       /* MPI_OP_NULL when the collective has none */
+    int root;        /* -1 when the collective has none */
+    int args_ok;     /* 0 when MPI would reject the arguments */
+} lc_call;
+
+/* Decides whether `variant` may run for `call`. Returns the decomposition when it may;
+ * otherwise NULL with *reason set (static text or the comm state's buffer). Records the
+ * outcome as the comm's last fallback reason. Collective on the first use of comm. */
+const lc_decomp *lc_prepare(const lc_call *call, lc_variant variant, const char **reason);
+
+/* Restriction flags of an algorithm (catalogue.c); -1 if the algorithm does not exist. */
+int lc_restrictions(lc_coll c, lc_variant v);
+
+/* Argument checks MPI would fail (args.c). */
+int lc_args_ok_rooted(MPI_Comm comm, int root);
+int lc_args_ok_count(MPI_Comm comm, int count, MPI_Datatype type);
+int lc_args_ok_op(MPI_Op op);
+/* Gather/scatter: (count, type) is what every process passes on its own side, root_*
+ * the root's other side; in place at the root the root's own side is not used. */
+int lc_args_ok_rooted_pair(MPI_Comm comm, int root, int count, MPI_Datatype type,
+                           int root_count, MPI_Datatype root_type, int in_place_at_root);
+
+/* ---- Buffers and datatypes (buffers.c) ---------------------------------------------- */
+/* counts[i] = count/parts (+1 for the first count%parts), displs their prefix sums. */
+void lc_split_counts(int count, int parts, int *counts, int *displs);
+/* Buffer able to hold `count` elements of `type` laid out as MPI would; *mem is what to
+ * free (lc_free). Returns NULL only if allocation failed. */
+void *lc_tmp_alloc(MPI_Aint count, MPI_Datatype type, void **mem);
+void lc_free(void *mem);
+/* dst[0..) = src[0..) as typed data (pack + unpack; no self messages, thread safe). */
+int lc_local_copy(const void *src, int scount, MPI_Datatype stype,
+                  void *dst, int rcount, MPI_Datatype rtype);
+/* Byte offset of element block i for `count` elements of `type` per block. */
+MPI_Aint lc_extent(MPI_Datatype type);
+/* Type of `count` elements of `type` whose extent is set to `extent_blocks` such blocks:
+ * consecutive items of this type are `extent_blocks` blocks apart. */
+int lc_type_spaced_block(int count, MPI_Datatype type, int extent_blocks,
+                         MPI_Datatype *out);
+/* Type of `nblocks` blocks (each `count` elements of `type`), `stride` blocks apart,
+ * with an extent of one block so that consecutive items interleave (tile). */
+int lc_type_strided_column(int nblocks, int stride, int count, MPI_Datatype type,
+                           MPI_Datatype *out);
+
+#define LC_TRY(call) do { int lc_err_ = (call); if (lc_err_ != MPI_SUCCESS) return lc_err_; } while (0)
+#define LC_CHAR(p) ((char *)(p))
+#define LC_CCHAR(p) ((const char *)(p))
+
+/* ---- Algorithm bodies: restrictions already checked ---------------------------------- */
+int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d);
+int lc_bcast_hier(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d);
+int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                   int rcount, MPI_Datatype rtype, int root, const lc_decomp *d);
+int lc_gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                   int rcount, MPI_Datatype rtype, int root, const lc_decomp *d);
+int lc_scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                    int rcount, MPI_Datatype rtype, int root, const lc_decomp *d);
+int lc_scatter_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                    int rcount, MPI_Datatype rtype, int root, const lc_decomp *d);
+int lc_allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                      int rcount, MPI_Datatype rtype, const lc_decomp *d);
+int lc_allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                      int rcount, MPI_Datatype rtype, const lc_decomp *d);
+int lc_alltoall_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                     int rcount, MPI_Datatype rtype, const lc_decomp *d);
+int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                   int root, const lc_decomp *d);
+int lc_reduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                   int root, const lc_decomp *d);
+int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                      MPI_Op op, const lc_decomp *d);
+int lc_allreduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                      MPI_Op op, const lc_decomp *d);
+int lc_reduce_scatter_block_lane(const void *sbuf, void *rbuf, int count,
+                                 MPI_Datatype type, MPI_Op op, const lc_decomp *d);
+int lc_reduce_scatter_block_hier(const void *sbuf, void *rbuf, int count,
+                                 MPI_Datatype type, MPI_Op op, const lc_decomp *d);
+int lc_scan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                 const lc_decomp *d);
+int lc_scan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                 const lc_decomp *d);
+int lc_exscan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                   const lc_decomp *d);
+int lc_exscan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                   const lc_decomp *d);
+
+/* scan_lane.c: E = reduction of the inputs of all earlier nodes (undefined on node 0),
+ * block-wise over all lanes; shared by scan_lane and exscan_lane. */
+int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type,
+                        MPI_Op op, const lc_decomp *d);
+
+#endif /* LANECOLL_INTERNAL_H */

@@ -1,0 +1,110 @@
+/* Which node a process belongs to, when the environment overrides the MPI library's
+ * view (tests, simulation). Without an override the caller uses
+ * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED).
+ *
+ *   LANECOLL_NODE_SIZE=K        node = world rank / K
+ *   LANECOLL_NODE_SIZES=a,b,c   consecutive blocks of world ranks of the given sizes
+ *   LANECOLL_NODE_NAME_SEP=c    node = processor name up to the last c
+ *
+ * Nodes are defined on MPI_COMM_WORLD ranks (they stand for hardware), so a
+ * sub-communicator whose ranks are permuted relative to the world gets a
+ * non-consecutive layout, exactly as on a real machine. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int fail(const char *var, const char *value, const char *why)
+{
+    fprintf(stderr, "lanecoll: %s=%s: %s\n", var, value, why);
+    return MPI_ERR_ARG;
+}
+
+static int parse_positive(const char *s, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || v <= 0 || v > 1000000000L) return 0;
+    *out = v;
+    return 1;
+}
+
+/* Node of world rank `wrank` from "a,b,c"; the sizes must sum to the world size. */
+static int color_from_sizes(const char *spec, int wrank, int wsize, int *color)
+{
+    char buf[4096];
+    if (strlen(spec) >= sizeof buf) return fail("LANECOLL_NODE_SIZES", spec, "too long");
+    strcpy(buf, spec);
+    long first = 0;
+    int node = 0, found = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","), node++) {
+        long sz;
+        if (!parse_positive(tok, &sz))
+            return fail("LANECOLL_NODE_SIZES", spec,
+                        "expected positive integers separated by commas");
+        if (!found && wrank >= first && wrank < first + sz) { *color = node; found = 1; }
+        first += sz;
+    }
+    if (first != wsize) {
+        char why[128];
+        snprintf(why, sizeof why, "sizes sum to %ld but MPI_COMM_WORLD has %d processes",
+                 first, wsize);
+        return fail("LANECOLL_NODE_SIZES", spec, why);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Colour = lowest comm rank whose node name (processor name cut at the last `sep`)
+ * equals ours; names are exchanged once per communicator. */
+static int color_from_names(MPI_Comm comm, char sep, int *color)
+{
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len, size;
+    memset(name, 0, sizeof name);
+    LC_TRY(PMPI_Get_processor_name(name, &len));
+    char *cut = strrchr(name, sep);
+    if (cut) memset(cut, 0, (size_t)(name + sizeof name - cut));
+    LC_TRY(PMPI_Comm_size(comm, &size));
+    char *all = malloc((size_t)size * MPI_MAX_PROCESSOR_NAME);
+    if (!all) return MPI_ERR_NO_MEM;
+    int err = PMPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all,
+                             MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+    if (err == MPI_SUCCESS) {
+        for (int r = 0; r < size; r++)
+            if (memcmp(all + (size_t)r * MPI_MAX_PROCESSOR_NAME, name,
+                       MPI_MAX_PROCESSOR_NAME) == 0) { *color = r; break; }
+    }
+    free(all);
+    return err;
+}
+
+int lc_node_color(MPI_Comm comm, int *color, int *use_split_type)
+{
+    const char *size_s = getenv("LANECOLL_NODE_SIZE");
+    const char *sizes_s = getenv("LANECOLL_NODE_SIZES");
+    const char *sep_s = getenv("LANECOLL_NODE_NAME_SEP");
+    int nset = (size_s && *size_s) + (sizes_s && *sizes_s) + (sep_s && *sep_s);
+    *use_split_type = 0;
+    if (nset > 1) {
+        fprintf(stderr, "lanecoll: set at most one of LANECOLL_NODE_SIZE, "
+                        "LANECOLL_NODE_SIZES, LANECOLL_NODE_NAME_SEP\n");
+        return MPI_ERR_ARG;
+    }
+    if (nset == 0) { *use_split_type = 1; return MPI_SUCCESS; }
+
+    int wrank, wsize;
+    LC_TRY(PMPI_Comm_rank(MPI_COMM_WORLD, &wrank));
+    LC_TRY(PMPI_Comm_size(MPI_COMM_WORLD, &wsize));
+    if (size_s && *size_s) {
+        long k;
+        if (!parse_positive(size_s, &k))
+            return fail("LANECOLL_NODE_SIZE", size_s, "expected a positive integer");
+        *color = (int)(wrank / k);
+        return MPI_SUCCESS;
+    }
+    if (sizes_s && *sizes_s) return color_from_sizes(sizes_s, wrank, wsize, color);
+    if (strlen(sep_s) != 1)
+        return fail("LANECOLL_NODE_NAME_SEP", sep_s, "expected exactly one character");
+    return color_from_names(comm, sep_s[0], color);
+}

@@ -1,0 +1,186 @@
+/* Interposition: MPI_Bcast ... MPI_Exscan for unmodified programs (liblanecoll_pmpi.so,
+ * LD_PRELOAD or linked before -lmpi). Each wrapper states what MPI would reject, the
+ * message size that the tuning table speaks of, and hands over to lc_dispatch
+ * (select.c); the algorithms use PMPI_ only, so nothing is intercepted twice.
+ * MPI_Init and MPI_Init_thread are intercepted to validate all settings at
+ * initialization (MPI_Abort there on an invalid setting or tuning file). */
+#include "select.h"
+
+static long long nbytes(int count, MPI_Datatype type)
+{
+    int size = 0;
+    if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size)) return 0;
+    return (long long)count * size;
+}
+
+static int rank_of(MPI_Comm comm)
+{
+    int rank = -1;
+    if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
+    return rank;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int err = PMPI_Init(argc, argv);
+    if (err == MPI_SUCCESS) lc_select_init(1);
+    return err;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int err = PMPI_Init_thread(argc, argv, required, provided);
+    if (err == MPI_SUCCESS) lc_select_init(1);
+    return err;
+}
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    lc_call call = { LC_BCAST, comm, MPI_OP_NULL, root,
+                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_rooted(comm, root) };
+    const lc_decomp *d;
+    switch (lc_dispatch(&call, call.args_ok ? nbytes(count, datatype) : 0, &d)) {
+    case LC_LANE: return lc_bcast_lane(buffer, count, datatype, root, d);
+    case LC_HIER: return lc_bcast_hier(buffer, count, datatype, root, d);
+    default: return PMPI_Bcast(buffer, count, datatype, root, comm);
+    }
+}
+
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    lc_call call = { LC_GATHER, comm, MPI_OP_NULL, root,
+                     lc_args_ok_rooted_pair(comm, root, sendcount, sendtype, recvcount,
+                                            recvtype, sendbuf == MPI_IN_PLACE) };
+    long long bytes = !call.args_ok ? 0 : rank_of(comm) == root ? nbytes(recvcount, recvtype)
+                                                                : nbytes(sendcount, sendtype);
+    const lc_decomp *d;
+    switch (lc_dispatch(&call, bytes, &d)) {
+    case LC_LANE: return lc_gather_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, root, d);
+    case LC_HIER: return lc_gather_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, root, d);
+    default: return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm);
+    }
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    lc_call call = { LC_SCATTER, comm, MPI_OP_NULL, root,
+                     lc_args_ok_rooted_pair(comm, root, recvcount, recvtype, sendcount,
+                                            sendtype, recvbuf == MPI_IN_PLACE) };
+    long long bytes = !call.args_ok ? 0 : rank_of(comm) == root ? nbytes(sendcount, sendtype)
+                                                                : nbytes(recvcount, recvtype);
+    const lc_decomp *d;
+    switch (lc_dispatch(&call, bytes, &d)) {
+    case LC_LANE: return lc_scatter_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                         recvtype, root, d);
+    case LC_HIER: return lc_scatter_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                         recvtype, root, d);
+    default: return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                 recvtype, root, comm);
+    }
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    lc_call call = { LC_ALLGATHER, comm, MPI_OP_NULL, -1,
+                     lc_args_ok_count(comm, recvcount, recvtype) &&
+                     (sendbuf == MPI_IN_PLACE || lc_args_ok_count(comm, sendcount, sendtype)) };
+    const lc_decomp *d;
+    switch (lc_dispatch(&call, call.args_ok ? nbytes(recvcount, recvtype) : 0, &d)) {
+    case LC_LANE: return lc_allgather_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, d);
+    case LC_HIER: return lc_allgather_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, d);
+    default: return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                   recvtype, comm);
+    }
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    lc_call call = { LC_ALLTOALL, comm, MPI_OP_NULL, -1,
+                     lc_args_ok_count(comm, recvcount, recvtype) &&
+                     (sendbuf == MPI_IN_PLACE || lc_args_ok_count(comm, sendcount, sendtype)) };
+    const lc_decomp *d;
+    switch (lc_dispatch(&call, call.args_ok ? nbytes(recvcount, recvtype) : 0, &d)) {
+    case LC_LANE: return lc_alltoall_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                          recvtype, d);
+    default: return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                  recvtype, comm);
+    }
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+               MPI_Op op, int root, MPI_Comm comm)
+{
+    lc_call call = { LC_REDUCE, comm, op, root,
+                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) &&
+                     lc_args_ok_rooted(comm, root) };
+    const lc_decomp *d;
+    switch (lc_dispatch(&call, call.args_ok ? nbytes(count, datatype) : 0, &d)) {
+    case LC_LANE: return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d);
+    case LC_HIER: return lc_reduce_hier(sendbuf, recvbuf, count, datatype, op, root, d);
+    default: return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    }
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
+{
+    lc_call call = { LC_ALLREDUCE, comm, op, -1,
+                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
+    const lc_decomp *d;
+    switch (lc_dispatch(&call, call.args_ok ? nbytes(count, datatype) : 0, &d)) {
+    case LC_LANE: return lc_allreduce_lane(sendbuf, recvbuf, count, datatype, op, d);
+    case LC_HIER: return lc_allreduce_hier(sendbuf, recvbuf, count, datatype, op, d);
+    default: return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    }
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    lc_call call = { LC_REDUCE_SCATTER_BLOCK, comm, op, -1,
+                     lc_args_ok_count(comm, recvcount, datatype) && lc_args_ok_op(op) };
+    const lc_decomp *d;
+    switch (lc_dispatch(&call, call.args_ok ? nbytes(recvcount, datatype) : 0, &d)) {
+    case LC_LANE:
+        return lc_reduce_scatter_block_lane(sendbuf, recvbuf, recvcount, datatype, op, d);
+    case LC_HIER:
+        return lc_reduce_scatter_block_hier(sendbuf, recvbuf, recvcount, datatype, op, d);
+    default:
+        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    }
+}
+
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+             MPI_Op op, MPI_Comm comm)
+{
+    lc_call call = { LC_SCAN, comm, op, -1,
+                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
+    const lc_decomp *d;
+    switch (lc_dispatch(&call, call.args_ok ? nbytes(count, datatype) : 0, &d)) {
+    case LC_LANE: return lc_scan_lane(sendbuf, recvbuf, count, datatype, op, d);
+    case LC_HIER: return lc_scan_hier(sendbuf, recvbuf, count, datatype, op, d);
+    default: return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+    }
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+               MPI_Op op, MPI_Comm comm)
+{
+    lc_call call = { LC_EXSCAN, comm, op, -1,
+                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
+    const lc_decomp *d;
+    switch (lc_dispatch(&call, call.args_ok ? nbytes(count, datatype) : 0, &d)) {
+    case LC_LANE: return lc_exscan_lane(sendbuf, recvbuf, count, datatype, op, d);
+    case LC_HIER: return lc_exscan_hier(sendbuf, recvbuf, count, datatype, op, d);
+    default: return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+    }
+}

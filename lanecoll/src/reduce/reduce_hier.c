@@ -1,0 +1,42 @@
+/* Hierarchical reduce (paper, section 3.4).
+ *
+ * Every node reduces to the process with the root's node rank (the root reduces into
+ * its receive buffer, the others into a temporary of c); that lane reduces to the root,
+ * in place at the root.
+ *
+ * Cost: ceil(log n) + ceil(log N) rounds; c crosses the network per node, over one lane.
+ * Restrictions: the root's node rank must exist on every node (always true on regular
+ * communicators); a non-commutative operator needs consecutive ranks (operands are
+ * then combined in rank order: node by node, nodes in order). */
+#include "../internal.h"
+
+int lc_reduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                   int root, const lc_decomp *d)
+{
+    int root_node = d->rank_node[root], lr = d->rank_noderank[root], err;
+    if (d->node_rank != lr)
+        return PMPI_Reduce(sbuf, NULL, count, type, op, lr, d->nodecomm);
+    if (d->rank == root) {
+        LC_TRY(PMPI_Reduce(sbuf, rbuf, count, type, op, lr, d->nodecomm));
+        return PMPI_Reduce(MPI_IN_PLACE, rbuf, count, type, op, root_node, d->lanecomm);
+    }
+    void *mem, *tmp = lc_tmp_alloc(count, type, &mem);
+    if (!tmp) return MPI_ERR_NO_MEM;
+    err = PMPI_Reduce(sbuf, tmp, count, type, op, lr, d->nodecomm);
+    if (err == MPI_SUCCESS)
+        err = PMPI_Reduce(tmp, NULL, count, type, op, root_node, d->lanecomm);
+    lc_free(mem);
+    return err;
+}
+
+int LC_Reduce_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm)
+{
+    lc_call call = { LC_REDUCE, comm, op, root,
+                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) &&
+                     lc_args_ok_rooted(comm, root) };
+    const char *why;
+    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
+    if (!d) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    return lc_reduce_hier(sendbuf, recvbuf, count, datatype, op, root, d);
+}

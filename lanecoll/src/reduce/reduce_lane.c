@@ -1,0 +1,64 @@
+/* Full-lane reduce (paper, section 3.4).
+ *
+ * Every node reduce-scatters the c elements over its n processes (reduce_scatter_block
+ * when n divides c, reduce_scatter otherwise); every lane reduces its block of about
+ * c/n to the root's node (at the root directly into its place in the receive buffer);
+ * the root's node gathers the n reduced blocks to the root, the root's own in place.
+ * One temporary of c/n per process.
+ *
+ * Cost: ceil(log n) + ceil(log N) + ceil(log n) rounds; about 2c + c/n per process;
+ *   c/n per lane into the root node, over all n lanes at once.
+ * Restrictions: regular; commutative operator (operands are combined node by node, not
+ * in rank order); every process passes the same count and datatype. Any root, any rank
+ * placement. */
+#include <stdlib.h>
+
+#include "../internal.h"
+
+int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                   int root, const lc_decomp *d)
+{
+    int n = d->node_size, nr = d->node_rank, err;
+    int root_node = d->rank_node[root], root_nr = d->rank_noderank[root];
+    int at_root = d->rank == root, on_root_node = d->node_index == root_node;
+    const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    int *counts = malloc(2 * sizeof(int) * (size_t)n);
+    if (!counts) return MPI_ERR_NO_MEM;
+    int *displs = counts + n, even = count % n == 0;
+    lc_split_counts(count, n, counts, displs);
+    void *mem, *tmp = lc_tmp_alloc(counts[nr], type, &mem);
+    if (!tmp) { free(counts); return MPI_ERR_NO_MEM; }
+
+    err = even ? PMPI_Reduce_scatter_block(input, tmp, counts[0], type, op, d->nodecomm)
+               : PMPI_Reduce_scatter(input, tmp, counts, type, op, d->nodecomm);
+    if (err == MPI_SUCCESS) {
+        if (at_root)
+            err = PMPI_Reduce(tmp, LC_CHAR(rbuf) + displs[nr] * lc_extent(type), counts[nr],
+                              type, op, root_node, d->lanecomm);
+        else
+            err = PMPI_Reduce(on_root_node ? MPI_IN_PLACE : tmp, on_root_node ? tmp : NULL,
+                              counts[nr], type, op, root_node, d->lanecomm);
+    }
+    if (err == MPI_SUCCESS && on_root_node) {
+        const void *sb = at_root ? MPI_IN_PLACE : tmp;
+        err = even ? PMPI_Gather(sb, counts[0], type, rbuf, counts[0], type, root_nr,
+                                 d->nodecomm)
+                   : PMPI_Gatherv(sb, counts[nr], type, rbuf, counts, displs, type,
+                                  root_nr, d->nodecomm);
+    }
+    lc_free(mem);
+    free(counts);
+    return err;
+}
+
+int LC_Reduce_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm)
+{
+    lc_call call = { LC_REDUCE, comm, op, root,
+                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) &&
+                     lc_args_ok_rooted(comm, root) };
+    const char *why;
+    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
+    if (!d) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d);
+}

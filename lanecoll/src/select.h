@@ -1,0 +1,19 @@
+/* Selection for the interposition library: which algorithm runs for one call, and what
+ * happens when its restrictions fail. Settings come from the environment and the
+ * tuning file (see lanecoll.h) and are validated once. */
+#ifndef LANECOLL_SELECT_H
+#define LANECOLL_SELECT_H
+
+#include "internal.h"
+
+/* Reads and validates all settings (once; later calls return the first result). On an
+ * invalid setting: prints the message (world rank 0 only when `collective_abort`, then
+ * a barrier on MPI_COMM_WORLD so it is seen) and calls MPI_Abort(MPI_COMM_WORLD, 2). */
+void lc_select_init(int collective_abort);
+
+/* The variant to run for `call` (bytes as defined for the tuning file). Returns
+ * LC_NATIVE, or LC_LANE/LC_HIER with *d set. Applies the fallback policy and writes
+ * the log line. */
+lc_variant lc_dispatch(const lc_call *call, long long bytes, const lc_decomp **d);
+
+#endif

@@ -1,0 +1,214 @@
+/* Loading and validating the tuning table (tuning.h). Every error names the file and
+ * the line of the offending value, and the key or rule involved. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "json.h"
+#include "tuning.h"
+
+#define SCHEMA "lanecoll.tuning/1"
+
+static char *read_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { snprintf(err, errlen, "lanecoll: tuning file '%s': cannot open", path); return NULL; }
+    size_t cap = 4096, len = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) { free(buf); buf = NULL; }
+            else buf = nb;
+        }
+    }
+    fclose(f);
+    if (!buf) { snprintf(err, errlen, "lanecoll: tuning file '%s': out of memory", path); return NULL; }
+    buf[len] = '\0';
+    return buf;
+}
+
+/* Non-negative integer member; optional members may be absent (*out = -1). */
+static int get_count(const lj_value *rule, const char *key, int optional, long long *out,
+                     const char *path, int index, char *err, size_t errlen)
+{
+    const lj_value *v = lj_get(rule, key);
+    if (!v) {
+        if (optional) { *out = -1; return 0; }
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: missing key \"%s\"",
+                 path, rule->line, index, key);
+        return -1;
+    }
+    if (v->type != LJ_NUMBER || v->number < 0 || v->number > 9007199254740992.0 ||
+        v->number != (double)(long long)v->number) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: \"%s\" must be "
+                 "a non-negative integer", path, v->line, index, key);
+        return -1;
+    }
+    *out = (long long)v->number;
+    return 0;
+}
+
+static int get_name(const lj_value *rule, const char *key, const char **out,
+                    const char *path, int index, char *err, size_t errlen)
+{
+    const lj_value *v = lj_get(rule, key);
+    if (!v || v->type != LJ_STRING) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: %s key \"%s\"",
+                 path, v ? v->line : rule->line, index, v ? "expected a string for" : "missing",
+                 key);
+        return -1;
+    }
+    *out = v->string;
+    return 0;
+}
+
+static const char *const known_keys[] = {
+    "collective", "nodes", "ppn", "min_bytes", "max_bytes", "algorithm"
+};
+
+static int parse_rule(const lj_value *r, int index, lc_rule *out, const char *path,
+                      char *err, size_t errlen)
+{
+    const char *coll, *alg;
+    long long nodes, ppn;
+    if (r->type != LJ_OBJECT) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d is not an object",
+                 path, r->line, index);
+        return -1;
+    }
+    for (int i = 0; i < r->n; i++) {
+        int known = 0;
+        for (size_t k = 0; k < sizeof known_keys / sizeof *known_keys; k++)
+            known |= strcmp(r->keys[i], known_keys[k]) == 0;
+        if (!known) {
+            snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: unknown key "
+                     "\"%s\"", path, r->items[i].line, index, r->keys[i]);
+            return -1;
+        }
+    }
+    if (get_name(r, "collective", &coll, path, index, err, errlen) ||
+        get_name(r, "algorithm", &alg, path, index, err, errlen) ||
+        get_count(r, "nodes", 1, &nodes, path, index, err, errlen) ||
+        get_count(r, "ppn", 1, &ppn, path, index, err, errlen) ||
+        get_count(r, "min_bytes", 0, &out->min_bytes, path, index, err, errlen) ||
+        get_count(r, "max_bytes", 0, &out->max_bytes, path, index, err, errlen))
+        return -1;
+    out->coll = lc_coll_from_name(coll);
+    out->variant = lc_variant_from_name(alg);
+    out->nodes = (int)nodes;
+    out->ppn = (int)ppn;
+    out->line = r->line;
+    if (out->coll < 0) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: unknown "
+                 "collective \"%s\"", path, lj_get(r, "collective")->line, index, coll);
+        return -1;
+    }
+    if (out->variant < 0 || lc_restrictions(out->coll, out->variant) < 0) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: unknown "
+                 "algorithm \"%s\" for %s (expected native, lane%s)", path,
+                 lj_get(r, "algorithm")->line, index, alg, coll,
+                 out->coll == LC_ALLTOALL ? "" : " or hier");
+        return -1;
+    }
+    if (out->min_bytes > out->max_bytes) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: min_bytes > "
+                 "max_bytes", path, r->line, index);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_overlaps(const lc_tuning *t, const char *path, char *err, size_t errlen)
+{
+    for (int i = 0; i < t->n; i++)
+        for (int j = 0; j < i; j++) {
+            const lc_rule *a = &t->rules[j], *b = &t->rules[i];
+            if (a->coll == b->coll && a->nodes == b->nodes && a->ppn == b->ppn &&
+                a->min_bytes <= b->max_bytes && b->min_bytes <= a->max_bytes) {
+                snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d overlaps "
+                         "rule %d (line %d): same collective, nodes and ppn, byte ranges "
+                         "intersect", path, b->line, i, j, a->line);
+                return -1;
+            }
+        }
+    return 0;
+}
+
+static int load_tree(const lj_value *doc, const char *path, lc_tuning *t, char *err,
+                     size_t errlen)
+{
+    const lj_value *schema = lj_get(doc, "schema"), *rules = lj_get(doc, "rules");
+    if (doc->type != LJ_OBJECT) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: expected an object",
+                 path, doc->line);
+        return -1;
+    }
+    if (!schema || schema->type != LJ_STRING || strcmp(schema->string, SCHEMA) != 0) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: key \"schema\" must be "
+                 "\"" SCHEMA "\"", path, schema ? schema->line : doc->line);
+        return -1;
+    }
+    if (!rules || rules->type != LJ_ARRAY) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: %s key \"rules\" (an "
+                 "array)", path, rules ? rules->line : doc->line, rules ? "expected" : "missing");
+        return -1;
+    }
+    for (int i = 0; i < doc->n; i++)
+        if (strcmp(doc->keys[i], "schema") && strcmp(doc->keys[i], "rules")) {
+            snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: unknown key \"%s\"",
+                     path, doc->items[i].line, doc->keys[i]);
+            return -1;
+        }
+    t->rules = calloc(rules->n > 0 ? (size_t)rules->n : 1, sizeof *t->rules);
+    if (!t->rules) { snprintf(err, errlen, "lanecoll: out of memory"); return -1; }
+    for (int i = 0; i < rules->n; i++, t->n++)
+        if (parse_rule(&rules->items[i], i, &t->rules[i], path, err, errlen)) return -1;
+    return check_overlaps(t, path, err, errlen);
+}
+
+int lc_tuning_load(const char *path, lc_tuning *t, char *err, size_t errlen)
+{
+    char perr[200];
+    lj_value doc;
+    memset(t, 0, sizeof *t);
+    char *text = read_file(path, err, errlen);
+    if (!text) return -1;
+    if (lj_parse(text, &doc, perr, sizeof perr)) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' %s", path, perr);
+        free(text);
+        return -1;
+    }
+    free(text);
+    int rc = load_tree(&doc, path, t, err, errlen);
+    lj_free(&doc);
+    if (rc) lc_tuning_free(t);
+    return rc;
+}
+
+void lc_tuning_free(lc_tuning *t)
+{
+    free(t->rules);
+    memset(t, 0, sizeof *t);
+}
+
+int lc_tuning_mentions(const lc_tuning *t, int coll)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->rules[i].coll == coll) return 1;
+    return 0;
+}
+
+const lc_rule *lc_tuning_match(const lc_tuning *t, int coll, int nodes, int ppn,
+                               long long bytes)
+{
+    for (int i = 0; i < t->n; i++) {
+        const lc_rule *r = &t->rules[i];
+        if (r->coll == coll && (r->nodes < 0 || r->nodes == nodes) &&
+            (r->ppn < 0 || r->ppn == ppn) && bytes >= r->min_bytes && bytes <= r->max_bytes)
+            return r;
+    }
+    return NULL;
+}
