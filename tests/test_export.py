@@ -32,9 +32,19 @@ def read_tsv(name: str) -> list[dict[str, float | None]]:
     return [{k: (float(v) if v else None) for k, v in row.items()} for row in rows]
 
 
-def sample(metric: str, unit: str, nbytes: int, values: list[float]) -> dict:
-    return {"type": "sample", "metric": metric, "unit": unit, "params": {"bytes": nbytes},
-            "values": values, "warmups": 10}
+def sample(metric: str, unit: str, nbytes: int, values: list[float], **settings) -> dict:
+    return {"type": "sample", "metric": metric, "unit": unit,
+            "params": {"bytes": nbytes, **settings}, "values": values, "warmups": 10}
+
+
+def p2p_sample(metric: str, nbytes: int, values: list[float]) -> dict:
+    """Params as bench/mpi/p2p.c writes them: settings that vary with the size."""
+    iterations = 10000 if nbytes <= 8192 else 1000
+    if metric == "latency":
+        return sample("latency", "us", nbytes, values, test="latency",
+                      iterations=iterations, block=iterations // 10)
+    return sample("bandwidth", "MB/s", nbytes, values, test="bw", iterations=iterations,
+                  block=iterations // 10, window=64)
 
 
 @pytest.fixture
@@ -51,9 +61,9 @@ def placement_store(tmp_path: Path) -> tuple[Store, int, list[dict]]:
             nbytes = int(row["bytes"])
             lat, bw = row[f"lat_{placement}_us"], row[f"bw_{placement}_MBps"]
             if lat is not None:
-                store.add_record(launch, sample("latency", "us", nbytes, [lat] * 3))
+                store.add_record(launch, p2p_sample("latency", nbytes, [lat] * 3))
             if bw is not None:
-                store.add_record(launch, sample("bandwidth", "MB/s", nbytes, [bw] * 3))
+                store.add_record(launch, p2p_sample("bandwidth", nbytes, [bw] * 3))
         store.finish_launch(launch, "COMPLETED", 0)
     store.finish_run(run, "ok")
     yield store, run, table
@@ -205,11 +215,13 @@ def test_csv_one_row_per_launch_metric_params(placement_store) -> None:
                    if r[f"{m}_{p}_{'us' if m == 'lat' else 'MBps'}"] is not None)
     assert len(rows) == measured == 3 * 24 + 3 * 23
     first = rows[0]
-    assert list(first)[:9] == ["launch_id", "launch", "mpi", "placement", "repeat",
-                               "benchmark", "metric", "unit", "bytes"]
+    assert list(first)[:14] == ["launch_id", "launch", "mpi", "placement", "repeat",
+                                "benchmark", "metric", "unit", "block", "bytes",
+                                "iterations", "test", "window", "warmups"]
     assert (first["mpi"], first["placement"], first["repeat"], first["metric"],
-            first["bytes"], first["n"], first["median"], first["std"]) == \
-        ("openmpi", "core", "1", "latency", "0", "3", "0.16", "0.0")
+            first["bytes"], first["test"], first["window"], first["n"], first["median"],
+            first["std"]) == \
+        ("openmpi", "core", "1", "latency", "0", "latency", "", "3", "0.16", "0.0")
     assert first["ci_low"] == "" and "need >= 6" in first["warnings"]
     node_bw = [r for r in rows if r["placement"] == "node" and r["metric"] == "bandwidth"]
     assert float(node_bw[-1]["mean"]) == 3396.35
@@ -225,6 +237,7 @@ def test_json_keeps_all_raw_values(placement_store) -> None:
     assert s["summary"]["median"] == 0.16 and s["summary"]["n"] == 3
     assert len(data["pooled"]) == len(data["samples"])   # one launch per placement
     assert data["pooled"][0]["tags"] == {"mpi": "openmpi", "placement": "core"}
+    assert data["pooled"][0]["params"] == {"bytes": 0}     # settings are pooled
 
 
 def test_export_dispatch(placement_store) -> None:
@@ -232,3 +245,32 @@ def test_export_dispatch(placement_store) -> None:
     assert export(store, run, "osu") == to_osu(store, run)
     with pytest.raises(ValueError, match="unknown export format 'xml'; choose one of json"):
         export(store, run, "xml")
+
+
+def test_in_launch_repetitions_and_settings_are_pooled(tmp_path: Path) -> None:
+    """p2p --repeat R writes R samples per size in one launch (params.repeat), with
+    iterations/block varying by size: one cell per size, one OSU line per size."""
+    with Store(tmp_path / "h.db") as store:
+        run = store.create_run("p2p")
+        launch = store.add_launch(run, "openmpi/core/r1", {"mpi": "openmpi",
+                                                           "placement": "core"})
+        store.add_record(launch, META)
+        for nbytes, block in ((8, 1000), (65536, 100)):
+            for rep in (1, 2):
+                store.add_record(launch, sample("latency", "us", nbytes,
+                                                [1.0 * rep + nbytes / 65536] * 3,
+                                                test="latency", iterations=block * 10,
+                                                block=block, repeat=rep))
+        samples = store.samples(run)
+        rows = p2p_table(samples)
+        assert [r["bytes"] for r in rows] == [8, 65536]
+        cell = rows[0]["placements"]["core"]
+        assert cell["n"] == 6 and cell["launches"] == 1 and cell["median"] == pytest.approx(1.5 + 8 / 65536)
+        osu = to_osu(samples).splitlines()
+        assert osu[0] == "# OSU MPI Latency Test (hpcscope: p2p, mpi=openmpi, placement=core)"
+        assert [l.split()[0] for l in osu[3:]] == ["8", "65536"]
+        _, md_rows = markdown_rows(to_markdown(samples))
+        assert [r[0] for r in md_rows] == ["8", "65536"]
+        other = [dict(s, params=dict(s["params"], algorithm="x")) for s in samples[:1]]
+        with pytest.raises(ValueError, match="differ in params other than bytes"):
+            p2p_table(samples + other)

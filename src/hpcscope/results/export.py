@@ -25,6 +25,9 @@ PLACEMENT_ORDER = ("smt", "core", "numa", "socket", "node")
 METRIC_ORDER = ("latency", "bandwidth", "bibandwidth", "message_rate")
 OSU_FIELD_WIDTH = 18            # OSU point-to-point FIELD_WIDTH; sizes are %-10d
 POOLED_TAGS = ("repeat",)        # tags that only tell repeats apart: pooled over
+# Params that say how a size was measured, not what was measured (iterations and block
+# length change with the size, repeat counts in-launch repetitions): pooled within a cell.
+SETTING_PARAMS = ("iterations", "block", "window", "repeat", "test")
 OSU_TITLES = {"latency": ("Latency Test", "Latency"),
               "bandwidth": ("Bandwidth Test", "Bandwidth"),
               "bibandwidth": ("Bi-Directional Bandwidth Test", "Bandwidth"),
@@ -57,6 +60,11 @@ def _metric_rank(name: str) -> tuple[int, str]:
 def _params_rank(params: dict[str, Any]) -> tuple[Any, ...]:
     size = params.get("bytes")
     return (0 if isinstance(size, (int, float)) else 1, size or 0, _key(params))
+
+
+def _identity(params: dict[str, Any]) -> dict[str, Any]:
+    """What a sample measured: its params without the measurement settings."""
+    return {k: v for k, v in params.items() if k not in SETTING_PARAMS}
 
 
 def _params_label(params: dict[str, Any]) -> str:
@@ -112,10 +120,12 @@ def p2p_table(samples: Samples, metric: str = "latency",
     (mean harmonic for rates), and `across` = {median, ci_low, ci_high, spread, cv,
     medians} over the per-launch medians when there are several launches, else None.
 
-    Only samples of `metric` with params {"bytes": N} are used. Launches may differ in
-    placement and repeat only; several MPIs need `mpi=` (they are never mixed silently).
+    Only samples of `metric` with a params "bytes" are used; measurement settings
+    (SETTING_PARAMS: iterations, block, window, repeat, test) are pooled. Launches may
+    differ in placement and repeat only, and samples in nothing but bytes and settings;
+    several MPIs need `mpi=` (they are never mixed silently).
     """
-    chosen = [s for s in samples if s["metric"] == metric and set(s["params"]) == {"bytes"}]
+    chosen = [s for s in samples if s["metric"] == metric and "bytes" in s["params"]]
     mpis = sorted({str(s["tags"].get("mpi", "")) for s in chosen})
     if mpi is not None:
         chosen = [s for s in chosen if str(s["tags"].get("mpi", "")) == mpi]
@@ -126,6 +136,11 @@ def p2p_table(samples: Samples, metric: str = "latency",
     if len(others) > 1:
         raise ValueError("samples differ in tags other than placement and repeat "
                          f"({', '.join(sorted(others))}); filter them first")
+    kinds = {_key({k: v for k, v in _identity(s["params"]).items() if k != "bytes"})
+             for s in chosen}
+    if len(kinds) > 1:
+        raise ValueError("samples differ in params other than bytes and measurement "
+                         f"settings ({', '.join(sorted(kinds))}); filter them first")
     by_size: dict[int, dict[str, list[dict[str, Any]]]] = {}
     for s in chosen:
         placement = str(s["tags"].get("placement", ""))
@@ -155,14 +170,14 @@ def to_json(source: Store | Samples, run_id: int | None = None) -> str:
         out_samples.append(dict(s, summary=summary))
     groups: dict[str, list[dict[str, Any]]] = {}
     for s in samples:
-        key = _key([s["benchmark"], s["metric"], s["unit"], s["params"],
+        key = _key([s["benchmark"], s["metric"], s["unit"], _identity(s["params"]),
                     _common_tags([s], POOLED_TAGS)])
         groups.setdefault(key, []).append(s)
     pooled_out = []
     for group in groups.values():
         first = group[0]
         pooled_out.append({"benchmark": first["benchmark"], "metric": first["metric"],
-                           "unit": first["unit"], "params": first["params"],
+                           "unit": first["unit"], "params": _identity(first["params"]),
                            "tags": _common_tags(group, POOLED_TAGS),
                            "launch_ids": sorted({s["launch_id"] for s in group}),
                            "cell": _cell(group)})
@@ -224,7 +239,7 @@ def to_markdown(source: Store | Samples, run_id: int | None = None) -> str:
     """Tables shaped like shared/data/lcc3_osu_stability.tsv: one row per params (message
     size), for each metric (latency first, then bandwidth) and placement a mean and a
     std column. One table per benchmark and per combination of the other tags (e.g. per
-    MPI). Mean and std are over all raw values of all repeats; the mean of a rate is
+    MPI). Measurement settings (SETTING_PARAMS) are pooled within a cell. Mean and std are over all raw values of all repeats; the mean of a rate is
     harmonic (Hoefler & Belli SC15, Rule 3). Values with 2 decimals, as OSU prints them.
     """
     samples = _samples(source, run_id)
@@ -246,8 +261,9 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
     for s in samples:
         col = (s["metric"], s["unit"], str(s["tags"].get("placement", "")))
         columns[col] = None
-        row = _key(s["params"])
-        rows[row] = s["params"]
+        params = _identity(s["params"])
+        row = _key(params)
+        rows[row] = params
         cells.setdefault(row, {}).setdefault(col, []).append(s)
     ordered_cols = sorted(columns, key=lambda c: (_metric_rank(c[0]), c[1],
                                                   _placement_rank(c[2])))
@@ -296,13 +312,16 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
 
     One block per metric, MPI and placement (and other tags); the value is the median of
     all raw values at that size over all repeats, printed as OSU's point-to-point tests do ("%-10d%18.2f").
-    Samples without params {"bytes": N} have no OSU form and are left out.
+    Measurement settings (SETTING_PARAMS) are pooled; other params than bytes make
+    blocks of their own. Samples without params "bytes" have no OSU form: left out.
     """
-    samples = [s for s in _samples(source, run_id) if set(s["params"]) == {"bytes"}]
+    samples = [s for s in _samples(source, run_id) if "bytes" in s["params"]]
     blocks: dict[str, list[dict[str, Any]]] = {}
     order: dict[str, tuple[Any, ...]] = {}
     for s in samples:
-        key = _key([s["metric"], s["unit"], s["benchmark"], _common_tags([s], POOLED_TAGS)])
+        other = {k: v for k, v in _identity(s["params"]).items() if k != "bytes"}
+        key = _key([s["metric"], s["unit"], s["benchmark"], other,
+                    _common_tags([s], POOLED_TAGS)])
         order[key] = (_metric_rank(s["metric"]), s["unit"], s["benchmark"],
                       str(s["tags"].get("mpi", "")),
                       _placement_rank(str(s["tags"].get("placement", ""))), key)
@@ -314,8 +333,10 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
         metric, unit = first["metric"], first["unit"]
         test, column = OSU_TITLES.get(metric, (f"{metric} test", metric.capitalize()))
         tags = _common_tags(group, POOLED_TAGS)
+        other = {k: v for k, v in _identity(first["params"]).items() if k != "bytes"}
         described = ", ".join([first["benchmark"] or "unknown benchmark",
-                               *(f"{k}={v}" for k, v in sorted(tags.items()))])
+                               *(f"{k}={v}" for k, v in sorted(tags.items())),
+                               *(f"{k}={v}" for k, v in sorted(other.items()))])
         launches = len({s["launch_id"] for s in group})
         lines = [f"# OSU MPI {test} (hpcscope: {described})",
                  f"# median of all values per size over {launches} launch(es)",

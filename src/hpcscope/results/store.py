@@ -97,8 +97,10 @@ _RUN_JSON = ("command", "options", "environment", "mpi", "notes", "backend_data"
 _LAUNCH_JSON = ("tags", "meta")
 
 
-class StoreError(RuntimeError):
-    """The store cannot do what was asked; the message says why and what to do."""
+class StoreError(ValueError):
+    """The store cannot do what was asked; the message says why and what to do.
+
+    A ValueError: the cause is input (a wrong --db, an unknown run), exit code 2."""
 
 
 def default_path(path: str | os.PathLike[str] | None = None) -> Path:
