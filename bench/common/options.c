@@ -16,8 +16,8 @@ int hs_parse_size(const char *text, int64_t *out)
     case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
     case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
     }
-    if (*end == 'i' || *end == 'B') end++; /* KiB, KB, MiB ... */
-    if (*end == 'B') end++;
+    if (mult > 1 && *end == 'i') end++; /* KiB, MiB, GiB */
+    if (*end == 'B') end++;              /* KB, KiB, B */
     if (*end != '\0') return -1;
     *out = (int64_t)(v * mult);
     return 0;
@@ -118,16 +118,26 @@ int hs_options_parse(const hs_option *table, int argc, char **argv, const char *
     return -1;
 }
 
+/* Record keys are snake_case (DESIGN 2) while option names use dashes. */
+static void snake_case(const char *name, char *out, size_t size)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < size; i++) out[i] = name[i] == '-' ? '_' : name[i];
+    out[i] = '\0';
+}
+
 void hs_options_echo(const hs_option *table, hs_json *j)
 {
     hs_json_open_object(j, "options");
     for (const hs_option *o = table; o->name; o++) {
+        char key[64];
+        snake_case(o->name, key, sizeof key);
         switch (o->type) {
         case HS_OPT_INT:
-        case HS_OPT_SIZE: hs_json_int(j, o->name, *(int64_t *)o->target); break;
-        case HS_OPT_DOUBLE: hs_json_double(j, o->name, *(double *)o->target); break;
-        case HS_OPT_STR: hs_json_str(j, o->name, *(const char **)o->target); break;
-        case HS_OPT_FLAG: hs_json_bool(j, o->name, *(int *)o->target); break;
+        case HS_OPT_SIZE: hs_json_int(j, key, *(int64_t *)o->target); break;
+        case HS_OPT_DOUBLE: hs_json_double(j, key, *(double *)o->target); break;
+        case HS_OPT_STR: hs_json_str(j, key, *(const char **)o->target); break;
+        case HS_OPT_FLAG: hs_json_bool(j, key, *(int *)o->target); break;
         }
     }
     hs_json_close(j);
