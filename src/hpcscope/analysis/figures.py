@@ -1,0 +1,114 @@
+"""Figures of the collective and lane benchmarks (PNG and SVG, matplotlib Agg).
+
+coll: one figure per (MPI, N, n, p), one panel per collective; time against count on
+log-log axes; the line is the median of the repetitions, the small marks below it the
+minimum (the paper's "best of"); a mock-up point ringed in red is a guideline violation
+(significantly >= 5 % faster than native, see verdicts). Nothing is smoothed.
+lanes: one figure per (MPI, benchmark, N, n): median time per k, and the factor of
+verdicts.lanes_table against the count (1 = no gain; L lanes: up to L).
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from hpcscope.analysis.verdicts import coll_table, lanes_table  # noqa: E402
+
+COLORS = {"native": "#1f77b4", "lane": "#d62728", "hier": "#2ca02c", "tuned": "#9467bd"}
+
+
+def _save(fig, out_dir: Path, stem: str) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
+    fig.savefig(paths[0], bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight")
+    plt.close(fig)
+    return paths
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
+def coll_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
+    rows = coll_table(samples)
+    by_setup: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        by_setup[(row["mpi"], row["N"], row["n"], row["p"])][row["collective"]].append(row)
+    paths: list[Path] = []
+    for (mpi, nodes, ppn, p), by_coll in sorted(by_setup.items()):
+        names = sorted(by_coll)
+        cols = min(5, len(names))
+        nrows = math.ceil(len(names) / cols)
+        fig, axes = plt.subplots(nrows, cols, figsize=(3.4 * cols, 2.9 * nrows), dpi=110,
+                                 squeeze=False)
+        for ax, name in zip(axes.flat, names):
+            points = sorted(by_coll[name], key=lambda r: r["count"])
+            algs: list[str] = []
+            for r in points:
+                algs += [a for a in r["algorithms"] if a not in algs]
+            for alg in algs:
+                xs = [r["count"] for r in points if f"{alg}_median" in r]
+                med = [r[f"{alg}_median"] for r in points if f"{alg}_median" in r]
+                mins = [r[f"{alg}_min"] for r in points if f"{alg}_min" in r]
+                color = COLORS.get(alg)
+                ax.plot(xs, med, marker="o", markersize=3, label=alg, color=color)
+                ax.plot(xs, mins, linestyle="none", marker="_", markersize=6, color=color)
+                bad = [(r["count"], r[f"{alg}_median"]) for r in points
+                       if r.get(f"{alg}_verdict") == "violation"]
+                if bad:
+                    ax.plot(*zip(*bad), linestyle="none", marker="o", markersize=9,
+                            markerfacecolor="none", markeredgecolor="red")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(name, fontsize=9)
+            ax.set_xlabel("count (MPI_INT)", fontsize=8)
+            ax.set_ylabel("time (us)", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(True, which="both", alpha=0.25)
+            ax.legend(fontsize=7)
+        for ax in list(axes.flat)[len(names):]:
+            ax.set_visible(False)
+        fig.suptitle(f"{mpi}: N={nodes} nodes x n={ppn} (p={p}); line = median, "
+                     "dash = min, red ring = guideline violation", fontsize=9)
+        fig.tight_layout()
+        paths += _save(fig, out_dir, _safe(f"coll_{mpi}_N{nodes}_n{ppn}"))
+    return paths
+
+
+def lanes_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
+    rows = lanes_table(samples)
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[(row["mpi"], row["benchmark"], row["N"], row["n"])].append(row)
+    paths: list[Path] = []
+    for (mpi, bench, nodes, ppn), points in sorted(groups.items()):
+        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), dpi=110)
+        for k in sorted({r["k"] for r in points}):
+            mine = sorted((r for r in points if r["k"] == k), key=lambda r: r["count"])
+            xs = [r["count"] for r in mine]
+            left.plot(xs, [r["median_us"] for r in mine], marker="o", markersize=3, label=f"k={k}")
+            fx = [(r["count"], r["factor"]) for r in mine if r.get("factor") is not None]
+            if fx:
+                right.plot(*zip(*fx), marker="o", markersize=3, label=f"k={k}")
+        title = "time per step" if bench == "lane_pattern" else "time of k concurrent alltoalls"
+        left.set(xscale="log", yscale="log", xlabel="count c (MPI_INT)", ylabel="median (us)",
+                 title=title)
+        right.set(xscale="log", xlabel="count c (MPI_INT)",
+                  ylabel="t(1)/t(k): speed-up" if bench == "lane_pattern" else "t(k)/t(1)",
+                  title="factor vs one lane")
+        right.axhline(1.0, color="grey", linewidth=0.8)
+        for ax in (left, right):
+            ax.grid(True, which="both", alpha=0.25)
+            ax.legend(fontsize=7)
+        fig.suptitle(f"{mpi} {bench}: N={nodes} x n={ppn}", fontsize=10)
+        fig.tight_layout()
+        paths += _save(fig, out_dir, _safe(f"{bench}_{mpi}_N{nodes}_n{ppn}"))
+    return paths

@@ -1,0 +1,109 @@
+"""Render the rows of hpcscope.analysis.verdicts as text, Markdown or CSV.
+
+The column lists say which keys become columns and how they are titled; the paper's
+layout (N, n, p, count, then avg and min per implementation) is `coll_columns(rows)`.
+Times are microseconds with 2 decimals like the paper; missing cells are empty.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any, Sequence
+
+Column = tuple[str, str]   # (row key, title)
+
+LANES_COLUMNS: list[Column] = [
+    ("mpi", "MPI"), ("benchmark", "benchmark"), ("k", "k"), ("N", "N"), ("n", "n"),
+    ("p", "p"), ("count", "count"), ("avg_us", "avg (us)"), ("min_us", "min (us)"),
+    ("median_us", "median (us)"), ("factor", "factor"), ("p_vs_1", "p vs k=1")]
+
+
+def coll_columns(rows: Sequence[dict], *, with_mpi: bool = True) -> list[Column]:
+    """N, n, p, count, then per algorithm avg and min, per mock-up speed-up and verdict."""
+    algs: list[str] = []
+    for row in rows:
+        for alg in row.get("algorithms", []):
+            if alg not in algs:
+                algs.append(alg)
+    cols: list[Column] = ([("mpi", "MPI")] if with_mpi else []) + [
+        ("collective", "collective"), ("N", "N"), ("n", "n"), ("p", "p"), ("count", "count")]
+    for alg in algs:
+        cols += [(f"{alg}_avg", f"{alg} avg (us)"), (f"{alg}_min", f"{alg} min (us)")]
+    for alg in algs:
+        if alg != "native":
+            cols += [(f"{alg}_speedup", f"{alg} speed-up"), (f"{alg}_verdict", f"{alg} verdict")]
+    return cols + [("verdict", "verdict")]
+
+
+def cell(value: Any, key: str = "") -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if key.endswith("_p") or key == "p_vs_1":
+            return f"{value:.3g}"
+        if key.endswith("speedup") or key == "factor":
+            return f"{value:.2f}"
+        return f"{value:.2f}"
+    return str(value)
+
+
+def to_text(rows: Sequence[dict], columns: Sequence[Column]) -> str:
+    """Aligned plain-text table (numbers right-aligned) for terminals and logs."""
+    table = [[title for _, title in columns]]
+    table += [[cell(row.get(k), k) for k, _ in columns] for row in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
+    lines = []
+    for n, r in enumerate(table):
+        parts = []
+        for i, text in enumerate(r):
+            numeric = n > 0 and _numeric(text)
+            parts.append(text.rjust(widths[i]) if numeric else text.ljust(widths[i]))
+        lines.append("  ".join(parts).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(rows: Sequence[dict], columns: Sequence[Column]) -> str:
+    head = "| " + " | ".join(t for _, t in columns) + " |"
+    rule = "|" + "|".join("---:" if _numeric_column(rows, k) else "---" for k, _ in columns) + "|"
+    body = ["| " + " | ".join(cell(row.get(k), k).replace("|", "\\|") for k, _ in columns) + " |"
+            for row in rows]
+    return "\n".join([head, rule] + body) + "\n"
+
+
+def to_csv(rows: Sequence[dict], columns: Sequence[Column]) -> str:
+    """CSV with the row keys as header (machine-readable: full precision, no units)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([k for k, _ in columns])
+    for row in rows:
+        writer.writerow(["" if row.get(k) is None else row.get(k) for k, _ in columns])
+    return buf.getvalue()
+
+
+def write_tables(rows: Sequence[dict], columns: Sequence[Column], out_dir: Path,
+                 stem: str) -> list[Path]:
+    """<stem>.csv and <stem>.md in out_dir; returns the paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{stem}.csv", out_dir / f"{stem}.md"]
+    paths[0].write_text(to_csv(rows, columns))
+    paths[1].write_text(to_markdown(rows, columns))
+    return paths
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _numeric_column(rows: Sequence[dict], key: str) -> bool:
+    values = [row.get(key) for row in rows if row.get(key) is not None]
+    return bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                for v in values)

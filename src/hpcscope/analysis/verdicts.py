@@ -1,0 +1,170 @@
+"""Performance-guideline verdicts for MPI collectives, and the lane tables (Träff & Hunold).
+
+A guideline says an MPI collective should be no slower than any composition of the
+library's own smaller collectives doing the same job. lanecoll's full-lane ("lane") and
+hierarchical ("hier") mock-ups are such compositions, so for each (MPI library,
+collective, count, N nodes, n processes per node):
+
+    violation  a mock-up is faster than native MPI_<Coll>, tested: Mann-Whitney U on the
+               raw repetitions p < 0.05 (hpcscope.results.stats.compare) AND its median
+               at least 5 % below native's. The native collective then violates the
+               guideline: the library could be faster by using its own pieces.
+    same       no significant difference of at least 5 %.
+    slower     the mock-up is significantly slower (the guideline holds).
+
+Repetitions of several launches of the same configuration are pooled. Values of
+different launches are not i.i.d. (Hoefler & Belli), so a verdict from one launch is a
+statement about that launch; the tuned_vs_best benchmark interleaves launches for that
+reason. The speed-up is median(native) / median(mock-up); avg and min are reported as in
+the paper's tables (min is what the paper's text quotes: best of 100).
+
+Rows are plain dicts (one per configuration, implementations side by side: the paper's
+table shape), so the terminal, Markdown, CSV and HTML renderers share them.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable
+
+import numpy as np
+
+from hpcscope.results import stats
+
+THRESHOLD = 0.05   # a mock-up must be at least 5 % faster (by median) to count
+ALPHA = 0.05       # and significant at this level (Mann-Whitney, two-sided)
+ALG_ORDER = ("native", "lane", "hier")
+LANE_BENCHMARKS = {"lane_pattern": "lane pattern", "multi_coll": "multi-collective"}
+
+
+def _alg_key(name: str) -> tuple[int, str]:
+    return (ALG_ORDER.index(name), name) if name in ALG_ORDER else (len(ALG_ORDER), name)
+
+
+def _mpi(sample: dict) -> str:
+    tags = sample.get("tags") or {}
+    return str(tags.get("mpi") or tags.get("mpi_flavor") or "?")
+
+
+def group_coll(samples: Iterable[dict]) -> dict[tuple, dict[str, list[float]]]:
+    """{(mpi, collective, nodes, ppn, p, count, bytes, regular): {algorithm: values}},
+    repetitions of every launch of the same configuration pooled."""
+    groups: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in samples:
+        prm = s.get("params") or {}
+        if s.get("metric") != "time" or "collective" not in prm or "algorithm" not in prm:
+            continue
+        key = (_mpi(s), prm["collective"], int(prm.get("nodes", 1)), int(prm.get("ppn", 0)),
+               int(prm.get("p", 0)), int(prm["count"]), int(prm.get("bytes", 0)),
+               bool(prm.get("regular", True)))
+        groups[key][prm["algorithm"]].extend(float(v) for v in s["values"])
+    return groups
+
+
+def verdict_of(native: list[float], other: list[float], *, threshold: float = THRESHOLD,
+               alpha: float = ALPHA) -> dict[str, Any]:
+    """Verdict of one mock-up against native: speedup, p-value, violation/same/slower."""
+    cmp = stats.compare(native, other, threshold, lower_is_better=True, alpha=alpha)
+    verdict = {"faster": "violation", "slower": "slower"}.get(cmp.verdict, "same")
+    return {"speedup": (cmp.median_a / cmp.median_b) if cmp.median_b else float("inf"),
+            "p_value": cmp.p_value, "verdict": verdict, "warnings": cmp.warnings}
+
+
+def coll_table(samples: Iterable[dict], *, threshold: float = THRESHOLD,
+               alpha: float = ALPHA) -> list[dict]:
+    """One row per (mpi, collective, N, n, p, count) with, for every algorithm present,
+    `<alg>_avg`, `<alg>_min`, `<alg>_median` (us), `<alg>_reps`, and for every mock-up
+    `<alg>_speedup` (median native / median mock-up), `<alg>_p` and `<alg>_verdict`.
+    `verdict` sums the row up: "violation (lane 1.8x)", "ok" or "no native" (nothing to
+    compare with). `algorithms` lists the algorithms in column order. Rows are sorted by
+    mpi, collective, N, n, count."""
+    rows = []
+    for key, by_alg in sorted(group_coll(samples).items()):
+        mpi, coll, nodes, ppn, p, count, nbytes, regular = key
+        row: dict[str, Any] = {"mpi": mpi, "collective": coll, "N": nodes, "n": ppn, "p": p,
+                               "count": count, "bytes": nbytes, "regular": regular}
+        algs = sorted(by_alg, key=_alg_key)
+        row["algorithms"] = algs
+        for alg in algs:
+            vals = np.asarray(by_alg[alg])
+            row[f"{alg}_avg"] = float(vals.mean())
+            row[f"{alg}_min"] = float(vals.min())
+            row[f"{alg}_median"] = float(np.median(vals))
+            row[f"{alg}_reps"] = int(vals.size)
+        native = by_alg.get("native")
+        violations, warnings = [], []
+        for alg in algs:
+            if alg == "native" or native is None:
+                continue
+            v = verdict_of(native, by_alg[alg], threshold=threshold, alpha=alpha)
+            row[f"{alg}_speedup"] = v["speedup"]
+            row[f"{alg}_p"] = v["p_value"]
+            row[f"{alg}_verdict"] = v["verdict"]
+            warnings += v["warnings"]
+            if v["verdict"] == "violation":
+                violations.append(f"{alg} {v['speedup']:.2f}x")
+        if native is None:
+            row["verdict"] = "no native"
+        else:
+            row["verdict"] = ("violation (" + ", ".join(violations) + ")") if violations else "ok"
+        row["warnings"] = sorted(set(warnings))
+        rows.append(row)
+    return rows
+
+
+def best_algorithm(row: dict, *, candidates: Iterable[str] | None = None) -> str:
+    """The algorithm to use for a coll_table row: the significantly faster mock-up with
+    the highest speed-up, else native (also used by hpcscope.tune)."""
+    best, best_speedup = "native", 1.0
+    for alg in row["algorithms"]:
+        if alg == "native" or (candidates is not None and alg not in candidates):
+            continue
+        if row.get(f"{alg}_verdict") == "violation" and row[f"{alg}_speedup"] > best_speedup:
+            best, best_speedup = alg, row[f"{alg}_speedup"]
+    return best
+
+
+def lanes_table(samples: Iterable[dict]) -> list[dict]:
+    """Lane pattern and multi-collective rows: one per (mpi, benchmark, N, n, p, count, k)
+    with avg/min/median (us) and
+
+      lane_pattern  factor = median t(k=1) / median t(k): how many times faster c
+                    elements per node move over k lanes than over one (L physical lanes:
+                    up to L).
+      multi_coll    factor = median t(k) / median t(k=1): time of k concurrent lane
+                    alltoalls relative to one (L lanes: about 1 up to k = L).
+
+    `p_vs_1` is the Mann-Whitney p-value against k = 1 and `significant` says whether
+    the difference is significant and at least 5 %."""
+    groups: dict[tuple, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in samples:
+        prm = s.get("params") or {}
+        bench = s.get("benchmark") or ""
+        if bench not in LANE_BENCHMARKS and prm.get("pattern") not in ("lane", "multi_alltoall"):
+            continue
+        if bench not in LANE_BENCHMARKS:
+            bench = "lane_pattern" if prm.get("pattern") == "lane" else "multi_coll"
+        key = (_mpi(s), bench, int(prm.get("nodes", 1)), int(prm.get("ppn", 0)),
+               int(prm.get("p", 0)), int(prm["count"]), int(prm.get("bytes", 0)))
+        groups[key][int(prm["lanes"])].extend(float(v) for v in s["values"])
+    rows = []
+    for key, by_k in sorted(groups.items()):
+        mpi, bench, nodes, ppn, p, count, nbytes = key
+        base = by_k.get(1)
+        for k in sorted(by_k):
+            vals = np.asarray(by_k[k])
+            row: dict[str, Any] = {"mpi": mpi, "benchmark": bench, "N": nodes, "n": ppn,
+                                   "p": p, "count": count, "bytes": nbytes, "k": k,
+                                   "avg_us": float(vals.mean()), "min_us": float(vals.min()),
+                                   "median_us": float(np.median(vals)), "reps": int(vals.size)}
+            if base is not None:
+                m1, mk = float(np.median(base)), row["median_us"]
+                row["factor"] = (m1 / mk if bench == "lane_pattern" else mk / m1) if mk and m1 else None
+                if k == 1:
+                    row["p_vs_1"], row["significant"] = None, False
+                else:
+                    cmp = stats.compare(base, by_k[k], THRESHOLD, lower_is_better=True)
+                    row["p_vs_1"], row["significant"] = cmp.p_value, cmp.significant
+            else:
+                row["factor"], row["p_vs_1"], row["significant"] = None, None, False
+            rows.append(row)
+    return rows

@@ -1,0 +1,178 @@
+"""The coll suite: native MPI collectives against lanecoll's lane and hier mock-ups, with
+performance-guideline verdicts (Träff & Hunold; DESIGN 3 and 5).
+
+One launch per MPI library of the `coll` program (bench/mpi/coll.c), ranks = cores by
+default. On one machine, `node_size` K emulates nodes of K consecutive ranks through
+lanecoll's LANECOLL_NODE_SIZE (the job is tagged emulated_nodes): the decomposition into
+node and lane communicators is then the multi-node one, although every message still
+travels through shared memory, so "lanes" are not physical network lanes.
+
+plan opts (all optional):
+    collectives   list[str] | None   default all ten; unknown names -> ValueError
+    algorithms    list[str] | None   default native, lane, hier
+    counts        list[int|str]|None  MPI counts; "10p" = 10 x ranks; None: the program's
+                                     sweep (quick: 1p..1000p)
+    node_size     int | None         emulated node size K (LANECOLL_NODE_SIZE)
+    ranks         int | None         default: cores of this machine (x nodes on clusters)
+    repetitions   int | None         default 100 (quick 20)
+    quick         bool               fewer counts and repetitions
+    validate      bool               default True: untimed comparison with native
+    regular_only  bool               a node size that does not divide ranks -> ValueError
+    repeat        int | None         launches per MPI library (default 1), round-robin over
+                                     the libraries so a slow phase does not bias one
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from hpcscope.plan.job import Job
+from hpcscope.suites.base import Note, PlanContext, SuitePlan
+
+COLLECTIVES = ("bcast", "gather", "scatter", "allgather", "alltoall", "reduce", "allreduce",
+               "reduce_scatter_block", "scan", "exscan")
+ALGORITHMS = ("native", "lane", "hier")
+DEFAULT_REPS, QUICK_REPS = 100, 20
+DEFAULT_WARMUP, QUICK_WARMUP = 5, 2
+QUICK_COUNTS = "1p:1000p:10"
+_COUNT = re.compile(r"^\d+[pP]?$|^[pP]$")
+
+
+def cores(ctx: PlanContext) -> int:
+    topo = ctx.topology
+    return len(getattr(topo, "cores", []) or []) or len(getattr(topo, "pus", []) or []) or 1
+
+
+def count_spec(counts: list | None) -> str | None:
+    """['1p', 64] -> '1p,64' for the programs' --counts; None stays None."""
+    if not counts:
+        return None
+    items = [str(c).strip() for c in counts]
+    bad = [c for c in items if not _COUNT.match(c)]
+    if bad:
+        raise ValueError(f"counts {bad} are not counts; give integers, optionally with a p "
+                         "suffix meaning times the number of ranks (e.g. 1p, 100p, 4096)")
+    return ",".join(items)
+
+
+def layout(ctx: PlanContext, opts: dict, suite: str) -> tuple[int, int | None, dict, dict,
+                                                             bool, int, list[Note]]:
+    """Ranks, node size, job env, job tags, oversubscribe, nodes to span, notes: the part
+    of the plan the coll and lanes suites share."""
+    notes: list[Note] = []
+    per_node = cores(ctx)
+    real_nodes = max(1, int(ctx.nodes_available or 1))
+    ranks = opts.get("ranks") or per_node * real_nodes
+    if not isinstance(ranks, int) or ranks < 1:
+        raise ValueError(f"ranks must be a positive integer, got {ranks!r}")
+    node_size = opts.get("node_size")
+    env: dict[str, str] = {}
+    tags: dict[str, Any] = {"ranks": ranks}
+    if node_size is not None:
+        if not isinstance(node_size, int) or node_size < 1 or node_size > ranks:
+            raise ValueError(f"node_size must be between 1 and the ranks ({ranks}), "
+                             f"got {node_size!r}")
+        full, rest = divmod(ranks, node_size)
+        if rest:
+            text = (f"node size {node_size} does not divide {ranks} ranks: the decomposition "
+                    f"is irregular ({full} node(s) of {node_size} and one of {rest}); lane "
+                    "algorithms that need a regular communicator fall back to native and "
+                    "are reported as not timed")
+            if opts.get("regular_only"):
+                raise ValueError(text + "; choose a node size dividing the ranks or drop "
+                                 "regular_only")
+            notes.append(Note("warning", text, {"node_size": node_size, "ranks": ranks}))
+        env["LANECOLL_NODE_SIZE"] = str(node_size)
+        tags.update({"emulated_nodes": True, "node_size": node_size})
+        notes.append(Note("info", f"{suite}: {ranks} ranks as {full + (1 if rest else 0)} "
+                          f"emulated node(s) of {node_size} (LANECOLL_NODE_SIZE={node_size}); "
+                          "all traffic still goes through this machine's memory",
+                          {"node_size": node_size}))
+    elif real_nodes == 1:
+        notes.append(Note("info", f"{suite}: all {ranks} ranks on one node; the lane/hier "
+                          "decompositions are then node-local. Use --node-size K to emulate "
+                          "several nodes", {"ranks": ranks}))
+    oversubscribe = ranks > per_node * real_nodes
+    if oversubscribe:
+        notes.append(Note("warning", f"{suite}: {ranks} ranks on {per_node * real_nodes} "
+                          "cores: oversubscribed, so timings are not meaningful (correctness "
+                          "only; MPICH busy-polls)", {"ranks": ranks, "cores": per_node}))
+        tags["oversubscribed"] = True
+    return ranks, node_size, env, tags, oversubscribe, real_nodes, notes
+
+
+def repetitions(opts: dict) -> tuple[int, int]:
+    quick = bool(opts.get("quick"))
+    reps = opts.get("repetitions") or (QUICK_REPS if quick else DEFAULT_REPS)
+    if not isinstance(reps, int) or reps < 1:
+        raise ValueError(f"repetitions must be a positive integer, got {reps!r}")
+    return reps, QUICK_WARMUP if quick else DEFAULT_WARMUP
+
+
+def launches(ctx: PlanContext, opts: dict) -> list[tuple[int, Any]]:
+    """(repeat number, MPI) in launch order: repeats outermost, libraries round-robin."""
+    repeat = opts.get("repeat") or 1
+    if not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"repeat must be a positive integer, got {repeat!r}")
+    return [(rep, mpi) for rep in range(1, repeat + 1) for mpi in ctx.mpis]
+
+
+def _names(given: list | None, valid: tuple[str, ...], what: str) -> list[str]:
+    names = list(given) if given else list(valid)
+    unknown = [n for n in names if n not in valid]
+    if unknown:
+        raise ValueError(f"unknown {what} {unknown}; valid: {', '.join(valid)}")
+    return names
+
+
+def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
+    colls = _names(opts.get("collectives"), COLLECTIVES, "collective(s)")
+    algs = _names(opts.get("algorithms"), ALGORITHMS, "algorithm(s)")
+    counts = count_spec(opts.get("counts")) or (QUICK_COUNTS if opts.get("quick") else None)
+    reps, warmup = repetitions(opts)
+    ranks, node_size, env, tags, over, nodes, notes = layout(ctx, opts, "coll")
+    result = SuitePlan(notes=notes)
+    for rep, mpi in launches(ctx, opts):
+        program = [str(ctx.binary("coll", mpi)), "--collectives", ",".join(colls),
+                   "--algorithms", ",".join(algs), "--repetitions", str(reps),
+                   "--warmup", str(warmup)]
+        if counts:
+            program += ["--counts", counts]
+        if opts.get("validate") is False:
+            program.append("--validate=0")
+        name = (f"{mpi.flavor}/coll/np{ranks}" + (f"-ns{node_size}" if node_size else "")
+                + f"/r{rep}")
+        result.jobs.append(Job(
+            suite="coll", name=name, program=program, mpi=mpi, ranks=ranks, nodes=nodes,
+            env=dict(env), tags=dict(tags, mpi=mpi.flavor, mpi_version=mpi.version, repeat=rep),
+            timeout_s=900 if opts.get("quick") else 3600, oversubscribe=over))
+    return result
+
+
+def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
+    """coll_table.{csv,md,txt} in the paper's shape and coll_*.png/svg figures."""
+    from hpcscope.analysis import figures, tables, verdicts
+
+    samples = store.samples(run_id, benchmark="coll")
+    rows = verdicts.coll_table(samples)
+    if not rows:
+        return []
+    columns = tables.coll_columns(rows)
+    paths = tables.write_tables(rows, columns, out_dir, "coll_table")
+    text = out_dir / "coll_table.txt"
+    text.write_text(tables.to_text(rows, columns))
+    paths.append(text)
+    not_timed = [s for s in store.summaries(run_id)
+                 if s.get("metric") in ("fallback", "unavailable")]
+    if not_timed:
+        lines = ["collective,algorithm,count,why"]
+        for s in not_timed:
+            prm = s.get("params", {})
+            reason = str(s.get("reason", "")).replace('"', "'")
+            lines.append(f'{prm.get("collective")},{prm.get("algorithm")},{prm.get("count")},'
+                         f'"{reason}"')
+        extra = out_dir / "coll_not_timed.csv"
+        extra.write_text("\n".join(lines) + "\n")
+        paths.append(extra)
+    return paths + figures.coll_figures(samples, out_dir)

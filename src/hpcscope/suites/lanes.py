@@ -1,0 +1,71 @@
+"""The lanes suite: can this system use several lanes at once? (Träff & Hunold, section 2)
+
+Per MPI library two launches: `lane_pattern` (c elements per node and step over k
+virtual lanes; factor t(1)/t(k)) and `multi_coll` (k concurrent lane MPI_Alltoalls;
+t(k)/t(1)). Both need at least two nodes. On one machine without `node_size`, nodes of
+ranks/2 are emulated (LANECOLL_NODE_SIZE; a note says so), so the benchmarks run, but
+"lanes" then share one memory system: the numbers describe shared-memory concurrency,
+not network rails.
+
+plan opts (all optional): counts (list[int|str] | None), node_size (int | None), ranks
+(int | None, default cores), repetitions (int | None), quick (bool), validate (bool),
+regular_only (bool), repeat (int | None: launches per library); collectives and
+algorithms are ignored.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hpcscope.plan.job import Job
+from hpcscope.suites import coll as coll_suite
+from hpcscope.suites.base import Note, PlanContext, SuitePlan
+
+PROGRAMS = ("lane_pattern", "multi_coll")
+
+
+def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
+    opts = dict(opts)
+    notes: list[Note] = []
+    if opts.get("node_size") is None and max(1, int(ctx.nodes_available or 1)) == 1:
+        ranks = opts.get("ranks") or coll_suite.cores(ctx)
+        if not isinstance(ranks, int) or ranks < 2:
+            raise ValueError("the lanes suite needs at least 2 ranks (2 nodes of 1); pass "
+                             "ranks >= 2")
+        opts["node_size"] = max(1, ranks // 2)
+        notes.append(Note("info", f"lanes: one machine, so 2 nodes of {opts['node_size']} "
+                          "ranks are emulated (pass --node-size K to choose)",
+                          {"node_size": opts["node_size"]}))
+    counts = (coll_suite.count_spec(opts.get("counts"))
+              or (coll_suite.QUICK_COUNTS if opts.get("quick") else None))
+    reps, warmup = coll_suite.repetitions(opts)
+    ranks, node_size, env, tags, over, nodes, more = coll_suite.layout(ctx, opts, "lanes")
+    result = SuitePlan(notes=notes + more)
+    for rep, mpi in coll_suite.launches(ctx, opts):
+        for prog in PROGRAMS:
+            program = [str(ctx.binary(prog, mpi)), "--repetitions", str(reps),
+                       "--warmup", str(warmup)]
+            if counts:
+                program += ["--counts", counts]
+            if opts.get("validate") is False:
+                program.append("--validate=0")
+            name = (f"{mpi.flavor}/{prog}/np{ranks}" + (f"-ns{node_size}" if node_size else "")
+                    + f"/r{rep}")
+            result.jobs.append(Job(
+                suite="lanes", name=name, program=program, mpi=mpi, ranks=ranks, nodes=nodes,
+                env=dict(env), tags=dict(tags, mpi=mpi.flavor, mpi_version=mpi.version, repeat=rep),
+                timeout_s=900 if opts.get("quick") else 3600, oversubscribe=over))
+    return result
+
+
+def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
+    """lanes_table.{csv,md,txt} and one figure pair per (MPI, benchmark, N, n)."""
+    from hpcscope.analysis import figures, tables, verdicts
+
+    samples = [s for prog in PROGRAMS for s in store.samples(run_id, benchmark=prog)]
+    rows = verdicts.lanes_table(samples)
+    if not rows:
+        return []
+    paths = tables.write_tables(rows, tables.LANES_COLUMNS, out_dir, "lanes_table")
+    text = out_dir / "lanes_table.txt"
+    text.write_text(tables.to_text(rows, tables.LANES_COLUMNS))
+    return paths + [text] + figures.lanes_figures(samples, out_dir)
