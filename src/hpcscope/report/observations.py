@@ -31,8 +31,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.optimize import nnls
 
 SEVERITIES = ("info", "notable", "warning")
+CV_LIMIT_DEFAULT = 0.05
 PLACEMENT_ORDER = ("smt", "core", "numa", "socket", "node")
 
 
@@ -106,7 +108,9 @@ def fit_line_relative(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float
     if x.size == 1 or np.ptp(x) == 0:
         a = float(np.sum(w * w * y) / np.sum(w * w))
         return a, 0.0, float(np.sum(((y - a) * w) ** 2))
-    coef, *_ = np.linalg.lstsq(design, y * w, rcond=None)
+    # Non-negative least squares: a start-up time and a time per byte cannot be negative,
+    # and an unconstrained fit through one outlier would report e.g. alpha = -68 us.
+    coef, _ = nnls(design, y * w)
     a, b = float(coef[0]), float(coef[1])
     return a, b, float(np.sum(((y - a - b * x) * w) ** 2))
 
@@ -391,7 +395,7 @@ def outliers_between(curves: Mapping[str, Mapping[float, float]], factor: float 
 # ------------------------------------------------------------------------ stability
 
 def instability(subject: str, per_launch: Sequence[Sequence[float]], *, cv_limit: float = 0.05,
-                ) -> list[Observation]:
+                size: float | None = None) -> list[Observation]:
     """Unstable results: CV of the pooled values above `cv_limit`, launch medians that
     disagree by more than `cv_limit`, or a CI of the median wider than `cv_limit`."""
     from hpcscope.results import stats
@@ -402,7 +406,8 @@ def instability(subject: str, per_launch: Sequence[Sequence[float]], *, cv_limit
     p = stats.pooled(groups, spread_limit=cv_limit)
     out: list[Observation] = []
     nums = {"launches": p.launches, "median": p.median, "cv": p.all.cv,
-            "spread": p.spread, "ci_low": p.all.ci_low, "ci_high": p.all.ci_high}
+            "spread": p.spread, "ci_low": p.all.ci_low, "ci_high": p.all.ci_high,
+            "bytes": size, "where": fmt_bytes(size) if size is not None else ""}
     if p.all.cv is not None and p.all.cv > cv_limit:
         out.append(Observation("unstable", f"{subject}: CV {p.all.cv:.1%} over {p.all.n} "
                                f"values (limit {cv_limit:.0%}).", nums, "warning", subject))
@@ -416,6 +421,24 @@ def instability(subject: str, per_launch: Sequence[Sequence[float]], *, cv_limit
                                f"{fmt_num(p.all.ci_low)}-{fmt_num(p.all.ci_high)} is wider "
                                f"than +-{cv_limit:.0%}.", nums, "warning", subject))
     return out
+
+
+def instability_summary(subject: str, found: Sequence[Observation]) -> Observation | None:
+    """One sentence for many per-size instability warnings of one curve, citing the
+    sizes and the worst value, so the highlights stay readable."""
+    if not found:
+        return None
+    sizes = sorted({o.numbers.get("bytes") for o in found if o.numbers.get("bytes") is not None})
+    worst = max(found, key=lambda o: max(o.numbers.get("cv") or 0, o.numbers.get("spread") or 0))
+    cv = worst.numbers.get("cv") or 0.0
+    spread = worst.numbers.get("spread") or 0.0
+    where = ", ".join(fmt_bytes(s) for s in sizes[:8]) + (" ..." if len(sizes) > 8 else "")
+    return Observation(
+        "unstable", f"{subject}: unstable at {len(sizes)} size{'s' if len(sizes) != 1 else ''}"
+        f" ({where}); worst: {worst.numbers.get('where', '')} with CV {cv:.1%} and launch "
+        f"spread {spread:.1%} (limit {CV_LIMIT_DEFAULT:.0%}).",
+        {"sizes": sizes, "worst_cv": cv, "worst_spread": spread, "count": len(found)},
+        "warning", subject)
 
 
 # ------------------------------------------------------------------------ node suite

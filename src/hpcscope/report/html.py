@@ -1,0 +1,534 @@
+"""`hpcscope report RUN ... -o DIR`: one self-contained page, DIR/index.html, plus a CSV per
+table next to it.
+
+The page needs no server, no network and no JavaScript: CSS is inline, figures are SVG in
+data: URIs (inert, see figures_common), and a Content-Security-Policy forbids scripts and
+any load that is not inline. Every string from the machine or the user goes through
+jinja2 autoescaping. Each section appears only when its data exist.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from hpcscope.machine.topology import Topology, TopologyError, format_bytes
+from hpcscope.report import compare as compare_mod
+from hpcscope.report import figures_coll, figures_node, figures_stability, p2p_figures
+from hpcscope.report import observations as obs
+from hpcscope.report.figures_common import Figure, fig_uri, lstopo_svg, svg_uri
+from hpcscope.results import stats
+from hpcscope.results.store import Store
+
+SIM_BACKENDS = {"sim": "simulated (SimGrid): times come from a model of the machine, "
+                       "not from hardware",
+                "lab": "emulated network (network namespaces with shaped links): "
+                       "inter-node numbers are not those of a real network"}
+
+
+# What goes to the top of the page; breakpoints and fits stay in their section.
+HIGHLIGHT_KINDS = ("flat", "ratio", "dip", "plateau", "inversion", "guideline", "efficiency",
+                   "unstable", "cache_plateau")
+
+
+@dataclass
+class Cell:
+    text: str
+    cls: str = ""
+
+
+@dataclass
+class Table:
+    id: str
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]]
+    csv: str = ""                    # file name next to index.html
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    intro: str = ""
+    figures: list[Figure] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    observations: list[obs.Observation] = field(default_factory=list)
+    items: list[tuple[str, str]] = field(default_factory=list)   # definition list
+    notes: list[str] = field(default_factory=list)
+    warning: str = ""
+
+
+def _num(x: Any, digits: int = 4) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float):
+        if x.is_integer() and abs(x) < 1e15:
+            return str(int(x))          # sizes and counts stored as floats
+        return f"{x:.{digits}g}" if abs(x) < 1e6 else f"{x:.3e}"
+    if isinstance(x, (list, tuple)):
+        return ", ".join(_num(v) for v in x)
+    return str(x)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+class _Writer:
+    """Writes each table's CSV next to index.html, with file names safe on any system."""
+
+    def __init__(self, out_dir: Path, run_id: int) -> None:
+        self.out_dir, self.run_id = out_dir, run_id
+
+    def table(self, tid: str, title: str, columns: list[str], rows: list[list[Any]],
+              caption: str = "", classes: list[list[str]] | None = None) -> Table:
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"run{self.run_id}_{tid}") + ".csv"
+        with open(self.out_dir / name, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(columns)
+            for row in rows:
+                w.writerow(["" if v is None else v for v in row])
+        cells = [[Cell(_num(v), (classes[i][j] if classes else "")) for j, v in enumerate(row)]
+                 for i, row in enumerate(rows)]
+        return Table(f"run{self.run_id}-{tid}", title, columns, cells, name, caption)
+
+
+# ------------------------------------------------------------------------ sections
+
+def _machine(run: dict, w: _Writer) -> Section | None:
+    xml = run.get("topology_xml")
+    peaks = [n for n in run.get("notes") or [] if n.get("kind") == "peak"]
+    if not xml and not peaks:
+        return None
+    sec = Section(f"run{w.run_id}-machine", "The machine")
+    if xml:
+        try:
+            topo = Topology.from_xml(xml)
+        except TopologyError as exc:
+            sec.warning = f"the stored topology does not parse: {exc}"
+            topo = None
+        if topo:
+            sec.intro = topo.summary()
+            svg = lstopo_svg(xml)
+            if svg:
+                sec.figures.append(Figure(f"run{w.run_id}-lstopo", "Topology (hwloc lstopo)",
+                                          "hwloc's drawing of the stored topology: packages, "
+                                          "NUMA nodes, caches, cores, hardware threads, "
+                                          "devices.", svg_uri(svg), "hwloc topology drawing"))
+            else:
+                sec.notes.append(topo.describe())
+            sec.tables.append(w.table("caches", "Caches", ["cache", "size per instance",
+                                                           "instances", "CPUs per instance"],
+                                      [[c.name, format_bytes(c.size), n, len(cpus)]
+                                       for c, n, cpus in _cache_rows(topo)]))
+            if topo.nics:
+                sec.tables.append(w.table("nics", "Network interfaces",
+                                          ["name", "type", "subtype", "PCI link (GB/s)", "PCI bus"],
+                                          [[n.name, n.type, n.subtype, n.link_speed_gbs,
+                                            n.pci_busid] for n in topo.nics]))
+    if peaks:
+        sec.tables.append(w.table(
+            "peaks", "Theoretical peaks",
+            ["name", "value", "unit", "formula", "source"],
+            [[p["data"].get("name", ""), p["data"].get("value"), p["data"].get("unit", ""),
+              p["data"].get("formula", p.get("text", "")), p["data"].get("source", "")]
+             for p in peaks],
+            "Every efficiency in this report divides by one of these; the formula says how "
+            "it was computed."))
+    return sec
+
+
+def _cache_rows(topo: Topology) -> list[tuple[Any, int, list[int]]]:
+    seen: dict[str, list] = {}
+    for c in topo.caches:
+        seen.setdefault(c.name, [c, 0, c.cpus])
+        seen[c.name][1] += 1
+    return [tuple(v) for v in seen.values()]  # type: ignore[misc]
+
+
+def _environment(run: dict, w: _Writer) -> Section | None:
+    env = dict(run.get("environment") or {})
+    mpis = run.get("mpi") or []
+    if not env and not mpis:
+        return None
+    sec = Section(f"run{w.run_id}-env", "Environment")
+    labels = {"hostname": "host name", "kernel": "kernel", "os": "operating system",
+              "cpu_model": "CPU", "compiler": "compiler", "governor": "frequency governor",
+              "max_freq_khz": "max frequency (kHz)", "turbo_disabled": "turbo disabled",
+              "smt": "SMT", "python": "Python", "hpcscope": "hpcscope"}
+    for key, name in labels.items():
+        if key in env:
+            value = env.pop(key)
+            sec.items.append((name, "not readable" if value is None else str(value)))
+    variables = env.pop("variables", {}) or {}
+    for key, value in sorted(env.items()):
+        sec.items.append((key, json.dumps(value) if not isinstance(value, str) else value))
+    if mpis:
+        sec.tables.append(w.table("mpi", "MPI libraries", ["flavor", "version", "mpicc", "mpirun"],
+                                  [[m.get("flavor"), m.get("version"), m.get("mpicc"),
+                                    m.get("mpirun")] for m in mpis]))
+    if variables:
+        sec.tables.append(w.table("variables", "Environment variables read by MPI and "
+                                  "schedulers", ["variable", "value"],
+                                  [[k, v] for k, v in sorted(variables.items())]))
+    return sec
+
+
+def _p2p(samples: list[dict], w: _Writer) -> Section | None:
+    p2p = [s for s in samples if s["benchmark"] == "p2p"]
+    if not p2p:
+        return None
+    sec = Section(f"run{w.run_id}-p2p", "Point-to-point by placement",
+                  "Two ranks placed on two hardware threads of a core (smt), two cores of a "
+                  "socket (core), two NUMA nodes (numa), two sockets (socket) or two nodes "
+                  "(node). Curves: median over launches of each launch's median; band: "
+                  "smallest to largest launch median.")
+    centres: dict[str, dict[str, dict[float, float]]] = {}
+    for metric in p2p_figures.METRICS:
+        data = p2p_figures.curves(p2p, metric)
+        if not data:
+            continue
+        centres[metric] = {label: {s: v["center"] for s, v in pts.items()}
+                           for label, pts in data.items()}
+        fig = p2p_figures.plot_metric(p2p, metric, f"{metric.replace('_', ' ').capitalize()}"
+                                      " by placement")
+        if fig is not None:
+            sec.figures.append(Figure(f"run{w.run_id}-p2p-{metric}", metric.replace("_", " "),
+                                      f"{p2p_figures.METRICS[metric][0]} vs message size.",
+                                      fig_uri(fig), f"{metric} vs message size"))
+        unit = next(s["unit"] for s in p2p if s["metric"] == metric)
+        rows = []
+        classes = []
+        for label in sorted(data, key=obs._placement_rank):
+            for size, v in sorted(data[label].items()):
+                rel = ((v["high"] - v["low"]) / v["center"]) if v["center"] else None
+                rows.append([label, size, v["center"], v["ci_low"], v["ci_high"], v["low"],
+                             v["high"], v["launches"], _pct(rel)])
+                classes.append([""] * 8 + ["warn" if rel is not None and rel > stats.CV_LIMIT
+                                           else ""])
+        sec.tables.append(w.table(f"p2p_{metric}", f"{metric.replace('_', ' ')} ({unit})",
+                                  ["MPI placement", "bytes", "median", "CI low", "CI high",
+                                   "min launch", "max launch", "launches", "launch spread"],
+                                  rows, "median: of launch medians; CI: nonparametric 95% "
+                                  "CI of the median of all samples; spread: (max-min)/median "
+                                  "of launch medians, highlighted above 5%.", classes))
+        if metric in ("latency", "bandwidth"):
+            fig = figures_stability.spread_figure(data, metric)
+            if fig is not None:
+                sec.figures.append(Figure(f"run{w.run_id}-p2p-{metric}-stability",
+                                          f"{metric} stability", "Relative CI half-width "
+                                          "and launch-to-launch spread; dashed: 5% limit.",
+                                          fig_uri(fig), f"{metric} stability"))
+            fig = figures_stability.box_figure(p2p, metric)
+            if fig is not None:
+                sec.figures.append(Figure(f"run{w.run_id}-p2p-{metric}-box",
+                                          f"{metric} distributions", "Box plots of all "
+                                          "samples relative to their median (box: quartiles; "
+                                          "whiskers: 1.5 IQR).", fig_uri(fig),
+                                          f"{metric} box plots"))
+    found = obs.p2p_observations(centres.get("latency", {}), centres.get("bandwidth", {}))
+    fits = [o for o in found if o.kind == "fit"]
+    sec.observations = [o for o in found if o.kind != "fit"]
+    if fits:
+        sec.tables.append(w.table(
+            "hockney", "Hockney model per placement and segment: T(m) = alpha + m/beta",
+            ["MPI placement", "from bytes", "to bytes", "alpha (us)", "beta (MB/s)",
+             "points", "rms rel. residual"],
+            [[o.subject, o.numbers["from_bytes"], o.numbers["to_bytes"], o.numbers["alpha_us"],
+              o.numbers["beta_MBps"], o.numbers["points"],
+              _pct((o.numbers["cost"] / max(o.numbers["points"], 1)) ** 0.5)] for o in fits],
+            "Segments from a penalised piecewise least-squares fit of the latency curve "
+            "(see Methods); beta '-' means no size dependence in that segment."))
+    unstable_rows = []
+    for metric in ("latency", "bandwidth"):
+        for label, by_size in sorted(_per_launch(p2p, metric).items()):
+            found = []
+            for size, groups in sorted(by_size.items()):
+                found.extend(obs.instability(f"{label} {metric} at {obs.fmt_bytes(size)}",
+                                             groups, size=size))
+            for o in found:
+                unstable_rows.append([label, metric, o.numbers["bytes"], o.numbers["launches"],
+                                      o.numbers["median"], _pct(o.numbers["cv"]),
+                                      _pct(o.numbers["spread"]), o.text.split(": ", 1)[1]])
+            summary = obs.instability_summary(f"{label} {metric}", found)
+            if summary:
+                sec.observations.append(summary)
+    if unstable_rows:
+        sec.tables.append(w.table("unstable", "Unstable measurements", ["MPI placement",
+                                  "metric", "bytes", "launches", "median", "CV",
+                                  "launch spread", "why"], unstable_rows,
+                                  "Hoefler & Belli: report variation; these exceed the 5% "
+                                  "limit on CV, launch spread or CI half-width."))
+    return sec
+
+
+def _per_launch(samples: list[dict], metric: str) -> dict[str, dict[int, list[list[float]]]]:
+    out: dict[str, dict[int, list[list[float]]]] = defaultdict(lambda: defaultdict(list))
+    for s in samples:
+        if s["metric"] == metric:
+            label = f"{s['tags'].get('mpi', '?')} {s['tags'].get('placement', '?')}"
+            out[label][int(s["params"]["bytes"])].append(list(s["values"]))
+    return out
+
+
+def _coll(samples: list[dict], w: _Writer) -> Section | None:
+    coll = [s for s in samples if s["benchmark"] in ("coll", "lane_pattern", "multi_coll")]
+    if not coll:
+        return None
+    sec = Section(f"run{w.run_id}-coll", "Collectives",
+                  "Native MPI collectives against full-lane (lane) and hierarchical (hier) "
+                  "mock-ups built from the library's own collectives. Guideline (Traeff & "
+                  "Hunold): the native collective should be no slower than a mock-up of "
+                  "itself; a mock-up significantly faster (Mann-Whitney p < 0.05 and at "
+                  "least 5%) is a violation, highlighted in red.")
+    emulated = sorted({str(s["tags"]["emulated_nodes"]) for s in coll
+                       if s["tags"].get("emulated_nodes")})
+    if emulated:
+        sec.warning = ("Emulated nodes: ranks were grouped into nodes by hpcscope "
+                       f"({', '.join(emulated)}), not by the hardware; lane effects here "
+                       "are not those of a real multi-node network.")
+    try:
+        from hpcscope.analysis import figures as coll_figs
+        from hpcscope.analysis import tables as coll_tables
+        from hpcscope.analysis import verdicts
+    except ImportError:   # the coll analysis is not installed: our simpler table
+        verdicts = None   # type: ignore[assignment]
+    if verdicts is None:
+        rows, found = figures_coll.fallback_rows(coll)
+        if rows:
+            cols = list(rows[0])
+            sec.tables.append(w.table("coll", "Collective times (us, median; max over ranks)",
+                                      cols, [[r.get(c) for c in cols] for r in rows],
+                                      "speedup = native time / mock-up time.",
+                                      [[_verdict_class(c, r.get(c)) for c in cols] for r in rows]))
+        sec.observations.extend(found)
+        for name, fig in figures_coll.time_figures(coll):
+            sec.figures.append(Figure(f"run{w.run_id}-coll-{name}", f"MPI_{name}",
+                                      "Median time vs message size per algorithm.",
+                                      fig_uri(fig), f"{name} times"))
+        return sec
+    rows = verdicts.coll_table(coll)
+    if rows:
+        cols = coll_tables.coll_columns(rows)
+        sec.tables.append(w.table(
+            "coll", "Collective times, speed-ups and guideline verdicts", [t for _, t in cols],
+            [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in rows],
+            "avg and min over all repetitions (us; each repetition the max over ranks); "
+            "speed-up = median native / median mock-up.",
+            [[_verdict_class(k, r.get(k)) for k, _ in cols] for r in rows]))
+        sec.observations.extend(figures_coll.observations_from_rows(rows))
+    lanes = verdicts.lanes_table(coll)
+    if lanes:
+        cols = coll_tables.LANES_COLUMNS
+        sec.tables.append(w.table(
+            "lanes", "Lane pattern and multi-collective", [t for _, t in cols],
+            [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in lanes],
+            "lane pattern: factor = t(k=1)/t(k), up to L with L physical lanes; "
+            "multi-collective: factor = t(k)/t(1), about 1 up to k = L."))
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, fn in (("coll", coll_figs.coll_figures), ("lanes", coll_figs.lanes_figures)):
+            for path in fn(coll, Path(tmp)):
+                if path.suffix == ".svg":
+                    sec.figures.append(Figure(
+                        f"run{w.run_id}-{path.stem}", path.stem.replace("_", " "),
+                        "Line: median; dash: minimum; red ring: guideline violation."
+                        if kind == "coll" else "Median time per lane count k and the "
+                        "factor against one lane.",
+                        svg_uri(path.read_text(encoding="utf-8")), path.stem))
+    return sec
+
+
+def _verdict_class(key: str, value: Any) -> str:
+    text = str(value).lower() if value is not None else ""
+    if "verdict" in key or key == "verdict":
+        if text.startswith("violation") or text.startswith("violated"):
+            return "bad"
+        if text in ("ok", "slower"):
+            return "good"
+    return ""
+
+
+def _node(run: dict, samples: list[dict], w: _Writer) -> Section | None:
+    node = [s for s in samples if figures_node.is_node_sample(s)]
+    if not node:
+        return None
+    peaks = [dict(n["data"], text=n.get("text", "")) for n in run.get("notes") or []
+             if n.get("kind") == "peak"]
+    sec = Section(f"run{w.run_id}-node", "Node suite",
+                  "CPU, memory, disk and network of one node against theoretical peaks "
+                  "and against reference tools (dgemm, likwid-bench, fio, iperf3).")
+    rows, found = figures_node.fallback_rows(node, peaks)
+    try:
+        from hpcscope.suites import node as node_suite  # type: ignore[attr-defined]
+        theirs = node_suite.node_table(node, peaks)       # type: ignore[attr-defined]
+        theirs = [r if isinstance(r, dict) else vars(r) for r in theirs]
+    except (ImportError, AttributeError):
+        theirs = []
+    table_rows = theirs or rows
+    if table_rows:
+        columns = list(table_rows[0].keys())
+        classes = [["bad" if c == "efficiency" and isinstance(r.get(c), float) and r[c] > 1
+                    else "" for c in columns] for r in table_rows]
+        sec.tables.append(w.table("node", "Node measurements", columns,
+                                  [[_pct(r[c]) if c in ("efficiency", "cv") and
+                                    isinstance(r.get(c), float) else r.get(c) for c in columns]
+                                   for r in table_rows],
+                                  "efficiency = median / peak; vs_reference = median / best "
+                                  "median of the reference tool for the same metric.", classes))
+    fig = figures_node.efficiency_figure(rows)
+    if fig is not None:
+        sec.figures.append(Figure(f"run{w.run_id}-node-eff", "Efficiency vs peak",
+                                  "Median as % of the theoretical peak; red: above peak.",
+                                  fig_uri(fig), "efficiency bars"))
+    sec.observations.extend(found)
+    chase = figures_node.pointer_chase(node)
+    if chase:
+        caches: dict[str, int] = {}
+        if run.get("topology_xml"):
+            try:
+                caches = Topology.from_xml(run["topology_xml"]).cache_sizes()
+            except TopologyError:
+                caches = {}
+        x, y, unit = chase
+        sec.observations.extend(obs.cache_plateaus(x, y, caches, unit=unit))
+        sec.figures.append(Figure(f"run{w.run_id}-chase", "Pointer chase",
+                                  "Latency per dependent load vs working set; dashed: cache "
+                                  "sizes from the topology.",
+                                  fig_uri(figures_node.pointer_chase_figure(x, y, unit, caches)),
+                                  "pointer chase"))
+    return sec
+
+
+def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple[str, str]]:
+    """How each number was measured and summarised (Hoefler & Belli rules 9 and 10)."""
+    items: list[tuple[str, str]] = []
+    by_bench: dict[str, list[dict]] = defaultdict(list)
+    for s in samples:
+        by_bench[s["benchmark"]].append(s)
+    for bench, ss in sorted(by_bench.items()):
+        warm = sorted({s["warmups"] for s in ss})
+        per_sample = sorted({len(s["values"]) for s in ss})
+        configs: dict[str, set[int]] = defaultdict(set)
+        for s in ss:
+            key = json.dumps({k: v for k, v in s["tags"].items() if k != "repeat"}, sort_keys=True)
+            configs[key].add(s["launch_id"])
+        nl = sorted({len(v) for v in configs.values()})
+        how = {
+            "p2p": "OSU definitions: latency = half a blocking ping-pong round trip; bandwidth "
+                   "= bytes x window (64 non-blocking sends, 1-byte ack) / time; MB = 10^6 B. "
+                   "Timed in blocks of iterations so timer overhead stays out of sub-microsecond "
+                   "values.",
+            "coll": "Each repetition starts after MPI_Barrier; its time is the completion time "
+                    "of the slowest process (max over ranks); the first calls (communicator "
+                    "set-up) are warm-ups.",
+        }.get(bench, "Values as the benchmark or reference tool reports them.")
+        items.append((bench, f"{how} Warm-ups discarded per sample: {_span(warm)}. Values per "
+                             f"sample: {_span(per_sample)}. Launches per configuration: "
+                             f"{_span(nl)} (separate executions; statistics pool them as "
+                             "below)."))
+    timers = [l["meta"]["timer"] for l in launches if l.get("meta") and l["meta"].get("timer")]
+    if timers:
+        res = sorted({t.get("resolution_ns") for t in timers})
+        ovh = sorted({t.get("overhead_ns") for t in timers})
+        items.append(("timer", f"resolution {_span(res)} ns, overhead {_span(ovh)} ns "
+                               "(measured by each benchmark at start)."))
+    items.append(("statistics", "Centre: median; uncertainty: nonparametric 95% CI of the "
+                  "median from order statistics (Le Boudec 2010), since timings are not "
+                  "normal. Across launches: median of the launch medians, and the spread of "
+                  "the launch medians. Means of rates are harmonic. A result is flagged "
+                  f"unstable when its CV, its launch spread or its CI half-width exceeds "
+                  f"{stats.CV_LIMIT:.0%}. Nothing is dropped or smoothed (Hoefler & Belli, "
+                  "SC15, rules 5, 9, 10)."))
+    items.append(("observations", "Computed from the medians, never canned: Hockney model "
+                  "T(m) = alpha + m/beta fitted per segment with relative (1/T-weighted) "
+                  "least squares; segments by exact dynamic programming minimising the sum of "
+                  "squared relative residuals plus a penalty of 0.02 per segment, at least 3 "
+                  "sizes per segment; flat region: sizes within 10% of the smallest latency; "
+                  "dip: a bandwidth more than 8% (and more than its CI) below the geometric "
+                  "mean of its neighbours; ratios between placements at 8 B and at the largest "
+                  "size; comparisons: Mann-Whitney U, p < 0.05 and more than 5% difference."))
+    return items
+
+
+def _span(values: list[Any]) -> str:
+    values = [v for v in values if v is not None]
+    if not values:
+        return "unknown"
+    return str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
+
+
+def _run_context(store: Store, run_id: int, out_dir: Path) -> dict[str, Any]:
+    run = store.run(run_id)
+    samples = store.samples(run_id)
+    launches = store.launches(run_id)
+    w = _Writer(out_dir, run_id)
+    sections = [s for s in (_machine(run, w), _environment(run, w), _p2p(samples, w),
+                            _coll(samples, w), _node(run, samples, w)) if s is not None]
+    notes = run.get("notes") or []
+    bad = [l for l in launches if l["status"] != "COMPLETED"]
+    labels = []
+    if run.get("backend") in SIM_BACKENDS:
+        labels.append(SIM_BACKENDS[run["backend"]])
+    if any(s["tags"].get("emulated_nodes") for s in samples):
+        labels.append("partly emulated: collectives ran on nodes emulated by grouping ranks "
+                      "(see that section)")
+    return {"id": run_id, "run": run, "sections": sections, "labels": labels,
+            "methods": _methods(run, samples, launches),
+            "skipped": [n for n in notes if n.get("kind") == "skipped"],
+            "warnings": [n for n in notes if n.get("kind") == "warning"],
+            "info": [n for n in notes if n.get("kind") == "info"],
+            "failed": bad, "n_launches": len(launches), "n_samples": len(samples),
+            "observations": [o for s in sections for o in s.observations
+                             if o.kind in HIGHLIGHT_KINDS]}
+
+
+def _env() -> Environment:
+    env = Environment(loader=PackageLoader("hpcscope.report", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = _num
+    return env
+
+
+def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
+    """Write out_dir/index.html (and one CSV per table) for the given runs; with several
+    runs, each later run is also compared with the first. Returns the index.html path."""
+    if not run_ids:
+        raise ValueError("write_report needs at least one run id")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = [_run_context(store, rid, out_dir) for rid in run_ids]
+    comparisons = []
+    for other in run_ids[1:]:
+        rows = compare_mod.compare_runs(store, run_ids[0], other)
+        name = f"compare_run{run_ids[0]}_run{other}.csv"
+        with open(out_dir / name, "w", newline="", encoding="utf-8") as fh:
+            cw = csv.writer(fh)
+            cw.writerow(["benchmark", "metric", "unit", "configuration", "median_a",
+                         "median_b", "ratio_b_over_a", "p_value", "verdict", "n_a", "n_b"])
+            for r in rows:
+                cw.writerow([r.benchmark, r.metric, r.unit, r.label, r.median_a, r.median_b,
+                             r.ratio, r.p_value, r.verdict, r.n_a, r.n_b])
+        comparisons.append({"a": run_ids[0], "b": other, "csv": name,
+                            "differs": compare_mod.compared_tags(store, run_ids[0], other),
+                            "html": compare_mod.render_comparison(
+                                rows, f"Run {other} compared with run {run_ids[0]}")})
+    html = _env().get_template("report.html").render(
+        runs=runs, comparisons=comparisons,
+        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        title="hpcscope report: " + ", ".join(f"run {r}" for r in run_ids))
+    path = out_dir / "index.html"
+    path.write_text(html, encoding="utf-8")
+    return path
