@@ -1,0 +1,242 @@
+"""The node suite: CPU, memory, disk and network of one node, beside the standard tools.
+
+plan() turns options into Jobs for our four programs (bench/node/{cpu,mem,disk,net}.c),
+reference Jobs (likwid-bench, fio, iperf3: node_refs.py) with the same parameters, and
+Notes: one "peak" per theoretical peak (machine/peaks.py, formula included) and one
+"skipped" per thing that cannot run here, with the reason.
+
+node_table() gives the table users know from hand-written node reports: workload x
+concurrency x block size, measured, reference, peak, and both efficiencies, each naming
+what it divides by.
+
+Budget on a 2-core VM: --quick about 30-40 s, full about 5-6 min (disk dominates).
+"""
+from __future__ import annotations
+
+import os
+import statistics
+from dataclasses import asdict
+from typing import Any
+
+from hpcscope.machine.peaks import Peak, compute_peaks, parse_cpuinfo, read_machine
+from hpcscope.plan.job import Job
+from hpcscope.suites import node_refs
+from hpcscope.suites.base import Note, PlanContext, SuitePlan
+
+OURS = ("cpu", "mem", "disk", "net")
+
+
+def _ncores(topology: Any) -> int:
+    cores = getattr(topology, "cores", None)
+    if isinstance(cores, list) and cores:
+        return len(cores)
+    return os.cpu_count() or 1
+
+
+def _llc_total(topology: Any) -> int:
+    try:
+        return sum(c.size for c in topology.last_level_caches()) or 32 << 20
+    except AttributeError:
+        return 32 << 20
+
+
+def _threads(opts: dict, n: int, quick: bool) -> list[int]:
+    if opts.get("threads"):
+        return sorted({int(t) for t in opts["threads"]})
+    return sorted({1, n}) if quick else list(range(1, n + 1))
+
+
+def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
+    opts = dict(opts)
+    parts = {k: bool(opts.get(k)) for k in OURS}
+    if not any(parts.values()):
+        parts = {k: True for k in OURS}
+    quick = bool(opts.get("quick") or ctx.quick)
+    n = _ncores(ctx.topology)
+    threads = _threads(opts, n, quick)
+    tl = ",".join(map(str, threads))
+    out = SuitePlan()
+    tags = {"suite": "node", "quick": quick}
+
+    machine = read_machine()
+    flags = parse_cpuinfo(machine["cpuinfo_text"]).flags
+    peaks = compute_peaks(machine["cpuinfo_text"], ctx.topology, opts.get("peaks") or {},
+                          dmidecode_text=machine["dmidecode_text"],
+                          link_mbit=machine["link_mbit"], disk_model=machine["disk_model"])
+    for p in peaks:
+        value = f"{p.value:.4g} {p.unit}" if p.value is not None else "unknown"
+        out.notes.append(Note("peak", f"{p.name} peak: {value} = {p.formula}", asdict(p)))
+    if max(threads) > n:
+        out.notes.append(Note("warning", f"{max(threads)} threads on {n} cores: threads share "
+                              "cores and timings mean little"))
+
+    def job(prog: str, args: list[str], timeout: float) -> Job:
+        return Job(suite="node", name=f"node/{prog}", program=[str(ctx.binary(prog, None))] + args,
+                   tags={**tags, "part": prog}, timeout_s=timeout)
+
+    reps = 3 if quick else 5
+    if parts["cpu"]:
+        kernels = ["clock", "fp64", "fp32", "dgemm"] + ([] if quick else
+                                                       ["int8", "int16", "int32", "int64"])
+        for prec, flag in (("fp16", "avx512_fp16"), ("bf16", "avx512_bf16")):
+            if flag in flags:
+                kernels.append(prec)
+            else:
+                out.notes.append(Note("skipped", f"cpu {prec}: the CPU has no {flag} instructions"))
+        out.jobs.append(job("cpu", [f"--kernels={','.join(kernels)}", f"--threads={tl}",
+                                    f"--seconds={0.1 if quick else 0.2}", f"--reps={reps}",
+                                    f"--dgemm-n={1000 if quick else 3000}"], 300))
+    array_bytes = max(4 * _llc_total(ctx.topology), 64 << 20)
+    if parts["mem"]:
+        args = [f"--threads={tl}", f"--array-bytes={array_bytes}"]
+        args += (["--reps=5", "--block-sizes=4K,1M", "--chase-steps=1", "--chase-seconds=0.02"]
+                 if quick else ["--reps=10", "--chase-steps=2"])
+        out.jobs.append(job("mem", args, 300))
+        numa = len(getattr(ctx.topology, "numa_nodes", []) or [])
+        if numa < 2:
+            out.notes.append(Note("skipped", f"memory NUMA matrix: {max(numa, 1)} NUMA node, "
+                                  "nothing is remote"))
+    disk_dir = opts.get("disk_dir")
+    if parts["disk"]:
+        if quick:
+            d_blocks, d_threads, d_tests, d_size, d_sec, d_reps = \
+                ["1M"], [1], "seqwrite,seqread", "256M", 0.5, 2
+        else:
+            d_blocks, d_threads, d_tests, d_size, d_sec, d_reps = \
+                ["4K", "64K", "1M", "16M", "100M"], sorted({1, min(n, 2), n}), "all", "1G", 1, 3
+        args = [f"--blocks={','.join(d_blocks)}", f"--threads={','.join(map(str, d_threads))}",
+                f"--tests={d_tests}", f"--size={d_size}", f"--seconds={d_sec}", f"--reps={d_reps}"]
+        if disk_dir:
+            args.append(f"--dir={disk_dir}")
+        out.jobs.append(job("disk", args, 900))
+    if parts["net"]:
+        if quick:
+            args = ["--tests=tcp,rr", "--streams=1", "--blocks=128K", "--rr-bytes=1",
+                    "--seconds=0.5", "--reps=2"]
+        else:
+            args = ["--streams=" + ",".join(map(str, sorted({1, n}))), "--blocks=1K,32K,128K",
+                    "--seconds=1", "--reps=3"]
+        out.jobs.append(job("net", args, 300))
+    _plan_refs(out, parts, quick, flags, threads, n, array_bytes, disk_dir, tags)
+    return out
+
+
+def _plan_refs(out: SuitePlan, parts: dict, quick: bool, flags: set[str], threads: list[int],
+               n: int, array_bytes: int, disk_dir: str | None, tags: dict) -> None:
+    reps = 2 if quick else 3
+    if parts["cpu"] or parts["mem"]:
+        if (note := node_refs.missing("likwid-bench")):
+            out.notes.append(note)
+        else:
+            for j in node_refs.likwid_jobs(flags, [max(threads)] if quick else threads,
+                                           array_bytes, reps, tags):
+                if ("peakflops" in j.name and parts["cpu"]) or ("stream" in j.name and parts["mem"]):
+                    out.jobs.append(j)
+    if parts["disk"]:
+        if (note := node_refs.missing("fio")):
+            out.notes.append(note)
+        else:
+            mib = 1 << 20
+            points = ([("write", mib, 1), ("read", mib, 1)] if quick else
+                      [(rw, b, t) for rw in ("write", "read") for b in (4096, mib)
+                       for t in sorted({1, min(n, 2), n})] + [("randread", 4096, 1),
+                                                              ("randwrite", 4096, 1)])
+            out.jobs.extend(node_refs.fio_jobs(points, (256 if quick else 1024) * mib,
+                                               0.5 if quick else 1, reps, disk_dir, tags))
+    if parts["net"]:
+        if (note := node_refs.missing("iperf3")):
+            out.notes.append(note)
+        else:
+            points = ([("tcp", 131072, 1)] if quick else
+                      [("tcp", b, s) for b in (1024, 32768, 131072) for s in sorted({1, n})]
+                      + [("udp", 32768, 1)])
+            out.jobs.extend(node_refs.iperf3_jobs(points, 0.5 if quick else 1, reps, tags))
+
+
+# ----------------------------------------------------------------------- table
+
+# Keys that identify a measurement across tools (implementation details such as kernel,
+# isa, engine or array size are not part of the identity).
+MATCH_KEYS = ("workload", "op", "precision", "pattern", "protocol", "threads", "streams",
+              "block", "bytes", "depth")
+REFERENCES = ("likwid-bench", "fio", "iperf3")
+_LOWER_IS_BETTER = {"latency"}
+
+
+def _key(s: dict) -> tuple:
+    p = s["params"]
+    return (s["metric"],) + tuple(p.get(k) for k in MATCH_KEYS)
+
+
+def _best(metric: str, values: list[float]) -> float:
+    return min(values) if metric in _LOWER_IS_BETTER else max(values)
+
+
+def _peak_for(sample: dict, peaks: list[Peak | dict]) -> dict | None:
+    for p in peaks:
+        p = asdict(p) if isinstance(p, Peak) else p
+        m = p.get("match", {})
+        if p.get("metric") != sample["metric"]:
+            continue
+        if all(sample["params"].get(k, sample.get(k)) == v for k, v in m.items()):
+            return p
+    return None
+
+
+def node_table(samples: list[dict], peaks: list[Peak | dict]) -> list[dict]:
+    """Rows: workload, op, precision/pattern/protocol, concurrency, block, unit, measured
+    (median and best of our values), reference (tool, median, best), peak (name, value,
+    formula, or 'measured best' when unknown) and efficiencies best/peak and best/reference.
+    `samples` are store dicts: benchmark, metric, unit, params, values, tags, launch_id."""
+    ours: dict[tuple, list[dict]] = {}
+    refs: dict[tuple, list[dict]] = {}
+    for s in samples:
+        if s["benchmark"] in OURS:
+            ours.setdefault(_key(s), []).append(s)
+        elif s["benchmark"] in REFERENCES or s["benchmark"] in node_refs.PARSERS:
+            refs.setdefault(_key(s), []).append(s)
+    # Best measured per resource, used where the theoretical peak is unknown (labelled).
+    best_seen: dict[tuple, float] = {}
+    for group in ours.values():
+        s = group[0]
+        res = (s["benchmark"], s["metric"], s["unit"])
+        values = [v for g in group for v in g["values"]]
+        best_seen[res] = max(best_seen.get(res, 0.0), max(values))
+
+    rows = []
+    for key, group in sorted(ours.items(), key=lambda kv: [str(x) for x in kv[0]]):
+        s = group[0]
+        p = s["params"]
+        metric = s["metric"]
+        values = [v for g in group for v in g["values"]]
+        best = _best(metric, values)
+        row: dict[str, Any] = {
+            "benchmark": s["benchmark"], "workload": p.get("workload"), "op": p.get("op"),
+            "variant": p.get("precision") or p.get("pattern") or p.get("protocol"),
+            "concurrency": p.get("threads", p.get("streams")),
+            "block": p.get("block", p.get("bytes")), "metric": metric, "unit": s["unit"],
+            "measured_median": statistics.median(values), "measured_best": best,
+            "n": len(values), "reference_tool": None, "reference_median": None,
+            "reference_best": None, "eff_vs_reference": None, "peak_name": None,
+            "peak": None, "peak_formula": None, "eff_vs_peak": None}
+        if key in refs:
+            rv = [v for g in refs[key] for v in g["values"]]
+            rbest = _best(metric, rv)
+            row.update(reference_tool=refs[key][0]["benchmark"],
+                       reference_median=statistics.median(rv), reference_best=rbest)
+            if rbest:
+                row["eff_vs_reference"] = (rbest / best if metric in _LOWER_IS_BETTER
+                                           else best / rbest)
+        if metric not in _LOWER_IS_BETTER and metric not in ("iops", "frequency"):
+            peak = _peak_for({**s, "benchmark": s["benchmark"]}, peaks)
+            if peak and peak.get("value"):
+                row.update(peak_name=peak["name"], peak=peak["value"], peak_formula=peak["formula"])
+            elif peak is not None or s["benchmark"] in ("mem", "disk", "net"):
+                seen = best_seen[(s["benchmark"], metric, s["unit"])]
+                row.update(peak_name="measured best", peak=seen,
+                           peak_formula="theoretical peak unknown: best measured value of this "
+                                        "resource in this run")
+            if row["peak"]:
+                row["eff_vs_peak"] = best / row["peak"]
+        rows.append(row)
+    return rows
