@@ -45,6 +45,13 @@ int lc_local_copy(const void *src, int scount, MPI_Datatype stype,
     return err;
 }
 
+int lc_empty(int count, MPI_Datatype type)
+{
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    return count == 0 || size == 0;
+}
+
 MPI_Aint lc_extent(MPI_Datatype type)
 {
     MPI_Aint lb, extent;

@@ -98,6 +98,11 @@ void lc_free(void *mem);
 /* dst[0..) = src[0..) as typed data (pack + unpack; no self messages, thread safe). */
 int lc_local_copy(const void *src, int scount, MPI_Datatype stype,
                   void *dst, int rcount, MPI_Datatype rtype);
+/* 1 when count elements of type carry no data. Every algorithm returns at once then:
+ * matching type signatures make this true on all processes together, and MPI
+ * libraries skip zero-count calls locally (Open MPI's gather returns early on a
+ * non-root with sendcount 0), so running the decomposition would deadlock. */
+int lc_empty(int count, MPI_Datatype type);
 /* Byte offset of element block i for `count` elements of `type` per block. */
 MPI_Aint lc_extent(MPI_Datatype type);
 /* Type of `count` elements of `type` whose extent is set to `extent_blocks` such blocks:

@@ -32,6 +32,7 @@ static int allgather_leaders(const lc_decomp *d, void *rbuf, int rcount,
 int lc_allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                       int rcount, MPI_Datatype rtype, const lc_decomp *d)
 {
+    if (lc_empty(rcount, rtype)) return MPI_SUCCESS;
     MPI_Aint blk = rcount * lc_extent(rtype);
     if (d->node_rank == 0) {
         LC_TRY(PMPI_Gather(sbuf, scount, stype, LC_CHAR(rbuf) + d->rank * blk, rcount,

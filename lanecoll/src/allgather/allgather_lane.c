@@ -14,6 +14,7 @@
 int lc_allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                       int rcount, MPI_Datatype rtype, const lc_decomp *d)
 {
+    if (lc_empty(rcount, rtype)) return MPI_SUCCESS;
     int n = d->node_size, N = d->nnodes, err;
     MPI_Aint blk = rcount * lc_extent(rtype);
     MPI_Datatype spaced, column;

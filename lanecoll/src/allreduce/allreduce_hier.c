@@ -12,6 +12,7 @@
 int lc_allreduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                       MPI_Op op, const lc_decomp *d)
 {
+    if (lc_empty(count, type)) return MPI_SUCCESS;
     if (d->node_rank == 0) {
         LC_TRY(PMPI_Reduce(sbuf, rbuf, count, type, op, 0, d->nodecomm));
         LC_TRY(PMPI_Allreduce(MPI_IN_PLACE, rbuf, count, type, op, d->leadcomm));

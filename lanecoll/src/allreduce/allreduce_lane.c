@@ -17,6 +17,7 @@
 int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                       MPI_Op op, const lc_decomp *d)
 {
+    if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank, err;
     int *counts = malloc(2 * sizeof(int) * (size_t)n);
     if (!counts) return MPI_ERR_NO_MEM;

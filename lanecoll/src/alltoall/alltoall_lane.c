@@ -18,6 +18,7 @@
 int lc_alltoall_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                      int rcount, MPI_Datatype rtype, const lc_decomp *d)
 {
+    if (lc_empty(rcount, rtype)) return MPI_SUCCESS;
     int n = d->node_size, N = d->nnodes, err;
     if (sbuf == MPI_IN_PLACE) { sbuf = rbuf; scount = rcount; stype = rtype; }
 

@@ -11,6 +11,7 @@
 
 int lc_bcast_hier(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d)
 {
+    if (lc_empty(count, type)) return MPI_SUCCESS;
     int root_node = d->rank_node[root], root_nr = d->rank_noderank[root];
     if (d->node_rank == root_nr)
         LC_TRY(PMPI_Bcast(buf, count, type, root_node, d->lanecomm));

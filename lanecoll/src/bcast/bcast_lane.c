@@ -19,6 +19,7 @@
 
 int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d)
 {
+    if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank;
     int root_node = d->rank_node[root], root_nr = d->rank_noderank[root];
     int *counts = malloc(2 * sizeof(int) * (size_t)n);

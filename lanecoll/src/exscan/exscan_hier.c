@@ -24,6 +24,7 @@ static int node_total_prefix(const void *node_ex, void *T, void *E, int count,
 int lc_exscan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                    const lc_decomp *d)
 {
+    if (lc_empty(count, type)) return MPI_SUCCESS;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     int last = d->node_size - 1, is_last = d->node_rank == last, err = MPI_SUCCESS;
     void *emem, *E = lc_tmp_alloc(count, type, &emem);

@@ -12,6 +12,7 @@
 int lc_exscan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                    const lc_decomp *d)
 {
+    if (lc_empty(count, type)) return MPI_SUCCESS;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     void *mem, *E = lc_tmp_alloc(count, type, &mem);
     if (!E) return MPI_ERR_NO_MEM;

@@ -37,6 +37,7 @@ static int gather_over_nodes(const lc_decomp *d, const void *tmp, int scount,
 int lc_gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                    int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
+    if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype)) return MPI_SUCCESS;
     int root_node = d->rank_node[root], lr = d->rank_noderank[root], err;
     int at_root = d->rank == root;
 

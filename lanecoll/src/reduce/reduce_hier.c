@@ -13,6 +13,7 @@
 int lc_reduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                    int root, const lc_decomp *d)
 {
+    if (lc_empty(count, type)) return MPI_SUCCESS;
     int root_node = d->rank_node[root], lr = d->rank_noderank[root], err;
     if (d->node_rank != lr)
         return PMPI_Reduce(sbuf, NULL, count, type, op, lr, d->nodecomm);

@@ -18,6 +18,7 @@
 int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                    int root, const lc_decomp *d)
 {
+    if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank, err;
     int root_node = d->rank_node[root], root_nr = d->rank_noderank[root];
     int at_root = d->rank == root, on_root_node = d->node_index == root_node;

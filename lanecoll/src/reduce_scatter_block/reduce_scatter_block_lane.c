@@ -15,6 +15,7 @@
 int lc_reduce_scatter_block_lane(const void *sbuf, void *rbuf, int count,
                                  MPI_Datatype type, MPI_Op op, const lc_decomp *d)
 {
+    if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, N = d->nnodes, err;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     MPI_Datatype column;

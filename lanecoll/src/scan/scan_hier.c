@@ -14,6 +14,7 @@
 int lc_scan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                  const lc_decomp *d)
 {
+    if (lc_empty(count, type)) return MPI_SUCCESS;
     int err = PMPI_Scan(sbuf, rbuf, count, type, op, d->nodecomm);
     if (err != MPI_SUCCESS) return err;
     void *mem, *E = lc_tmp_alloc(count, type, &mem);

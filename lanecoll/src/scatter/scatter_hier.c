@@ -33,6 +33,7 @@ static int scatter_from_root(const lc_decomp *d, const void *sbuf, int scount,
 int lc_scatter_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                     int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
+    if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype)) return MPI_SUCCESS;
     int root_node = d->rank_node[root], lr = d->rank_noderank[root], err;
 
     if (d->node_rank != lr)

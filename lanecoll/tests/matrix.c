@@ -1,0 +1,397 @@
+/* Correctness matrix: every lane and hier algorithm against the native collective, bit
+ * for bit, over many configurations inside one launch.
+ *
+ *   mpirun -np P [env LANECOLL_NODE_SIZE=K | LANECOLL_NODE_SIZES=a,b,..] matrix full|reduced
+ *
+ * Loops over communicators (world, world reversed, world interleaved over the nodes so
+ * ranks are not consecutive, a duplicate of world), algorithms, datatypes (MPI_INT,
+ * MPI_DOUBLE, a non-contiguous vector type with a gap), counts (0, 1, ppn-1, ppn, ppn+1,
+ * a prime), roots (all in `full`, first/middle/last in `reduced`), operators (MPI_SUM,
+ * MPI_MAX, a user commutative op, a user non-commutative op) and in-place variants.
+ * Every buffer (send and receive, including gaps of the vector type) is compared after
+ * the native and the lanecoll call started from identical contents. Values are small
+ * integers so that sums are exact in any order, also in double.
+ *
+ * Prints one line on rank 0:
+ *   matrix: np=P layout=... configs=N ran=R fallbacks=F failures=X
+ * and exits non-zero when a configuration failed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lanecoll.h"
+
+enum { K_INT, K_DOUBLE, K_VEC };
+typedef struct dtype { const char *name; MPI_Datatype type; int kind; size_t extent; } dtype;
+
+static MPI_Datatype vec_type; /* 2 ints at offsets 0 and 2, extent 3 ints */
+static long configs, ran, fallbacks, failures;
+static int world_rank, verbose;
+
+/* ---- values and user operators ---------------------------------------------------- */
+/* Values encode an affine map x -> a x + b mod 251 as a*256 + b (a in 1..250). */
+static int value(int rank, long e, int salt)
+{
+    int a = 1 + (int)((rank * 7 + e * 13 + salt) % 250);
+    int b = (int)((rank * 11 + e * 5 + salt * 3) % 251);
+    return a * 256 + b;
+}
+
+static int affine(int x, int y) /* x first, then y */
+{
+    int a1 = x / 256, b1 = x % 256, a2 = y / 256, b2 = y % 256;
+    return (a1 * a2 % 251) * 256 + (a2 * b1 + b2) % 251;
+}
+
+static int addmod(int x, int y) { return (x + y) % 65521; }
+
+static void apply(int (*f)(int, int), void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    if (*dt == MPI_INT) {
+        for (int i = 0; i < *len; i++) ((int *)inout)[i] = f(((int *)in)[i], ((int *)inout)[i]);
+    } else if (*dt == MPI_DOUBLE) {
+        for (int i = 0; i < *len; i++)
+            ((double *)inout)[i] = f((int)((double *)in)[i], (int)((double *)inout)[i]);
+    } else { /* vec_type */
+        for (int i = 0; i < *len; i++)
+            for (int j = 0; j <= 2; j += 2)
+                ((int *)inout)[3 * i + j] = f(((int *)in)[3 * i + j], ((int *)inout)[3 * i + j]);
+    }
+}
+
+static void op_affine(void *in, void *inout, int *len, MPI_Datatype *dt) { apply(affine, in, inout, len, dt); }
+static void op_addmod(void *in, void *inout, int *len, MPI_Datatype *dt) { apply(addmod, in, inout, len, dt); }
+
+/* ---- buffers ------------------------------------------------------------------------ */
+static void *alloc_buf(const dtype *t, long n)
+{
+    size_t bytes = (size_t)n * t->extent + 16;
+    unsigned char *b = malloc(bytes);
+    memset(b, 0x5A, bytes);
+    return b;
+}
+
+static void set_elem(const dtype *t, void *buf, long e, int v)
+{
+    if (t->kind == K_INT) ((int *)buf)[e] = v;
+    else if (t->kind == K_DOUBLE) ((double *)buf)[e] = v;
+    else { ((int *)buf)[3 * e] = v; ((int *)buf)[3 * e + 2] = value(v % 97, e, 5); }
+}
+
+static void fill(const dtype *t, void *buf, long first, long n, int rank, int salt)
+{
+    for (long e = 0; e < n; e++) set_elem(t, buf, first + e, value(rank, e, salt));
+}
+
+typedef struct bufs { void *sa, *sb, *ra, *rb; size_t sbytes, rbytes; } bufs;
+
+static void make(bufs *b, const dtype *t, long sn, long rn)
+{
+    b->sa = alloc_buf(t, sn); b->sb = alloc_buf(t, sn);
+    b->ra = alloc_buf(t, rn); b->rb = alloc_buf(t, rn);
+    b->sbytes = (size_t)sn * t->extent + 16; b->rbytes = (size_t)rn * t->extent + 16;
+}
+
+static void release(bufs *b) { free(b->sa); free(b->sb); free(b->ra); free(b->rb); }
+
+/* ---- one configuration -------------------------------------------------------------- */
+typedef struct tcase {
+    MPI_Comm comm; const char *comm_name; int rank, size;
+    const char *alg; int coll; int hier;
+    const dtype *t; int count, root; MPI_Op op; const char *opname; int inplace;
+} tcase;
+
+enum { BCAST, GATHER, SCATTER, ALLGATHER, ALLTOALL, REDUCE, ALLREDUCE, RSB, SCAN, EXSCAN };
+static const char *const coll_names[] = { "bcast", "gather", "scatter", "allgather",
+    "alltoall", "reduce", "allreduce", "reduce_scatter_block", "scan", "exscan" };
+
+static void report(const tcase *c, const char *what)
+{
+    failures++;
+    if (failures <= 10)
+        fprintf(stderr, "FAIL world rank %d: %s_%s comm=%s type=%s count=%d root=%d op=%s "
+                "inplace=%d: %s\n", world_rank, coll_names[c->coll], c->hier ? "hier" : "lane",
+                c->comm_name, c->t->name, c->count, c->root, c->opname, c->inplace, what);
+}
+
+static void note_fallback(const tcase *c)
+{
+    const char *why = LC_Fallback_reason(c->comm);
+    if (why) fallbacks++; else ran++;
+}
+
+/* Runs native (into the a-buffers) and lanecoll (into the b-buffers). */
+static void run(const tcase *c, bufs *b)
+{
+    int n = c->count, r = c->root, h = c->hier;
+    MPI_Datatype T = c->t->type;
+    MPI_Comm m = c->comm;
+    int in = c->inplace;
+#define SB(x) (in ? MPI_IN_PLACE : (x))
+    switch (c->coll) {
+    case BCAST:
+        MPI_Bcast(b->ra, n, T, r, m);
+        (h ? LC_Bcast_hier : LC_Bcast_lane)(b->rb, n, T, r, m);
+        break;
+    case GATHER: {
+        int ip = in && c->rank == r;
+        MPI_Gather(ip ? MPI_IN_PLACE : b->sa, n, T, b->ra, n, T, r, m);
+        (h ? LC_Gather_hier : LC_Gather_lane)(ip ? MPI_IN_PLACE : b->sb, n, T, b->rb, n, T, r, m);
+        break; }
+    case SCATTER: {
+        int ip = in && c->rank == r;
+        MPI_Scatter(b->sa, n, T, ip ? MPI_IN_PLACE : b->ra, n, T, r, m);
+        (h ? LC_Scatter_hier : LC_Scatter_lane)(b->sb, n, T, ip ? MPI_IN_PLACE : b->rb, n, T, r, m);
+        break; }
+    case ALLGATHER:
+        MPI_Allgather(SB(b->sa), n, T, b->ra, n, T, m);
+        (h ? LC_Allgather_hier : LC_Allgather_lane)(SB(b->sb), n, T, b->rb, n, T, m);
+        break;
+    case ALLTOALL:
+        MPI_Alltoall(SB(b->sa), n, T, b->ra, n, T, m);
+        LC_Alltoall_lane(SB(b->sb), n, T, b->rb, n, T, m);
+        break;
+    case REDUCE: {
+        int ip = in && c->rank == r;
+        MPI_Reduce(ip ? MPI_IN_PLACE : b->sa, b->ra, n, T, c->op, r, m);
+        (h ? LC_Reduce_hier : LC_Reduce_lane)(ip ? MPI_IN_PLACE : b->sb, b->rb, n, T, c->op, r, m);
+        break; }
+    case ALLREDUCE:
+        MPI_Allreduce(SB(b->sa), b->ra, n, T, c->op, m);
+        (h ? LC_Allreduce_hier : LC_Allreduce_lane)(SB(b->sb), b->rb, n, T, c->op, m);
+        break;
+    case RSB:
+        MPI_Reduce_scatter_block(SB(b->sa), b->ra, n, T, c->op, m);
+        (h ? LC_Reduce_scatter_block_hier : LC_Reduce_scatter_block_lane)(SB(b->sb), b->rb, n, T,
+                                                                         c->op, m);
+        break;
+    case SCAN:
+        MPI_Scan(SB(b->sa), b->ra, n, T, c->op, m);
+        (h ? LC_Scan_hier : LC_Scan_lane)(SB(b->sb), b->rb, n, T, c->op, m);
+        break;
+    case EXSCAN:
+        MPI_Exscan(SB(b->sa), b->ra, n, T, c->op, m);
+        (h ? LC_Exscan_hier : LC_Exscan_lane)(SB(b->sb), b->rb, n, T, c->op, m);
+        break;
+    }
+#undef SB
+}
+
+/* Prepares identical a/b buffers for collective c, runs both, compares. */
+static void check(tcase *c)
+{
+    const dtype *t = c->t;
+    long n = c->count, p = c->size;
+    int rank = c->rank, salt = c->coll * 31 + c->count;
+    bufs b;
+    long sn = n, rn = n;
+    switch (c->coll) {
+    case GATHER: rn = p * n; break;
+    case SCATTER: sn = p * n; break;
+    case ALLGATHER: rn = p * n; break;
+    case ALLTOALL: sn = rn = p * n; break;
+    case RSB: sn = p * n; rn = c->inplace ? p * n : n; break;
+    default: break;
+    }
+    make(&b, t, sn, rn);
+    /* inputs */
+    switch (c->coll) {
+    case BCAST: if (rank == c->root) fill(t, b.ra, 0, n, rank, salt); break;
+    case GATHER:
+        if (c->inplace && rank == c->root) fill(t, b.ra, rank * n, n, rank, salt);
+        else fill(t, b.sa, 0, n, rank, salt);
+        break;
+    case SCATTER: if (rank == c->root) fill(t, b.sa, 0, p * n, rank, salt); break;
+    case ALLGATHER:
+        if (c->inplace) fill(t, b.ra, rank * n, n, rank, salt); else fill(t, b.sa, 0, n, rank, salt);
+        break;
+    case ALLTOALL:
+        fill(t, c->inplace ? b.ra : b.sa, 0, p * n, rank, salt); break;
+    case REDUCE:
+        fill(t, c->inplace && rank == c->root ? b.ra : b.sa, 0, n, rank, salt); break;
+    case RSB:
+        fill(t, c->inplace ? b.ra : b.sa, 0, p * n, rank, salt); break;
+    default: /* allreduce, scan, exscan */
+        fill(t, c->inplace ? b.ra : b.sa, 0, n, rank, salt); break;
+    }
+    memcpy(b.sb, b.sa, b.sbytes);
+    memcpy(b.rb, b.ra, b.rbytes);
+
+    if (verbose && world_rank == 0) {
+        fprintf(stderr, "run %s_%s comm=%s type=%s count=%d root=%d op=%s inplace=%d\n",
+                coll_names[c->coll], c->hier ? "hier" : "lane", c->comm_name, c->t->name,
+                c->count, c->root, c->opname, c->inplace);
+        fflush(stderr);
+    }
+    run(c, &b);
+    note_fallback(c);
+    configs++;
+
+    size_t rcmp = b.rbytes;
+    if (c->coll == RSB && c->inplace) rcmp = (size_t)n * t->extent; /* rest undefined */
+    if (c->coll == EXSCAN && rank == 0) rcmp = 0;                  /* undefined on rank 0 */
+    if (memcmp(b.sa, b.sb, b.sbytes) != 0) report(c, "send buffers differ");
+    if (rcmp && memcmp(b.ra, b.rb, rcmp) != 0) report(c, "receive buffers differ");
+    release(&b);
+}
+
+/* ---- the matrix ---------------------------------------------------------------------- */
+typedef struct algo { int coll, hier, rooted, reduction; } algo;
+static const algo algos[] = {
+    { BCAST, 0, 1, 0 }, { BCAST, 1, 1, 0 }, { GATHER, 0, 1, 0 }, { GATHER, 1, 1, 0 },
+    { SCATTER, 0, 1, 0 }, { SCATTER, 1, 1, 0 }, { ALLGATHER, 0, 0, 0 }, { ALLGATHER, 1, 0, 0 },
+    { ALLTOALL, 0, 0, 0 }, { REDUCE, 0, 1, 1 }, { REDUCE, 1, 1, 1 }, { ALLREDUCE, 0, 0, 1 },
+    { ALLREDUCE, 1, 0, 1 }, { RSB, 0, 0, 1 }, { RSB, 1, 0, 1 }, { SCAN, 0, 0, 1 },
+    { SCAN, 1, 0, 1 }, { EXSCAN, 0, 0, 1 }, { EXSCAN, 1, 0, 1 },
+};
+
+static int has_in_place(int coll) { return coll != BCAST; }
+
+static void run_comm(MPI_Comm comm, const char *name, int full, dtype *types, int ntypes,
+                     MPI_Op *ops, const char **opnames, int nops, int predefined_on_vec)
+{
+    LC_Decomposition dc;
+    tcase c;
+    memset(&c, 0, sizeof c);
+    c.comm = comm; c.comm_name = name;
+    MPI_Comm_rank(comm, &c.rank);
+    MPI_Comm_size(comm, &c.size);
+    LC_Decomposition_get(comm, &dc);
+    int ppn = dc.max_ppn, counts[6] = { 0, 1, ppn - 1, ppn, ppn + 1, full ? 1031 : 257 };
+    int roots[3] = { 0, c.size / 2, c.size - 1 };
+
+    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+        c.coll = algos[a].coll; c.hier = algos[a].hier;
+        for (int ti = 0; ti < ntypes; ti++) {
+            c.t = &types[ti];
+            for (int ci = 0; ci < 6; ci++) {
+                if (ci > 0 && counts[ci] <= counts[ci - 1]) continue; /* duplicates, -1 */
+                c.count = counts[ci];
+                int nroots = !algos[a].rooted ? 1 : full ? c.size : 3;
+                for (int ri = 0; ri < nroots; ri++) {
+                    c.root = !algos[a].rooted ? -1 : full ? ri : roots[ri];
+                    if (!full && ri > 0 && c.root == roots[ri - 1]) continue;
+                    for (int oi = 0; oi < (algos[a].reduction ? nops : 1); oi++) {
+                        c.op = algos[a].reduction ? ops[oi] : MPI_OP_NULL;
+                        c.opname = algos[a].reduction ? opnames[oi] : "-";
+                        if (algos[a].reduction && c.t->kind == K_VEC && oi < 2 &&
+                            !predefined_on_vec)
+                            continue;
+                        for (c.inplace = 0; c.inplace <= has_in_place(c.coll); c.inplace++)
+                            check(&c);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The decomposition of world must be what the override asks for, and the recorded
+ * fallback reasons must say what they should. */
+static void check_queries(MPI_Comm world, MPI_Op noncomm)
+{
+    LC_Decomposition d;
+    int size, expect_nodes = 1, x = 1, y;
+    MPI_Comm_size(world, &size);
+    const char *k = getenv("LANECOLL_NODE_SIZE"), *ks = getenv("LANECOLL_NODE_SIZES");
+    if (k) expect_nodes = (size + atoi(k) - 1) / atoi(k);
+    if (ks) { expect_nodes = 1; for (const char *q = ks; *q; q++) expect_nodes += *q == ','; }
+    LC_Decomposition_get(world, &d);
+    configs++;
+    if (d.nodes != expect_nodes) {
+        failures++;
+        fprintf(stderr, "FAIL: decomposition has %d nodes, expected %d\n", d.nodes, expect_nodes);
+    }
+    LC_Allreduce_lane(&x, &y, 1, MPI_INT, noncomm, world);
+    const char *why = LC_Fallback_reason(world);
+    configs++;
+    if (!why || !strstr(why, d.regular ? "non-commutative" : "irregular")) {
+        failures++;
+        fprintf(stderr, "FAIL: no non-commutative fallback reason (got %s)\n", why ? why : "NULL");
+    }
+    LC_Allreduce_lane(&x, &y, 1, MPI_INT, MPI_SUM, world);
+    why = LC_Fallback_reason(world);
+    configs++;
+    if (d.regular ? why != NULL : (!why || !strstr(why, "irregular"))) {
+        failures++;
+        fprintf(stderr, "FAIL: regular=%d but fallback reason is %s\n", d.regular,
+                why ? why : "NULL");
+    }
+}
+
+static int predefined_ops_work_on_vec(MPI_Comm comm)
+{
+    /* MPI implementations may refuse predefined ops on derived types; probe once with
+     * the error handler returning codes. */
+    int in[3] = { 1, 0, 2 }, out[3] = { 0, 0, 0 }, ok, err;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    err = MPI_Allreduce(in, out, 1, vec_type, MPI_SUM, comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+    int mine = err == MPI_SUCCESS;
+    MPI_Allreduce(&mine, &ok, 1, MPI_INT, MPI_MIN, comm);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, size;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    verbose = getenv("MATRIX_VERBOSE") != NULL;
+    int full = argc < 2 || strcmp(argv[1], "reduced") != 0;
+
+    MPI_Type_vector(2, 1, 2, MPI_INT, &vec_type);
+    MPI_Datatype vec_resized;
+    MPI_Type_create_resized(vec_type, 0, 3 * sizeof(int), &vec_resized);
+    MPI_Type_free(&vec_type);
+    vec_type = vec_resized;
+    MPI_Type_commit(&vec_type);
+    dtype types[3] = { { "int", MPI_INT, K_INT, sizeof(int) },
+                       { "double", MPI_DOUBLE, K_DOUBLE, sizeof(double) },
+                       { "vec", vec_type, K_VEC, 3 * sizeof(int) } };
+    MPI_Op ops[4], noncomm, comm_op;
+    MPI_Op_create(op_addmod, 1, &comm_op);
+    MPI_Op_create(op_affine, 0, &noncomm);
+    ops[0] = MPI_SUM; ops[1] = MPI_MAX; ops[2] = comm_op; ops[3] = noncomm;
+    const char *opnames[4] = { "sum", "max", "user-commutative", "user-noncommutative" };
+    int vec_ok = predefined_ops_work_on_vec(MPI_COMM_WORLD);
+
+    check_queries(MPI_COMM_WORLD, noncomm);
+
+    /* Communicators: world, reversed, interleaved over the nodes (non-consecutive), dup. */
+    LC_Decomposition d;
+    LC_Decomposition_get(MPI_COMM_WORLD, &d);
+    MPI_Comm reversed, interleaved, dup;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - 1 - world_rank, &reversed);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, d.node_rank * size + d.node_index, &interleaved);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+
+    run_comm(MPI_COMM_WORLD, "world", full, types, 3, ops, opnames, 4, vec_ok);
+    run_comm(reversed, "reversed", 0, types, 3, ops, opnames, 4, vec_ok);
+    run_comm(interleaved, "interleaved", 0, types, full ? 3 : 1, ops, opnames, 4, vec_ok);
+    run_comm(dup, "dup", 0, types, 1, ops, opnames, 4, vec_ok);
+
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&interleaved);
+    MPI_Comm_free(&reversed);
+    MPI_Op_free(&comm_op);
+    MPI_Op_free(&noncomm);
+    MPI_Type_free(&vec_type);
+
+    long local[4] = { configs, ran, fallbacks, failures }, total[4];
+    MPI_Reduce(local, total, 4, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (world_rank == 0) {
+        const char *k = getenv("LANECOLL_NODE_SIZE"), *ks = getenv("LANECOLL_NODE_SIZES");
+        /* configurations are counted once (rank 0's view), failures over all ranks */
+        printf("matrix: np=%d layout=%s%s mode=%s predefined_ops_on_vec=%d configs=%ld "
+               "ran=%ld fallbacks=%ld failures=%ld\n", size, k ? "K=" : ks ? "sizes=" : "default",
+               k ? k : ks ? ks : "", full ? "full" : "reduced", vec_ok, configs, ran,
+               fallbacks, total[3]);
+        fflush(stdout);
+    }
+    MPI_Bcast(&total[3], 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    int rc = total[3] != 0;
+    MPI_Finalize();
+    return rc;
+}
