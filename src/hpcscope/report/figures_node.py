@@ -77,7 +77,6 @@ def fallback_rows(samples: list[dict], peaks: list[dict]) -> tuple[list[dict], l
                      "cv": summ.cv, "n": summ.n,
                      "peak": peak.get("value") if peak else None,
                      "peak_name": peak.get("name", "") if peak else "",
-                     "formula": peak.get("formula", "") if peak else "",
                      "efficiency": eff,
                      "reference": REFERENCE.get(bench, ""),
                      "vs_reference": summ.median / ref if ref else None})

@@ -82,6 +82,13 @@ def _num(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
+def _numeric(v: Any) -> bool:
+    """Numbers right-aligned, text left-aligned (also numbers pre-formatted as text)."""
+    if v is None or isinstance(v, (int, float)):
+        return True
+    return bool(re.fullmatch(r"[-+]?[\d.,]+(e[-+]?\d+)?%?|-", str(v).strip()))
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -100,8 +107,9 @@ class _Writer:
             w.writerow(columns)
             for row in rows:
                 w.writerow(["" if v is None else v for v in row])
-        cells = [[Cell(_num(v), (classes[i][j] if classes else "")) for j, v in enumerate(row)]
-                 for i, row in enumerate(rows)]
+        cells = [[Cell(_num(v), " ".join(c for c in ((classes[i][j] if classes else ""),
+                                                     "" if _numeric(v) else "text") if c))
+                  for j, v in enumerate(row)] for i, row in enumerate(rows)]
         return Table(f"run{self.run_id}-{tid}", title, columns, cells, name, caption)
 
 
