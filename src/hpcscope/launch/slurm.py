@@ -186,6 +186,9 @@ class SlurmBackend:
     def _save(self, run_id: int, data: dict[str, Any]) -> None:
         self.store.set_run_backend_data(run_id, {"slurm": data})
 
+    def _save_empty(self, run_id: int) -> None:
+        self.store.set_run_backend_data(run_id, {"slurm": {}})
+
     def _run(self, data: dict[str, Any] | None, argv: list[str],
              cwd: str | None = None) -> subprocess.CompletedProcess[str]:
         """SLURM_CONF recorded at submit time is used when this shell does not set one."""
@@ -247,6 +250,15 @@ class SlurmBackend:
             "groups": [], "ingested": {}}
         self.check_partition(data, max(j.nodes for j in jobs))
         self._save(run_id, data)
+        try:
+            self._submit_groups(run_id, rendered, data, rundir)
+        except BaseException:
+            if not data["groups"]:   # nothing reached SLURM: not a SLURM run after all
+                self._save_empty(run_id)
+            raise
+
+    def _submit_groups(self, run_id: int, rendered: list[tuple[JobGroup, str]],
+                       data: dict[str, Any], rundir: Path) -> None:
         for group, text in rendered:
             script = rundir / f"{group.name}.sbatch"
             script.write_text(text)
