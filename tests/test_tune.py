@@ -150,7 +150,7 @@ def lanecoll_accepts(build: Path, path: Path) -> tuple[bool, str]:
          str(build / "mpi" / "coll"), "--collectives", "allreduce", "--counts", "1",
          "--repetitions", "1", "--warmup", "0", "--validate=0", "--algorithms", "native"],
         env=env, capture_output=True, text=True)
-    return done.returncode == 0, done.stdout[-300:] + done.stderr[-600:]
+    return done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.mpi
@@ -176,5 +176,5 @@ def test_full_range_top_accepted_by_lanecoll(build, tmp_path):
     ok, out = lanecoll_accepts(build, tune.write_tuning(tmp_path / "t.json", table))
     if not ok and "max_bytes" in out:
         pytest.xfail("lanecoll's tuning parser refuses max_bytes 2^63-1 (numbers parsed as "
-                     "doubles, limit 2^53): " + out.strip().splitlines()[0])
+                     "doubles, limit 2^53)")
     assert ok, out
