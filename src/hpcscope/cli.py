@@ -132,7 +132,8 @@ def common_run_options(fn):
 
 
 def execute(ctx: click.Context, suite: str, opts: dict, mpi: str, out_dir: str | None,
-            label: str | None, dry_run: bool) -> None:
+            label: str | None, dry_run: bool) -> runner.Outcome | None:
+    """Plan, run locally, write outputs; returns the outcome (None for a dry run)."""
     topology, mpis, builds = runner.prepare(suite, mpi, err)
     context = runner.make_context(topology, mpis, builds, Path("hpcscope-out"),
                                   bool(opts.get("quick")))
@@ -141,11 +142,11 @@ def execute(ctx: click.Context, suite: str, opts: dict, mpi: str, out_dir: str |
     if dry_run:
         for job in plan.jobs:
             click.echo(f"{job.name}: ranks={job.ranks} cpus={job.cpus} {' '.join(job.program)}")
-        return
+        return None
     store = _store(ctx)
     run_id = runner.record_run(store, suite, opts, topology, mpis, plan, "local", label)
     folder = Path(out_dir) if out_dir else runner.default_out_dir(run_id)
-    err.print(f"run {run_id}: {len(plan.jobs)} jobs, results into {ctx.obj['db']}")
+    err.print(f"run {run_id}: {suite}, {len(plan.jobs)} jobs, results into {ctx.obj['db']}")
     outcome = runner.run_local(store, run_id, plan, topology, folder, err)
     written = runner.write_outputs(store, run_id, suite, folder)
     for message in outcome.messages:
@@ -153,7 +154,11 @@ def execute(ctx: click.Context, suite: str, opts: dict, mpi: str, out_dir: str |
     if written:
         err.print(f"figures and tables: {folder}/")
     err.print(f"run {run_id} {outcome.status}; see `hpcscope show {run_id}`")
-    sys.exit(outcome.exit_code)
+    return outcome
+
+
+def finish(outcome: runner.Outcome | None) -> None:
+    sys.exit(outcome.exit_code if outcome else runner.EXIT_OK)
 
 
 def _csv_list(text: str | None) -> list[str] | None:
@@ -191,7 +196,7 @@ def run_p2p(ctx, mpi, quick, repeat, out_dir, label, dry_run, placements, cpus, 
     """
     opts = {"placements": _csv_list(placements), "cpus": _cpu_list(cpus), "sizes": sizes,
             "tests": _csv_list(tests), "validate": validate, "quick": quick, "repeat": repeat}
-    execute(ctx, "p2p", opts, mpi, out_dir, label, dry_run)
+    finish(execute(ctx, "p2p", opts, mpi, out_dir, label, dry_run))
 
 
 @main.command("list")

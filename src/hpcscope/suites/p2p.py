@@ -81,6 +81,12 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
 def outputs(store, run_id: int, out_dir):
     """Latency/bandwidth figures (PNG+SVG) and the size x placement tables."""
     from hpcscope.report import p2p_figures
+    from hpcscope.results import export
 
     samples = store.samples(run_id, benchmark="p2p")
-    return p2p_figures.write(samples, out_dir)
+    written = p2p_figures.write(samples, out_dir)
+    for name, text in (("p2p_table.md", export.to_markdown(samples)),
+                       ("p2p_samples.csv", export.to_csv(samples))):
+        (out_dir / name).write_text(text)
+        written.append(out_dir / name)
+    return written
