@@ -198,9 +198,11 @@ def test_cancel_running_job_keeps_its_records(cluster, hello, tmp_path: Path) ->
     backend.submit(run_id, [_job(hello, OMPI, "openmpi/node/r1", ["--sleep", "120"])])
     _wait_for(backend, run_id, "RUNNING")
     # The meta and the sample are flushed before the sleep: wait until they are on disk.
-    out = next((tmp_path / "rundir").glob("*/task-1.jsonl"))
     deadline = time.monotonic() + 20
-    while out.read_text().count("\n") < 2 and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        outs = list((tmp_path / "rundir").glob("*/task-1.jsonl"))
+        if outs and outs[0].read_text().count("\n") >= 2:
+            break
         time.sleep(0.2)
     backend.cancel(run_id)
     states = backend.wait(run_id, progress=False)
