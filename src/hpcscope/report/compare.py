@@ -31,6 +31,7 @@ from hpcscope.results import stats
 from hpcscope.results.store import Store
 
 _VARYING = ("repeat",)
+_HIDDEN = ("mpi_version",)   # kept in the match key, too long to repeat on every row
 
 
 @dataclass
@@ -57,7 +58,7 @@ class Row:
 
     @property
     def label(self) -> str:
-        parts = [f"{k}={v}" for k, v in self.config.items()]
+        parts = [f"{k}={v}" for k, v in self.config.items() if k not in _HIDDEN]
         parts += [f"{k}={v}" for k, v in self.params.items() if k not in ("iterations", "block")]
         return ", ".join(parts)
 
@@ -174,6 +175,12 @@ def summarize(rows: list[Row]) -> list[Summary]:
     return out
 
 
+def changed_first(rows: list[Row]) -> list[Row]:
+    """Significant changes first (slower, then faster), the rest in measurement order."""
+    rank = {"slower": 0, "faster": 1}
+    return sorted(rows, key=lambda r: rank.get(r.verdict, 2))
+
+
 def _fmt(x: float) -> str:
     return f"{x:.4g}" if abs(x) < 1e5 else f"{x:.3e}"
 
@@ -189,7 +196,7 @@ def print_comparison(rows: list[Row], console: Console, title: str = "B relative
         return
     table = Table("benchmark", "metric", "configuration", "median A", "median B", "B/A",
                   "p", "verdict", "n A/B", title=title)
-    for r in rows:
+    for r in changed_first(rows):
         style = _STYLE.get(r.verdict, "")
         table.add_row(r.benchmark, f"{r.metric} ({r.unit})", r.label, _fmt(r.median_a),
                       _fmt(r.median_b), f"{r.ratio:.3f}", f"{r.p_value:.2g}",
@@ -209,7 +216,7 @@ def render_comparison(rows: list[Row], heading: str = "Comparison") -> Markup:
     """The comparison section as an HTML fragment (used inside the report); rendered with
     autoescaping, so it is marked safe for the page that embeds it."""
     return Markup(_env().get_template("compare_section.html").render(
-        rows=rows, summaries=summarize(rows), heading=heading, fmt=_fmt))
+        rows=changed_first(rows), summaries=summarize(rows), heading=heading, fmt=_fmt))
 
 
 def write_comparison_html(rows: list[Row], path: Path, title: str = "hpcscope comparison") -> Path:
@@ -217,6 +224,7 @@ def write_comparison_html(rows: list[Row], path: Path, title: str = "hpcscope co
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     html = _env().get_template("compare_page.html").render(
-        title=title, rows=rows, summaries=summarize(rows), fmt=_fmt, heading=title)
+        title=title, rows=changed_first(rows), summaries=summarize(rows), fmt=_fmt,
+        heading=title)
     path.write_text(html, encoding="utf-8")
     return path
