@@ -288,15 +288,19 @@ def iperf3_jobs(points: list[tuple[str, int, int]], seconds: float, reps: int,
     jobs = []
     for protocol, block, streams in points:
         port = free_port()
-        client = ["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", f"{seconds:g}",
+        secs = max(1, round(seconds))  # iperf3 -t takes whole seconds; 0 would mean forever
+        # timeout(1) on both sides: a killed job must not leave a server or client behind.
+        limit = reps * (secs + 10) + 10
+        client = ["timeout", str(secs + 10), "iperf3", "-c", "127.0.0.1", "-p", str(port),
+                  "-t", str(secs),
                   "-P", str(streams), "-l", str(block), "-J"]
         if protocol == "udp":
             client += ["-u", "-b", "0"]
         line = " ".join(client)
-        script = (f"iperf3 -s -B 127.0.0.1 -p {port} >/dev/null 2>&1 & srv=$!; "
+        script = (f"timeout {limit} iperf3 -s -B 127.0.0.1 -p {port} >/dev/null 2>&1 & srv=$!; "
                   f"trap 'kill $srv 2>/dev/null' EXIT INT TERM; sleep 0.3; rc=0; "
                   f"for i in $(seq {reps}); do {line} || rc=$?; done; exit $rc")
         jobs.append(Job(suite="node", name=f"ref/iperf3/{protocol}/{block}/P{streams}",
                         program=["sh", "-c", script], output="iperf3",
-                        tags={**tags, "reference": "iperf3"}, timeout_s=60 + reps * (seconds + 10)))
+                        tags={**tags, "reference": "iperf3"}, timeout_s=limit + 30))
     return jobs
