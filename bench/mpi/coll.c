@@ -32,12 +32,20 @@
  * Output: JSONL (rank 0, flushed per record): meta; a summary "decomposition" (nodes, ppn,
  * regularity, node override, lanecoll available); one sample per (collective, algorithm,
  * count) as soon as it is measured: metric "time", unit "us", params {collective,
- * algorithm, count, bytes, nodes, ppn, p, regular, node_override}. --native-label renames
- * the native path in params (e.g. "tuned" when liblanecoll_pmpi.so intercepts MPI_*).
+ * algorithm, count, bytes, nodes, ppn, p, regular, node_override}.
+ *
+ * native is PMPI_<Coll> (the library's own collective even under an interposition
+ * library); "tuned" calls MPI_<Coll>, i.e. what liblanecoll_pmpi.so (LD_PRELOAD +
+ * LANECOLL_TUNING) chose; the decomposition summary names the object that provides
+ * MPI_Allreduce so a "tuned" run without interposition is recognisable. --interleave runs
+ * the algorithms in turn inside each repetition (rotating order; samples written after
+ * the last algorithm) so that a drifting machine affects all of them alike.
  * Exit: 0 ok, 1 measurement failed (error record written), 2 bad usage or over the limit.
  */
+#define _GNU_SOURCE    /* dladdr */
 #include "coll_util.h" /* first: sets _POSIX_C_SOURCE */
 
+#include <dlfcn.h>
 #include <math.h>
 
 #include "binding_mpi.h"
@@ -48,16 +56,17 @@
 #define COLL_VERSION "0.1.0"
 #define SENTINEL 0x5a5a5a5a /* preset receive value; far above any |sum| of the data */
 
-static const char *o_colls, *o_algs, *o_counts, *o_label, *o_out;
+static const char *o_colls, *o_algs, *o_counts, *o_out;
 static int64_t o_reps, o_warmup, o_maxbytes;
-static int o_validate;
+static int o_validate, o_interleave;
 
 static const hs_option options[] = {
     {"collectives", HS_OPT_STR, &o_colls,
      "bcast,gather,scatter,allgather,alltoall,reduce,allreduce,reduce_scatter_block,scan,exscan",
      "comma-separated collectives"},
     {"algorithms", HS_OPT_STR, &o_algs, "native,lane,hier",
-     "comma-separated: native (MPI_<Coll>), lane, hier (lanecoll LC_<Coll>_lane/_hier)"},
+     "comma-separated: native (PMPI_<Coll>), lane, hier (lanecoll LC_<Coll>_lane/_hier), "
+     "tuned (MPI_<Coll>: the choice of an interposition library such as liblanecoll_pmpi.so)"},
     {"counts", HS_OPT_STR, &o_counts, "auto",
      "auto, a list (64,1p,10p: p suffix = times ranks) or a sweep FROM:TO[:FACTOR] "
      "(1p:10000p:10); total count or per-process block, see --help text"},
@@ -67,8 +76,9 @@ static const hs_option options[] = {
      "memory limit per process for the buffers of one measurement"},
     {"validate", HS_OPT_FLAG, &o_validate, "1",
      "untimed pass comparing lane/hier results with native, bit for bit (--validate=0: off)"},
-    {"native-label", HS_OPT_STR, &o_label, "native",
-     "algorithm name recorded for MPI_<Coll> calls (tuned: under liblanecoll_pmpi.so)"},
+    {"interleave", HS_OPT_FLAG, &o_interleave, "0",
+     "run the algorithms in turn within each repetition (rotating order) instead of one "
+     "after the other: fairer comparisons on a machine whose speed drifts"},
     {"out", HS_OPT_STR, &o_out, "-", "output file, - for stdout"},
     {0}};
 
@@ -102,7 +112,7 @@ static int check(int quiet)
                 sel_alg[a] = found = 1;
         if (!found) {
             snprintf(bad, sizeof bad, "unknown algorithm '%.*s'", (int)(len < 40 ? len : 40), s);
-            why = "--algorithms: choose from native, lane, hier";
+            why = "--algorithms: choose from native, lane, hier, tuned";
         }
         s += len + (s[len] == ',');
     }
@@ -115,7 +125,6 @@ static int check(int quiet)
         else if (o_reps < 1) why = "--repetitions must be >= 1";
         else if (o_warmup < 0) why = "--warmup must be >= 0";
         else if (o_maxbytes < 1) why = "--max-bytes must be > 0";
-        else if (!*o_label) why = "--native-label must not be empty";
     }
     if (!why) return -1;
     if (!quiet) fprintf(stderr, "coll: %s%s%s (see --help)\n", bad, *bad ? ": " : "", why);
@@ -174,7 +183,7 @@ static void params_json(hs_json *j, int c, int a, int64_t count)
 {
     hs_json_open_object(j, "params");
     hs_json_str(j, "collective", colls[c].name);
-    hs_json_str(j, "algorithm", a == A_NATIVE ? o_label : alg_names[a]);
+    hs_json_str(j, "algorithm", alg_names[a]);
     hs_json_int(j, "count", count);
     hs_json_int(j, "bytes", count * (int64_t)sizeof(int));
     hs_json_int(j, "nodes", ND.nodes);
@@ -274,44 +283,71 @@ static int validate(int c, int64_t count, int skip[NALG])
 
 /* ---- measurement --------------------------------------------------------------------- */
 
-/* Probe call, warm-ups, timed repetitions; rank 0 writes the sample. Returns 0, or 1 when
- * the record could not be written. */
-static int measure(int c, int a, int64_t count)
+/* Probe call of algorithm a (untimed; builds lanecoll's cache): 1 when a can be timed,
+ * 0 when it is unavailable or lanecoll fell back to native (a summary says which). */
+static int probe(int c, int a, int64_t count)
 {
-    int n = (int)count;
     char reason[300] = "";
     prepare(c, count);
-    int rc = coll_call(c, a, sbuf, rbuf, n, HB.comm); /* probe: builds lanecoll's cache */
+    int rc = coll_call(c, a, sbuf, rbuf, (int)count, HB.comm);
     if (rc == HS_UNAVAILABLE) {
         not_timed(c, a, count, "unavailable",
                   "this coll binary was built without lanecoll (lanecoll.h not found)");
         return 0;
     }
     TRY(rc);
-    if (a != A_NATIVE && fell_back(reason, sizeof reason)) {
+    if ((a == A_LANE || a == A_HIER) && fell_back(reason, sizeof reason)) {
         not_timed(c, a, count, "fallback", reason);
         return 0;
     }
+    return 1;
+}
+
+/* One timed call after a barrier; microseconds on this rank. */
+static double timed_call(int c, int a, int n)
+{
+    TRY(MPI_Barrier(HB.comm));
+    double t0 = hs_now_s();
+    int rc = coll_call(c, a, sbuf, rbuf, n, HB.comm);
+    double t1 = hs_now_s();
+    TRY(rc);
+    return (t1 - t0) * 1e6;
+}
+
+/* Times every algorithm in algs[0..na) for (c, count): warm-ups then repetitions, either
+ * algorithm after algorithm, or (--interleave) all algorithms within each repetition in
+ * an order rotated every repetition. Rank 0 writes one sample per algorithm. Returns 0,
+ * or 1 when a record could not be written. */
+static int measure(int c, int64_t count, const int *algs, int na)
+{
+    int n = (int)count;
+    if (na == 0) return 0;
     int64_t total = o_warmup + o_reps;
-    for (int64_t i = 0; i < total; i++) {
-        TRY(MPI_Barrier(HB.comm));
-        double t0 = hs_now_s();
-        rc = coll_call(c, a, sbuf, rbuf, n, HB.comm);
-        double t1 = hs_now_s();
-        TRY(rc);
-        if (i >= o_warmup) t_local[i - o_warmup] = (t1 - t0) * 1e6;
+    if (o_interleave) {
+        for (int64_t i = 0; i < total; i++)
+            for (int k = 0; k < na; k++) {
+                int slot = (int)((k + i) % na);
+                double t = timed_call(c, algs[slot], n);
+                if (i >= o_warmup) t_local[(size_t)slot * o_reps + (i - o_warmup)] = t;
+            }
+    } else {
+        for (int k = 0; k < na; k++)
+            for (int64_t i = 0; i < total; i++) {
+                double t = timed_call(c, algs[k], n);
+                if (i >= o_warmup) t_local[(size_t)k * o_reps + (i - o_warmup)] = t;
+            }
     }
-    hs_max_over_ranks(t_local, t_max, (int)o_reps);
+    hs_max_over_ranks(t_local, t_max, (int)(o_reps * na));
     int bad = 0;
-    if (HB.rank == 0) {
+    for (int k = 0; k < na && HB.rank == 0; k++) {
         hs_json j;
         hs_json_begin(&j, "sample");
         hs_json_str(&j, "metric", "time");
         hs_json_str(&j, "unit", "us");
-        params_json(&j, c, a, count);
-        hs_json_double_array(&j, "values", t_max, (size_t)o_reps);
+        params_json(&j, c, algs[k], count);
+        hs_json_double_array(&j, "values", t_max + (size_t)k * o_reps, (size_t)o_reps);
         hs_json_int(&j, "warmups", o_warmup);
-        bad = hs_json_emit(&j, HB.out) != 0;
+        bad |= hs_json_emit(&j, HB.out) != 0;
     }
     TRY(MPI_Bcast(&bad, 1, MPI_INT, 0, HB.comm));
     return bad;
@@ -404,6 +440,10 @@ static void decomposition_summary(void)
     hs_json_bool(&j, "consecutive", ND.consecutive);
     hs_json_str(&j, "node_override", ND.override);
     hs_json_bool(&j, "lanecoll", HS_HAVE_LANECOLL);
+    Dl_info info; /* who answers MPI_Allreduce: libmpi, or an interposition library */
+    void *fn = (void *)MPI_Allreduce;
+    hs_json_str(&j, "mpi_coll_provider",
+                dladdr(fn, &info) && info.dli_fname ? info.dli_fname : "");
 #if HS_HAVE_LANECOLL
     hs_json_str(&j, "lanecoll_version", LANECOLL_VERSION);
 #endif
@@ -450,8 +490,8 @@ int main(int argc, char **argv)
     sbuf = hs_alloc((size_t)max_send, sizeof(int));
     rbuf = hs_alloc((size_t)max_recv, sizeof(int));
     ref = o_validate ? hs_alloc((size_t)max_recv, sizeof(int)) : NULL;
-    t_local = malloc(sizeof(double) * (size_t)o_reps);
-    t_max = malloc(sizeof(double) * (size_t)o_reps);
+    t_local = malloc(sizeof(double) * (size_t)o_reps * NALG);
+    t_max = malloc(sizeof(double) * (size_t)o_reps * NALG);
     int ok = sbuf && rbuf && (ref || !o_validate) && t_local && t_max, all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, HB.comm);
     if (!all_ok) {
@@ -466,17 +506,23 @@ int main(int argc, char **argv)
         if (!sel_coll[c]) continue;
         for (int i = 0; i < lists[c].n && !write_failed; i++) {
             int64_t count = lists[c].counts[i];
-            int skip[NALG] = {SKIP_NONE, SKIP_NONE, colls[c].has_hier ? SKIP_NONE : SKIP_NOHIER};
+            int skip[NALG] = {SKIP_NONE, SKIP_NONE, colls[c].has_hier ? SKIP_NONE : SKIP_NOHIER,
+                              SKIP_NONE};
             if (o_validate) failed |= validate(c, count, skip);
-            for (int a = 0; a < NALG && !write_failed; a++) {
+            int algs[NALG], na = 0;
+            for (int a = 0; a < NALG; a++) {
                 if (!sel_alg[a] || skip[a] == SKIP_WRONG) continue; /* error record written */
-                if (skip[a] == SKIP_NOHIER) {
+                if (skip[a] == SKIP_NOHIER)
                     not_timed(c, a, count, "unavailable",
                               "no hierarchical alltoall (paper, section 3.6)");
-                    continue;
-                }
-                write_failed = measure(c, a, count);
+                else if (probe(c, a, count))
+                    algs[na++] = a;
             }
+            /* paper order: one algorithm's repetitions after the other (each set of
+             * samples written as soon as it is measured), unless --interleave */
+            if (o_interleave) write_failed = measure(c, count, algs, na);
+            for (int k = 0; k < na && !o_interleave && !write_failed; k++)
+                write_failed = measure(c, count, &algs[k], 1);
         }
         free(lists[c].counts);
     }

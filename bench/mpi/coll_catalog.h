@@ -24,7 +24,7 @@
 
 enum { C_BCAST, C_GATHER, C_SCATTER, C_ALLGATHER, C_ALLTOALL, C_REDUCE, C_ALLREDUCE,
        C_REDUCE_SCATTER_BLOCK, C_SCAN, C_EXSCAN, NCOLL };
-enum { A_NATIVE, A_LANE, A_HIER, NALG };
+enum { A_NATIVE, A_LANE, A_HIER, A_TUNED, NALG };
 #define HS_UNAVAILABLE (-12345) /* coll_call: this build has no such algorithm */
 
 static const struct {
@@ -38,7 +38,10 @@ static const struct {
     {"allreduce", 0, 1, 0},  {"reduce_scatter_block", 1, 1, 0},
     {"scan", 0, 1, 0},       {"exscan", 0, 1, 0},
 };
-static const char *alg_names[NALG] = {"native", "lane", "hier"};
+/* native calls PMPI_<Coll>: the library's own collective even when an interposition
+ * library (liblanecoll_pmpi.so, a profiler) replaces MPI_<Coll>; tuned calls MPI_<Coll>,
+ * which is whatever the interposition chose (without one it is native again). */
+static const char *alg_names[NALG] = {"native", "lane", "hier", "tuned"};
 
 /* Elements each process needs in its send and receive buffer for `count` on p ranks
  * (the largest role: e.g. the root's p*count receive buffer of gather). Bcast works in
@@ -55,13 +58,28 @@ static inline void coll_elems(int c, int64_t count, int p, int64_t *send, int64_
     }
 }
 
-/* Runs one call. Returns an MPI error code, or HS_UNAVAILABLE. */
+/* Runs one call. Returns an MPI error code, or HS_UNAVAILABLE. (The unqualified MPI_INT
+ * and MPI_SUM handles are fine for PMPI_ calls.) */
 static inline int coll_call(int c, int a, int *s, int *r, int n, MPI_Comm comm)
 {
     const MPI_Datatype T = MPI_INT;
     const MPI_Op OP = MPI_SUM;
     const int root = 0;
     if (a == A_NATIVE) {
+        switch (c) {
+        case C_BCAST: return PMPI_Bcast(r, n, T, root, comm);
+        case C_GATHER: return PMPI_Gather(s, n, T, r, n, T, root, comm);
+        case C_SCATTER: return PMPI_Scatter(s, n, T, r, n, T, root, comm);
+        case C_ALLGATHER: return PMPI_Allgather(s, n, T, r, n, T, comm);
+        case C_ALLTOALL: return PMPI_Alltoall(s, n, T, r, n, T, comm);
+        case C_REDUCE: return PMPI_Reduce(s, r, n, T, OP, root, comm);
+        case C_ALLREDUCE: return PMPI_Allreduce(s, r, n, T, OP, comm);
+        case C_REDUCE_SCATTER_BLOCK: return PMPI_Reduce_scatter_block(s, r, n, T, OP, comm);
+        case C_SCAN: return PMPI_Scan(s, r, n, T, OP, comm);
+        case C_EXSCAN: return PMPI_Exscan(s, r, n, T, OP, comm);
+        }
+    }
+    if (a == A_TUNED) {
         switch (c) {
         case C_BCAST: return MPI_Bcast(r, n, T, root, comm);
         case C_GATHER: return MPI_Gather(s, n, T, r, n, T, root, comm);
