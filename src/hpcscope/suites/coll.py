@@ -9,7 +9,9 @@ travels through shared memory, so "lanes" are not physical network lanes.
 
 plan opts (all optional):
     collectives   list[str] | None   default all ten; unknown names -> ValueError
-    algorithms    list[str] | None   default native, lane, hier
+    algorithms    list[str] | None   default native, lane, hier (tuned: MPI_<Coll>, only
+                                     meaningful under liblanecoll_pmpi.so)
+    interleave    bool               algorithms in turn within each repetition
     counts        list[int|str]|None  MPI counts; "10p" = 10 x ranks; None: the program's
                                      sweep (quick: 1p..1000p)
     node_size     int | None         emulated node size K (LANECOLL_NODE_SIZE)
@@ -33,6 +35,7 @@ from hpcscope.suites.base import Note, PlanContext, SuitePlan
 COLLECTIVES = ("bcast", "gather", "scatter", "allgather", "alltoall", "reduce", "allreduce",
                "reduce_scatter_block", "scan", "exscan")
 ALGORITHMS = ("native", "lane", "hier")
+VALID_ALGORITHMS = ALGORITHMS + ("tuned",)  # tuned: MPI_<Coll> under an interposition
 DEFAULT_REPS, QUICK_REPS = 100, 20
 DEFAULT_WARMUP, QUICK_WARMUP = 5, 2
 QUICK_COUNTS = "1p:1000p:10"
@@ -128,7 +131,8 @@ def _names(given: list | None, valid: tuple[str, ...], what: str) -> list[str]:
 
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     colls = _names(opts.get("collectives"), COLLECTIVES, "collective(s)")
-    algs = _names(opts.get("algorithms"), ALGORITHMS, "algorithm(s)")
+    algs = (_names(opts.get("algorithms"), VALID_ALGORITHMS, "algorithm(s)")
+            if opts.get("algorithms") else list(ALGORITHMS))
     counts = count_spec(opts.get("counts")) or (QUICK_COUNTS if opts.get("quick") else None)
     reps, warmup = repetitions(opts)
     ranks, node_size, env, tags, over, nodes, notes = layout(ctx, opts, "coll")
@@ -141,6 +145,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             program += ["--counts", counts]
         if opts.get("validate") is False:
             program.append("--validate=0")
+        if opts.get("interleave"):
+            program.append("--interleave")
         name = (f"{mpi.flavor}/coll/np{ranks}" + (f"-ns{node_size}" if node_size else "")
                 + f"/r{rep}")
         result.jobs.append(Job(
