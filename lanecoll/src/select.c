@@ -122,14 +122,23 @@ static lc_variant choose(const lc_call *call, long long bytes, const lc_decomp *
     return LC_NATIVE;
 }
 
+/* "Allreduce" from "allreduce", for messages that name the MPI function. */
+static const char *mpi_name(lc_coll c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", lc_coll_name(c));
+    buf[0] = (char)toupper((unsigned char)buf[0]);
+    return buf;
+}
+
 static void on_fallback(const lc_call *call, lc_variant v, const char *reason)
 {
+    char name[32];
     int rank = 0;
     PMPI_Comm_rank(call->comm, &rank);
     if (settings.fallback == POLICY_ERROR) {
         if (rank == 0) {
             fprintf(stderr, "lanecoll: MPI_%s: %s algorithm cannot run: %s "
-                    "(LANECOLL_FALLBACK=error)\n", lc_coll_name(call->coll),
+                    "(LANECOLL_FALLBACK=error)\n", mpi_name(call->coll, name, sizeof name),
                     lc_variant_name(v), reason);
             fflush(stderr);
         }
@@ -140,7 +149,7 @@ static void on_fallback(const lc_call *call, lc_variant v, const char *reason)
         !__atomic_exchange_n(&warned[call->coll], 1, __ATOMIC_RELAXED))
         fprintf(stderr, "lanecoll: warning: MPI_%s: %s algorithm not usable, running the "
                 "native collective: %s (reported once per collective)\n",
-                lc_coll_name(call->coll), lc_variant_name(v), reason);
+                mpi_name(call->coll, name, sizeof name), lc_variant_name(v), reason);
 }
 
 lc_variant lc_dispatch(const lc_call *call, long long bytes, const lc_decomp **d)

@@ -23,7 +23,9 @@ int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type
     if (!counts) return MPI_ERR_NO_MEM;
     int *displs = counts + n, even = count % n == 0;
     lc_split_counts(count, n, counts, displs);
-    char *mine = LC_CHAR(rbuf) + displs[nr] * lc_extent(type);
+    /* An empty block points at rbuf: MPICH rejects recvbuf == sendbuf even when empty,
+     * and one past the end of rbuf may be the caller's sendbuf. */
+    char *mine = counts[nr] ? LC_CHAR(rbuf) + displs[nr] * lc_extent(type) : LC_CHAR(rbuf);
 
     void *mem = NULL, *tmp = NULL;
     const void *input = sbuf, *lane_in = MPI_IN_PLACE;

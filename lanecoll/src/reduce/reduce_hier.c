@@ -1,8 +1,8 @@
 /* Hierarchical reduce (paper, section 3.4).
  *
- * Every node reduces to the process with the root's node rank (the root reduces into
- * its receive buffer, the others into a temporary of c); that lane reduces to the root,
- * in place at the root.
+ * Every node reduces to the process with the root's node rank, into a temporary of c;
+ * that lane reduces the temporaries into the root's receive buffer. (Reducing in place
+ * at the root would save the root's temporary, but see the MPICH note below.)
  *
  * Cost: ceil(log n) + ceil(log N) rounds; c crosses the network per node, over one lane.
  * Restrictions: the root's node rank must exist on every node (always true on regular
@@ -17,15 +17,15 @@ int lc_reduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     int root_node = d->rank_node[root], lr = d->rank_noderank[root], err;
     if (d->node_rank != lr)
         return PMPI_Reduce(sbuf, NULL, count, type, op, lr, d->nodecomm);
-    if (d->rank == root) {
-        LC_TRY(PMPI_Reduce(sbuf, rbuf, count, type, op, lr, d->nodecomm));
-        return PMPI_Reduce(MPI_IN_PLACE, rbuf, count, type, op, root_node, d->lanecomm);
-    }
+    /* No MPI_IN_PLACE towards a non-zero root: MPICH 4.0.2 crashes on in-place
+     * MPI_Reduce with root != 0 on non-power-of-two communicators (> 2 KiB). */
+    const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     void *mem, *tmp = lc_tmp_alloc(count, type, &mem);
     if (!tmp) return MPI_ERR_NO_MEM;
-    err = PMPI_Reduce(sbuf, tmp, count, type, op, lr, d->nodecomm);
+    err = PMPI_Reduce(input, tmp, count, type, op, lr, d->nodecomm);
     if (err == MPI_SUCCESS)
-        err = PMPI_Reduce(tmp, NULL, count, type, op, root_node, d->lanecomm);
+        err = PMPI_Reduce(tmp, d->rank == root ? rbuf : NULL, count, type, op, root_node,
+                          d->lanecomm);
     lc_free(mem);
     return err;
 }

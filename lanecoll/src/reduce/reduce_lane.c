@@ -4,7 +4,8 @@
  * when n divides c, reduce_scatter otherwise); every lane reduces its block of about
  * c/n to the root's node (at the root directly into its place in the receive buffer);
  * the root's node gathers the n reduced blocks to the root, the root's own in place.
- * One temporary of c/n per process.
+ * One temporary of c/n per process, two on the root node's other processes (the lane
+ * reduce is not in place: MPICH 4.0.2 crashes on in-place MPI_Reduce to a root != 0).
  *
  * Cost: ceil(log n) + ceil(log N) + ceil(log n) rounds; about 2c + c/n per process;
  *   c/n per lane into the root node, over all n lanes at once.
@@ -27,26 +28,25 @@ int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     if (!counts) return MPI_ERR_NO_MEM;
     int *displs = counts + n, even = count % n == 0;
     lc_split_counts(count, n, counts, displs);
+    /* tmp: this process's block of the node reduction; out: its lane reduction (the
+     * root's goes straight into rbuf; lanes not on the root node produce none). */
     void *mem, *tmp = lc_tmp_alloc(counts[nr], type, &mem);
-    if (!tmp) { free(counts); return MPI_ERR_NO_MEM; }
+    void *omem = NULL, *out = at_root ? LC_CHAR(rbuf) + displs[nr] * lc_extent(type) : NULL;
+    if (tmp && on_root_node && !at_root) out = lc_tmp_alloc(counts[nr], type, &omem);
+    if (!tmp || (on_root_node && !out)) { lc_free(mem); free(counts); return MPI_ERR_NO_MEM; }
 
     err = even ? PMPI_Reduce_scatter_block(input, tmp, counts[0], type, op, d->nodecomm)
                : PMPI_Reduce_scatter(input, tmp, counts, type, op, d->nodecomm);
-    if (err == MPI_SUCCESS) {
-        if (at_root)
-            err = PMPI_Reduce(tmp, LC_CHAR(rbuf) + displs[nr] * lc_extent(type), counts[nr],
-                              type, op, root_node, d->lanecomm);
-        else
-            err = PMPI_Reduce(on_root_node ? MPI_IN_PLACE : tmp, on_root_node ? tmp : NULL,
-                              counts[nr], type, op, root_node, d->lanecomm);
-    }
+    if (err == MPI_SUCCESS)
+        err = PMPI_Reduce(tmp, out, counts[nr], type, op, root_node, d->lanecomm);
     if (err == MPI_SUCCESS && on_root_node) {
-        const void *sb = at_root ? MPI_IN_PLACE : tmp;
+        const void *sb = at_root ? MPI_IN_PLACE : out;
         err = even ? PMPI_Gather(sb, counts[0], type, rbuf, counts[0], type, root_nr,
                                  d->nodecomm)
                    : PMPI_Gatherv(sb, counts[nr], type, rbuf, counts, displs, type,
                                   root_nr, d->nodecomm);
     }
+    lc_free(omem);
     lc_free(mem);
     free(counts);
     return err;

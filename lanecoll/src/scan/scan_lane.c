@@ -23,7 +23,7 @@ int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type
     if (!counts) return MPI_ERR_NO_MEM;
     int *displs = counts + n, even = count % n == 0;
     lc_split_counts(count, n, counts, displs);
-    char *mine = LC_CHAR(E) + displs[nr] * lc_extent(type);
+    char *mine = counts[nr] ? LC_CHAR(E) + displs[nr] * lc_extent(type) : LC_CHAR(E);
 
     err = even ? PMPI_Reduce_scatter_block(input, mine, counts[0], type, op, d->nodecomm)
                : PMPI_Reduce_scatter(input, mine, counts, type, op, d->nodecomm);
