@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "select.h"
@@ -90,6 +91,15 @@ static void read_settings(void)
     }
 }
 
+/* Every process found the same error; the one that printed it aborts the job. The
+ * others wait a little so that their own MPI_Abort cannot tear the job down before the
+ * launcher has forwarded the message (seen with MPICH's hydra). */
+static void abort_after_message(MPI_Comm comm, int rank, int code)
+{
+    if (rank != 0) sleep(5);
+    PMPI_Abort(comm, code);
+}
+
 void lc_select_init(int collective_abort)
 {
     pthread_once(&settings_once, read_settings);
@@ -97,8 +107,7 @@ void lc_select_init(int collective_abort)
     int rank = 0;
     if (collective_abort) PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) { fprintf(stderr, "%s\n", settings.error); fflush(stderr); }
-    if (collective_abort) PMPI_Barrier(MPI_COMM_WORLD);
-    PMPI_Abort(MPI_COMM_WORLD, 2);
+    abort_after_message(MPI_COMM_WORLD, rank, 2);
 }
 
 /* Chosen variant and why, before restrictions are checked. */
@@ -142,8 +151,7 @@ static void on_fallback(const lc_call *call, lc_variant v, const char *reason)
                     lc_variant_name(v), reason);
             fflush(stderr);
         }
-        PMPI_Barrier(call->comm);
-        PMPI_Abort(call->comm, 3);
+        abort_after_message(call->comm, rank, 3);
     }
     if (settings.fallback == POLICY_WARN && rank == 0 &&
         !__atomic_exchange_n(&warned[call->coll], 1, __ATOMIC_RELAXED))

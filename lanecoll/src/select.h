@@ -6,9 +6,9 @@
 
 #include "internal.h"
 
-/* Reads and validates all settings (once; later calls return the first result). On an
- * invalid setting: prints the message (world rank 0 only when `collective_abort`, then
- * a barrier on MPI_COMM_WORLD so it is seen) and calls MPI_Abort(MPI_COMM_WORLD, 2). */
+/* Reads and validates all settings (once; later calls return at once). On an invalid
+ * setting: prints the message (only world rank 0 when `collective_abort`, i.e. when all
+ * processes call this together from MPI_Init) and calls MPI_Abort(MPI_COMM_WORLD, 2). */
 void lc_select_init(int collective_abort);
 
 /* The variant to run for `call` (bytes as defined for the tuning file). Returns
