@@ -87,7 +87,7 @@ def test_chosen_cpus_satisfy_the_relation(name: str) -> None:
 def test_node_class_with_two_nodes() -> None:
     (p,) = plan_placements(load("lcc3_2x6x2.xml"), ["node"], nodes_available=2)
     assert p.skipped is None
-    assert (p.cpus, p.nodes, p.relation) == ([0, 0], 2, "node")
+    assert (p.cpus, p.nodes, p.relation) == ([0, 1], 2, "node")
 
 
 def test_unknown_class_names_the_valid_ones() -> None:
@@ -194,7 +194,7 @@ def test_verify_accepts_correct_bindings() -> None:
     verify_binding(smt, [meta(0, [0], 0), meta(1, [12], 0)], lcc3)
     verify_binding(sock, [meta(0, [0], 0), meta(1, [6], 6, socket=1, numa=1)], lcc3)
     node = plan_placements(lcc3, ["node"], nodes_available=2)[0]
-    verify_binding(node, [meta(0, [0], 0, host="n1"), meta(1, [0], 0, host="n2")], lcc3)
+    verify_binding(node, [meta(0, [0], 0, host="n1"), meta(1, [1], 1, host="n2")], lcc3)
     snc = load("snc2_1x16x2.xml")
     numa = plan_placements(snc, ["numa"])[0]
     verify_binding(numa, [meta(0, [0], 0), meta(1, [16], 8, numa=1)], snc)
@@ -228,7 +228,7 @@ def test_verify_rejects_wrong_relation_and_counts() -> None:
         verify_binding(sock, [meta(0, [0], 0, host="a"), meta(1, [6], 6, socket=1, host="b")], lcc3)
     node = plan_placements(lcc3, ["node"], nodes_available=2)[0]
     with pytest.raises(PlacementError, match="needs different nodes but the ranks ran on 1 distinct host"):
-        verify_binding(node, [meta(0, [0], 0), meta(1, [0], 0)], lcc3)
+        verify_binding(node, [meta(0, [0], 0), meta(1, [1], 1)], lcc3)
     with pytest.raises(PlacementError, match="plans 2 ranks but 1 reported"):
         verify_binding(sock, [meta(0, [0], 0)], lcc3)
     smt = plan_placements(lcc3, ["smt"])[0]

@@ -76,7 +76,13 @@ int hs_binding_read(hs_binding *b, int rank)
     memset(b, 0, sizeof *b);
     b->rank = rank;
     b->core = b->socket = b->numa = -1;
-    if (gethostname(b->host, sizeof b->host) != 0) return -1;
+    /* Under SLURM the node is the one SLURM named: test clusters run several slurmd on
+       one machine, where gethostname() would make two nodes look like one. */
+    const char *slurm_node = getenv("SLURMD_NODENAME");
+    if (slurm_node && *slurm_node)
+        snprintf(b->host, sizeof b->host, "%s", slurm_node);
+    else if (gethostname(b->host, sizeof b->host) != 0)
+        return -1;
     b->host[sizeof b->host - 1] = '\0';
     if (read_affinity(&b->cpus, &b->ncpus) != 0) return -1;
     if (locate(b->cpus, b->ncpus, &b->core, &b->socket, &b->numa) != 0) {

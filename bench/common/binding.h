@@ -25,7 +25,7 @@
 
 typedef struct {
     int rank;               /* as given by the caller (MPI rank, 0 without MPI) */
-    char host[HS_HOST_MAX]; /* gethostname(), NUL-terminated */
+    char host[HS_HOST_MAX]; /* SLURMD_NODENAME under SLURM, else gethostname(); NUL-terminated */
     int ncpus;              /* number of CPUs in the affinity mask */
     int *cpus;              /* their OS indices, ascending (malloc'd, ncpus entries) */
     int core;   /* OS index of the one core holding every CPU of the mask; -1 if several/unknown */

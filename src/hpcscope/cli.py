@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hpcscope import build as build_mod
-from hpcscope import runner
+from hpcscope import cli_slurm, runner
 from hpcscope.results.store import Store
 
 err = Console(stderr=True)
@@ -114,51 +114,72 @@ def run() -> None:
     """Measure: run a suite and store its results (see `hpcscope run SUITE --help`)."""
 
 
+COMMON_KEYS = ("mpi", "quick", "repeat", "out_dir", "label", "dry_run")
+
+
 def common_run_options(fn):
-    """Options every suite shares."""
+    """Options every suite shares, then the SLURM ones (listed in this order by --help)."""
+    fn = cli_slurm.slurm_run_options(fn)
     for decorator in reversed([
         click.option("--mpi", default="all", show_default=True,
                      help="MPI libraries: openmpi, mpich, auto, all, a comma list, or a path to mpicc."),
-        click.option("--quick", is_flag=True, help="Fewer repeats and iterations (a first look, ~1 min)."),
+        click.option("--quick", is_flag=True, help="Fewer repeats and iterations (a first look)."),
         click.option("--repeat", type=int, default=None,
                      help="Launches per configuration (default 5; --quick: 3)."),
         click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
                      help="Folder for figures and tables (default hpcscope-out/run-ID)."),
         click.option("--label", default=None, help="A name for this run, shown by list/report."),
-        click.option("--dry-run", is_flag=True, help="Print the plan (jobs and skips) and exit."),
+        click.option("--dry-run", is_flag=True,
+                     help="Print the plan (or with --on slurm the batch scripts) and exit."),
     ]):
         fn = decorator(fn)
     return fn
 
 
-def execute(ctx: click.Context, suite: str, opts: dict, mpi: str, out_dir: str | None,
-            label: str | None, dry_run: bool) -> runner.Outcome | None:
-    """Plan, run locally, write outputs; returns the outcome (None for a dry run)."""
-    topology, mpis, builds = runner.prepare(suite, mpi, err)
+def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outcome | None:
+    """Plan, then run locally or submit to SLURM, then write outputs. `kw` holds the
+    common and SLURM options; `opts` the suite's own. Returns None for a dry run."""
+    on_slurm = kw["on"] == "slurm"
+    nodes = (kw["nodes"] or 1) if on_slurm else 1
+    topology, mpis, builds = runner.prepare(suite, kw["mpi"], err)
     context = runner.make_context(topology, mpis, builds, Path("hpcscope-out"),
-                                  bool(opts.get("quick")))
+                                  bool(opts.get("quick")), nodes_available=nodes)
+    if on_slurm and kw["ntasks_per_node"]:
+        opts = {**opts, "ranks": nodes * kw["ntasks_per_node"], "nodes": nodes}
     plan = runner.make_plan(suite, context, opts)
     runner.print_notes(plan, err)
-    if dry_run:
-        for job in plan.jobs:
-            click.echo(f"{job.name}: ranks={job.ranks} cpus={job.cpus} {' '.join(job.program)}")
+    if kw["dry_run"]:
+        if on_slurm:
+            cli_slurm.print_scripts(plan, kw, Path(kw["out_dir"] or "hpcscope-out/run-ID"))
+        else:
+            for job in plan.jobs:
+                click.echo(f"{job.name}: ranks={job.ranks} cpus={job.cpus} {' '.join(job.program)}")
         return None
     store = _store(ctx)
-    run_id = runner.record_run(store, suite, opts, topology, mpis, plan, "local", label)
-    folder = Path(out_dir) if out_dir else runner.default_out_dir(run_id)
+    run_id = runner.record_run(store, suite, opts, topology, mpis, plan, kw["on"], kw["label"])
+    folder = Path(kw["out_dir"]) if kw["out_dir"] else runner.default_out_dir(run_id)
     err.print(f"run {run_id}: {suite}, {len(plan.jobs)} jobs, results into {ctx.obj['db']}")
-    outcome = runner.run_local(store, run_id, plan, topology, folder, err)
-    written = runner.write_outputs(store, run_id, suite, folder)
+    if on_slurm:
+        outcome = cli_slurm.submit(store, run_id, plan, kw, folder, err)
+    else:
+        outcome = runner.run_local(store, run_id, plan, topology, folder, err)
+        if runner.write_outputs(store, run_id, suite, folder):
+            err.print(f"figures and tables: {folder}/")
     for message in outcome.messages:
         err.print(f"[red]{message}[/red]" if outcome.exit_code else message)
-    if written:
-        err.print(f"figures and tables: {folder}/")
     err.print(f"run {run_id} {outcome.status}; see `hpcscope show {run_id}`")
     return outcome
 
 
 def finish(outcome: runner.Outcome | None) -> None:
     sys.exit(outcome.exit_code if outcome else runner.EXIT_OK)
+
+
+def split_options(kw: dict) -> tuple[dict, dict]:
+    """(common + SLURM options, the suite's own options)."""
+    shared = set(COMMON_KEYS) | set(cli_slurm.SLURM_KEYS) | {"on"}
+    return ({k: v for k, v in kw.items() if k in shared},
+            {k: v for k, v in kw.items() if k not in shared})
 
 
 def _csv_list(text: str | None) -> list[str] | None:
@@ -176,27 +197,29 @@ def _cpu_list(text: str | None) -> list[int] | None:
 
 
 @run.command("p2p")
-@common_run_options
 @click.option("--placements", default=None,
               help="Comma list of smt, core, numa, socket, node (default: all this machine offers).")
 @click.option("--cpus", default=None, help="Explicit CPUs for rank 0 and 1, e.g. 0,7.")
 @click.option("--sizes", default="0:4M", show_default=True, help="Message size range MIN:MAX.")
 @click.option("--tests", default=None, help="Comma list of latency, bw, bibw, mbw_mr (default all).")
 @click.option("--validate", is_flag=True, help="Untimed pass that checks every received byte.")
+@common_run_options
 @click.pass_context
 @handle_errors
-def run_p2p(ctx, mpi, quick, repeat, out_dir, label, dry_run, placements, cpus, sizes, tests,
-            validate) -> None:
+def run_p2p(ctx, **kw) -> None:
     """MPI point-to-point latency and bandwidth at each placement (OSU definitions).
 
     \b
     Example: hpcscope run p2p --mpi openmpi,mpich --placements core,socket --repeat 5
+             hpcscope run p2p --on slurm --nodes 2 --partition short --wait
     Placements are derived from hwloc's topology; classes this machine cannot
     offer are reported as skipped with the reason.
     """
-    opts = {"placements": _csv_list(placements), "cpus": _cpu_list(cpus), "sizes": sizes,
-            "tests": _csv_list(tests), "validate": validate, "quick": quick, "repeat": repeat}
-    finish(execute(ctx, "p2p", opts, mpi, out_dir, label, dry_run))
+    shared, own = split_options(kw)
+    opts = {"placements": _csv_list(own["placements"]), "cpus": _cpu_list(own["cpus"]),
+            "sizes": own["sizes"], "tests": _csv_list(own["tests"]), "validate": own["validate"],
+            "quick": shared["quick"], "repeat": shared["repeat"]}
+    finish(execute(ctx, "p2p", opts, shared))
 
 
 @main.command("list")
@@ -241,6 +264,9 @@ def export(ctx, run_ref: str, fmt: str) -> None:
     store = _store(ctx)
     run_id = store.resolve(run_ref)
     click.echo(getattr(export_mod, f"to_{fmt}")(store, run_id), nl=False)
+
+
+main.add_command(cli_slurm.slurm)
 
 
 if __name__ == "__main__":

@@ -219,12 +219,31 @@ def launch_line(job: Job, options: SlurmOptions) -> list[str]:
     argv += [f"--nodes={job.nodes}", f"--ntasks={job.ranks}"]
     if per_node:
         argv.append(f"--ntasks-per-node={per_node}")
-    if cpus:
+    by_rank = _rank_cpus(job) if options.exclusive else None
+    if by_rank:
+        argv.append("--cpu-bind=none")
+    elif cpus:
         argv.append("--cpu-bind=map_cpu:" + ",".join(map(str, cpus)))
     if job.oversubscribe:
         argv.append("--overcommit")
     argv.append("--kill-on-bad-exit=1")
+    if by_rank:
+        # map_cpu is indexed by the task's id on its node, so it cannot put rank 1 (alone
+        # on node 2) on another CPU than rank 0 (alone on node 1). Bind by global rank
+        # instead; exec keeps the PMI environment the MPI library needs.
+        table = " ".join(map(str, by_rank))
+        argv += ["bash", "-c", q(f'c=({table}); exec taskset -c "${{c[$SLURM_PROCID]}}" "$@"'),
+                 "hpcscope-bind"]
     return argv + [q(a) for a in job.program]
+
+
+def _rank_cpus(job: Job) -> list[int] | None:
+    """The per-rank CPU list when nodes must bind their ranks to different CPUs."""
+    per_node = _per_node(job)
+    if not job.cpus or not per_node or job.nodes < 2:
+        return None
+    slices = {tuple(job.cpus[i:i + per_node]) for i in range(0, len(job.cpus), per_node)}
+    return list(job.cpus) if len(slices) > 1 else None
 
 
 def _rankfile_lines(job: Job) -> list[str]:

@@ -157,9 +157,14 @@ def _plan_socket(topo: Topology) -> Placement:
 def _plan_node(topo: Topology, nodes_available: int) -> Placement:
     if nodes_available < 2:
         return _skip("node", "one node: use --on slurm with --nodes 2 or the lab", nodes=2)
-    cpu = topo.cores[0].pus[0]
-    return Placement("node", [cpu, cpu], 2, relation="node", description=(
-        f"one rank on each of 2 nodes, both on CPU {cpu} (first core; nodes assumed alike)"))
+    # Rank 1 takes the second core's CPU rather than the same number: on real nodes any
+    # core is as good, but test clusters and the lab run several "nodes" on one host, where
+    # two ranks pinned to one CPU would time-share it (milliseconds per message).
+    first = topo.cores[0].pus[0]
+    second = topo.cores[1].pus[0] if len(topo.cores) > 1 else first
+    return Placement("node", [first, second], 2, relation="node", description=(
+        f"one rank on each of 2 nodes, on CPU {first} and CPU {second} (first cores; "
+        "nodes assumed alike)"))
 
 
 def relation_of(topo: Topology, cpus: list[int]) -> str:
