@@ -91,12 +91,13 @@ static void read_settings(void)
     }
 }
 
-/* Every process found the same error; the one that printed it aborts the job. The
- * others wait a little so that their own MPI_Abort cannot tear the job down before the
- * launcher has forwarded the message (seen with MPICH's hydra). */
+/* Every process found the same error; the one that printed it aborts the job after a
+ * short pause, the others wait longer. MPICH's hydra drops the message about one time
+ * in ten if the job is torn down right after it was written. */
 static void abort_after_message(MPI_Comm comm, int rank, int code)
 {
     if (rank != 0) sleep(5);
+    else usleep(300000);
     PMPI_Abort(comm, code);
 }
 
