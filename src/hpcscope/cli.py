@@ -175,6 +175,13 @@ def finish(outcome: runner.Outcome | None) -> None:
     sys.exit(outcome.exit_code if outcome else runner.EXIT_OK)
 
 
+def execute_command(ctx: click.Context, suite: str, kw: dict) -> runner.Outcome | None:
+    """A run subcommand's options -> the suite's opts (its *_opts builder) -> execute."""
+    shared, own = split_options(kw)
+    builder = {"p2p": p2p_opts, "coll": coll_opts, "lanes": lanes_opts, "node": node_opts}[suite]
+    return execute(ctx, suite, builder(own, shared), shared)
+
+
 def split_options(kw: dict) -> tuple[dict, dict]:
     """(common + SLURM options, the suite's own options)."""
     shared = set(COMMON_KEYS) | set(cli_slurm.SLURM_KEYS) | {"on"}
@@ -215,11 +222,291 @@ def run_p2p(ctx, **kw) -> None:
     Placements are derived from hwloc's topology; classes this machine cannot
     offer are reported as skipped with the reason.
     """
-    shared, own = split_options(kw)
-    opts = {"placements": _csv_list(own["placements"]), "cpus": _cpu_list(own["cpus"]),
+    finish(execute_command(ctx, "p2p", kw))
+
+
+def p2p_opts(own: dict, shared: dict) -> dict:
+    return {"placements": _csv_list(own["placements"]), "cpus": _cpu_list(own["cpus"]),
             "sizes": own["sizes"], "tests": _csv_list(own["tests"]), "validate": own["validate"],
             "quick": shared["quick"], "repeat": shared["repeat"]}
-    finish(execute(ctx, "p2p", opts, shared))
+
+
+def _count_list(text: str | None) -> list | None:
+    """'8,1p,100p' -> [8, '1p', '100p'] (a count, or a multiple of the rank count)."""
+    if not text:
+        return None
+    items: list = []
+    for t in _csv_list(text) or []:
+        if t.isdigit():
+            items.append(int(t))
+        elif t.endswith("p") and t[:-1].isdigit():
+            items.append(t)
+        else:
+            raise runner.UsageError(f"--counts: '{t}' is neither a count (e.g. 1000) nor a "
+                                    "multiple of the rank count (e.g. 10p)")
+    return items
+
+
+def coll_options(fn):
+    for decorator in reversed([
+        click.option("--ranks", type=int, default=None,
+                     help="MPI ranks (default: the cores of this machine; on SLURM nodes x "
+                          "--ntasks-per-node)."),
+        click.option("--node-size", type=int, default=None,
+                     help="Emulate nodes of K consecutive ranks on one machine (sets "
+                          "LANECOLL_NODE_SIZE; such runs are marked as emulated)."),
+        click.option("--repetitions", type=int, default=None,
+                     help="Timed repetitions per count (default 100 like the paper; --quick 20)."),
+        click.option("--regular-only", is_flag=True,
+                     help="Refuse node sizes that do not divide the ranks."),
+    ]):
+        fn = decorator(fn)
+    return fn
+
+
+@run.command("coll")
+@click.option("--collectives", default=None,
+              help="Comma list of bcast, gather, scatter, allgather, alltoall, reduce, "
+                   "allreduce, reduce_scatter_block, scan, exscan (default all).")
+@click.option("--algorithms", default=None,
+              help="Comma list of native, lane, hier, tuned (default native,lane,hier).")
+@click.option("--counts", default=None,
+              help="Comma list of counts (MPI_INT elements) or multiples of p, e.g. 1p,10p,100p.")
+@coll_options
+@click.option("--no-validate", is_flag=True, help="Skip the untimed check against native.")
+@click.option("--interleave", is_flag=True,
+              help="Alternate the algorithms inside each repetition (fairer on a noisy machine).")
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_coll(ctx, **kw) -> None:
+    """Collectives: native vs lanecoll's full-lane and hierarchical decompositions.
+
+    Each repetition starts after MPI_Barrier and its time is that of the slowest rank;
+    warm-ups are discarded; a lane/hier result faster than native by a significant margin
+    (Mann-Whitney p < 0.05) and at least 5% is a performance-guideline violation.
+
+    \b
+    Example: hpcscope run coll --quick --node-size 1
+             hpcscope run coll --on slurm --nodes 4 --ntasks-per-node 8 --wait
+    """
+    finish(execute_command(ctx, "coll", kw))
+
+
+def coll_opts(own: dict, shared: dict) -> dict:
+    return {"collectives": _csv_list(own["collectives"]), "algorithms": _csv_list(own["algorithms"]),
+            "counts": _count_list(own["counts"]), "node_size": own["node_size"],
+            "ranks": own["ranks"], "repetitions": own["repetitions"],
+            "regular_only": own["regular_only"], "validate": not own["no_validate"],
+            "interleave": own["interleave"], "quick": shared["quick"], "repeat": shared["repeat"]}
+
+
+@run.command("lanes")
+@coll_options
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_lanes(ctx, **kw) -> None:
+    """Lane-pattern and multi-collective benchmarks: can this system drive several lanes?
+
+    Lane pattern: c elements per node per step, split over k = 1..ppn processes that
+    exchange with the same process on the neighbouring nodes. Multi-collective: k lane
+    communicators run MPI_Alltoall at once. A system with L physical lanes moves data
+    about L times faster with k >= L.
+
+    \b
+    Example: hpcscope run lanes --quick --node-size 1
+    """
+    finish(execute_command(ctx, "lanes", kw))
+
+
+def lanes_opts(own: dict, shared: dict) -> dict:
+    return {"node_size": own["node_size"], "ranks": own["ranks"],
+            "repetitions": own["repetitions"], "regular_only": own["regular_only"],
+            "quick": shared["quick"], "repeat": shared["repeat"]}
+
+
+def _peak_overrides(items: tuple[str, ...]) -> dict:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not value:
+            raise runner.UsageError(f"--peak '{item}': write NAME=VALUE, e.g. --peak disk=2GB/s "
+                                    "or --peak fp64=1200")
+        out[name.strip()] = value.strip()
+    return out
+
+
+@run.command("node")
+@click.option("--cpu", is_flag=True, help="CPU: operations/s per precision and thread count, DGEMM.")
+@click.option("--mem", is_flag=True, help="Memory: STREAM, block sweep, pointer-chase latency.")
+@click.option("--disk", is_flag=True, help="Disk: O_DIRECT sequential/random throughput, IOPS, latency.")
+@click.option("--net", is_flag=True, help="Network: TCP/UDP throughput and latency on 127.0.0.1.")
+@click.option("--threads", default=None, help="Comma list of thread counts (default 1..cores).")
+@click.option("--disk-dir", type=click.Path(file_okay=False), default=None,
+              help="Directory for the disk test files (default: a fresh one in /var/tmp).")
+@click.option("--peak", multiple=True,
+              help="Override a theoretical peak, e.g. --peak disk=2GB/s --peak net=100Gbit/s.")
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_node(ctx, **kw) -> None:
+    """The node itself: CPU, memory, disk and network, each next to its theoretical peak
+    and the standard tool (likwid-bench, OpenBLAS DGEMM, fio, iperf3) as efficiency.
+
+    Without --cpu/--mem/--disk/--net all four run.
+
+    \b
+    Example: hpcscope run node --quick
+             hpcscope run node --disk --disk-dir /scratch/me --peak disk=2GB/s
+    """
+    finish(execute_command(ctx, "node", kw))
+
+
+def node_opts(own: dict, shared: dict) -> dict:
+    parts = {k: own[k] for k in ("cpu", "mem", "disk", "net")}
+    if not any(parts.values()):
+        parts = {k: True for k in parts}
+    threads = _csv_list(own["threads"])
+    try:
+        thread_list = [int(t) for t in threads] if threads else None
+    except ValueError:
+        raise runner.UsageError(f"--threads '{own['threads']}': give whole numbers, e.g. 1,2,4") from None
+    return {**parts, "threads": thread_list, "disk_dir": own["disk_dir"],
+            "peaks": _peak_overrides(own["peak"]), "quick": shared["quick"]}
+
+
+@main.command()
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+              help="Tuning file to write (JSON, schema lanecoll.tuning/1).")
+@click.option("--mpi", default=None, help="Which MPI library's measurements (when runs hold several).")
+@click.pass_context
+@handle_errors
+def tune(ctx, run_refs: tuple[str, ...], output: str, mpi: str | None) -> None:
+    """Write lanecoll's tuning table from stored coll runs.
+
+    Per collective, nodes and processes per node: the fastest significantly-better
+    algorithm per message-size range, native where nothing is better, neighbouring
+    sizes merged. Use it with LANECOLL_TUNING=FILE and liblanecoll_pmpi.so.
+
+    \b
+    Example: hpcscope tune last -o tuning.json --mpi openmpi
+    """
+    from hpcscope import tune as tune_mod
+
+    store = _store(ctx)
+    samples = [store.samples(store.resolve(r), benchmark="coll") for r in run_refs]
+    if not any(samples):
+        raise runner.UsageError("no coll measurements in those runs; run `hpcscope run coll` first")
+    table = tune_mod.make_tuning(samples, mpi=mpi)
+    path = tune_mod.write_tuning(output, table)
+    changed = sum(1 for r in table["rules"] if r["algorithm"] != "native")
+    err.print(f"{path}: {len(table['rules'])} rules, {changed} choose lane or hier")
+
+
+@main.command()
+@click.argument("run_refs", metavar="[RUN...]", nargs=-1)
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder for index.html and its CSV tables (default hpcscope-out/report).")
+@click.pass_context
+@handle_errors
+def report(ctx, run_refs: tuple[str, ...], out_dir: str | None) -> None:
+    """One self-contained HTML page (DIR/index.html) from stored runs (default: last).
+
+    Figures are inline SVG, no external requests, no JavaScript; observations
+    (fits, breakpoints, dips, placement ratios, instability) cite their numbers.
+    """
+    from hpcscope.report import html
+
+    store = _store(ctx)
+    run_ids = [store.resolve(r) for r in (run_refs or ("last",))]
+    page = html.write_report(store, run_ids, Path(out_dir or "hpcscope-out/report"))
+    err.print("report written:")
+    click.echo(str(page.resolve()))
+
+
+@main.command()
+@click.argument("run_a", metavar="RUN_A")
+@click.argument("run_b", metavar="RUN_B")
+@click.option("--threshold", type=float, default=0.05, show_default=True,
+              help="Smallest relative difference that counts (with Mann-Whitney p < 0.05).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the comparison as a standalone HTML page.")
+@click.pass_context
+@handle_errors
+def compare(ctx, run_a: str, run_b: str, threshold: float, html_path: str | None) -> None:
+    """What changed from RUN_A to RUN_B (two MPI libraries, machines, before/after).
+
+    Each matching measurement is tested on its raw samples (Mann-Whitney) and marked
+    faster, slower or same; geometric means of ratios are given per metric.
+    """
+    from hpcscope.report import compare as compare_mod
+
+    store = _store(ctx)
+    a, b = store.resolve(run_a), store.resolve(run_b)
+    rows = compare_mod.compare_runs(store, a, b, threshold)
+    compare_mod.print_comparison(rows, out, title=f"run {b} relative to run {a}")
+    if html_path:
+        err.print(f"written {compare_mod.write_comparison_html(rows, Path(html_path))}")
+
+
+def _defaults(ctx: click.Context, command: click.Command, **overrides) -> dict:
+    """A run subcommand's options as click parses an empty command line (its defaults)."""
+    with command.make_context(command.name, [], parent=ctx) as sub:
+        values = dict(sub.params)
+    values.update(overrides)
+    return values
+
+
+@main.command()
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="hpcscope-out/demo",
+              show_default=True, help="Folder for the runs' files and the report.")
+@click.option("--mpi", default="all", show_default=True, help="MPI libraries to characterize.")
+@click.pass_context
+@handle_errors
+def demo(ctx, out_dir: str, mpi: str) -> None:
+    """The quick characterization of this machine, then the report (what `make demo` runs).
+
+    \b
+    1. topology and placement classes      3. collectives: native vs lane vs hier
+    2. p2p latency/bandwidth, both MPIs    4. lane pattern and multi-collective
+                                           5. node: CPU, memory, disk, network
+    Each step is an ordinary stored run; a failing step does not stop the others.
+    """
+    folder = Path(out_dir)
+    topo.callback(as_xml=False, as_json=False)
+    # Demo choices beyond --quick: validate data, and emulate two nodes of one rank so the
+    # lane decompositions do real inter-"node" work on a one-machine laptop.
+    steps = [("p2p", run_p2p, {"validate": True}),
+             ("coll", run_coll, {"node_size": 1, "interleave": True}),
+             ("lanes", run_lanes, {"node_size": 1}),
+             ("node", run_node, {})]
+    run_ids, failed = [], []
+    for suite, command, extra in steps:
+        err.rule(f"hpcscope demo: {suite}")
+        kw = _defaults(ctx, command, quick=True, mpi=mpi, out_dir=str(folder / suite),
+                       label=f"demo {suite}", **extra)
+        try:
+            outcome = execute_command(ctx, suite, kw)
+        except (runner.UsageError, build_mod.BuildError) as exc:
+            err.print(f"[red]{suite} not run:[/red] {exc}")
+            failed.append(suite)
+            continue
+        if outcome is not None:
+            run_ids.append(outcome.run_id)
+            if outcome.exit_code:
+                failed.append(suite)
+    if run_ids:
+        from hpcscope.report import html
+
+        page = html.write_report(_store(ctx), run_ids, folder / "report")
+        err.rule("hpcscope demo: report")
+        err.print(f"runs {', '.join(map(str, run_ids))}; open this page in a browser:")
+        click.echo(str(page.resolve()))
+    if failed:
+        err.print(f"[red]steps with failures: {', '.join(failed)}[/red] (see `hpcscope show RUN`)")
+    sys.exit(runner.EXIT_FAILED if failed else runner.EXIT_OK)
 
 
 @main.command("list")

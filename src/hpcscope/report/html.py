@@ -477,13 +477,17 @@ def _span(values: list[Any]) -> str:
     return str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
 
 
-def _run_context(store: Store, run_id: int, out_dir: Path) -> dict[str, Any]:
+def _run_context(store: Store, run_id: int, out_dir: Path,
+                 machine_shown_in: int | None = None) -> dict[str, Any]:
+    """`machine_shown_in`: an earlier run of the same machine whose machine and
+    environment sections this run shares, so a multi-suite report shows them once."""
     run = store.run(run_id)
     samples = store.samples(run_id)
     launches = store.launches(run_id)
     w = _Writer(out_dir, run_id)
-    sections = [s for s in (_machine(run, w), _environment(run, w), _p2p(samples, w),
-                            _coll(samples, w), _node(run, samples, w)) if s is not None]
+    machine = (None, None) if machine_shown_in else (_machine(run, w), _environment(run, w))
+    sections = [s for s in (*machine, _p2p(samples, w), _coll(samples, w),
+                            _node(run, samples, w)) if s is not None]
     notes = run.get("notes") or []
     bad = [l for l in launches if l["status"] != "COMPLETED"]
     labels = []
@@ -493,6 +497,7 @@ def _run_context(store: Store, run_id: int, out_dir: Path) -> dict[str, Any]:
         labels.append("partly emulated: collectives ran on nodes emulated by grouping ranks "
                       "(see that section)")
     return {"id": run_id, "run": run, "sections": sections, "labels": labels,
+            "machine_shown_in": machine_shown_in,
             "methods": _methods(run, samples, launches),
             "skipped": [n for n in notes if n.get("kind") == "skipped"],
             "warnings": [n for n in notes if n.get("kind") == "warning"],
@@ -510,18 +515,35 @@ def _env() -> Environment:
     return env
 
 
+def _title(store: Store, run_ids: list[int]) -> str:
+    hosts = sorted({store.run(r).get("host") or "?" for r in run_ids})
+    what = f"run {run_ids[0]}" if len(run_ids) == 1 else f"runs {', '.join(map(str, run_ids))}"
+    return f"hpcscope report: {', '.join(hosts)} ({what})"
+
+
 def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
-    """Write out_dir/index.html (and one CSV per table) for the given runs; with several
-    runs, each later run is also compared with the first. Returns the index.html path."""
+    """Write out_dir/index.html (and one CSV per table) for the given runs. Runs of the
+    same machine share one machine section; each later run of a suite is compared with
+    the first run of that suite. Returns the index.html path."""
     if not run_ids:
         raise ValueError("write_report needs at least one run id")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs = [_run_context(store, rid, out_dir) for rid in run_ids]
+    first_of_machine: dict[tuple, int] = {}
+    first_of_suite: dict[str, int] = {}
+    runs, pairs = [], []
+    for rid in run_ids:
+        run = store.run(rid)
+        machine = (run.get("host"), run.get("topology_xml"))
+        runs.append(_run_context(store, rid, out_dir, first_of_machine.get(machine)))
+        first_of_machine.setdefault(machine, rid)
+        if run["suite"] in first_of_suite:
+            pairs.append((first_of_suite[run["suite"]], rid))
+        first_of_suite.setdefault(run["suite"], rid)
     comparisons = []
-    for other in run_ids[1:]:
-        rows = compare_mod.compare_runs(store, run_ids[0], other)
-        name = f"compare_run{run_ids[0]}_run{other}.csv"
+    for first, other in pairs:
+        rows = compare_mod.compare_runs(store, first, other)
+        name = f"compare_run{first}_run{other}.csv"
         with open(out_dir / name, "w", newline="", encoding="utf-8") as fh:
             cw = csv.writer(fh)
             cw.writerow(["benchmark", "metric", "unit", "configuration", "median_a",
@@ -529,14 +551,14 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
             for r in rows:
                 cw.writerow([r.benchmark, r.metric, r.unit, r.label, r.median_a, r.median_b,
                              r.ratio, r.p_value, r.verdict, r.n_a, r.n_b])
-        comparisons.append({"a": run_ids[0], "b": other, "csv": name,
-                            "differs": compare_mod.compared_tags(store, run_ids[0], other),
+        comparisons.append({"a": first, "b": other, "csv": name,
+                            "differs": compare_mod.compared_tags(store, first, other),
                             "html": compare_mod.render_comparison(
-                                rows, f"Run {other} compared with run {run_ids[0]}")})
+                                rows, f"Run {other} compared with run {first}")})
     html = _env().get_template("report.html").render(
         runs=runs, comparisons=comparisons,
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        title="hpcscope report: " + ", ".join(f"run {r}" for r in run_ids))
+        title=_title(store, run_ids))
     path = out_dir / "index.html"
     path.write_text(html, encoding="utf-8")
     return path

@@ -245,3 +245,28 @@ def node_table(samples: list[dict], peaks: list[Peak | dict]) -> list[dict]:
                 row["eff_vs_peak"] = best / row["peak"]
         rows.append(row)
     return rows
+
+
+def outputs(store, run_id: int, out_dir):
+    """The node table (measured x reference x peak x efficiencies) and the figures."""
+    import csv
+    import io
+
+    from hpcscope.machine.topology import Topology
+    from hpcscope.report import node_figures
+
+    run = store.run(run_id)
+    samples = store.samples(run_id)
+    peaks = [n["data"] for n in run.get("notes") or [] if n["kind"] == "peak"]
+    rows = node_table(samples, peaks)
+    written = []
+    if rows:
+        columns = list(rows[0].keys())
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+        (out_dir / "node_table.csv").write_text(text.getvalue())
+        written.append(out_dir / "node_table.csv")
+    caches = Topology.from_xml(run["topology_xml"]).cache_sizes() if run.get("topology_xml") else {}
+    return written + node_figures.write(samples, peaks, caches, out_dir)
