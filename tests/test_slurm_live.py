@@ -70,9 +70,15 @@ int main(int argc, char **argv) {
   }
   if (sleep_s) sleep(sleep_s);
   if (fail) {
-    if (rank == 0) fprintf(stderr, "hello: failing on purpose with status %d\n", fail);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, fail);
+    /* Only rank 0 aborts, after its message is out; an abort from another rank could
+       kill rank 0 before it prints. The others wait for the abort to end the job. */
+    if (rank == 0) {
+      fprintf(stderr, "hello: failing on purpose with status %d\n", fail);
+      fflush(stderr);
+      usleep(300000); /* let slurmstepd forward the line before the abort tears down I/O */
+      MPI_Abort(MPI_COMM_WORLD, fail);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
   }
   MPI_Finalize();
   return 0;
