@@ -96,16 +96,35 @@ def _wait_for_samples(cli, count: int, timeout: float = 120) -> None:
     raise AssertionError("the benchmark produced no samples in time")
 
 
-def _p2p_pids() -> list[int]:
-    done = subprocess.run(["pgrep", "-f", "mpi/p2p --tests"], capture_output=True, text=True)
-    return [int(p) for p in done.stdout.split()]
+def _p2p_pids(root: int) -> list[int]:
+    """p2p ranks started under `root` (this test's hpcscope), never other sessions' ranks."""
+    children: dict[int, list[int]] = {}
+    commands: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                commands[int(entry)] = fh.read().replace(b"\0", b" ").decode()
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child)
+            if "mpi/p2p --tests" in commands.get(child, ""):
+                found.append(child)
+    return found
 
 
 @requires_openmpi
 def test_killed_rank_marks_run_failed_and_keeps_finished_results(cli):
     proc = cli.start("run", "p2p", "--mpi", "openmpi", "--repeat", "1", "--sizes", "0:4M")
     _wait_for_samples(cli, 5)
-    pids = _p2p_pids()
+    pids = _p2p_pids(proc.pid)
     assert pids, "no p2p rank found to kill"
     os.kill(max(pids), signal.SIGKILL)
     _, err = proc.communicate(timeout=120)
@@ -121,6 +140,8 @@ def test_killed_rank_marks_run_failed_and_keeps_finished_results(cli):
 def test_ctrl_c_marks_run_interrupted_and_keeps_finished_results(cli):
     proc = cli.start("run", "p2p", "--mpi", "openmpi", "--repeat", "3", "--sizes", "0:4M")
     _wait_for_samples(cli, 5)
+    ranks = _p2p_pids(proc.pid)
+    assert ranks, "no p2p rank running"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 1, err
@@ -129,4 +150,12 @@ def test_ctrl_c_marks_run_interrupted_and_keeps_finished_results(cli):
     assert run["status"] == "interrupted"
     assert len(_samples(cli)) >= 5
     time.sleep(0.5)
-    assert _p2p_pids() == []                            # no orphaned ranks left behind
+    assert [pid for pid in ranks if _alive(pid)] == []  # no orphaned ranks left behind
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
