@@ -108,6 +108,51 @@ static int parse_container(parser *p, lj_value *v, int depth)
     }
 }
 
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? (strtod alone would also
+ * take hex, inf and nan). An integer literal is accumulated digit by digit in 64 bits
+ * with an overflow check, so 9223372036854775807 is exact and ...808 is flagged. */
+static int parse_number(parser *p, lj_value *v)
+{
+    const char *start = p->s, *q = p->s;
+    int negative = *q == '-';
+    if (negative) q++;
+    if (!is_digit(*q)) return fail(p, "invalid number");
+    unsigned long long mag = 0;
+    unsigned long long limit = negative ? 9223372036854775808ULL : 9223372036854775807ULL;
+    int overflow = 0;
+    const char *digits = q;
+    while (is_digit(*q)) {
+        unsigned d = (unsigned)(*q++ - '0');
+        if (mag > (limit - d) / 10) overflow = 1;
+        else mag = mag * 10 + d;
+    }
+    if (*digits == '0' && q - digits > 1) return fail(p, "invalid number (leading zero)");
+    int integer = 1;
+    if (*q == '.') {
+        integer = 0;
+        if (!is_digit(*++q)) return fail(p, "invalid number");
+        while (is_digit(*q)) q++;
+    }
+    if (*q == 'e' || *q == 'E') {
+        integer = 0;
+        q++;
+        if (*q == '+' || *q == '-') q++;
+        if (!is_digit(*q)) return fail(p, "invalid number");
+        while (is_digit(*q)) q++;
+    }
+    v->type = LJ_NUMBER;
+    v->number = strtod(start, NULL);
+    v->integer = !integer ? 0 : overflow ? 2 : 1;
+    if (v->integer == 1)
+        v->ivalue = negative ? (mag == 9223372036854775808ULL ? (-9223372036854775807LL - 1)
+                                                               : -(long long)mag)
+                             : (long long)mag;
+    p->s = q;
+    return 0;
+}
+
 static int parse_value(parser *p, lj_value *v, int depth)
 {
     if (depth > 64) return fail(p, "nesting too deep");
@@ -122,13 +167,7 @@ static int parse_value(parser *p, lj_value *v, int depth)
     if (strncmp(p->s, "true", 4) == 0) { v->type = LJ_BOOL; v->number = 1; p->s += 4; return 0; }
     if (strncmp(p->s, "false", 5) == 0) { v->type = LJ_BOOL; p->s += 5; return 0; }
     if (strncmp(p->s, "null", 4) == 0) { v->type = LJ_NULL; p->s += 4; return 0; }
-    if (c == '-' || (c >= '0' && c <= '9')) {
-        char *end;
-        v->type = LJ_NUMBER;
-        v->number = strtod(p->s, &end);
-        p->s = end;
-        return 0;
-    }
+    if (c == '-' || (c >= '0' && c <= '9')) return parse_number(p, v);
     return fail(p, c ? "unexpected character" : "unexpected end of file");
 }
 

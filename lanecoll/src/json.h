@@ -1,10 +1,14 @@
 /* A small JSON reader for the tuning file: the whole document into a tree whose values
  * remember their line, so errors can name it. Not a general-purpose library: no
- * \u escapes beyond ASCII, numbers kept as double. */
+ * \u escapes beyond ASCII. Numbers follow the JSON grammar; integer literals (no
+ * fraction or exponent) are also kept exactly as 64-bit integers, because byte counts
+ * up to 2^63-1 do not survive a double (53-bit mantissa). */
 #ifndef LANECOLL_JSON_H
 #define LANECOLL_JSON_H
 
 #include <stddef.h>
+
+#pragma GCC visibility push(hidden)
 
 typedef enum { LJ_NULL, LJ_BOOL, LJ_NUMBER, LJ_STRING, LJ_ARRAY, LJ_OBJECT } lj_type;
 
@@ -12,6 +16,9 @@ typedef struct lj_value {
     lj_type type;
     int line;
     double number;            /* LJ_NUMBER, LJ_BOOL (0/1) */
+    int integer;              /* LJ_NUMBER: 1 integer literal in [INT64_MIN, INT64_MAX],
+                                 2 integer literal outside it, 0 fraction or exponent */
+    long long ivalue;         /* LJ_NUMBER with integer == 1: the exact value */
     char *string;             /* LJ_STRING */
     int n;                    /* LJ_ARRAY, LJ_OBJECT: number of items */
     struct lj_value *items;   /* LJ_ARRAY, LJ_OBJECT */
@@ -23,5 +30,7 @@ int lj_parse(const char *text, lj_value *out, char *err, size_t errlen);
 void lj_free(lj_value *v);
 /* Member `key` of an object, NULL if absent. */
 const lj_value *lj_get(const lj_value *obj, const char *key);
+
+#pragma GCC visibility pop
 
 #endif

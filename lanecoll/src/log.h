@@ -8,10 +8,14 @@
 
 #include "internal.h"
 
+#pragma GCC visibility push(hidden)
+
 /* Opens the log named by LANECOLL_LOG; 0, or -1 with a message in err. */
 int lc_log_open(char *err, size_t errlen);
 int lc_log_enabled(void);
 void lc_log_choice(const lc_call *call, long long bytes, const lc_decomp *d,
                    lc_variant v, const char *reason);
+
+#pragma GCC visibility pop
 
 #endif

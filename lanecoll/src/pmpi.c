@@ -1,5 +1,8 @@
 /* Interposition: MPI_Bcast ... MPI_Exscan for unmodified programs (liblanecoll_pmpi.so,
- * LD_PRELOAD or linked before -lmpi). Each wrapper states what MPI would reject, the
+ * LD_PRELOAD or linked before -lmpi). Each wrapper MPI_X first tests whether the
+ * settings make X always native (LC_NATIVE_ONLY, select.h) and then tail-calls PMPI_X:
+ * one load and a branch, a few ns. Otherwise the out-of-line full path (full_x, kept
+ * separate so the fast path has no frame to set up) states what MPI would reject, the
  * message size that the tuning table speaks of, and hands over to lc_dispatch
  * (select.c); the algorithms use PMPI_ only, so nothing is intercepted twice.
  * MPI_Init and MPI_Init_thread are intercepted to validate all settings at
@@ -34,28 +37,42 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return err;
 }
 
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+static __attribute__((noinline)) int
+full_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    long long bytes = nbytes(count, datatype);
+    if (lc_native_for_bytes(LC_BCAST, bytes))
+        return PMPI_Bcast(buffer, count, datatype, root, comm);
     lc_call call = { LC_BCAST, comm, MPI_OP_NULL, root,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_rooted(comm, root) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? nbytes(count, datatype) : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
     case LC_LANE: return lc_bcast_lane(buffer, count, datatype, root, d);
     case LC_HIER: return lc_bcast_hier(buffer, count, datatype, root, d);
     default: return PMPI_Bcast(buffer, count, datatype, root, comm);
     }
 }
 
-int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    if (LC_NATIVE_ONLY(LC_BCAST))
+        return PMPI_Bcast(buffer, count, datatype, root, comm);
+    return full_bcast(buffer, count, datatype, root, comm);
+}
+
+static __attribute__((noinline)) int
+full_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+            int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    long long bytes = rank_of(comm) == root ? nbytes(recvcount, recvtype)
+                                            : nbytes(sendcount, sendtype);
+    if (lc_native_for_bytes(LC_GATHER, bytes))
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     lc_call call = { LC_GATHER, comm, MPI_OP_NULL, root,
                      lc_args_ok_rooted_pair(comm, root, sendcount, sendtype, recvcount,
                                             recvtype, sendbuf == MPI_IN_PLACE) };
-    long long bytes = !call.args_ok ? 0 : rank_of(comm) == root ? nbytes(recvcount, recvtype)
-                                                                : nbytes(sendcount, sendtype);
     const lc_decomp *d;
-    switch (lc_dispatch(&call, bytes, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
     case LC_LANE: return lc_gather_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                         recvtype, root, d);
     case LC_HIER: return lc_gather_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -65,16 +82,27 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     }
 }
 
-int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (LC_NATIVE_ONLY(LC_GATHER))
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return full_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+static __attribute__((noinline)) int
+full_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    long long bytes = rank_of(comm) == root ? nbytes(sendcount, sendtype)
+                                            : nbytes(recvcount, recvtype);
+    if (lc_native_for_bytes(LC_SCATTER, bytes))
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     lc_call call = { LC_SCATTER, comm, MPI_OP_NULL, root,
                      lc_args_ok_rooted_pair(comm, root, recvcount, recvtype, sendcount,
                                             sendtype, recvbuf == MPI_IN_PLACE) };
-    long long bytes = !call.args_ok ? 0 : rank_of(comm) == root ? nbytes(sendcount, sendtype)
-                                                                : nbytes(recvcount, recvtype);
     const lc_decomp *d;
-    switch (lc_dispatch(&call, bytes, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
     case LC_LANE: return lc_scatter_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                          recvtype, root, d);
     case LC_HIER: return lc_scatter_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -84,14 +112,26 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     }
 }
 
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (LC_NATIVE_ONLY(LC_SCATTER))
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return full_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+static __attribute__((noinline)) int
+full_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    long long bytes = nbytes(recvcount, recvtype);
+    if (lc_native_for_bytes(LC_ALLGATHER, bytes))
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     lc_call call = { LC_ALLGATHER, comm, MPI_OP_NULL, -1,
                      lc_args_ok_count(comm, recvcount, recvtype) &&
                      (sendbuf == MPI_IN_PLACE || lc_args_ok_count(comm, sendcount, sendtype)) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? nbytes(recvcount, recvtype) : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
     case LC_LANE: return lc_allgather_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                            recvtype, d);
     case LC_HIER: return lc_allgather_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -101,14 +141,26 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     }
 }
 
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (LC_NATIVE_ONLY(LC_ALLGATHER))
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return full_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+static __attribute__((noinline)) int
+full_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+              int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    long long bytes = nbytes(recvcount, recvtype);
+    if (lc_native_for_bytes(LC_ALLTOALL, bytes))
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     lc_call call = { LC_ALLTOALL, comm, MPI_OP_NULL, -1,
                      lc_args_ok_count(comm, recvcount, recvtype) &&
                      (sendbuf == MPI_IN_PLACE || lc_args_ok_count(comm, sendcount, sendtype)) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? nbytes(recvcount, recvtype) : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
     case LC_LANE: return lc_alltoall_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                           recvtype, d);
     default: return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -116,40 +168,76 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     }
 }
 
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-               MPI_Op op, int root, MPI_Comm comm)
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (LC_NATIVE_ONLY(LC_ALLTOALL))
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return full_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+static __attribute__((noinline)) int
+full_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+            MPI_Op op, int root, MPI_Comm comm)
+{
+    long long bytes = nbytes(count, datatype);
+    if (lc_native_for_bytes(LC_REDUCE, bytes))
+        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     lc_call call = { LC_REDUCE, comm, op, root,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) &&
                      lc_args_ok_rooted(comm, root) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? nbytes(count, datatype) : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
     case LC_LANE: return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d);
     case LC_HIER: return lc_reduce_hier(sendbuf, recvbuf, count, datatype, op, root, d);
     default: return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     }
 }
 
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm)
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+               MPI_Op op, int root, MPI_Comm comm)
 {
+    if (LC_NATIVE_ONLY(LC_REDUCE))
+        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    return full_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+static __attribute__((noinline)) int
+full_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+               MPI_Op op, MPI_Comm comm)
+{
+    long long bytes = nbytes(count, datatype);
+    if (lc_native_for_bytes(LC_ALLREDUCE, bytes))
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     lc_call call = { LC_ALLREDUCE, comm, op, -1,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? nbytes(count, datatype) : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
     case LC_LANE: return lc_allreduce_lane(sendbuf, recvbuf, count, datatype, op, d);
     case LC_HIER: return lc_allreduce_hier(sendbuf, recvbuf, count, datatype, op, d);
     default: return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     }
 }
 
-int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
 {
+    if (LC_NATIVE_ONLY(LC_ALLREDUCE))
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return full_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+static __attribute__((noinline)) int
+full_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    long long bytes = nbytes(recvcount, datatype);
+    if (lc_native_for_bytes(LC_REDUCE_SCATTER_BLOCK, bytes))
+        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     lc_call call = { LC_REDUCE_SCATTER_BLOCK, comm, op, -1,
                      lc_args_ok_count(comm, recvcount, datatype) && lc_args_ok_op(op) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? nbytes(recvcount, datatype) : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
     case LC_LANE:
         return lc_reduce_scatter_block_lane(sendbuf, recvbuf, recvcount, datatype, op, d);
     case LC_HIER:
@@ -159,28 +247,60 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     }
 }
 
-int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-             MPI_Op op, MPI_Comm comm)
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (LC_NATIVE_ONLY(LC_REDUCE_SCATTER_BLOCK))
+        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    return full_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+static __attribute__((noinline)) int
+full_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+          MPI_Comm comm)
+{
+    long long bytes = nbytes(count, datatype);
+    if (lc_native_for_bytes(LC_SCAN, bytes))
+        return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
     lc_call call = { LC_SCAN, comm, op, -1,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? nbytes(count, datatype) : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
     case LC_LANE: return lc_scan_lane(sendbuf, recvbuf, count, datatype, op, d);
     case LC_HIER: return lc_scan_hier(sendbuf, recvbuf, count, datatype, op, d);
     default: return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
     }
 }
 
-int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-               MPI_Op op, MPI_Comm comm)
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+             MPI_Op op, MPI_Comm comm)
 {
+    if (LC_NATIVE_ONLY(LC_SCAN))
+        return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+    return full_scan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+static __attribute__((noinline)) int
+full_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+            MPI_Op op, MPI_Comm comm)
+{
+    long long bytes = nbytes(count, datatype);
+    if (lc_native_for_bytes(LC_EXSCAN, bytes))
+        return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
     lc_call call = { LC_EXSCAN, comm, op, -1,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? nbytes(count, datatype) : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
     case LC_LANE: return lc_exscan_lane(sendbuf, recvbuf, count, datatype, op, d);
     case LC_HIER: return lc_exscan_hier(sendbuf, recvbuf, count, datatype, op, d);
     default: return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
     }
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+               MPI_Op op, MPI_Comm comm)
+{
+    if (LC_NATIVE_ONLY(LC_EXSCAN))
+        return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+    return full_exscan(sendbuf, recvbuf, count, datatype, op, comm);
 }

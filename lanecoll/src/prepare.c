@@ -32,28 +32,35 @@ static void record(lc_comm_state *s, lc_variant v, const lc_call *call, const ch
 {
     if (!s) return;
     if (!why) { s->reason[0] = '\0'; return; }
+    lc_native_only_revoke();
     snprintf(s->reason, sizeof s->reason, "%s_%s: %s", lc_coll_name(call->coll),
              lc_variant_name(v), why);
 }
 
+const lc_decomp *lc_prepare_state(const lc_call *call, lc_variant variant,
+                                  lc_comm_state *s, const char **reason)
+{
+    int err;
+    int flags = lc_restrictions(call->coll, variant);
+    *reason = NULL;
+    if (flags < 0) *reason = "no such algorithm";
+    else if (!call->args_ok) *reason = "invalid arguments: passed to MPI to report";
+    if (*reason) { record(s, variant, call, *reason); return NULL; }
+
+    const lc_decomp *d = s ? lc_decomposition_state(call->comm, s, &err) : NULL;
+    *reason = d ? check(call, flags, d) : "decomposition failed";
+    record(s, variant, call, *reason);
+    if (*reason) return NULL;
+    return d;
+}
+
 const lc_decomp *lc_prepare(const lc_call *call, lc_variant variant, const char **reason)
 {
-    int inter = 1, err;
-    *reason = NULL;
-    int flags = lc_restrictions(call->coll, variant);
+    int inter = 1;
     if (call->comm == MPI_COMM_NULL ||
         PMPI_Comm_test_inter(call->comm, &inter) != MPI_SUCCESS || inter) {
         *reason = "not an intracommunicator";
         return NULL; /* nowhere to record it */
     }
-    lc_comm_state *s = lc_state(call->comm);
-    if (flags < 0) *reason = "no such algorithm";
-    else if (!call->args_ok) *reason = "invalid arguments: passed to MPI to report";
-    if (*reason) { record(s, variant, call, *reason); return NULL; }
-
-    const lc_decomp *d = lc_decomposition(call->comm, &err);
-    *reason = d ? check(call, flags, d) : "decomposition failed";
-    record(s, variant, call, *reason);
-    if (*reason) return NULL;
-    return d;
+    return lc_prepare_state(call, variant, lc_state(call->comm), reason);
 }

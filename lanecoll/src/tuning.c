@@ -1,5 +1,7 @@
 /* Loading and validating the tuning table (tuning.h). Every error names the file and
  * the line of the offending value, and the key or rule involved. */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,24 +32,33 @@ static char *read_file(const char *path, char *err, size_t errlen)
     return buf;
 }
 
-/* Non-negative integer member; optional members may be absent (*out = -1). */
-static int get_count(const lj_value *rule, const char *key, int optional, long long *out,
-                     const char *path, int index, char *err, size_t errlen)
+/* Non-negative integer member, exact in 64 bits (byte bounds reach 2^63-1, see
+ * hpcscope's tune.TOP_BYTES, which a double cannot hold); at most `max`. Optional
+ * members may be absent (*out = -1). */
+static int get_count(const lj_value *rule, const char *key, int optional, long long max,
+                     long long *out, const char *path, int index, char *err, size_t errlen)
 {
     const lj_value *v = lj_get(rule, key);
+    const char *what = NULL;
     if (!v) {
         if (optional) { *out = -1; return 0; }
         snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: missing key \"%s\"",
                  path, rule->line, index, key);
         return -1;
     }
-    if (v->type != LJ_NUMBER || v->number < 0 || v->number > 9007199254740992.0 ||
-        v->number != (double)(long long)v->number) {
-        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: \"%s\" must be "
-                 "a non-negative integer", path, v->line, index, key);
+    if (v->type != LJ_NUMBER) what = "must be a non-negative integer";
+    else if (v->integer == 0) what = "must be an integer (no fraction or exponent)";
+    else if (v->integer == 2 && v->number < 0) what = "must be a non-negative integer";
+    else if (v->integer == 2 || v->ivalue > max)
+        what = max == INT64_MAX ? "is above 9223372036854775807 (INT64_MAX)"
+                                : "is above 2147483647 (INT_MAX)";
+    else if (v->ivalue < 0) what = "must be a non-negative integer";
+    if (what) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: \"%s\" %s",
+                 path, v->line, index, key, what);
         return -1;
     }
-    *out = (long long)v->number;
+    *out = v->ivalue;
     return 0;
 }
 
@@ -91,10 +102,10 @@ static int parse_rule(const lj_value *r, int index, lc_rule *out, const char *pa
     }
     if (get_name(r, "collective", &coll, path, index, err, errlen) ||
         get_name(r, "algorithm", &alg, path, index, err, errlen) ||
-        get_count(r, "nodes", 1, &nodes, path, index, err, errlen) ||
-        get_count(r, "ppn", 1, &ppn, path, index, err, errlen) ||
-        get_count(r, "min_bytes", 0, &out->min_bytes, path, index, err, errlen) ||
-        get_count(r, "max_bytes", 0, &out->max_bytes, path, index, err, errlen))
+        get_count(r, "nodes", 1, INT_MAX, &nodes, path, index, err, errlen) ||
+        get_count(r, "ppn", 1, INT_MAX, &ppn, path, index, err, errlen) ||
+        get_count(r, "min_bytes", 0, INT64_MAX, &out->min_bytes, path, index, err, errlen) ||
+        get_count(r, "max_bytes", 0, INT64_MAX, &out->max_bytes, path, index, err, errlen))
         return -1;
     out->coll = lc_coll_from_name(coll);
     out->variant = lc_variant_from_name(alg);
@@ -169,6 +180,21 @@ static int load_tree(const lj_value *doc, const char *path, lc_tuning *t, char *
     return check_overlaps(t, path, err, errlen);
 }
 
+/* Stable counting sort of the rules by collective (load time, O(rules)). */
+static int index_rules(lc_tuning *t, char *err, size_t errlen)
+{
+    int next[LC_NCOLL];
+    t->by_coll = calloc(t->n > 0 ? (size_t)t->n : 1, sizeof *t->by_coll);
+    if (!t->by_coll) { snprintf(err, errlen, "lanecoll: out of memory"); return -1; }
+    for (int i = 0; i < t->n; i++) {
+        t->count[t->rules[i].coll]++;
+        t->non_native[t->rules[i].coll] += t->rules[i].variant != LC_NATIVE;
+    }
+    for (int c = 0, at = 0; c < LC_NCOLL; at += t->count[c++]) t->start[c] = next[c] = at;
+    for (int i = 0; i < t->n; i++) t->by_coll[next[t->rules[i].coll]++] = t->rules[i];
+    return 0;
+}
+
 int lc_tuning_load(const char *path, lc_tuning *t, char *err, size_t errlen)
 {
     char perr[200];
@@ -184,6 +210,7 @@ int lc_tuning_load(const char *path, lc_tuning *t, char *err, size_t errlen)
     free(text);
     int rc = load_tree(&doc, path, t, err, errlen);
     lj_free(&doc);
+    if (rc == 0) rc = index_rules(t, err, errlen);
     if (rc) lc_tuning_free(t);
     return rc;
 }
@@ -191,24 +218,33 @@ int lc_tuning_load(const char *path, lc_tuning *t, char *err, size_t errlen)
 void lc_tuning_free(lc_tuning *t)
 {
     free(t->rules);
+    free(t->by_coll);
     memset(t, 0, sizeof *t);
 }
 
-int lc_tuning_mentions(const lc_tuning *t, int coll)
+int lc_tuning_may_decompose(const lc_tuning *t, int coll)
 {
-    for (int i = 0; i < t->n; i++)
-        if (t->rules[i].coll == coll) return 1;
+    return coll >= 0 && coll < LC_NCOLL && t->non_native[coll] > 0;
+}
+
+int lc_tuning_may_pick(const lc_tuning *t, int coll, long long bytes)
+{
+    if (coll < 0 || coll >= LC_NCOLL || !t->non_native[coll]) return 0;
+    const lc_rule *r = t->by_coll + t->start[coll], *end = r + t->count[coll];
+    for (; r < end; r++)
+        if (r->variant != LC_NATIVE && bytes >= r->min_bytes && bytes <= r->max_bytes)
+            return 1;
     return 0;
 }
 
 const lc_rule *lc_tuning_match(const lc_tuning *t, int coll, int nodes, int ppn,
                                long long bytes)
 {
-    for (int i = 0; i < t->n; i++) {
-        const lc_rule *r = &t->rules[i];
-        if (r->coll == coll && (r->nodes < 0 || r->nodes == nodes) &&
-            (r->ppn < 0 || r->ppn == ppn) && bytes >= r->min_bytes && bytes <= r->max_bytes)
+    if (coll < 0 || coll >= LC_NCOLL) return NULL;
+    const lc_rule *r = t->by_coll + t->start[coll], *end = r + t->count[coll];
+    for (; r < end; r++)
+        if ((r->nodes < 0 || r->nodes == nodes) && (r->ppn < 0 || r->ppn == ppn) &&
+            bytes >= r->min_bytes && bytes <= r->max_bytes)
             return r;
-    }
     return NULL;
 }

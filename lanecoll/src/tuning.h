@@ -12,6 +12,10 @@
 
 #include <stddef.h>
 
+#include "internal.h"
+
+#pragma GCC visibility push(hidden)
+
 typedef struct lc_rule {
     int coll;              /* lc_coll */
     int nodes, ppn;        /* -1 = any */
@@ -21,18 +25,30 @@ typedef struct lc_rule {
 } lc_rule;
 
 typedef struct lc_tuning {
-    lc_rule *rules;
+    lc_rule *rules;        /* in file order (line numbers, overlap messages) */
     int n;
+    /* The same rules grouped by collective, file order kept within each group (first
+     * match wins), so a lookup scans only its collective's rules: a few compares each. */
+    lc_rule *by_coll;
+    int start[LC_NCOLL], count[LC_NCOLL];
+    int non_native[LC_NCOLL];  /* rules of the collective that pick lane or hier */
 } lc_tuning;
 
 /* Loads and validates path. Returns 0, or -1 with a message naming the file and the
  * line or key in err. */
 int lc_tuning_load(const char *path, lc_tuning *t, char *err, size_t errlen);
 void lc_tuning_free(lc_tuning *t);
-/* 1 if any rule names collective c (so the decomposition is worth building). */
-int lc_tuning_mentions(const lc_tuning *t, int coll);
+/* 1 if some rule may pick lane or hier for collective c (only then is the
+ * decomposition, which supplies nodes and ppn, worth building for a choice). */
+int lc_tuning_may_decompose(const lc_tuning *t, int coll);
+/* 1 if some lane/hier rule of collective c covers `bytes` (whatever its nodes and ppn):
+ * when 0 the call is native without looking at the communicator. A few compares per
+ * lane/hier rule of c. */
+int lc_tuning_may_pick(const lc_tuning *t, int coll, long long bytes);
 /* First matching rule, NULL if none. */
 const lc_rule *lc_tuning_match(const lc_tuning *t, int coll, int nodes, int ppn,
                                long long bytes);
+
+#pragma GCC visibility pop
 
 #endif
