@@ -44,6 +44,16 @@ def peak_for(sample: dict, peaks: list[dict]) -> dict | None:
     return None
 
 
+# Parameters that say what was measured; the rest (iteration counts, validation flags,
+# register tiling) is bookkeeping that would only bury the number in a sentence.
+_IDENTIFYING = ("workload", "op", "precision", "pattern", "protocol", "threads", "streams",
+                "block", "depth")
+
+
+def _what(params: dict) -> str:
+    return ", ".join(f"{k}={params[k]}" for k in _IDENTIFYING if k in params)
+
+
 def fallback_rows(samples: list[dict], peaks: list[dict]) -> tuple[list[dict], list[obs.Observation]]:
     """One row per (benchmark, metric, unit, params): median, 95 % CI, CV, peak and
     efficiency; plus efficiency observations."""
@@ -81,7 +91,7 @@ def fallback_rows(samples: list[dict], peaks: list[dict]) -> tuple[list[dict], l
                      "reference": REFERENCE.get(bench, ""),
                      "vs_reference": summ.median / ref if ref else None})
         if peak and peak.get("value") and stats.is_rate(unit):
-            o = obs.efficiency(f"{bench} {metric} ({rows[-1]['params']})", summ.median,
+            o = obs.efficiency(f"{bench} {metric} ({_what(json.loads(params))})", summ.median,
                                peak["value"], unit, peak.get("name", ""), peak.get("formula", ""))
             if o:
                 found.append(o)

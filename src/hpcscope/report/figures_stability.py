@@ -40,6 +40,8 @@ def spread_figure(curves: dict[str, dict[int, dict]], what: str):
         ax.set_xscale("symlog", base=2, linthresh=1)
         ax.set_title(f"{what}: {title}", fontsize=9)
         ax.set_ylabel("% of median")
+        # Symmetric log: one wild size must not flatten the rest against the 5% line.
+        ax.set_yscale("symlog", linthresh=1)
         ax.set_xlabel("Message size (bytes)")
         ax.grid(True, alpha=0.3)
         ticks = [0] + [2 ** k for k in range(0, 23, 4)]
@@ -88,6 +90,7 @@ def box_figure(samples: list[dict], metric: str, sizes_wanted: int = 6):
     ax.set_xticklabels([_size_label(s) for s in pick])
     ax.set_xlabel("Message size (bytes)")
     ax.set_ylabel("% from median")
+    ax.set_yscale("symlog", linthresh=10)
     ax.set_title(f"{metric}: distribution of all samples over all launches", fontsize=9)
     ax.axhline(0, color="0.3", linewidth=0.8)
     ax.grid(True, axis="y", alpha=0.3)
