@@ -25,6 +25,7 @@
 
 #include "binding_mpi.h"
 #include "coll_nodes.h"
+#include "lane_bench.h"
 #include "timer.h"
 
 #define MULTI_COLL_VERSION "0.1.0"
@@ -137,32 +138,12 @@ static int measure(int k, int64_t c)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    HB.program = "multi_coll";
-    HB.comm = MPI_COMM_WORLD;
-    MPI_Comm_rank(HB.comm, &HB.rank);
-    MPI_Comm_size(HB.comm, &HB.size);
-    MPI_Comm_set_errhandler(HB.comm, MPI_ERRORS_RETURN);
-    int rc = hs_parse_quiet(options, argc, argv,
-                            "Multi-collective benchmark (Traff & Hunold, section 2): k lane "
-                            "communicators run MPI_Alltoall concurrently.\nexample: "
-                            "LANECOLL_NODE_SIZE=2 mpirun -np 4 multi_coll --counts 1p:1000p",
-                            check);
-    if (rc >= 0) return hs_finish(rc);
-    if (!hs_open_out(o_out)) return hs_finish(1);
-    if (hs_write_meta_mpi(HB.out, "multi_coll", MULTI_COLL_VERSION, options, HB.comm) != 0)
-        return hs_finish(1);
-    if (hs_nodes_get(HB.comm, &ND) != MPI_SUCCESS) {
-        if (HB.rank == 0)
-            hs_json_error(HB.out, "cannot determine the nodes of the ranks ('%s')", ND.override);
-        return hs_finish(1);
-    }
-    if (ND.nodes < 2) {
-        if (HB.rank == 0)
-            hs_json_error(HB.out, "the multi-collective benchmark needs at least 2 nodes, got 1 "
-                                  "(%d ranks); emulate nodes with LANECOLL_NODE_SIZE=K (e.g. K=%d)",
-                          HB.size, HB.size > 1 ? HB.size / 2 : 1);
-        return hs_finish(1);
-    }
+    int rc = hs_lane_bench_start(argc, argv, "multi_coll", MULTI_COLL_VERSION, options, &o_out,
+                                 "Multi-collective benchmark (Traff & Hunold, section 2): k lane "
+                                 "communicators run MPI_Alltoall concurrently.\nexample: "
+                                 "LANECOLL_NODE_SIZE=2 mpirun -np 4 multi_coll --counts 1p:1000p",
+                                 check, &ND);
+    if (rc >= 0) return rc;
     TRY(MPI_Comm_split(HB.comm, ND.node_rank, ND.node_index, &lanecomm));
 
     int64_t *lanes = NULL, *counts = NULL;
