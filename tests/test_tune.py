@@ -158,10 +158,8 @@ def test_file_accepted_by_lanecoll(build, tmp_path):
     samples = (sweep({1: {"lane": 1.5}, 100: {"lane": 1.0}, 10000: {"lane": 1.5},
                       100000: {"lane": 1.5}}, nodes=2, ppn=1)
                + sweep({1: {"hier": 1.6}, 10: {"hier": 1.6}}, coll="bcast", nodes=2, ppn=1))
-    # lanecoll 0.1.0 reads JSON numbers as doubles and refuses integers above 2^53, so
-    # this table uses that as its top; the 2^63-1 top is checked separately below.
-    table = tune.make_tuning(samples, top_bytes=2**53)
-    tune.check_table(table, top_bytes=2**53)
+    table = tune.make_tuning(samples)              # ranges up to 2^63-1, the contract's top
+    tune.check_table(table)
     ok, out = lanecoll_accepts(build, tune.write_tuning(tmp_path / "t.json", table))
     assert ok, out
     # and lanecoll refuses a broken table (so the check above means something)
@@ -174,7 +172,4 @@ def test_file_accepted_by_lanecoll(build, tmp_path):
 def test_full_range_top_accepted_by_lanecoll(build, tmp_path):
     table = tune.make_tuning(sweep({1: {"lane": 1.5}}, nodes=2, ppn=1))
     ok, out = lanecoll_accepts(build, tune.write_tuning(tmp_path / "t.json", table))
-    if not ok and "max_bytes" in out:
-        pytest.xfail("lanecoll's tuning parser refuses max_bytes 2^63-1 (numbers parsed as "
-                     "doubles, limit 2^53)")
     assert ok, out
