@@ -104,14 +104,18 @@ def run_local(store: Store, run_id: int, plan: SuitePlan, topology: Topology, ou
     try:
         with progress:
             task = progress.add_task("starting", total=len(plan.jobs))
-            for job in plan.jobs:
-                progress.update(task, description=f"{job.suite} {job.name}")
-                state = local.run_job(store, run_id, job, out_dir / "launch", topology)
+
+            def on_job(job, state) -> None:
+                if state is None:
+                    progress.update(task, description=f"{job.suite} {job.name}")
+                    return
                 if state.state != "COMPLETED":
                     failed.append(f"{job.name}: {state.state}\n{state.detail}")
                     console.print(f"[red]{job.name} {state.state}[/red]: "
                                   f"{_first_useful_line(state.detail)}")
                 progress.advance(task)
+
+            local.LocalBackend(store, out_dir / "launch", topology, on_job).submit(run_id, plan.jobs)
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted")
         return Outcome(run_id, "interrupted", EXIT_FAILED, out_dir,

@@ -13,7 +13,7 @@ from hpcscope.plan.job import Job
 
 @dataclass
 class JobState:
-    job: Job
+    job: Job | None          # None when read back from the store (the plan is not kept)
     state: str               # PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, CANCELLED, NODE_FAIL
     returncode: int | None = None
     detail: str = ""         # stderr tail or scheduler reason

@@ -141,3 +141,35 @@ def _detail(job: Job, argv: list[str], result: IngestResult, stderr_tail: list[s
     if stderr_tail:
         lines += ["stderr:"] + stderr_tail[-30:]
     return "\n".join(lines)
+
+
+class LocalBackend:
+    """The Backend protocol (launch/base.py) on this machine. Jobs run one at a time, in
+    plan order, while `submit` waits: measurements must not share the machine with each
+    other. poll/collect then read the outcome from the store, like the SLURM backend."""
+
+    name = "local"
+
+    def __init__(self, store: Store, workdir: Path, topology=None,
+                 on_job: Callable[[Job, JobState | None], None] | None = None) -> None:
+        self.store = store
+        self.workdir = workdir
+        self.topology = topology
+        self.on_job = on_job or (lambda job, state: None)   # progress: before and after a job
+
+    def submit(self, run_id: int, jobs: list[Job]) -> None:
+        for job in jobs:
+            self.on_job(job, None)
+            self.on_job(job, run_job(self.store, run_id, job, self.workdir, self.topology))
+
+    def poll(self, run_id: int) -> list[JobState]:
+        """States of the run's launches (JobState.job is None: the plan is not stored)."""
+        return [JobState(None, l["status"], l.get("returncode"), l.get("stderr_tail") or "")
+                for l in self.store.launches(run_id)]
+
+    def cancel(self, run_id: int) -> None:
+        """Nothing is queued locally: a running job is stopped by Ctrl-C (KeyboardInterrupt
+        kills its process group and marks the run interrupted)."""
+
+    def collect(self, run_id: int) -> list[JobState]:
+        return self.poll(run_id)   # records were stored as they arrived
