@@ -38,6 +38,6 @@ class Job:
     tags: dict[str, Any] = field(default_factory=dict)  # stored with every record of the job
     timeout_s: float = 600.0
     # How stdout becomes records: "jsonl" (our benchmarks) or the name of a parser in
-    # hpcscope.results.parsers (reference tools such as fio, iperf3, likwid-bench).
+    # hpcscope.suites.<suite>_refs.PARSERS (reference tools such as fio, iperf3, likwid-bench).
     output: str = "jsonl"
     oversubscribe: bool = False     # correctness runs only: timings then mean nothing
