@@ -19,6 +19,7 @@ from rich.table import Table
 
 from hpcscope import build as build_mod
 from hpcscope import cli_slurm, runner
+from hpcscope.machine.topology import TopologyError
 from hpcscope.results.store import Store
 
 err = Console(stderr=True)
@@ -41,9 +42,12 @@ def handle_errors(fn):
         except build_mod.BuildError as exc:
             err.print(f"[red]build failed:[/red] {exc}")
             sys.exit(runner.EXIT_FAILED)
-        except (LookupError, ValueError) as exc:
+        except (LookupError, ValueError, TopologyError) as exc:
             err.print(f"[red]error:[/red] {exc}")
             sys.exit(runner.EXIT_USAGE)
+        except KeyboardInterrupt:
+            err.print("interrupted (nothing was being measured)")
+            sys.exit(runner.EXIT_FAILED)
     return wrapper
 
 
