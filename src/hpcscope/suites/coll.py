@@ -59,6 +59,53 @@ def count_spec(counts: list | None) -> str | None:
     return ",".join(items)
 
 
+MAX_BYTES_PER_PROCESS = 1 << 30    # the coll program's --max-bytes default, passed explicitly
+_ROOTED_OR_BLOCK = {"gather": (1, "p"), "allgather": (1, "p"), "scatter": ("p", 1),
+                    "reduce_scatter_block": ("p", 1), "alltoall": ("p", "p"),
+                    "bcast": (0, 1)}   # (send, receive) elements per count; others (1, 1)
+
+
+def buffer_bytes(collective: str, count: int, ranks: int, validate: bool) -> int:
+    """Bytes of MPI_INT buffers one process needs, as bench/mpi/coll_catalog.h sizes them
+    (validation keeps a second receive buffer)."""
+    send, recv = _ROOTED_OR_BLOCK.get(collective, (1, 1))
+    elems = {0: 0, 1: count, "p": count * ranks}
+    return (elems[send] + elems[recv] * (2 if validate else 1)) * 4
+
+
+def check_memory(colls: list[str], counts: str | None, ranks: int, validate: bool) -> None:
+    """Refuse explicit counts before anything runs when their buffers exceed the per-process
+    limit or, summed over the ranks of this machine, most of its available memory."""
+    if not counts:
+        return   # the program's own sweep drops sizes over the limit and says so
+    available = _available_memory()
+    for item in counts.split(","):
+        count = int(item[:-1]) * ranks if item.endswith("p") else int(item)
+        for coll in colls:
+            need = buffer_bytes(coll, count, ranks, validate)
+            if need > MAX_BYTES_PER_PROCESS:
+                raise ValueError(
+                    f"{coll} count {item} on {ranks} ranks needs {need / 2**20:.0f} MiB of "
+                    f"buffers per process, above the limit of {MAX_BYTES_PER_PROCESS >> 20} "
+                    "MiB; lower --counts (or measure fewer ranks)")
+            if available and need * ranks > 0.8 * available:
+                raise ValueError(
+                    f"{coll} count {item} needs {need * ranks / 2**30:.1f} GiB over {ranks} "
+                    f"ranks but this machine has {available / 2**30:.1f} GiB available; "
+                    "lower --counts")
+
+
+def _available_memory() -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def layout(ctx: PlanContext, opts: dict, suite: str) -> tuple[int, int | None, dict, dict,
                                                              bool, int, list[Note]]:
     """Ranks, node size, job env, job tags, oversubscribe, nodes to span, notes: the part
@@ -136,11 +183,12 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     counts = count_spec(opts.get("counts")) or (QUICK_COUNTS if opts.get("quick") else None)
     reps, warmup = repetitions(opts)
     ranks, node_size, env, tags, over, nodes, notes = layout(ctx, opts, "coll")
+    check_memory(colls, counts, ranks, opts.get("validate") is not False)
     result = SuitePlan(notes=notes)
     for rep, mpi in launches(ctx, opts):
         program = [str(ctx.binary("coll", mpi)), "--collectives", ",".join(colls),
                    "--algorithms", ",".join(algs), "--repetitions", str(reps),
-                   "--warmup", str(warmup)]
+                   "--warmup", str(warmup), "--max-bytes", str(MAX_BYTES_PER_PROCESS)]
         if counts:
             program += ["--counts", counts]
         if opts.get("validate") is False:
