@@ -19,4 +19,7 @@ def test_counts_over_the_limit_are_refused_with_the_numbers():
         check_memory(["bcast", "alltoall"], "1p,100000000p", 2, validate=True)
     check_memory(["alltoall"], "1p,1000p", 2, validate=True)          # fits: no error
     check_memory(["alltoall"], None, 2, validate=True)                # the program's sweep
+    check_memory(["alltoall"], "1p:1000p:10", 2, validate=True)       # a sweep: its end
+    with pytest.raises(ValueError, match="alltoall count 100000000p"):
+        check_memory(["alltoall"], "1p:100000000p:10", 2, validate=True)
     assert MAX_BYTES_PER_PROCESS == 1 << 30

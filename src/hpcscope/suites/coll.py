@@ -80,6 +80,7 @@ def check_memory(colls: list[str], counts: str | None, ranks: int, validate: boo
         return   # the program's own sweep drops sizes over the limit and says so
     available = _available_memory()
     for item in counts.split(","):
+        item = item.split(":")[1] if ":" in item else item   # a sweep FROM:TO[:F]: its end
         count = int(item[:-1]) * ranks if item.endswith("p") else int(item)
         for coll in colls:
             need = buffer_bytes(coll, count, ranks, validate)
