@@ -1,8 +1,10 @@
 #include "options.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int hs_parse_size(const char *text, int64_t *out)
 {
@@ -124,6 +126,30 @@ static void snake_case(const char *name, char *out, size_t size)
     size_t i = 0;
     for (; name[i] && i + 1 < size; i++) out[i] = name[i] == '-' ? '_' : name[i];
     out[i] = '\0';
+}
+
+int hs_options_parse_quiet(const hs_option *table, int argc, char **argv, const char *program,
+                           const char *description, int quiet)
+{
+    int saved[2] = {-1, -1}, devnull = -1;
+    if (quiet) {
+        fflush(stdout);
+        fflush(stderr);
+        devnull = open("/dev/null", O_WRONLY);
+        for (int fd = 1; fd <= 2 && devnull >= 0; fd++) {
+            saved[fd - 1] = dup(fd);
+            dup2(devnull, fd);
+        }
+    }
+    int rc = hs_options_parse(table, argc, argv, program, description);
+    if (quiet) {
+        fflush(stdout);
+        fflush(stderr);
+        for (int fd = 1; fd <= 2; fd++)
+            if (saved[fd - 1] >= 0) { dup2(saved[fd - 1], fd); close(saved[fd - 1]); }
+        if (devnull >= 0) close(devnull);
+    }
+    return rc;
 }
 
 void hs_options_echo(const hs_option *table, hs_json *j)

@@ -9,7 +9,6 @@
 #define HS_COLL_UTIL_H
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -45,31 +44,13 @@ static void hs_fail_mpi(const char *call, int rc, const char *file, int line)
 }
 #define TRY(call) do { int rc_ = (call); if (rc_ != MPI_SUCCESS) hs_fail_mpi(#call, rc_, __FILE__, __LINE__); } while (0)
 
-/* Option parsing on every rank (same argv everywhere), messages from rank 0 only: other
- * ranks parse with stdout/stderr pointed at /dev/null. `check` validates values beyond
- * their types (returns -1 to go on, 2 for bad usage, printing unless quiet). */
+/* Option parsing on every rank, messages from rank 0 only. `check` validates values
+ * beyond their types (returns -1 to go on, 2 for bad usage, printing unless quiet). */
 static int hs_parse_quiet(const hs_option *opts, int argc, char **argv, const char *descr,
                           int (*check)(int quiet))
 {
-    int saved[2] = {-1, -1}, devnull = -1;
-    if (HB.rank != 0) {
-        fflush(stdout);
-        fflush(stderr);
-        devnull = open("/dev/null", O_WRONLY);
-        for (int fd = 1; fd <= 2 && devnull >= 0; fd++) {
-            saved[fd - 1] = dup(fd);
-            dup2(devnull, fd);
-        }
-    }
-    int rc = hs_options_parse(opts, argc, argv, HB.program, descr);
+    int rc = hs_options_parse_quiet(opts, argc, argv, HB.program, descr, HB.rank != 0);
     if (rc < 0 && check) rc = check(HB.rank != 0);
-    if (HB.rank != 0) {
-        fflush(stdout);
-        fflush(stderr);
-        for (int fd = 1; fd <= 2; fd++)
-            if (saved[fd - 1] >= 0) { dup2(saved[fd - 1], fd); close(saved[fd - 1]); }
-        if (devnull >= 0) close(devnull);
-    }
     return rc;
 }
 

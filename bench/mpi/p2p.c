@@ -29,7 +29,6 @@
  * Exit: 0 ok, 1 measurement failed (error record written), 2 bad usage.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
@@ -459,33 +458,15 @@ static int check_options(int selected[NTESTS], int quiet)
     return 2;
 }
 
-/* Option parsing on every rank (same argv everywhere, so no broadcast), messages from
- * rank 0 only: other ranks parse with stdout/stderr pointed at /dev/null. */
+/* Option parsing on every rank (same argv everywhere), messages from rank 0 only. */
 static int parse_quietly_unless_rank0(int rank, int argc, char **argv, int selected[NTESTS])
 {
-    int saved[2] = {-1, -1}, devnull = -1;
-    if (rank != 0) {
-        fflush(stdout);
-        fflush(stderr);
-        devnull = open("/dev/null", O_WRONLY);
-        for (int fd = 1; fd <= 2 && devnull >= 0; fd++) {
-            saved[fd - 1] = dup(fd);
-            dup2(devnull, fd);
-        }
-    }
-    int rc = hs_options_parse(options, argc, argv, "p2p",
-                              "MPI point-to-point latency, bandwidth, bidirectional bandwidth and "
-                              "message rate between exactly 2 ranks (OSU definitions), as JSONL "
-                              "records.\nexample: mpirun -np 2 --bind-to core p2p --tests latency "
-                              "--max-size 64K --scale-iterations 0.1");
+    int rc = hs_options_parse_quiet(options, argc, argv, "p2p",
+                                    "MPI point-to-point latency, bandwidth, bidirectional bandwidth and "
+                                    "message rate between exactly 2 ranks (OSU definitions), as JSONL "
+                                    "records.\nexample: mpirun -np 2 --bind-to core p2p --tests latency "
+                                    "--max-size 64K --scale-iterations 0.1", rank != 0);
     if (rc < 0) rc = check_options(selected, rank != 0);
-    if (rank != 0) {
-        fflush(stdout);
-        fflush(stderr);
-        for (int fd = 1; fd <= 2; fd++)
-            if (saved[fd - 1] >= 0) { dup2(saved[fd - 1], fd); close(saved[fd - 1]); }
-        if (devnull >= 0) close(devnull);
-    }
     return rc;
 }
 
