@@ -16,6 +16,18 @@ void lc_split_counts(int count, int parts, int *counts, int *displs)
     }
 }
 
+int *lc_node_blocks(const lc_decomp *d, int per_rank)
+{
+    int N = d->nnodes;
+    int *counts = malloc(2 * sizeof(int) * (size_t)N);
+    if (!counts) return NULL;
+    for (int i = 0; i < N; i++) {
+        counts[i] = d->node_sizes[i] * per_rank;
+        counts[N + i] = d->node_first[i] * per_rank;
+    }
+    return counts;
+}
+
 void *lc_tmp_alloc(MPI_Aint count, MPI_Datatype type, void **mem)
 {
     MPI_Aint lb, extent, true_lb, true_extent;

@@ -106,6 +106,10 @@ int lc_args_ok_rooted_pair(MPI_Comm comm, int root, int count, MPI_Datatype type
 /* ---- Buffers and datatypes (buffers.c) ---------------------------------------------- */
 /* counts[i] = count/parts (+1 for the first count%parts), displs their prefix sums. */
 void lc_split_counts(int count, int parts, int *counts, int *displs);
+/* One block per node for the v-collectives across nodes: counts[i] = node_sizes[i] x
+ * per_rank, displs[i] = node_first[i] x per_rank (displs = counts + nnodes). Free the
+ * result with free(); NULL when out of memory. */
+int *lc_node_blocks(const lc_decomp *d, int per_rank);
 /* Buffer able to hold `count` elements of `type` laid out as MPI would; *mem is what to
  * free (lc_free). Returns NULL only if allocation failed. */
 void *lc_tmp_alloc(MPI_Aint count, MPI_Datatype type, void **mem);

@@ -15,14 +15,9 @@
 static int allgather_leaders(const lc_decomp *d, void *rbuf, int rcount,
                              MPI_Datatype rtype)
 {
-    int N = d->nnodes;
-    int *counts = malloc(2 * sizeof(int) * (size_t)N);
+    int *counts = lc_node_blocks(d, rcount);
     if (!counts) return MPI_ERR_NO_MEM;
-    int *displs = counts + N;
-    for (int i = 0; i < N; i++) {
-        counts[i] = d->node_sizes[i] * rcount;
-        displs[i] = d->node_first[i] * rcount;
-    }
+    int *displs = counts + d->nnodes;
     int err = PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, counts, displs,
                               rtype, d->leadcomm);
     free(counts);

@@ -20,14 +20,9 @@ static int gather_over_nodes(const lc_decomp *d, const void *tmp, int scount,
     if (!at_root)
         return PMPI_Gatherv(tmp, d->node_size * scount, stype, NULL, NULL, NULL, stype,
                             root_node, d->lanecomm);
-    int N = d->nnodes;
-    int *counts = malloc(2 * sizeof(int) * (size_t)N);
+    int *counts = lc_node_blocks(d, rcount);
     if (!counts) return MPI_ERR_NO_MEM;
-    int *displs = counts + N;
-    for (int i = 0; i < N; i++) {
-        counts[i] = d->node_sizes[i] * rcount;
-        displs[i] = d->node_first[i] * rcount;
-    }
+    int *displs = counts + d->nnodes;
     int err = PMPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, counts, displs,
                            rtype, root_node, d->lanecomm);
     free(counts);

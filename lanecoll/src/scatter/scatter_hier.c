@@ -16,14 +16,9 @@
 static int scatter_from_root(const lc_decomp *d, const void *sbuf, int scount,
                              MPI_Datatype stype, int root_node)
 {
-    int N = d->nnodes;
-    int *counts = malloc(2 * sizeof(int) * (size_t)N);
+    int *counts = lc_node_blocks(d, scount);
     if (!counts) return MPI_ERR_NO_MEM;
-    int *displs = counts + N;
-    for (int i = 0; i < N; i++) {
-        counts[i] = d->node_sizes[i] * scount;
-        displs[i] = d->node_first[i] * scount;
-    }
+    int *displs = counts + d->nnodes;
     int err = PMPI_Scatterv(sbuf, counts, displs, stype, MPI_IN_PLACE, 0,
                             MPI_DATATYPE_NULL, root_node, d->lanecomm);
     free(counts);
