@@ -20,17 +20,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from hpcscope.analysis.verdicts import coll_table, lanes_table  # noqa: E402
+from hpcscope.report.figures_common import save_png_svg  # noqa: E402
 
 COLORS = {"native": "#1f77b4", "lane": "#d62728", "hier": "#2ca02c", "tuned": "#9467bd"}
-
-
-def _save(fig, out_dir: Path, stem: str) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
-    fig.savefig(paths[0], bbox_inches="tight")
-    fig.savefig(paths[1], bbox_inches="tight")
-    plt.close(fig)
-    return paths
 
 
 def _safe(text: str) -> str:
@@ -79,7 +71,7 @@ def coll_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
         fig.suptitle(f"{mpi}: N={nodes} nodes x n={ppn} (p={p}); line = median, "
                      "dash = min, red ring = guideline violation", fontsize=9)
         fig.tight_layout()
-        paths += _save(fig, out_dir, _safe(f"coll_{mpi}_N{nodes}_n{ppn}"))
+        paths += save_png_svg(fig, out_dir, _safe(f"coll_{mpi}_N{nodes}_n{ppn}"))
     return paths
 
 
@@ -110,5 +102,5 @@ def lanes_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
             ax.legend(fontsize=7)
         fig.suptitle(f"{mpi} {bench}: N={nodes} x n={ppn}", fontsize=10)
         fig.tight_layout()
-        paths += _save(fig, out_dir, _safe(f"{bench}_{mpi}_N{nodes}_n{ppn}"))
+        paths += save_png_svg(fig, out_dir, _safe(f"{bench}_{mpi}_N{nodes}_n{ppn}"))
     return paths

@@ -40,6 +40,17 @@ class Figure:
     alt: str = ""
 
 
+
+def save_png_svg(fig, out_dir: Path, stem: str) -> list[Path]:
+    """Writes out_dir/stem.png and .svg (files people open or put in papers) and closes
+    the figure; returns both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
+    for path in paths:
+        fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+    return paths
+
 def sanitize_svg(svg: str) -> str:
     """Drop <script>, <foreignObject>, on* handlers and non-fragment links."""
     svg = _SCRIPT.sub("", svg)

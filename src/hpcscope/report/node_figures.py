@@ -18,6 +18,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
 
 from hpcscope.report import figures_node  # noqa: E402
+from hpcscope.report.figures_common import save_png_svg  # noqa: E402
 
 OURS = ("cpu", "mem", "disk", "net")
 
@@ -103,11 +104,7 @@ def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> d
 
 def write(samples: list[dict], peaks: list[dict], caches: dict[str, int],
           out_dir: Path) -> list[Path]:
-    written = []
+    written: list[Path] = []
     for stem, fig in figures(samples, peaks, caches).items():
-        for ext in ("png", "svg"):
-            path = out_dir / f"{stem}.{ext}"
-            fig.savefig(path)
-            written.append(path)
-        plt.close(fig)
+        written += save_png_svg(fig, out_dir, stem)
     return written

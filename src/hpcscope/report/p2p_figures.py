@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
+from hpcscope.report.figures_common import save_png_svg  # noqa: E402
 from hpcscope.results import stats  # noqa: E402
 
 METRICS = {
@@ -95,9 +96,5 @@ def write(samples: list[dict], out_dir: Path) -> list[Path]:
         fig = plot_metric(samples, metric, f"MPI point-to-point {metric.replace('_', ' ')}")
         if fig is None:
             continue
-        for ext in ("png", "svg"):
-            path = out_dir / f"p2p_{metric}.{ext}"
-            fig.savefig(path)
-            written.append(path)
-        plt.close(fig)
+        written += save_png_svg(fig, out_dir, f"p2p_{metric}")
     return written
