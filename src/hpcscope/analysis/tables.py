@@ -87,11 +87,11 @@ def to_csv(rows: Sequence[dict], columns: Sequence[Column]) -> str:
 
 def write_tables(rows: Sequence[dict], columns: Sequence[Column], out_dir: Path,
                  stem: str) -> list[Path]:
-    """<stem>.csv and <stem>.md in out_dir; returns the paths."""
+    """<stem>.csv, <stem>.md and <stem>.txt (aligned text) in out_dir; returns the paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{stem}.csv", out_dir / f"{stem}.md"]
-    paths[0].write_text(to_csv(rows, columns))
-    paths[1].write_text(to_markdown(rows, columns))
+    paths = [out_dir / f"{stem}.csv", out_dir / f"{stem}.md", out_dir / f"{stem}.txt"]
+    for path, render in zip(paths, (to_csv, to_markdown, to_text)):
+        path.write_text(render(rows, columns))
     return paths
 
 

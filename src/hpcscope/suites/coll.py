@@ -206,7 +206,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
 
 
 def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
-    """coll_table.{csv,md,txt} in the paper's shape and coll_*.png/svg figures."""
+    """coll_table.{csv,md,txt} in the paper's shape, coll_not_timed.csv (fallbacks) and
+    coll_*.png/svg figures."""
     from hpcscope.analysis import figures, tables, verdicts
 
     samples = store.samples(run_id, benchmark="coll")
@@ -215,9 +216,6 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
         return []
     columns = tables.coll_columns(rows)
     paths = tables.write_tables(rows, columns, out_dir, "coll_table")
-    text = out_dir / "coll_table.txt"
-    text.write_text(tables.to_text(rows, columns))
-    paths.append(text)
     not_timed = [s for s in store.summaries(run_id)
                  if s.get("metric") in ("fallback", "unavailable")]
     if not_timed:

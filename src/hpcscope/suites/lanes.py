@@ -66,6 +66,4 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
     if not rows:
         return []
     paths = tables.write_tables(rows, tables.LANES_COLUMNS, out_dir, "lanes_table")
-    text = out_dir / "lanes_table.txt"
-    text.write_text(tables.to_text(rows, tables.LANES_COLUMNS))
-    return paths + [text] + figures.lanes_figures(samples, out_dir)
+    return paths + figures.lanes_figures(samples, out_dir)
