@@ -160,8 +160,7 @@ def test_lane_benchmarks_need_two_nodes(builds):
 def ctx(cores=2, mpis=("openmpi",)):
     topo = SimpleNamespace(cores=list(range(cores)), pus=list(range(cores)))
     specs = [MpiSpec(f, f"mpicc.{f}", f"mpirun.{f}", "1") for f in mpis]
-    return PlanContext(topology=topo, mpis=specs, binary=lambda n, m: Path(f"/b/{m.flavor}/{n}"),
-                       out_dir=Path("/tmp"))
+    return PlanContext(topology=topo, mpis=specs, binary=lambda n, m: Path(f"/b/{m.flavor}/{n}"))
 
 
 def test_coll_plan_defaults_and_node_size():

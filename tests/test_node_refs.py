@@ -111,7 +111,7 @@ def test_plan_quick_has_ours_refs_peaks_and_skips(tmp_path):
         def last_level_caches(self):
             return []
 
-    ctx = PlanContext(topology=Topo(), mpis=[], binary=lambda n, m: tmp_path / n, out_dir=tmp_path)
+    ctx = PlanContext(topology=Topo(), mpis=[], binary=lambda n, m: tmp_path / n)
     p = plan(ctx, {"quick": True, "disk": True, "peaks": {"disk": "2GB/s"}})
     names = [j.name for j in p.jobs]
     assert names == ["node/disk"] + [n for n in names if n.startswith("ref/fio")]

@@ -146,8 +146,8 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
     on_slurm = kw["on"] == "slurm"
     nodes = (kw["nodes"] or 1) if on_slurm else 1
     topology, mpis, builds = runner.prepare(suite, kw["mpi"], err)
-    context = runner.make_context(topology, mpis, builds, Path("hpcscope-out"),
-                                  bool(opts.get("quick")), nodes_available=nodes)
+    context = runner.make_context(topology, mpis, builds, bool(opts.get("quick")),
+                                  nodes_available=nodes)
     if on_slurm and kw["ntasks_per_node"]:
         opts = {**opts, "ranks": nodes * kw["ntasks_per_node"], "nodes": nodes}
     plan = runner.make_plan(suite, context, opts)

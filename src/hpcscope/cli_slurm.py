@@ -12,7 +12,7 @@ from rich.console import Console
 
 from hpcscope import runner
 from hpcscope.launch.slurm import SlurmBackend, SlurmError
-from hpcscope.launch.slurm_script import ScriptError, SlurmOptions
+from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
 from hpcscope.results.store import Store
 from hpcscope.suites.base import SuitePlan
 
@@ -65,10 +65,11 @@ def options_from(kw: dict) -> SlurmOptions:
 
 def print_scripts(plan: SuitePlan, kw: dict, out: Path) -> None:
     """Dry run on SLURM: the batch scripts that would be submitted."""
-    backend = SlurmBackend(None, options_from(kw))  # type: ignore[arg-type]  # scripts need no store
+    rundir = Path(kw["slurm_dir"] or out / "slurm").absolute()
+    options = options_from(kw)
     try:
-        for group, script in backend.scripts("DRYRUN", plan.jobs,
-                                             Path(kw["slurm_dir"] or out / "slurm").absolute()):
+        for group in group_jobs(plan.jobs):
+            script = render(group, "DRYRUN", rundir, options)
             click.echo(f"# ---- job array {group.name}: {len(group.jobs)} task(s)")
             click.echo(script)
     except ScriptError as exc:

@@ -63,13 +63,13 @@ def prepare(suite: str, mpi_spec: str, console: Console) -> tuple[Topology, list
 
 
 def make_context(topology: Topology, mpis: list[MpiSpec], builds: dict[str, Path],
-                 out_root: Path, quick: bool, nodes_available: int = 1) -> PlanContext:
+                 quick: bool, nodes_available: int = 1) -> PlanContext:
     def binary(name: str, mpi: MpiSpec | None) -> Path:
         tree = builds[mpi.mpicc] if mpi else next(iter(builds.values()))
         return build_mod.find_program(tree, name)
 
-    return PlanContext(topology=topology, mpis=mpis, binary=binary, out_dir=out_root,
-                       quick=quick, nodes_available=nodes_available)
+    return PlanContext(topology=topology, mpis=mpis, binary=binary, quick=quick,
+                       nodes_available=nodes_available)
 
 
 def make_plan(suite: str, ctx: PlanContext, opts: dict) -> SuitePlan:

@@ -27,7 +27,6 @@ class PlanContext:
     topology: Any                      # hpcscope.machine.topology.Topology
     mpis: list[MpiSpec]                # the MPI libraries chosen by --mpi (may be empty)
     binary: Callable[[str, MpiSpec | None], Path]  # program name -> built executable
-    out_dir: Path                      # the run's output folder
     quick: bool = False
     nodes_available: int = 1           # >1 on SLURM / lab backends
 
