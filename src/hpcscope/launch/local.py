@@ -22,6 +22,13 @@ from hpcscope.plan.job import Job
 from hpcscope.results.store import Store
 
 
+def _placement(job: Job) -> placement_mod.Placement:
+    """The placement a pinned job asked for (its CPUs; the class name from its tags)."""
+    return placement_mod.Placement(name=str(job.tags.get("placement", "cpus")),
+                                   cpus=list(job.cpus or []), nodes=job.nodes,
+                                   description="", skipped=None)
+
+
 def mpi_argv(job: Job, workdir: Path) -> list[str]:
     """mpirun arguments for a local job. Pinned jobs use the placement module's launcher
     arguments (rankfile for Open MPI, -bind-to user for MPICH); others bind to cores."""
@@ -33,10 +40,7 @@ def mpi_argv(job: Job, workdir: Path) -> list[str]:
     else:
         argv += ["-n", str(job.ranks)]
     if job.cpus:
-        place = placement_mod.Placement(name=str(job.tags.get("placement", "cpus")),
-                                        cpus=list(job.cpus), nodes=job.nodes,
-                                        description="", skipped=None)
-        spec = placement_mod.launcher_args(mpi.flavor, place, [socket.gethostname()])
+        spec = placement_mod.launcher_args(mpi.flavor, _placement(job), [socket.gethostname()])
         argv += spec.materialize(workdir / job.name.replace("/", "_"))
     elif mpi.flavor == "openmpi":
         argv += (["--oversubscribe", "--bind-to", "none"] if job.oversubscribe
@@ -119,11 +123,8 @@ def _parsed(parse: Callable[[str], list[dict]], text: str, stderr_tail: list[str
 
 
 def _binding_problem(job: Job, meta: dict, topology) -> str | None:
-    place = placement_mod.Placement(name=str(job.tags.get("placement", "cpus")),
-                                    cpus=list(job.cpus or []), nodes=job.nodes,
-                                    description="", skipped=None)
     try:
-        placement_mod.verify_binding(place, meta.get("ranks", []), topology)
+        placement_mod.verify_binding(_placement(job), meta.get("ranks", []), topology)
     except placement_mod.PlacementError as exc:
         return str(exc)
     return None
