@@ -161,6 +161,14 @@ def test_compare_warns_when_n_cannot_reach_significance() -> None:
     assert "too few samples for any Mann-Whitney p < 0.05" in c.warnings[0]
 
 
+def test_compare_many_samples() -> None:
+    # C(4000, 2000) has ~1200 digits: the smallest-p bound must not go through a float.
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(1.0, 0.01, 2000), rng.normal(1.2, 0.01, 2000)
+    c = compare(a, b)
+    assert c.verdict == "slower" and c.warnings == []
+
+
 def test_units() -> None:
     assert is_rate("MB/s") and is_rate("GFLOP/s") and not is_rate("us")
     assert lower_is_better("us") and not lower_is_better("MB/s")

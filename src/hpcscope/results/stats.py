@@ -271,10 +271,12 @@ def compare(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, *,
         p = float(sps.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
         if math.isnan(p):
             p = 1.0
-    best_p = 2.0 / math.comb(xa.size + xb.size, xa.size)   # all of a below all of b
-    if best_p >= alpha:
+    # Smallest possible p (all of a below all of b) is 2 / C(n_a + n_b, n_a); compared as
+    # exact integers, since the binomial overflows a float beyond ~1000 samples.
+    arrangements = math.comb(xa.size + xb.size, xa.size)
+    if arrangements <= 2 / alpha:
         warnings.append(f"n={xa.size} vs n={xb.size}: too few samples for any Mann-Whitney "
-                        f"p < {alpha} (smallest possible is {min(best_p, 1.0):.3f})")
+                        f"p < {alpha} (smallest possible is {min(2 / arrangements, 1.0):.3f})")
     significant = p < alpha and abs(rel_diff) > threshold
     if not significant:
         verdict = "same"
