@@ -249,12 +249,16 @@ class Comparison:
 
 
 def compare(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, *,
-            lower_is_better: bool = True, alpha: float = ALPHA) -> Comparison:
+            lower_is_better: bool = True, alpha: float = ALPHA,
+            resolution: float = 0.0) -> Comparison:
     """Is b faster or slower than a? Mann-Whitney U, two-sided (Hoefler & Belli SC15,
     Rule 7: compare distributions with a nonparametric test, not means by eye).
 
     Significant only when p < alpha AND the medians differ by more than `threshold`
-    (relative to a): statistical significance without a relevant effect is "same".
+    (relative to a) AND by more than `resolution` (the timer's tick, in the samples'
+    unit: medians of quantized samples move in whole ticks, so a one-tick difference
+    cannot be told from quantization): statistical significance without a relevant
+    effect is "same".
     lower_is_better=True for times (latency), False for rates (bandwidth).
     """
     xa, xb = _as_array(a), _as_array(b)
@@ -277,7 +281,8 @@ def compare(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, *,
     if arrangements <= 2 / alpha:
         warnings.append(f"n={xa.size} vs n={xb.size}: too few samples for any Mann-Whitney "
                         f"p < {alpha} (smallest possible is {min(2 / arrangements, 1.0):.3f})")
-    significant = p < alpha and abs(rel_diff) > threshold
+    more_than_a_tick = abs(mb - ma) > resolution * (1 + 1e-6)   # 1e-6: decimal rounding
+    significant = p < alpha and abs(rel_diff) > threshold and more_than_a_tick
     if not significant:
         verdict = "same"
     elif (mb < ma) == lower_is_better:
