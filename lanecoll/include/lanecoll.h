@@ -9,9 +9,13 @@
  * the collective concurrently on every lane communicator and assembles the result with
  * a node collective, so every network lane of a node carries a share of the data. A
  * "hier" algorithm lets one process per node communicate across nodes (node step, one
- * lane across nodes, node step).
+ * lane across nodes, node step). Where a lane algorithm chooses between regular node
+ * collectives (when the n processes of a node divide the count) and vector ones, a
+ * "lane_v" variant uses the vector ones always: the paper's "irregular nodecomm
+ * collectives", which it measured faster in many cases (bcast, reduce, allreduce, scan,
+ * exscan).
  *
- * Every LC_<Coll>_lane / LC_<Coll>_hier function has the signature of the MPI-3
+ * Every LC_<Coll>_lane / _lane_v / _hier function has the signature of the MPI-3
  * collective it replaces and the same semantics, including MPI_IN_PLACE wherever MPI
  * allows it. All processes of `comm` must call the same function (as with MPI). When an
  * algorithm's restrictions do not hold for a call (see the catalogue below) the function
@@ -42,6 +46,8 @@
  *   scan_hier                   consecutive
  *   exscan_lane                 regular, consecutive, commutative op
  *   exscan_hier                 consecutive
+ *   bcast_lane_v, reduce_lane_v, allreduce_lane_v, scan_lane_v, exscan_lane_v:
+ *                               as the lane algorithm of the same collective
  *
  *   regular      every node hosts the same number of processes of comm
  *   consecutive  the ranks of comm are consecutive over the nodes (node 0 holds ranks
@@ -66,9 +72,11 @@
  *
  * Interposition (liblanecoll_pmpi.so, LD_PRELOAD or link before -lmpi): intercepts
  * MPI_Bcast ... MPI_Exscan and chooses per call, in this order:
- *   LANECOLL_<COLL>=native|lane|hier   e.g. LANECOLL_ALLREDUCE=lane (COLL is the MPI name
+ *   LANECOLL_<COLL>=native|lane|hier|lane_v   e.g. LANECOLL_ALLREDUCE=lane (COLL is the MPI name
  *                                      without MPI_, upper case); LANECOLL_ALL for all
- *                                      collectives, a per-collective setting wins
+ *                                      collectives (those without the named
+ *                                      algorithm stay native), a per-collective
+ *                                      setting wins
  *   LANECOLL_TUNING=path               tuning table, schema "lanecoll.tuning/1"
  *   otherwise native.
  *   LANECOLL_FALLBACK=error|warn|silent  what to do when the chosen algorithm's
@@ -115,6 +123,17 @@ int LC_Scan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
                  MPI_Op op, MPI_Comm comm);
 int LC_Exscan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm);
+
+/* ---- Full-lane algorithms with vector node collectives always ("lane_v") ------------ */
+int LC_Bcast_lane_v(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int LC_Reduce_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm);
+int LC_Allreduce_lane_v(const void *sendbuf, void *recvbuf, int count,
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int LC_Scan_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm);
+int LC_Exscan_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm);
 
 /* ---- Hierarchical algorithms (no Alltoall: see the paper, section 3.6) ------------- */
 int LC_Bcast_hier(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
@@ -165,7 +184,7 @@ const char *LC_Fallback_reason(MPI_Comm comm);
 /* One catalogue entry per algorithm. */
 typedef struct LC_Algorithm {
     const char *collective;   /* "allreduce", ... (lowercase MPI name without MPI_) */
-    const char *variant;      /* "lane" or "hier" */
+    const char *variant;      /* "lane", "hier" or "lane_v" */
     const char *restrictions; /* human readable, "" when none */
     const char *cost;         /* rounds and volume under the paper's assumptions */
 } LC_Algorithm;

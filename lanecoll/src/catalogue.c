@@ -3,6 +3,7 @@
  * algorithm files assume them. Costs are the paper's best-case figures for p processes
  * on N nodes with n = p/N per node, c elements (per process block for the *gather,
  * scatter, alltoall and reduce_scatter_block collectives). */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -15,7 +16,8 @@ typedef struct entry {
 #define R_RC (LC_R_REGULAR | LC_R_CONSECUTIVE)
 
 /* Indexed by [collective][variant] so the per-call restriction lookup is one load;
- * the native slots and alltoall's hier stay empty. */
+ * the native slots, alltoall's hier and lane_v where there is no regular/vector choice
+ * stay empty. */
 static const entry catalogue[LC_NCOLL][LC_NVARIANT] = {
     [LC_BCAST][LC_LANE] = { LC_R_REGULAR, { "bcast", "lane", "regular",
       "node scatter(v), N-process bcast of c/n per lane, node allgather(v): "
@@ -77,14 +79,28 @@ static const entry catalogue[LC_NCOLL][LC_NVARIANT] = {
     [LC_EXSCAN][LC_HIER] = { LC_R_CONSECUTIVE, { "exscan", "hier", "consecutive",
       "node exscan, exscan of node totals over the last processes, node bcast, "
       "local reduction" } },
+    [LC_BCAST][LC_LANE_V] = { LC_R_REGULAR, { "bcast", "lane_v", "regular",
+      "as lane, with node scatterv and allgatherv even where n divides c "
+      "(the paper's irregular nodecomm collectives)" } },
+    [LC_REDUCE][LC_LANE_V] = { LC_R_REGULAR | LC_R_COMMUTATIVE, { "reduce", "lane_v",
+      "regular, commutative op",
+      "as lane, with node reduce_scatter and gatherv even where n divides c" } },
+    [LC_ALLREDUCE][LC_LANE_V] = { LC_R_REGULAR | LC_R_COMMUTATIVE, { "allreduce", "lane_v",
+      "regular, commutative op",
+      "as lane, with node reduce_scatter and allgatherv even where n divides c" } },
+    [LC_SCAN][LC_LANE_V] = { R_RC | LC_R_COMMUTATIVE, { "scan", "lane_v",
+      "regular, consecutive, commutative op",
+      "as lane, with node reduce_scatter and allgatherv even where n divides c" } },
+    [LC_EXSCAN][LC_LANE_V] = { R_RC | LC_R_COMMUTATIVE, { "exscan", "lane_v",
+      "regular, consecutive, commutative op",
+      "as lane, with node reduce_scatter and allgatherv even where n divides c" } },
 };
-
 
 static const char *const coll_names[LC_NCOLL] = {
     "bcast", "gather", "scatter", "allgather", "alltoall", "reduce", "allreduce",
     "reduce_scatter_block", "scan", "exscan"
 };
-static const char *const variant_names[LC_NVARIANT] = { "native", "lane", "hier" };
+static const char *const variant_names[LC_NVARIANT] = { "native", "lane", "hier", "lane_v" };
 
 const char *lc_coll_name(lc_coll c) { return coll_names[c]; }
 const char *lc_variant_name(lc_variant v) { return variant_names[v]; }
@@ -101,6 +117,18 @@ int lc_variant_from_name(const char *name)
     for (int v = 0; v < LC_NVARIANT; v++)
         if (strcmp(name, variant_names[v]) == 0) return v;
     return -1;
+}
+
+void lc_variant_list(int c, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int v = 0; v < LC_NVARIANT; v++) {
+        if (c >= 0 && lc_restrictions((lc_coll)c, (lc_variant)v) < 0) continue;
+        int k = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", variant_names[v]);
+        if (k < 0 || (size_t)k >= len - used) return;
+        used += (size_t)k;
+    }
 }
 
 int lc_restrictions(lc_coll c, lc_variant v)

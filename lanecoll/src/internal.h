@@ -19,12 +19,18 @@ typedef enum {
     LC_ALLREDUCE, LC_REDUCE_SCATTER_BLOCK, LC_SCAN, LC_EXSCAN, LC_NCOLL
 } lc_coll;
 
-typedef enum { LC_NATIVE, LC_LANE, LC_HIER, LC_NVARIANT } lc_variant;
+/* LC_LANE_V: the full-lane algorithm with the vector node collectives (scatterv,
+ * reduce_scatter, allgatherv, gatherv) even where n divides c; the paper benchmarks it
+ * as "irregular nodecomm collectives" and found it often faster. Bcast, reduce,
+ * allreduce, scan and exscan only (the others have no regular/vector choice). */
+typedef enum { LC_NATIVE, LC_LANE, LC_HIER, LC_LANE_V, LC_NVARIANT } lc_variant;
 
 const char *lc_coll_name(lc_coll c);         /* "allreduce" */
 const char *lc_variant_name(lc_variant v);   /* "lane" */
 int lc_coll_from_name(const char *name);     /* -1 if unknown */
 int lc_variant_from_name(const char *name);  /* -1 if unknown */
+/* "native, lane, hier, lane_v": the variants collective c has (c < 0: all), for messages. */
+void lc_variant_list(int c, char *buf, size_t len);
 
 /* ---- Decomposition (decompose.c) ----------------------------------------------------- */
 typedef struct lc_decomp {
@@ -138,7 +144,9 @@ int lc_type_strided_column(int nblocks, int stride, int count, MPI_Datatype type
 #define LC_CCHAR(p) ((const char *)(p))
 
 /* ---- Algorithm bodies: restrictions already checked ---------------------------------- */
-int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d);
+/* `vector`: 1 for lane_v (vector node collectives always), 0 for lane. */
+int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,
+                  int vector);
 int lc_bcast_hier(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d);
 int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                    int rcount, MPI_Datatype rtype, int root, const lc_decomp *d);
@@ -155,11 +163,11 @@ int lc_allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rb
 int lc_alltoall_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                      int rcount, MPI_Datatype rtype, const lc_decomp *d);
 int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   int root, const lc_decomp *d);
+                   int root, const lc_decomp *d, int vector);
 int lc_reduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                    int root, const lc_decomp *d);
 int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                      MPI_Op op, const lc_decomp *d);
+                      MPI_Op op, const lc_decomp *d, int vector);
 int lc_allreduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                       MPI_Op op, const lc_decomp *d);
 int lc_reduce_scatter_block_lane(const void *sbuf, void *rbuf, int count,
@@ -167,18 +175,18 @@ int lc_reduce_scatter_block_lane(const void *sbuf, void *rbuf, int count,
 int lc_reduce_scatter_block_hier(const void *sbuf, void *rbuf, int count,
                                  MPI_Datatype type, MPI_Op op, const lc_decomp *d);
 int lc_scan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                 const lc_decomp *d);
+                 const lc_decomp *d, int vector);
 int lc_scan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                  const lc_decomp *d);
 int lc_exscan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   const lc_decomp *d);
+                   const lc_decomp *d, int vector);
 int lc_exscan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                    const lc_decomp *d);
 
 /* scan_lane.c: E = reduction of the inputs of all earlier nodes (undefined on node 0),
  * block-wise over all lanes; shared by scan_lane and exscan_lane. */
 int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type,
-                        MPI_Op op, const lc_decomp *d);
+                        MPI_Op op, const lc_decomp *d, int vector);
 
 #pragma GCC visibility pop
 

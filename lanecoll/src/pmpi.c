@@ -47,7 +47,8 @@ full_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm co
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_rooted(comm, root) };
     const lc_decomp *d;
     switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
-    case LC_LANE: return lc_bcast_lane(buffer, count, datatype, root, d);
+    case LC_LANE: return lc_bcast_lane(buffer, count, datatype, root, d, 0);
+    case LC_LANE_V: return lc_bcast_lane(buffer, count, datatype, root, d, 1);
     case LC_HIER: return lc_bcast_hier(buffer, count, datatype, root, d);
     default: return PMPI_Bcast(buffer, count, datatype, root, comm);
     }
@@ -188,7 +189,8 @@ full_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype
                      lc_args_ok_rooted(comm, root) };
     const lc_decomp *d;
     switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
-    case LC_LANE: return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d);
+    case LC_LANE: return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d, 0);
+    case LC_LANE_V: return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d, 1);
     case LC_HIER: return lc_reduce_hier(sendbuf, recvbuf, count, datatype, op, root, d);
     default: return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     }
@@ -213,7 +215,8 @@ full_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const lc_decomp *d;
     switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
-    case LC_LANE: return lc_allreduce_lane(sendbuf, recvbuf, count, datatype, op, d);
+    case LC_LANE: return lc_allreduce_lane(sendbuf, recvbuf, count, datatype, op, d, 0);
+    case LC_LANE_V: return lc_allreduce_lane(sendbuf, recvbuf, count, datatype, op, d, 1);
     case LC_HIER: return lc_allreduce_hier(sendbuf, recvbuf, count, datatype, op, d);
     default: return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     }
@@ -266,7 +269,8 @@ full_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, 
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const lc_decomp *d;
     switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
-    case LC_LANE: return lc_scan_lane(sendbuf, recvbuf, count, datatype, op, d);
+    case LC_LANE: return lc_scan_lane(sendbuf, recvbuf, count, datatype, op, d, 0);
+    case LC_LANE_V: return lc_scan_lane(sendbuf, recvbuf, count, datatype, op, d, 1);
     case LC_HIER: return lc_scan_hier(sendbuf, recvbuf, count, datatype, op, d);
     default: return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
     }
@@ -291,7 +295,8 @@ full_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const lc_decomp *d;
     switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
-    case LC_LANE: return lc_exscan_lane(sendbuf, recvbuf, count, datatype, op, d);
+    case LC_LANE: return lc_exscan_lane(sendbuf, recvbuf, count, datatype, op, d, 0);
+    case LC_LANE_V: return lc_exscan_lane(sendbuf, recvbuf, count, datatype, op, d, 1);
     case LC_HIER: return lc_exscan_hier(sendbuf, recvbuf, count, datatype, op, d);
     default: return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
     }

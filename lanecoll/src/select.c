@@ -77,9 +77,10 @@ static int parse_variant(const char *var, const char *value, int coll, int *out)
         *out = v;
         return 0;
     }
+    char names[64];
+    lc_variant_list(coll, names, sizeof names);
     snprintf(settings.error, sizeof settings.error,
-             "lanecoll: %s=%s: unknown value (expected native, lane%s)", var, value,
-             coll == LC_ALLTOALL ? "; alltoall has no hier algorithm" : " or hier");
+             "lanecoll: %s=%s: unknown value (expected one of: %s)", var, value, names);
     return -1;
 }
 
@@ -98,7 +99,7 @@ static int read_overrides(void)
             if (parse_variant(var, s, c, &settings.forced[c])) return -1;
             settings.forced_by[c] = var;
         } else if (all >= 0) {
-            /* LANECOLL_ALL=hier leaves alltoall (which has no hier) native */
+            /* LANECOLL_ALL=hier or lane_v leaves the collectives without it native */
             settings.forced[c] = lc_restrictions(c, all) >= 0 ? all : LC_NATIVE;
             settings.forced_by[c] = "LANECOLL_ALL";
         }

@@ -118,10 +118,11 @@ static int parse_rule(const lj_value *r, int index, lc_rule *out, const char *pa
         return -1;
     }
     if (out->variant < 0 || lc_restrictions(out->coll, out->variant) < 0) {
+        char names[64];
+        lc_variant_list(out->coll, names, sizeof names);
         snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: unknown "
-                 "algorithm \"%s\" for %s (expected native, lane%s)", path,
-                 lj_get(r, "algorithm")->line, index, alg, coll,
-                 out->coll == LC_ALLTOALL ? "" : " or hier");
+                 "algorithm \"%s\" for %s (expected one of: %s)", path,
+                 lj_get(r, "algorithm")->line, index, alg, coll, names);
         return -1;
     }
     if (out->min_bytes > out->max_bytes) {

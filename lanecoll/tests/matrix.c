@@ -1,4 +1,4 @@
-/* Correctness matrix: every lane and hier algorithm against the native collective, bit
+/* Correctness matrix: every lane, lane_v and hier algorithm against the native collective, bit
  * for bit, over many configurations inside one launch.
  *
  *   mpirun -np P [env LANECOLL_NODE_SIZE=K | LANECOLL_NODE_SIZES=a,b,..] matrix full|reduced
@@ -98,20 +98,25 @@ static void release(bufs *b) { free(b->sa); free(b->sb); free(b->ra); free(b->rb
 /* ---- one configuration -------------------------------------------------------------- */
 typedef struct tcase {
     MPI_Comm comm; const char *comm_name; int rank, size;
-    const char *alg; int coll; int hier;
+    const char *alg; int coll; int variant;
     const dtype *t; int count, root; MPI_Op op; const char *opname; int inplace;
 } tcase;
 
 enum { BCAST, GATHER, SCATTER, ALLGATHER, ALLTOALL, REDUCE, ALLREDUCE, RSB, SCAN, EXSCAN };
 static const char *const coll_names[] = { "bcast", "gather", "scatter", "allgather",
     "alltoall", "reduce", "allreduce", "reduce_scatter_block", "scan", "exscan" };
+enum { LANE, HIER, LANE_V };
+static const char *const variant_names[] = { "lane", "hier", "lane_v" };
+/* The function of variant v among LC_<Coll>_lane, _hier and _lane_v. */
+#define PICK3(v, f) ((v) == HIER ? f##_hier : (v) == LANE_V ? f##_lane_v : f##_lane)
+#define PICK2(v, f) ((v) == HIER ? f##_hier : f##_lane)
 
 static void report(const tcase *c, const char *what)
 {
     failures++;
     if (failures <= 10)
         fprintf(stderr, "FAIL world rank %d: %s_%s comm=%s type=%s count=%d root=%d op=%s "
-                "inplace=%d: %s\n", world_rank, coll_names[c->coll], c->hier ? "hier" : "lane",
+                "inplace=%d: %s\n", world_rank, coll_names[c->coll], variant_names[c->variant],
                 c->comm_name, c->t->name, c->count, c->root, c->opname, c->inplace, what);
 }
 
@@ -124,7 +129,7 @@ static void note_fallback(const tcase *c)
 /* Runs native (into the a-buffers) and lanecoll (into the b-buffers). */
 static void run(const tcase *c, bufs *b)
 {
-    int n = c->count, r = c->root, h = c->hier;
+    int n = c->count, r = c->root, v = c->variant;
     MPI_Datatype T = c->t->type;
     MPI_Comm m = c->comm;
     int in = c->inplace;
@@ -132,21 +137,21 @@ static void run(const tcase *c, bufs *b)
     switch (c->coll) {
     case BCAST:
         MPI_Bcast(b->ra, n, T, r, m);
-        (h ? LC_Bcast_hier : LC_Bcast_lane)(b->rb, n, T, r, m);
+        PICK3(v, LC_Bcast)(b->rb, n, T, r, m);
         break;
     case GATHER: {
         int ip = in && c->rank == r;
         MPI_Gather(ip ? MPI_IN_PLACE : b->sa, n, T, b->ra, n, T, r, m);
-        (h ? LC_Gather_hier : LC_Gather_lane)(ip ? MPI_IN_PLACE : b->sb, n, T, b->rb, n, T, r, m);
+        PICK2(v, LC_Gather)(ip ? MPI_IN_PLACE : b->sb, n, T, b->rb, n, T, r, m);
         break; }
     case SCATTER: {
         int ip = in && c->rank == r;
         MPI_Scatter(b->sa, n, T, ip ? MPI_IN_PLACE : b->ra, n, T, r, m);
-        (h ? LC_Scatter_hier : LC_Scatter_lane)(b->sb, n, T, ip ? MPI_IN_PLACE : b->rb, n, T, r, m);
+        PICK2(v, LC_Scatter)(b->sb, n, T, ip ? MPI_IN_PLACE : b->rb, n, T, r, m);
         break; }
     case ALLGATHER:
         MPI_Allgather(SB(b->sa), n, T, b->ra, n, T, m);
-        (h ? LC_Allgather_hier : LC_Allgather_lane)(SB(b->sb), n, T, b->rb, n, T, m);
+        PICK2(v, LC_Allgather)(SB(b->sb), n, T, b->rb, n, T, m);
         break;
     case ALLTOALL:
         MPI_Alltoall(SB(b->sa), n, T, b->ra, n, T, m);
@@ -160,24 +165,24 @@ static void run(const tcase *c, bufs *b)
         if (ip) { copy = malloc(b->rbytes); memcpy(copy, b->ra, b->rbytes); }
         MPI_Reduce(ip ? copy : b->sa, b->ra, n, T, c->op, r, m);
         free(copy);
-        (h ? LC_Reduce_hier : LC_Reduce_lane)(ip ? MPI_IN_PLACE : b->sb, b->rb, n, T, c->op, r, m);
+        PICK3(v, LC_Reduce)(ip ? MPI_IN_PLACE : b->sb, b->rb, n, T, c->op, r, m);
         break; }
     case ALLREDUCE:
         MPI_Allreduce(SB(b->sa), b->ra, n, T, c->op, m);
-        (h ? LC_Allreduce_hier : LC_Allreduce_lane)(SB(b->sb), b->rb, n, T, c->op, m);
+        PICK3(v, LC_Allreduce)(SB(b->sb), b->rb, n, T, c->op, m);
         break;
     case RSB:
         MPI_Reduce_scatter_block(SB(b->sa), b->ra, n, T, c->op, m);
-        (h ? LC_Reduce_scatter_block_hier : LC_Reduce_scatter_block_lane)(SB(b->sb), b->rb, n, T,
+        PICK2(v, LC_Reduce_scatter_block)(SB(b->sb), b->rb, n, T,
                                                                          c->op, m);
         break;
     case SCAN:
         MPI_Scan(SB(b->sa), b->ra, n, T, c->op, m);
-        (h ? LC_Scan_hier : LC_Scan_lane)(SB(b->sb), b->rb, n, T, c->op, m);
+        PICK3(v, LC_Scan)(SB(b->sb), b->rb, n, T, c->op, m);
         break;
     case EXSCAN:
         MPI_Exscan(SB(b->sa), b->ra, n, T, c->op, m);
-        (h ? LC_Exscan_hier : LC_Exscan_lane)(SB(b->sb), b->rb, n, T, c->op, m);
+        PICK3(v, LC_Exscan)(SB(b->sb), b->rb, n, T, c->op, m);
         break;
     }
 #undef SB
@@ -190,8 +195,8 @@ static int mpich_inplace_reduce_fallback(const tcase *c)
 {
     if (!is_mpich || c->coll != REDUCE || !c->inplace || c->root == 0) return 0;
     int x = 0;
-    (c->hier ? LC_Reduce_hier : LC_Reduce_lane)(c->rank == c->root ? MPI_IN_PLACE : &x, &x, 0,
-                                                c->t->type, c->op, c->root, c->comm);
+    PICK3(c->variant, LC_Reduce)(c->rank == c->root ? MPI_IN_PLACE : &x, &x, 0, c->t->type,
+                                 c->op, c->root, c->comm);
     return LC_Fallback_reason(c->comm) != NULL;
 }
 
@@ -237,7 +242,7 @@ static void check(tcase *c)
 
     if (verbose && world_rank == 0) {
         fprintf(stderr, "run %s_%s comm=%s type=%s count=%d root=%d op=%s inplace=%d\n",
-                coll_names[c->coll], c->hier ? "hier" : "lane", c->comm_name, c->t->name,
+                coll_names[c->coll], variant_names[c->variant], c->comm_name, c->t->name,
                 c->count, c->root, c->opname, c->inplace);
         fflush(stderr);
     }
@@ -254,13 +259,16 @@ static void check(tcase *c)
 }
 
 /* ---- the matrix ---------------------------------------------------------------------- */
-typedef struct algo { int coll, hier, rooted, reduction; } algo;
+typedef struct algo { int coll, variant, rooted, reduction; } algo;
 static const algo algos[] = {
-    { BCAST, 0, 1, 0 }, { BCAST, 1, 1, 0 }, { GATHER, 0, 1, 0 }, { GATHER, 1, 1, 0 },
-    { SCATTER, 0, 1, 0 }, { SCATTER, 1, 1, 0 }, { ALLGATHER, 0, 0, 0 }, { ALLGATHER, 1, 0, 0 },
-    { ALLTOALL, 0, 0, 0 }, { REDUCE, 0, 1, 1 }, { REDUCE, 1, 1, 1 }, { ALLREDUCE, 0, 0, 1 },
-    { ALLREDUCE, 1, 0, 1 }, { RSB, 0, 0, 1 }, { RSB, 1, 0, 1 }, { SCAN, 0, 0, 1 },
-    { SCAN, 1, 0, 1 }, { EXSCAN, 0, 0, 1 }, { EXSCAN, 1, 0, 1 },
+    { BCAST, LANE, 1, 0 }, { BCAST, HIER, 1, 0 }, { BCAST, LANE_V, 1, 0 },
+    { GATHER, LANE, 1, 0 }, { GATHER, HIER, 1, 0 }, { SCATTER, LANE, 1, 0 },
+    { SCATTER, HIER, 1, 0 }, { ALLGATHER, LANE, 0, 0 }, { ALLGATHER, HIER, 0, 0 },
+    { ALLTOALL, LANE, 0, 0 }, { REDUCE, LANE, 1, 1 }, { REDUCE, HIER, 1, 1 },
+    { REDUCE, LANE_V, 1, 1 }, { ALLREDUCE, LANE, 0, 1 }, { ALLREDUCE, HIER, 0, 1 },
+    { ALLREDUCE, LANE_V, 0, 1 }, { RSB, LANE, 0, 1 }, { RSB, HIER, 0, 1 },
+    { SCAN, LANE, 0, 1 }, { SCAN, HIER, 0, 1 }, { SCAN, LANE_V, 0, 1 },
+    { EXSCAN, LANE, 0, 1 }, { EXSCAN, HIER, 0, 1 }, { EXSCAN, LANE_V, 0, 1 },
 };
 
 static int has_in_place(int coll) { return coll != BCAST; }
@@ -279,7 +287,7 @@ static void run_comm(MPI_Comm comm, const char *name, int full, dtype *types, in
     int roots[3] = { 0, c.size / 2, c.size - 1 };
 
     for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
-        c.coll = algos[a].coll; c.hier = algos[a].hier;
+        c.coll = algos[a].coll; c.variant = algos[a].variant;
         for (int ti = 0; ti < ntypes; ti++) {
             c.t = &types[ti];
             if (small && c.t->kind == K_DOUBLE) continue;

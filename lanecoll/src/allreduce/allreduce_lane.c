@@ -2,7 +2,7 @@
  *
  * Every node reduce-scatters the c elements over its n processes, each receiving its
  * block of about c/n directly at its place in the receive buffer (reduce_scatter_block
- * when n divides c, reduce_scatter otherwise); every lane allreduces its block in
+ * when n divides c, reduce_scatter otherwise or always with `vector`: lane_v); every lane allreduces its block in
  * place; every node allgathers the blocks in place. No temporary buffer, except one of
  * c/n with MPI_IN_PLACE (the node reduce-scatter would otherwise overwrite its input).
  *
@@ -15,13 +15,13 @@
 #include "../internal.h"
 
 int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                      MPI_Op op, const lc_decomp *d)
+                      MPI_Op op, const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank, err;
     int *counts = malloc(2 * sizeof(int) * (size_t)n);
     if (!counts) return MPI_ERR_NO_MEM;
-    int *displs = counts + n, even = count % n == 0;
+    int *displs = counts + n, even = !vector && count % n == 0;
     lc_split_counts(count, n, counts, displs);
     /* An empty block points at rbuf: MPICH rejects recvbuf == sendbuf even when empty,
      * and one past the end of rbuf may be the caller's sendbuf. */
@@ -49,13 +49,25 @@ int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type
     return err;
 }
 
-int LC_Allreduce_lane(const void *sendbuf, void *recvbuf, int count,
-                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+static int allreduce_lane(const void *sendbuf, void *recvbuf, int count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, lc_variant v)
 {
     lc_call call = { LC_ALLREDUCE, comm, op, -1,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
+    const lc_decomp *d = lc_prepare(&call, v, &why);
     if (!d) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_allreduce_lane(sendbuf, recvbuf, count, datatype, op, d);
+    return lc_allreduce_lane(sendbuf, recvbuf, count, datatype, op, d, v == LC_LANE_V);
+}
+
+int LC_Allreduce_lane(const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return allreduce_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE);
+}
+
+int LC_Allreduce_lane_v(const void *sendbuf, void *recvbuf, int count,
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return allreduce_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE_V);
 }

@@ -1,7 +1,7 @@
 /* Full-lane broadcast (paper, section 3.1).
  *
  * The root's node scatters the c elements over its n processes (scatter when n divides
- * c, scatterv otherwise; the root keeps its own block in place), every process of the
+ * c, scatterv otherwise, or always with `vector`: the paper's lane_v variant; the root keeps its own block in place), every process of the
  * root node broadcasts its block of about c/n elements on its lane communicator (all n
  * lanes at once), and every node reassembles the c elements with an in-place
  * allgather(v) on its node communicator. No temporary buffer.
@@ -17,14 +17,15 @@
 
 #include "../internal.h"
 
-int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d)
+int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,
+                  int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank;
     int root_node = d->rank_node[root], root_nr = d->rank_noderank[root];
     int *counts = malloc(2 * sizeof(int) * (size_t)n);
     if (!counts) return MPI_ERR_NO_MEM;
-    int *displs = counts + n, err = MPI_SUCCESS, even = count % n == 0;
+    int *displs = counts + n, err = MPI_SUCCESS, even = !vector && count % n == 0;
     lc_split_counts(count, n, counts, displs);
     char *mine = LC_CHAR(buf) + displs[nr] * lc_extent(type);
 
@@ -47,12 +48,23 @@ int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_de
     return err;
 }
 
-int LC_Bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+static int bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root,
+                      MPI_Comm comm, lc_variant v)
 {
     lc_call call = { LC_BCAST, comm, MPI_OP_NULL, root,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_rooted(comm, root) };
     const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
+    const lc_decomp *d = lc_prepare(&call, v, &why);
     if (!d) return PMPI_Bcast(buffer, count, datatype, root, comm);
-    return lc_bcast_lane(buffer, count, datatype, root, d);
+    return lc_bcast_lane(buffer, count, datatype, root, d, v == LC_LANE_V);
+}
+
+int LC_Bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return bcast_lane(buffer, count, datatype, root, comm, LC_LANE);
+}
+
+int LC_Bcast_lane_v(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return bcast_lane(buffer, count, datatype, root, comm, LC_LANE_V);
 }

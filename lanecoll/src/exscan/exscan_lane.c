@@ -10,13 +10,13 @@
 #include "../internal.h"
 
 int lc_exscan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   const lc_decomp *d)
+                   const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     void *mem, *E = lc_tmp_alloc(count, type, &mem);
     if (!E) return MPI_ERR_NO_MEM;
-    int err = lc_lane_node_prefix(input, E, count, type, op, d);
+    int err = lc_lane_node_prefix(input, E, count, type, op, d, vector);
     if (err == MPI_SUCCESS) err = PMPI_Exscan(sbuf, rbuf, count, type, op, d->nodecomm);
     if (err == MPI_SUCCESS && d->node_index > 0)
         err = d->node_rank == 0 ? lc_local_copy(E, count, type, rbuf, count, type)
@@ -25,13 +25,25 @@ int lc_exscan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     return err;
 }
 
-int LC_Exscan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm)
+static int exscan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, lc_variant v)
 {
     lc_call call = { LC_EXSCAN, comm, op, -1,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
+    const lc_decomp *d = lc_prepare(&call, v, &why);
     if (!d) return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_exscan_lane(sendbuf, recvbuf, count, datatype, op, d);
+    return lc_exscan_lane(sendbuf, recvbuf, count, datatype, op, d, v == LC_LANE_V);
+}
+
+int LC_Exscan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm)
+{
+    return exscan_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE);
+}
+
+int LC_Exscan_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm)
+{
+    return exscan_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE_V);
 }

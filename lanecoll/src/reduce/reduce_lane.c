@@ -1,7 +1,7 @@
 /* Full-lane reduce (paper, section 3.4).
  *
  * Every node reduce-scatters the c elements over its n processes (reduce_scatter_block
- * when n divides c, reduce_scatter otherwise); every lane reduces its block of about
+ * when n divides c, reduce_scatter otherwise or always with `vector`: lane_v); every lane reduces its block of about
  * c/n to the root's node (at the root directly into its place in the receive buffer);
  * the root's node gathers the n reduced blocks to the root, the root's own in place.
  * One temporary of c/n per process, two on the root node's other processes (the lane
@@ -17,7 +17,7 @@
 #include "../internal.h"
 
 int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   int root, const lc_decomp *d)
+                   int root, const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank, err;
@@ -26,7 +26,7 @@ int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     int *counts = malloc(2 * sizeof(int) * (size_t)n);
     if (!counts) return MPI_ERR_NO_MEM;
-    int *displs = counts + n, even = count % n == 0;
+    int *displs = counts + n, even = !vector && count % n == 0;
     lc_split_counts(count, n, counts, displs);
     /* tmp: this process's block of the node reduction; out: its lane reduction (the
      * root's goes straight into rbuf; lanes not on the root node produce none). */
@@ -52,14 +52,26 @@ int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     return err;
 }
 
-int LC_Reduce_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, int root, MPI_Comm comm)
+static int reduce_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, lc_variant v)
 {
     lc_call call = { LC_REDUCE, comm, op, root,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) &&
                      lc_args_ok_rooted(comm, root) };
     const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
+    const lc_decomp *d = lc_prepare(&call, v, &why);
     if (!d) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d);
+    return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d, v == LC_LANE_V);
+}
+
+int LC_Reduce_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm)
+{
+    return reduce_lane(sendbuf, recvbuf, count, datatype, op, root, comm, LC_LANE);
+}
+
+int LC_Reduce_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm)
+{
+    return reduce_lane(sendbuf, recvbuf, count, datatype, op, root, comm, LC_LANE_V);
 }

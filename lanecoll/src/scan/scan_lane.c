@@ -4,7 +4,9 @@
  * block of about c/n elements; every lane computes the exclusive scan of its block over
  * the nodes; the nodes allgather these blocks, giving each process E = the reduction of
  * all earlier nodes (c elements); a node-local scan then gives the result as E op
- * (node scan). Node 0 needs no E. One temporary of c per process.
+ * (node scan). Node 0 needs no E. One temporary of c per process. The node
+ * reduce-scatter and allgather are the _block/regular ones when n divides c, the
+ * vector ones otherwise or always with `vector` (lane_v).
  *
  * Cost: 3 ceil(log n) + ceil(log N) rounds plus one local reduction; about 3c per
  *   process on the node, c/n per lane over the network.
@@ -16,12 +18,12 @@
 /* E = exclusive scan over the nodes of the node totals (undefined on node 0), computed
  * over all lanes at once. Shared with exscan_lane.c. */
 int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type,
-                        MPI_Op op, const lc_decomp *d)
+                        MPI_Op op, const lc_decomp *d, int vector)
 {
     int n = d->node_size, nr = d->node_rank, err;
     int *counts = malloc(2 * sizeof(int) * (size_t)n);
     if (!counts) return MPI_ERR_NO_MEM;
-    int *displs = counts + n, even = count % n == 0;
+    int *displs = counts + n, even = !vector && count % n == 0;
     lc_split_counts(count, n, counts, displs);
     char *mine = counts[nr] ? LC_CHAR(E) + displs[nr] * lc_extent(type) : LC_CHAR(E);
 
@@ -39,13 +41,13 @@ int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type
 }
 
 int lc_scan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                 const lc_decomp *d)
+                 const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     void *mem, *E = lc_tmp_alloc(count, type, &mem);
     if (!E) return MPI_ERR_NO_MEM;
-    int err = lc_lane_node_prefix(input, E, count, type, op, d);
+    int err = lc_lane_node_prefix(input, E, count, type, op, d, vector);
     if (err == MPI_SUCCESS) err = PMPI_Scan(sbuf, rbuf, count, type, op, d->nodecomm);
     if (err == MPI_SUCCESS && d->node_index > 0)
         err = PMPI_Reduce_local(E, rbuf, count, type, op);
@@ -53,13 +55,25 @@ int lc_scan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI
     return err;
 }
 
-int LC_Scan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm)
+static int scan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, lc_variant v)
 {
     lc_call call = { LC_SCAN, comm, op, -1,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
+    const lc_decomp *d = lc_prepare(&call, v, &why);
     if (!d) return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_scan_lane(sendbuf, recvbuf, count, datatype, op, d);
+    return lc_scan_lane(sendbuf, recvbuf, count, datatype, op, d, v == LC_LANE_V);
+}
+
+int LC_Scan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm)
+{
+    return scan_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE);
+}
+
+int LC_Scan_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm)
+{
+    return scan_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE_V);
 }
