@@ -96,6 +96,11 @@ def test_coll_validates_and_records_every_algorithm(builds, flavor):
     assert {(c, "lane", n) for c in colls for n in counts} <= seen
     assert {(c, "hier", n) for c in colls if c != "alltoall" for n in counts} <= seen
     assert ("alltoall", "hier", 4) not in seen
+    # lane_v (vector node collectives) where lane has the regular/vector choice; 4 and 400
+    # are divisible by ppn 2, so lane took the regular path and lane_v the vector one
+    with_v = {"bcast", "reduce", "allreduce", "scan", "exscan"}
+    assert {(c, "lane_v", n) for c in with_v for n in counts} <= seen
+    assert {c for c, a, _ in seen if a == "lane_v"} == with_v
 
 
 @pytest.mark.mpi

@@ -157,9 +157,11 @@ def lanecoll_accepts(build: Path, path: Path) -> tuple[bool, str]:
 def test_file_accepted_by_lanecoll(build, tmp_path):
     samples = (sweep({1: {"lane": 1.5}, 100: {"lane": 1.0}, 10000: {"lane": 1.5},
                       100000: {"lane": 1.5}}, nodes=2, ppn=1)
-               + sweep({1: {"hier": 1.6}, 10: {"hier": 1.6}}, coll="bcast", nodes=2, ppn=1))
+               + sweep({1: {"hier": 1.6}, 10: {"hier": 1.6}}, coll="bcast", nodes=2, ppn=1)
+               + sweep({1: {"lane": 1.2, "lane_v": 1.5}}, coll="reduce", nodes=2, ppn=1))
     table = tune.make_tuning(samples)              # ranges up to 2^63-1, the contract's top
     tune.check_table(table)
+    assert rules_of(table, "reduce") == [(0, tune.TOP_BYTES, "lane_v")]
     ok, out = lanecoll_accepts(build, tune.write_tuning(tmp_path / "t.json", table))
     assert ok, out
     # and lanecoll refuses a broken table (so the check above means something)

@@ -3,7 +3,7 @@
  * sections 3 and 4), as performance-guideline measurements.
  *
  * For each selected collective, count and algorithm (native MPI_<Coll>, LC_<Coll>_lane,
- * LC_<Coll>_hier) the methodology of the paper and ReproMPI (DESIGN 3):
+ * LC_<Coll>_hier, LC_<Coll>_lane_v where it exists) the methodology of the paper and ReproMPI (DESIGN 3):
  *   - one untimed probe call (the first lanecoll call on a communicator builds and caches
  *     its node/lane decomposition) tells whether lanecoll ran the algorithm or fell back
  *     to native because a restriction failed; a fallback is reported in a summary record
@@ -13,7 +13,7 @@
  *     times its own call and one MPI_Reduce(MAX) after the loop gives rank 0 the maximum
  *     per repetition; all repetitions are written (raw values, nothing averaged).
  * Validation (--validate, on by default): before timing a (collective, count), an untimed
- * pass runs native, then lane and hier on the same input and compares every defined
+ * pass runs native, then every selected lanecoll algorithm on the same input and compares every defined
  * receive element bit for bit (MPI_INT, MPI_SUM; the root's buffer for gather/reduce, not
  * rank 0's for exscan). A mismatch is an error record naming collective, algorithm,
  * count, ranks and first offset; the wrong algorithm is then not timed.
@@ -64,8 +64,9 @@ static const hs_option options[] = {
     {"collectives", HS_OPT_STR, &o_colls,
      "bcast,gather,scatter,allgather,alltoall,reduce,allreduce,reduce_scatter_block,scan,exscan",
      "comma-separated collectives"},
-    {"algorithms", HS_OPT_STR, &o_algs, "native,lane,hier",
-     "comma-separated: native (PMPI_<Coll>), lane, hier (lanecoll LC_<Coll>_lane/_hier), "
+    {"algorithms", HS_OPT_STR, &o_algs, "native,lane,hier,lane_v",
+     "comma-separated: native (PMPI_<Coll>), lane, hier, lane_v (lanecoll "
+     "LC_<Coll>_lane/_hier/_lane_v; lane_v only for bcast, reduce, allreduce, scan, exscan), "
      "tuned (MPI_<Coll>: the choice of an interposition library such as liblanecoll_pmpi.so)"},
     {"counts", HS_OPT_STR, &o_counts, "auto",
      "auto, a list (64,1p,10p: p suffix = times ranks) or a sweep FROM:TO[:FACTOR] "
@@ -83,7 +84,7 @@ static const hs_option options[] = {
     {0}};
 
 static int sel_coll[NCOLL], sel_alg[NALG];
-enum { SKIP_NONE, SKIP_WRONG, SKIP_NOHIER }; /* why an algorithm is not timed */
+enum { SKIP_NONE, SKIP_WRONG, SKIP_MISSING }; /* why an algorithm is not timed */
 
 static int check(int quiet)
 {
@@ -112,7 +113,7 @@ static int check(int quiet)
                 sel_alg[a] = found = 1;
         if (!found) {
             snprintf(bad, sizeof bad, "unknown algorithm '%.*s'", (int)(len < 40 ? len : 40), s);
-            why = "--algorithms: choose from native, lane, hier, tuned";
+            why = "--algorithms: choose from native, lane, hier, lane_v, tuned";
         }
         s += len + (s[len] == ',');
     }
@@ -296,7 +297,7 @@ static int probe(int c, int a, int64_t count)
         return 0;
     }
     TRY(rc);
-    if ((a == A_LANE || a == A_HIER) && fell_back(reason, sizeof reason)) {
+    if (a != A_NATIVE && a != A_TUNED && fell_back(reason, sizeof reason)) {
         not_timed(c, a, count, "fallback", reason);
         return 0;
     }
@@ -531,15 +532,18 @@ int main(int argc, char **argv)
         if (!sel_coll[c]) continue;
         for (int i = 0; i < lists[c].n && !write_failed; i++) {
             int64_t count = lists[c].counts[i];
-            int skip[NALG] = {SKIP_NONE, SKIP_NONE, colls[c].has_hier ? SKIP_NONE : SKIP_NOHIER,
-                              SKIP_NONE};
+            int skip[NALG] = {SKIP_NONE};
+            if (!colls[c].has_hier) skip[A_HIER] = SKIP_MISSING;
+            if (!colls[c].has_lane_v) skip[A_LANE_V] = SKIP_MISSING;
             if (o_validate) failed |= validate(c, count, skip);
             int algs[NALG], na = 0;
             for (int a = 0; a < NALG; a++) {
                 if (!sel_alg[a] || skip[a] == SKIP_WRONG) continue; /* error record written */
-                if (skip[a] == SKIP_NOHIER)
+                if (skip[a] == SKIP_MISSING && a == A_HIER)
                     not_timed(c, a, count, "unavailable",
                               "no hierarchical alltoall (paper, section 3.6)");
+                else if (skip[a] == SKIP_MISSING)
+                    continue; /* lane has no regular/vector choice here: lane_v is lane */
                 else if (probe(c, a, count))
                     algs[na++] = a;
             }

@@ -1,6 +1,6 @@
 /* coll_catalog.h - the ten regular collectives of the multi-lane paper, their buffer needs,
- * and one call per (collective, algorithm): native MPI_<Coll>, lanecoll's LC_<Coll>_lane
- * and LC_<Coll>_hier.
+ * and one call per (collective, algorithm): native MPI_<Coll>, lanecoll's LC_<Coll>_lane,
+ * LC_<Coll>_hier and LC_<Coll>_lane_v.
  *
  * Conventions (what the benchmark's "count" means, so tables compare like with like):
  *   total collectives  bcast reduce allreduce scan exscan: count = the MPI count, every
@@ -10,9 +10,10 @@
  *                      the same "bytes" lanecoll's tuning table uses.
  * Data type MPI_INT, reductions MPI_SUM (predefined, so commutative: every lanecoll
  * restriction about operators holds), root 0.
- * Alltoall has no hierarchical version (paper, section 3.6); lanecoll exposes no
- * "irregular node collectives" variant of the lane algorithms, so only lane and hier
- * are measured next to native.
+ * Alltoall has no hierarchical version (paper, section 3.6). lane_v, the lane algorithm
+ * with the vector node collectives even where n divides count (the paper's "irregular
+ * nodecomm collectives"), exists where lane has that choice: bcast, reduce, allreduce,
+ * scan, exscan.
  */
 #ifndef HS_COLL_CATALOG_H
 #define HS_COLL_CATALOG_H
@@ -24,24 +25,25 @@
 
 enum { C_BCAST, C_GATHER, C_SCATTER, C_ALLGATHER, C_ALLTOALL, C_REDUCE, C_ALLREDUCE,
        C_REDUCE_SCATTER_BLOCK, C_SCAN, C_EXSCAN, NCOLL };
-enum { A_NATIVE, A_LANE, A_HIER, A_TUNED, NALG };
+enum { A_NATIVE, A_LANE, A_HIER, A_LANE_V, A_TUNED, NALG };
 #define HS_UNAVAILABLE (-12345) /* coll_call: this build has no such algorithm */
 
 static const struct {
     const char *name;
     int block;    /* count is a per-process block */
     int has_hier;
+    int has_lane_v;
     int root_only; /* only the root's receive buffer is defined (gather, reduce) */
 } colls[NCOLL] = {
-    {"bcast", 0, 1, 0},      {"gather", 1, 1, 1},    {"scatter", 1, 1, 0},
-    {"allgather", 1, 1, 0},  {"alltoall", 1, 0, 0},  {"reduce", 0, 1, 1},
-    {"allreduce", 0, 1, 0},  {"reduce_scatter_block", 1, 1, 0},
-    {"scan", 0, 1, 0},       {"exscan", 0, 1, 0},
+    {"bcast", 0, 1, 1, 0},     {"gather", 1, 1, 0, 1},    {"scatter", 1, 1, 0, 0},
+    {"allgather", 1, 1, 0, 0}, {"alltoall", 1, 0, 0, 0},  {"reduce", 0, 1, 1, 1},
+    {"allreduce", 0, 1, 1, 0}, {"reduce_scatter_block", 1, 1, 0, 0},
+    {"scan", 0, 1, 1, 0},      {"exscan", 0, 1, 1, 0},
 };
 /* native calls PMPI_<Coll>: the library's own collective even when an interposition
  * library (liblanecoll_pmpi.so, a profiler) replaces MPI_<Coll>; tuned calls MPI_<Coll>,
  * which is whatever the interposition chose (without one it is native again). */
-static const char *alg_names[NALG] = {"native", "lane", "hier", "tuned"};
+static const char *alg_names[NALG] = {"native", "lane", "hier", "lane_v", "tuned"};
 
 /* Elements each process needs in its send and receive buffer for `count` on p ranks
  * (the largest role: e.g. the root's p*count receive buffer of gather). Bcast works in
@@ -119,6 +121,15 @@ static inline int coll_call(int c, int a, int *s, int *r, int n, MPI_Comm comm)
         case C_REDUCE_SCATTER_BLOCK: return LC_Reduce_scatter_block_hier(s, r, n, T, OP, comm);
         case C_SCAN: return LC_Scan_hier(s, r, n, T, OP, comm);
         case C_EXSCAN: return LC_Exscan_hier(s, r, n, T, OP, comm);
+        }
+    }
+    if (a == A_LANE_V) {
+        switch (c) {
+        case C_BCAST: return LC_Bcast_lane_v(r, n, T, root, comm);
+        case C_REDUCE: return LC_Reduce_lane_v(s, r, n, T, OP, root, comm);
+        case C_ALLREDUCE: return LC_Allreduce_lane_v(s, r, n, T, OP, comm);
+        case C_SCAN: return LC_Scan_lane_v(s, r, n, T, OP, comm);
+        case C_EXSCAN: return LC_Exscan_lane_v(s, r, n, T, OP, comm);
         }
     }
 #else

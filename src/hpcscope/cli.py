@@ -273,7 +273,8 @@ def coll_options(fn):
               help="Comma list of bcast, gather, scatter, allgather, alltoall, reduce, "
                    "allreduce, reduce_scatter_block, scan, exscan (default all).")
 @click.option("--algorithms", default=None,
-              help="Comma list of native, lane, hier, tuned (default native,lane,hier).")
+              help="Comma list of native, lane, hier, lane_v, tuned (default native,lane,hier,lane_v; "
+                   "lane_v: lane with vector node collectives, where it exists).")
 @click.option("--counts", default=None,
               help="Comma list of counts (MPI_INT elements) or multiples of p, e.g. 1p,10p,100p.")
 @coll_options

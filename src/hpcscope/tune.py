@@ -41,7 +41,7 @@ from hpcscope.analysis.verdicts import ALPHA, THRESHOLD, best_algorithm, coll_ta
 
 SCHEMA = "lanecoll.tuning/1"
 TOP_BYTES = 2**63 - 1
-CHOOSABLE = ("lane", "hier")
+CHOOSABLE = ("lane", "hier", "lane_v")
 KEEP_SPEEDUP = 1.5
 
 

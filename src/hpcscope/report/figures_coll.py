@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 from hpcscope.report import observations as obs  # noqa: E402
 
-ALGOS = ("native", "lane", "hier")
+ALGOS = ("native", "lane", "hier", "lane_v")
 
 
 def _config(s: dict) -> tuple:
@@ -81,13 +81,13 @@ def time_figures(samples: list[dict]) -> list[tuple[str, Any]]:
     out = []
     for coll, lines in sorted(data.items()):
         fig, ax = plt.subplots(figsize=(7.5, 4.0), dpi=100)
-        styles = {"native": "-", "lane": "--", "hier": ":"}
+        styles = {"native": "-", "lane": "--", "hier": ":", "lane_v": "-."}
         configs = sorted({(n, q) for _, n, q in lines}, key=str)
         for (algo, nodes, ppn), points in sorted(lines.items(), key=str):
             x = np.array(sorted(points))
             y = np.array([np.median(points[v]) for v in x])
             colour = f"C{configs.index((nodes, ppn)) % 10}"
-            ax.plot(np.maximum(x, 1), y, styles.get(algo, "-."), color=colour, marker="o",
+            ax.plot(np.maximum(x, 1), y, styles.get(algo, "-"), color=colour, marker="o",
                     markersize=3, label=f"{algo} {nodes}x{ppn}")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")

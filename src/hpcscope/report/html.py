@@ -296,8 +296,8 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
     if not coll:
         return None
     sec = Section(f"run{w.run_id}-coll", "Collectives",
-                  "Native MPI collectives against full-lane (lane) and hierarchical (hier) "
-                  "mock-ups built from the library's own collectives. Guideline (Traeff & "
+                  "Native MPI collectives against full-lane (lane; lane_v with vector node "
+                  "collectives) and hierarchical (hier) mock-ups built from the library's own collectives. Guideline (Traeff & "
                   "Hunold): the native collective should be no slower than a mock-up of "
                   "itself; a mock-up significantly faster (Mann-Whitney p < 0.05 and at "
                   "least 5%) is a violation, highlighted in red.")

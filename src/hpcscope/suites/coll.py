@@ -9,8 +9,10 @@ travels through shared memory, so "lanes" are not physical network lanes.
 
 plan opts (all optional):
     collectives   list[str] | None   default all ten; unknown names -> ValueError
-    algorithms    list[str] | None   default native, lane, hier (tuned: MPI_<Coll>, only
-                                     meaningful under liblanecoll_pmpi.so)
+    algorithms    list[str] | None   default native, lane, hier, lane_v (lane_v: lane with
+                                     the vector node collectives, bcast/reduce/allreduce/
+                                     scan/exscan only; tuned: MPI_<Coll>, only meaningful
+                                     under liblanecoll_pmpi.so)
     interleave    bool               algorithms in turn within each repetition
     counts        list[int|str]|None  MPI counts; "10p" = 10 x ranks; None: the program's
                                      sweep (quick: 1p..1000p)
@@ -34,7 +36,7 @@ from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 COLLECTIVES = ("bcast", "gather", "scatter", "allgather", "alltoall", "reduce", "allreduce",
                "reduce_scatter_block", "scan", "exscan")
-ALGORITHMS = ("native", "lane", "hier")
+ALGORITHMS = ("native", "lane", "hier", "lane_v")
 VALID_ALGORITHMS = ALGORITHMS + ("tuned",)  # tuned: MPI_<Coll> under an interposition
 DEFAULT_REPS, QUICK_REPS = 100, 20
 DEFAULT_WARMUP, QUICK_WARMUP = 5, 2
