@@ -169,6 +169,21 @@ def test_compare_ignores_one_timer_tick() -> None:
     assert compare(a, [v + 0.02 for v in a], threshold=0.01, resolution=0.01).verdict == "slower"
 
 
+def test_compare_bimodal_mix_is_not_a_shift() -> None:
+    # Two modes, 13 and 14.4 us; b has 8 % more samples in the slow mode. The medians
+    # land in different modes (9 % apart) and Mann-Whitney notices the mix, but b is not
+    # shifted against a: the Hodges-Lehmann shift is 0 and the verdict is "same".
+    rng = np.random.default_rng(3)
+    def mix(slow_fraction):
+        slow = rng.random(2000) < slow_fraction
+        return np.where(slow, 14.4, 13.0) + rng.normal(0, 0.05, 2000)
+    a, b = mix(0.46), mix(0.54)
+    c = compare(a, b)
+    assert c.ratio > 1.05 and c.p_value < 0.05
+    assert abs(c.shift) < 0.1 and c.verdict == "same"
+    assert compare(a, a + 1.0).verdict == "slower"      # a real shift still counts
+
+
 def test_compare_many_samples() -> None:
     # C(4000, 2000) has ~1200 digits: the smallest-p bound must not go through a float.
     rng = np.random.default_rng(7)

@@ -466,7 +466,8 @@ def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple
                   "sizes per segment; flat region: sizes within 10% of the smallest latency; "
                   "dip: a bandwidth more than 8% (and more than its CI) below the geometric "
                   "mean of its neighbours; ratios between placements at 8 B and at the largest "
-                  "size; comparisons: Mann-Whitney U, p < 0.05 and more than 5% difference."))
+                  "size; comparisons: Mann-Whitney U, p < 0.05 and a Hodges-Lehmann shift of "
+                  "more than 5%."))
     return items
 
 
