@@ -2,8 +2,9 @@
  * LD_PRELOAD or linked before -lmpi). Each wrapper MPI_X first tests whether the
  * settings make X always native (LC_NATIVE_ONLY, select.h) and then tail-calls PMPI_X:
  * one load and a branch, a few ns. Otherwise the out-of-line full path (full_x, kept
- * separate so the fast path has no frame to set up) states what MPI would reject, the
- * message size that the tuning table speaks of, and hands over to lc_dispatch
+ * separate so the fast path has no frame to set up) computes the message size that the
+ * tuning table speaks of, asks lc_route_for_bytes whether that settles native, states
+ * what MPI would reject and hands over to lc_dispatch
  * (select.c); the algorithms use PMPI_ only, so nothing is intercepted twice.
  * MPI_Init and MPI_Init_thread are intercepted to validate all settings at
  * initialization (MPI_Abort there on an invalid setting or tuning file). */
@@ -41,12 +42,13 @@ static __attribute__((noinline)) int
 full_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     long long bytes = nbytes(count, datatype);
-    if (lc_native_for_bytes(LC_BCAST, bytes))
+    lc_route route = lc_route_for_bytes(LC_BCAST, bytes);
+    if (route == LC_ROUTE_NATIVE)
         return PMPI_Bcast(buffer, count, datatype, root, comm);
     lc_call call = { LC_BCAST, comm, MPI_OP_NULL, root,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_rooted(comm, root) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d)) {
     case LC_LANE: return lc_bcast_lane(buffer, count, datatype, root, d, 0);
     case LC_LANE_V: return lc_bcast_lane(buffer, count, datatype, root, d, 1);
     case LC_HIER: return lc_bcast_hier(buffer, count, datatype, root, d);
@@ -67,13 +69,14 @@ full_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *rec
 {
     long long bytes = rank_of(comm) == root ? nbytes(recvcount, recvtype)
                                             : nbytes(sendcount, sendtype);
-    if (lc_native_for_bytes(LC_GATHER, bytes))
+    lc_route route = lc_route_for_bytes(LC_GATHER, bytes);
+    if (route == LC_ROUTE_NATIVE)
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     lc_call call = { LC_GATHER, comm, MPI_OP_NULL, root,
                      lc_args_ok_rooted_pair(comm, root, sendcount, sendtype, recvcount,
                                             recvtype, sendbuf == MPI_IN_PLACE) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d)) {
     case LC_LANE: return lc_gather_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                         recvtype, root, d);
     case LC_HIER: return lc_gather_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -97,13 +100,14 @@ full_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *re
 {
     long long bytes = rank_of(comm) == root ? nbytes(sendcount, sendtype)
                                             : nbytes(recvcount, recvtype);
-    if (lc_native_for_bytes(LC_SCATTER, bytes))
+    lc_route route = lc_route_for_bytes(LC_SCATTER, bytes);
+    if (route == LC_ROUTE_NATIVE)
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     lc_call call = { LC_SCATTER, comm, MPI_OP_NULL, root,
                      lc_args_ok_rooted_pair(comm, root, recvcount, recvtype, sendcount,
                                             sendtype, recvbuf == MPI_IN_PLACE) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d)) {
     case LC_LANE: return lc_scatter_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                          recvtype, root, d);
     case LC_HIER: return lc_scatter_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -126,13 +130,14 @@ full_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
                int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     long long bytes = nbytes(recvcount, recvtype);
-    if (lc_native_for_bytes(LC_ALLGATHER, bytes))
+    lc_route route = lc_route_for_bytes(LC_ALLGATHER, bytes);
+    if (route == LC_ROUTE_NATIVE)
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     lc_call call = { LC_ALLGATHER, comm, MPI_OP_NULL, -1,
                      lc_args_ok_count(comm, recvcount, recvtype) &&
                      (sendbuf == MPI_IN_PLACE || lc_args_ok_count(comm, sendcount, sendtype)) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d)) {
     case LC_LANE: return lc_allgather_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                            recvtype, d);
     case LC_HIER: return lc_allgather_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -155,13 +160,14 @@ full_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *r
               int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     long long bytes = nbytes(recvcount, recvtype);
-    if (lc_native_for_bytes(LC_ALLTOALL, bytes))
+    lc_route route = lc_route_for_bytes(LC_ALLTOALL, bytes);
+    if (route == LC_ROUTE_NATIVE)
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     lc_call call = { LC_ALLTOALL, comm, MPI_OP_NULL, -1,
                      lc_args_ok_count(comm, recvcount, recvtype) &&
                      (sendbuf == MPI_IN_PLACE || lc_args_ok_count(comm, sendcount, sendtype)) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d)) {
     case LC_LANE: return lc_alltoall_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                           recvtype, d);
     default: return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -182,13 +188,14 @@ full_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype
             MPI_Op op, int root, MPI_Comm comm)
 {
     long long bytes = nbytes(count, datatype);
-    if (lc_native_for_bytes(LC_REDUCE, bytes))
+    lc_route route = lc_route_for_bytes(LC_REDUCE, bytes);
+    if (route == LC_ROUTE_NATIVE)
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     lc_call call = { LC_REDUCE, comm, op, root,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) &&
                      lc_args_ok_rooted(comm, root) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d)) {
     case LC_LANE: return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d, 0);
     case LC_LANE_V: return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d, 1);
     case LC_HIER: return lc_reduce_hier(sendbuf, recvbuf, count, datatype, op, root, d);
@@ -209,12 +216,13 @@ full_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                MPI_Op op, MPI_Comm comm)
 {
     long long bytes = nbytes(count, datatype);
-    if (lc_native_for_bytes(LC_ALLREDUCE, bytes))
+    lc_route route = lc_route_for_bytes(LC_ALLREDUCE, bytes);
+    if (route == LC_ROUTE_NATIVE)
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     lc_call call = { LC_ALLREDUCE, comm, op, -1,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d)) {
     case LC_LANE: return lc_allreduce_lane(sendbuf, recvbuf, count, datatype, op, d, 0);
     case LC_LANE_V: return lc_allreduce_lane(sendbuf, recvbuf, count, datatype, op, d, 1);
     case LC_HIER: return lc_allreduce_hier(sendbuf, recvbuf, count, datatype, op, d);
@@ -235,12 +243,13 @@ full_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     long long bytes = nbytes(recvcount, datatype);
-    if (lc_native_for_bytes(LC_REDUCE_SCATTER_BLOCK, bytes))
+    lc_route route = lc_route_for_bytes(LC_REDUCE_SCATTER_BLOCK, bytes);
+    if (route == LC_ROUTE_NATIVE)
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     lc_call call = { LC_REDUCE_SCATTER_BLOCK, comm, op, -1,
                      lc_args_ok_count(comm, recvcount, datatype) && lc_args_ok_op(op) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d)) {
     case LC_LANE:
         return lc_reduce_scatter_block_lane(sendbuf, recvbuf, recvcount, datatype, op, d);
     case LC_HIER:
@@ -263,12 +272,13 @@ full_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, 
           MPI_Comm comm)
 {
     long long bytes = nbytes(count, datatype);
-    if (lc_native_for_bytes(LC_SCAN, bytes))
+    lc_route route = lc_route_for_bytes(LC_SCAN, bytes);
+    if (route == LC_ROUTE_NATIVE)
         return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
     lc_call call = { LC_SCAN, comm, op, -1,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d)) {
     case LC_LANE: return lc_scan_lane(sendbuf, recvbuf, count, datatype, op, d, 0);
     case LC_LANE_V: return lc_scan_lane(sendbuf, recvbuf, count, datatype, op, d, 1);
     case LC_HIER: return lc_scan_hier(sendbuf, recvbuf, count, datatype, op, d);
@@ -289,12 +299,13 @@ full_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype
             MPI_Op op, MPI_Comm comm)
 {
     long long bytes = nbytes(count, datatype);
-    if (lc_native_for_bytes(LC_EXSCAN, bytes))
+    lc_route route = lc_route_for_bytes(LC_EXSCAN, bytes);
+    if (route == LC_ROUTE_NATIVE)
         return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
     lc_call call = { LC_EXSCAN, comm, op, -1,
                      lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
     const lc_decomp *d;
-    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, &d)) {
+    switch (lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d)) {
     case LC_LANE: return lc_exscan_lane(sendbuf, recvbuf, count, datatype, op, d, 0);
     case LC_LANE_V: return lc_exscan_lane(sendbuf, recvbuf, count, datatype, op, d, 1);
     case LC_HIER: return lc_exscan_hier(sendbuf, recvbuf, count, datatype, op, d);

@@ -183,13 +183,15 @@ static void log_reason(lc_coll c, const lc_rule *rule, lc_variant chosen,
                  lc_variant_name(chosen), fallback);
 }
 
-int lc_native_for_bytes(lc_coll c, long long bytes)
+lc_route lc_route_for_bytes(lc_coll c, long long bytes)
 {
     if (!__atomic_load_n(&settings_ready, __ATOMIC_ACQUIRE) || lc_log_enabled() ||
         __atomic_load_n(&reasons_recorded, __ATOMIC_RELAXED))
-        return 0;
+        return LC_ROUTE_FULL;
     int f = settings.forced[c];
-    return f == LC_NATIVE || (f < 0 && !lc_tuning_may_pick(&settings.tuning, c, bytes));
+    if (f == LC_NATIVE) return LC_ROUTE_NATIVE;
+    if (f >= 0) return LC_ROUTE_FULL;
+    return lc_tuning_may_pick(&settings.tuning, c, bytes) ? LC_ROUTE_RULES : LC_ROUTE_NATIVE;
 }
 
 /* "Allreduce" from "allreduce", for messages that name the MPI function. */
@@ -221,19 +223,22 @@ static void on_fallback(const lc_call *call, lc_variant v, const char *reason)
                 mpi_name(call->coll, name, sizeof name), lc_variant_name(v), reason);
 }
 
-/* The full path (the wrappers' shortcuts have declined: the choice may be lane/hier,
- * or there is a log to write or a fallback reason to clear). Per call without a log:
- * the argument checks, one attribute lookup (the comm state, which caches the
- * decomposition: ~40 ns on Open MPI 4.1, ~8 ns on MPICH 4.0 here), a scan of this
- * collective's tuning rules, and for lane/hier the restriction check; no strings. */
-lc_variant lc_dispatch(const lc_call *call, long long bytes, const lc_decomp **d)
+/* The path after the wrappers' shortcuts (the choice may be lane/hier, or there is a
+ * log to write or a fallback reason to clear). Per call without a log: the argument
+ * checks, one attribute lookup (the comm state, which caches the decomposition: ~40 ns
+ * on Open MPI 4.1, ~8 ns on MPICH 4.0 here), one scan of this collective's tuning
+ * rules, and for lane/hier the restriction check; no strings. LC_ROUTE_RULES skips what
+ * lc_route_for_bytes has settled (settings read, no log, a rule covers bytes). */
+lc_variant lc_dispatch(const lc_call *call, long long bytes, lc_route route,
+                       const lc_decomp **d)
 {
     const char *reason = NULL;
     char why[512];
     int err;
-    lc_select_init(0);
+    int full = route != LC_ROUTE_RULES;
+    if (full) lc_select_init(0);
     *d = NULL;
-    int logging = lc_log_enabled();
+    int logging = full && lc_log_enabled();
     /* args_ok is 0 for MPI_COMM_NULL and intercommunicators too: every wrapper's check
      * includes lc_args_ok_count, which tests both. */
     if (!call->args_ok) {
@@ -247,8 +252,8 @@ lc_variant lc_dispatch(const lc_call *call, long long bytes, const lc_decomp **d
     /* Built (collectively, on first use) only when a rule may pick lane/hier for these
      * bytes or the log wants nodes/ppn: conditions every process evaluates alike, unlike
      * reasons_recorded, which may hold on some processes only. */
-    if (s && (logging || (settings.forced[c] < 0 &&
-                          lc_tuning_may_pick(&settings.tuning, c, bytes))))
+    if (s && (logging || !full ||
+              (settings.forced[c] < 0 && lc_tuning_may_pick(&settings.tuning, c, bytes))))
         known = lc_decomposition_state(call->comm, s, &err);
     const lc_rule *rule;
     lc_variant v = choose(c, bytes, known, &rule), chosen = v;

@@ -13,18 +13,26 @@
  * processes call this together from MPI_Init) and calls MPI_Abort(MPI_COMM_WORLD, 2). */
 void lc_select_init(int collective_abort);
 
-/* The variant to run for `call` (bytes as defined for the tuning file). Returns
- * LC_NATIVE, or LC_LANE/LC_HIER with *d set. Applies the fallback policy and writes
- * the log line. */
-lc_variant lc_dispatch(const lc_call *call, long long bytes, const lc_decomp **d);
+/* What the settings alone say about a call of collective c moving `bytes` (as defined
+ * for the tuning file), before anything of the communicator is looked at:
+ *   LC_ROUTE_NATIVE  native whatever the communicator: no log, no fallback reason
+ *                    recorded yet, not forced to lane/hier, no lane/hier rule of c
+ *                    covers `bytes`. The wrapper calls PMPI_ at once: no argument
+ *                    checks, no decomposition (an attribute lookup).
+ *   LC_ROUTE_RULES   the same except that a lane/hier rule covers `bytes`: lc_dispatch
+ *                    needs only the rule lookup for this communicator's nodes and ppn.
+ *   LC_ROUTE_FULL    anything else (settings not read yet, log, recorded fallback
+ *                    reason, forced variant): lc_dispatch does everything.
+ * Same answer on every process (bytes agree by MPI's type-signature rules, settings are
+ * shared), so the collective decomposition build is skipped or done by all together. */
+typedef enum { LC_ROUTE_NATIVE, LC_ROUTE_RULES, LC_ROUTE_FULL } lc_route;
+lc_route lc_route_for_bytes(lc_coll c, long long bytes);
 
-/* Second shortcut, after the byte count is known: 1 when the settings make this call
- * native whatever the communicator (no log, no fallback reason recorded yet, not forced
- * to lane/hier, no lane/hier rule of c covers `bytes`), so neither the argument checks
- * nor the decomposition (an attribute lookup) are needed. Same answer on every process
- * (bytes agree by MPI's type-signature rules), so the collective decomposition build
- * is skipped by all of them together. */
-int lc_native_for_bytes(lc_coll c, long long bytes);
+/* The variant to run for `call` (bytes as defined for the tuning file; route from
+ * lc_route_for_bytes, not LC_ROUTE_NATIVE). Returns LC_NATIVE, or LC_LANE/LC_HIER/
+ * LC_LANE_V with *d set. Applies the fallback policy and writes the log line. */
+lc_variant lc_dispatch(const lc_call *call, long long bytes, lc_route route,
+                       const lc_decomp **d);
 
 /* Fast path of every wrapper: 1 when the settings alone make this collective native
  * (no LANECOLL_<COLL>/LANECOLL_ALL other than native, no tuning rule for it that picks
@@ -32,7 +40,7 @@ int lc_native_for_bytes(lc_coll c, long long bytes);
  * PMPI_ at once: one load and one branch, no argument checks (MPI does its own), no
  * attribute lookup. 0 before the settings are read and after any fallback reason was
  * recorded (LC_Fallback_reason must then be cleared by a native call as before), so
- * those calls take lc_dispatch.  */
+ * those calls take lc_dispatch. */
 extern int lc_native_only[LC_NCOLL];
 #define LC_NATIVE_ONLY(c) __builtin_expect(__atomic_load_n(&lc_native_only[(c)], __ATOMIC_RELAXED), 1)
 
