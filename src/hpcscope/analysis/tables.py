@@ -11,6 +11,8 @@ import io
 from pathlib import Path
 from typing import Any, Sequence
 
+from hpcscope.analysis.verdicts import alg_key
+
 Column = tuple[str, str]   # (row key, title)
 
 LANES_COLUMNS: list[Column] = [
@@ -21,11 +23,7 @@ LANES_COLUMNS: list[Column] = [
 
 def coll_columns(rows: Sequence[dict], *, with_mpi: bool = True) -> list[Column]:
     """N, n, p, count, then per algorithm avg and min, per mock-up speed-up and verdict."""
-    algs: list[str] = []
-    for row in rows:
-        for alg in row.get("algorithms", []):
-            if alg not in algs:
-                algs.append(alg)
+    algs = sorted({alg for row in rows for alg in row.get("algorithms", [])}, key=alg_key)
     cols: list[Column] = ([("mpi", "MPI")] if with_mpi else []) + [
         ("collective", "collective"), ("N", "N"), ("n", "n"), ("p", "p"), ("count", "count")]
     for alg in algs:

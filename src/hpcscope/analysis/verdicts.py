@@ -37,7 +37,7 @@ ALG_ORDER = ("native", "lane", "lane_v", "hier")   # the paper's table order
 LANE_BENCHMARKS = {"lane_pattern": "lane pattern", "multi_coll": "multi-collective"}
 
 
-def _alg_key(name: str) -> tuple[int, str]:
+def alg_key(name: str) -> tuple[int, str]:
     return (ALG_ORDER.index(name), name) if name in ALG_ORDER else (len(ALG_ORDER), name)
 
 
@@ -83,7 +83,7 @@ def coll_table(samples: Iterable[dict], *, threshold: float = THRESHOLD,
         mpi, coll, nodes, ppn, p, count, nbytes, regular = key
         row: dict[str, Any] = {"mpi": mpi, "collective": coll, "N": nodes, "n": ppn, "p": p,
                                "count": count, "bytes": nbytes, "regular": regular}
-        algs = sorted(by_alg, key=_alg_key)
+        algs = sorted(by_alg, key=alg_key)
         row["algorithms"] = algs
         for alg in algs:
             vals = np.asarray(by_alg[alg])
