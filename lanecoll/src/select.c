@@ -7,6 +7,7 @@
  * all processes of comm, so all of them run the same algorithm. Settings are read once
  * and are read-only afterwards (thread safe). */
 #include <ctype.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,18 @@ static int warned[LC_NCOLL];
  * full path, which synchronises through pthread_once. */
 int lc_native_only[LC_NCOLL];
 
+/* The bytes a lane/hier tuning rule of each collective may cover (the hull of those
+ * rules); everything when the settings are not read yet, something is forced, a log is
+ * written or a fallback reason was recorded. Written like lc_native_only. */
+long long lc_pick_lo[LC_NCOLL] = { [0 ... LC_NCOLL - 1] = LLONG_MIN };
+long long lc_pick_hi[LC_NCOLL] = { [0 ... LC_NCOLL - 1] = LLONG_MAX };
+
+static void pick_everything(int c)
+{
+    __atomic_store_n(&lc_pick_lo[c], LLONG_MIN, __ATOMIC_RELAXED);
+    __atomic_store_n(&lc_pick_hi[c], LLONG_MAX, __ATOMIC_RELAXED);
+}
+
 /* Set once a fallback reason was recorded anywhere; native choices must then clear the
  * communicator's reason, which needs its state (an attribute lookup). */
 static int reasons_recorded;
@@ -49,9 +62,12 @@ void lc_native_only_revoke(void)
 {
     if (!__atomic_load_n(&reasons_recorded, __ATOMIC_RELAXED))
         __atomic_store_n(&reasons_recorded, 1, __ATOMIC_RELAXED);
-    for (int c = 0; c < LC_NCOLL; c++)
+    for (int c = 0; c < LC_NCOLL; c++) {
         if (__atomic_load_n(&lc_native_only[c], __ATOMIC_RELAXED))
             __atomic_store_n(&lc_native_only[c], 0, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&lc_pick_lo[c], __ATOMIC_RELAXED) != LLONG_MIN)
+            pick_everything(c);
+    }
 }
 
 /* The settings alone decide native for collective c: not forced to lane/hier, no
@@ -66,6 +82,13 @@ static void compute_native_only(void)
                      (f == LC_NATIVE ||
                       (f < 0 && !lc_tuning_may_decompose(&settings.tuning, c)));
         __atomic_store_n(&lc_native_only[c], native, __ATOMIC_RELAXED);
+        long long lo, hi;
+        if (lc_log_enabled() || f >= 0 || !lc_tuning_pick_hull(&settings.tuning, c, &lo, &hi)) {
+            pick_everything(c);
+        } else {
+            __atomic_store_n(&lc_pick_lo[c], lo, __ATOMIC_RELAXED);
+            __atomic_store_n(&lc_pick_hi[c], hi, __ATOMIC_RELAXED);
+        }
     }
     __atomic_store_n(&settings_ready, 1, __ATOMIC_RELEASE);
 }

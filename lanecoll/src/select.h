@@ -44,6 +44,14 @@ lc_variant lc_dispatch(const lc_call *call, long long bytes, lc_route route,
 extern int lc_native_only[LC_NCOLL];
 #define LC_NATIVE_ONLY(c) __builtin_expect(__atomic_load_n(&lc_native_only[(c)], __ATOMIC_RELAXED), 1)
 
+/* Second fast path, once the byte count is known: bytes outside [lc_pick_lo[c],
+ * lc_pick_hi[c]] (the hull of c's lane/hier rules) are native, two compares and no
+ * call. The hull is everything whenever lc_route_for_bytes would not say native for
+ * other reasons (settings not read, forced, log, recorded fallback reason). */
+extern long long lc_pick_lo[LC_NCOLL], lc_pick_hi[LC_NCOLL];
+#define LC_NATIVE_BYTES(c, b) ((b) < __atomic_load_n(&lc_pick_lo[(c)], __ATOMIC_RELAXED) || \
+                               (b) > __atomic_load_n(&lc_pick_hi[(c)], __ATOMIC_RELAXED))
+
 #pragma GCC visibility pop
 
 #endif

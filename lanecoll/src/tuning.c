@@ -238,6 +238,20 @@ int lc_tuning_may_pick(const lc_tuning *t, int coll, long long bytes)
     return 0;
 }
 
+int lc_tuning_pick_hull(const lc_tuning *t, int coll, long long *lo, long long *hi)
+{
+    if (!lc_tuning_may_decompose(t, coll)) return 0;
+    const lc_rule *r = t->by_coll + t->start[coll], *end = r + t->count[coll];
+    *lo = LLONG_MAX;
+    *hi = 0;
+    for (; r < end; r++) {
+        if (r->variant == LC_NATIVE) continue;
+        if (r->min_bytes < *lo) *lo = r->min_bytes;
+        if (r->max_bytes > *hi) *hi = r->max_bytes;
+    }
+    return 1;
+}
+
 const lc_rule *lc_tuning_match(const lc_tuning *t, int coll, int nodes, int ppn,
                                long long bytes)
 {

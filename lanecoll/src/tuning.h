@@ -45,6 +45,9 @@ int lc_tuning_may_decompose(const lc_tuning *t, int coll);
  * when 0 the call is native without looking at the communicator. A few compares per
  * lane/hier rule of c. */
 int lc_tuning_may_pick(const lc_tuning *t, int coll, long long bytes);
+/* The smallest min_bytes and largest max_bytes of collective c's lane/hier rules;
+ * returns 0 (and leaves *lo, *hi alone) when it has none. */
+int lc_tuning_pick_hull(const lc_tuning *t, int coll, long long *lo, long long *hi);
 /* First matching rule, NULL if none. */
 const lc_rule *lc_tuning_match(const lc_tuning *t, int coll, int nodes, int ppn,
                                long long bytes);
