@@ -69,6 +69,18 @@ def test_hysteresis_keeps_isolated_large_win():
     tune.check_table(table)
 
 
+def test_hysteresis_keeps_isolated_win_every_launch_agrees():
+    # 1.2x at count 10 only: dropped from one launch, kept when two launches each show it
+    def launch(i, win):
+        out = sweep({1: {"lane": 1.0}, 10: {"lane": win}, 100: {"lane": 1.0}})
+        return [dict(s, launch_id=i) for s in out]
+    agreeing = launch(1, 1.2) + launch(2, 1.2)
+    assert [a for _, _, a in rules_of(tune.make_tuning(agreeing))] == ["native", "lane",
+                                                                      "native"]
+    disagreeing = launch(1, 1.4) + launch(2, 1.02)     # pooled it still wins, 1.2x
+    assert rules_of(tune.make_tuning(disagreeing)) == [(0, tune.TOP_BYTES, "native")]
+
+
 def test_hysteresis_fills_native_gap_unless_slower():
     tie = tune.make_tuning(sweep({1: {"hier": 1.4}, 10: {"hier": 1.0}, 100: {"hier": 1.4}}))
     assert rules_of(tie) == [(0, tune.TOP_BYTES, "hier")]

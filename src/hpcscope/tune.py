@@ -12,7 +12,10 @@ winner:
 Hysteresis, so the table does not flap between neighbouring sizes: a winner that holds
 at a single measured size while its neighbours (both, or the only one at an edge) agree
 on another algorithm is replaced by the neighbours' choice, unless its speed-up over
-native is at least `keep_speedup` (a large win is believed even alone). The reverse case,
+native is at least `keep_speedup` (a large win is believed even alone) or it won by at
+least `threshold` in every one of two or more launches on its own (launches are not
+i.i.d., so agreement between them is what tells a real window from noise; pooled
+p-values cannot). The reverse case,
 native at a single size between two sizes won by the same mock-up, is filled with that
 mock-up only when the mock-up was not significantly slower there.
 
@@ -37,7 +40,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from hpcscope.analysis.verdicts import ALPHA, THRESHOLD, best_algorithm, coll_table
+import numpy as np
+
+from hpcscope.analysis.verdicts import ALPHA, THRESHOLD, best_algorithm, coll_table, mpi_of
 
 SCHEMA = "lanecoll.tuning/1"
 TOP_BYTES = 2**63 - 1
@@ -65,12 +70,37 @@ def winners(rows: Sequence[dict]) -> list[tuple[int, str, float, dict]]:
     return out
 
 
+def launch_agreement(samples: Iterable[dict], threshold: float = THRESHOLD
+                     ) -> set[tuple]:
+    """{(mpi, collective, N, n, count, algorithm)} of the mock-ups whose median beats
+    native's by at least `threshold` in every launch (two or more) of that point."""
+    medians: dict[tuple, dict[Any, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    for s in samples:
+        prm, launch = s.get("params") or {}, s.get("launch_id")
+        if s.get("metric") != "time" or launch is None or "algorithm" not in prm:
+            continue
+        key = (mpi_of(s), prm["collective"],
+               int(prm.get("nodes", 1)), int(prm.get("ppn", 0)), int(prm["count"]))
+        medians[key][launch][prm["algorithm"]] = float(np.median(s["values"]))
+    agreed = set()
+    for key, launches in medians.items():
+        if len(launches) < 2:
+            continue
+        algs = set.intersection(*(set(by_alg) for by_alg in launches.values()))
+        for alg in algs - {"native"}:
+            if "native" in algs and all(m["native"] >= (1 + threshold) * m[alg]
+                                        for m in launches.values()):
+                agreed.add((*key, alg))
+    return agreed
+
+
 def smooth(points: list[tuple[int, str, float, dict]], keep_speedup: float = KEEP_SPEEDUP
            ) -> list[tuple[int, str]]:
     """Hysteresis over the per-size winners (see the module text), in two passes: first
     native gaps between two sizes won by the same mock-up are filled (unless the mock-up
     was significantly slower there), then isolated mock-up wins are dropped (unless
-    large). Each pass decides on its input, not on its own partial output."""
+    large or won in every launch: the row's `<alg>_every_launch`). Each pass decides on
+    its input, not on its own partial output."""
     algs = [alg for _, alg, _, _ in points]
     filled = list(algs)
     for i in range(1, len(algs) - 1):
@@ -83,7 +113,7 @@ def smooth(points: list[tuple[int, str, float, dict]], keep_speedup: float = KEE
         neighbours = {filled[j] for j in (i - 1, i + 1) if 0 <= j < len(filled)}
         if alg == "native" or len(neighbours) != 1 or alg in neighbours:
             continue
-        if points[i][2] < keep_speedup:
+        if points[i][2] < keep_speedup and not points[i][3].get(f"{alg}_every_launch"):
             out[i] = neighbours.pop()
     return [(p[0], a) for p, a in zip(points, out)]
 
@@ -124,6 +154,11 @@ def make_tuning(samples_list: Iterable, *, mpi: str | None = None,
     samples = [s for s in _flatten(samples_list)
                if (s.get("params") or {}).get("collective") is not None]
     rows = coll_table(samples, threshold=threshold, alpha=alpha)
+    agreed = launch_agreement(samples, threshold)
+    for row in rows:
+        for alg in row["algorithms"]:
+            key = (row["mpi"], row["collective"], row["N"], row["n"], row["count"], alg)
+            row[f"{alg}_every_launch"] = key in agreed
     mpis = sorted({r["mpi"] for r in rows})
     if mpi is None and len(mpis) > 1:
         raise ValueError(f"samples of several MPI libraries ({', '.join(mpis)}): pass mpi= "

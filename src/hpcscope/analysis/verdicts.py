@@ -41,7 +41,7 @@ def alg_key(name: str) -> tuple[int, str]:
     return (ALG_ORDER.index(name), name) if name in ALG_ORDER else (len(ALG_ORDER), name)
 
 
-def _mpi(sample: dict) -> str:
+def mpi_of(sample: dict) -> str:
     tags = sample.get("tags") or {}
     return str(tags.get("mpi") or tags.get("mpi_flavor") or "?")
 
@@ -54,7 +54,7 @@ def group_coll(samples: Iterable[dict]) -> dict[tuple, dict[str, list[float]]]:
         prm = s.get("params") or {}
         if s.get("metric") != "time" or "collective" not in prm or "algorithm" not in prm:
             continue
-        key = (_mpi(s), prm["collective"], int(prm.get("nodes", 1)), int(prm.get("ppn", 0)),
+        key = (mpi_of(s), prm["collective"], int(prm.get("nodes", 1)), int(prm.get("ppn", 0)),
                int(prm.get("p", 0)), int(prm["count"]), int(prm.get("bytes", 0)),
                bool(prm.get("regular", True)))
         groups[key][prm["algorithm"]].extend(float(v) for v in s["values"])
@@ -144,7 +144,7 @@ def lanes_table(samples: Iterable[dict]) -> list[dict]:
             continue
         if bench not in LANE_BENCHMARKS:
             bench = "lane_pattern" if prm.get("pattern") == "lane" else "multi_coll"
-        key = (_mpi(s), bench, int(prm.get("nodes", 1)), int(prm.get("ppn", 0)),
+        key = (mpi_of(s), bench, int(prm.get("nodes", 1)), int(prm.get("ppn", 0)),
                int(prm.get("p", 0)), int(prm["count"]), int(prm.get("bytes", 0)))
         groups[key][int(prm["lanes"])].extend(float(v) for v in s["values"])
     rows = []
