@@ -1,11 +1,13 @@
 /* Interposition: MPI_Bcast ... MPI_Exscan for unmodified programs (liblanecoll_pmpi.so,
  * LD_PRELOAD or linked before -lmpi). Each wrapper MPI_X first tests whether the
- * settings make X always native (LC_NATIVE_ONLY, select.h) and then tail-calls PMPI_X:
- * one load and a branch, a few ns. Otherwise the out-of-line full path (full_x, kept
- * separate so the fast path has no frame to set up) computes the message size that the
- * tuning table speaks of, asks lc_route_for_bytes whether that settles native, states
- * what MPI would reject and hands over to lc_dispatch
- * (select.c); the algorithms use PMPI_ only, so nothing is intercepted twice.
+ * settings make X always native (LC_NATIVE_ONLY, select.h), then whether the message
+ * size that the tuning table speaks of lies outside every lane/hier rule of X
+ * (LC_NATIVE_BYTES; for gather and scatter the size depends on the root, so that test
+ * is in the full path), and then tail-calls PMPI_X: loads, compares and no frame, a
+ * few ns. Otherwise the out-of-line full path (full_x) asks lc_route_for_bytes
+ * whether the settings still settle native, states what MPI would reject and hands
+ * over to lc_dispatch (select.c); the algorithms use PMPI_ only, so nothing is
+ * intercepted twice.
  * MPI_Init and MPI_Init_thread are intercepted to validate all settings at
  * initialization (MPI_Abort there on an invalid setting or tuning file). */
 #include "select.h"
@@ -28,14 +30,20 @@ static void cache_common_types(void)
             common_type[i] = types[i];
 }
 
-static long long nbytes(int count, MPI_Datatype type)
+/* Out of line, so that the wrappers need no stack frame unless a type is not cached. */
+static __attribute__((noinline)) long long nbytes_uncached(int count, MPI_Datatype type)
 {
     int size = 0;
+    if (PMPI_Type_size(type, &size)) return 0;
+    return (long long)count * size;
+}
+
+static inline __attribute__((always_inline)) long long nbytes(int count, MPI_Datatype type)
+{
     if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
     for (int i = 0; i < N_COMMON_TYPES; i++)
         if (type == common_type[i]) return (long long)count * common_size[i];
-    if (PMPI_Type_size(type, &size)) return 0;
-    return (long long)count * size;
+    return nbytes_uncached(count, type);
 }
 
 static int rank_of(MPI_Comm comm)
@@ -66,11 +74,10 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 }
 
 static __attribute__((noinline)) int
-full_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+full_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+           long long bytes)
 {
-    long long bytes = nbytes(count, datatype);
-    lc_route route = LC_NATIVE_BYTES(LC_BCAST, bytes) ? LC_ROUTE_NATIVE
-                                                 : lc_route_for_bytes(LC_BCAST, bytes);
+    lc_route route = lc_route_for_bytes(LC_BCAST, bytes);
     if (route == LC_ROUTE_NATIVE)
         return PMPI_Bcast(buffer, count, datatype, root, comm);
     lc_call call = { LC_BCAST, comm, MPI_OP_NULL, root,
@@ -86,9 +93,11 @@ full_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm co
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    if (LC_NATIVE_ONLY(LC_BCAST))
+    long long bytes;
+    if (LC_NATIVE_ONLY(LC_BCAST) ||
+        LC_NATIVE_BYTES(LC_BCAST, bytes = nbytes(count, datatype)))
         return PMPI_Bcast(buffer, count, datatype, root, comm);
-    return full_bcast(buffer, count, datatype, root, comm);
+    return full_bcast(buffer, count, datatype, root, comm, bytes);
 }
 
 static __attribute__((noinline)) int
@@ -157,11 +166,10 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 
 static __attribute__((noinline)) int
 full_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-               int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+               int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+               long long bytes)
 {
-    long long bytes = nbytes(recvcount, recvtype);
-    lc_route route = LC_NATIVE_BYTES(LC_ALLGATHER, bytes) ? LC_ROUTE_NATIVE
-                                                 : lc_route_for_bytes(LC_ALLGATHER, bytes);
+    lc_route route = lc_route_for_bytes(LC_ALLGATHER, bytes);
     if (route == LC_ROUTE_NATIVE)
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     lc_call call = { LC_ALLGATHER, comm, MPI_OP_NULL, -1,
@@ -181,18 +189,19 @@ full_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (LC_NATIVE_ONLY(LC_ALLGATHER))
+    long long bytes;
+    if (LC_NATIVE_ONLY(LC_ALLGATHER) ||
+        LC_NATIVE_BYTES(LC_ALLGATHER, bytes = nbytes(recvcount, recvtype)))
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return full_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return full_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, bytes);
 }
 
 static __attribute__((noinline)) int
 full_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-              int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+              int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+              long long bytes)
 {
-    long long bytes = nbytes(recvcount, recvtype);
-    lc_route route = LC_NATIVE_BYTES(LC_ALLTOALL, bytes) ? LC_ROUTE_NATIVE
-                                                 : lc_route_for_bytes(LC_ALLTOALL, bytes);
+    lc_route route = lc_route_for_bytes(LC_ALLTOALL, bytes);
     if (route == LC_ROUTE_NATIVE)
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     lc_call call = { LC_ALLTOALL, comm, MPI_OP_NULL, -1,
@@ -210,18 +219,19 @@ full_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *r
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (LC_NATIVE_ONLY(LC_ALLTOALL))
+    long long bytes;
+    if (LC_NATIVE_ONLY(LC_ALLTOALL) ||
+        LC_NATIVE_BYTES(LC_ALLTOALL, bytes = nbytes(recvcount, recvtype)))
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return full_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return full_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, bytes);
 }
 
 static __attribute__((noinline)) int
 full_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-            MPI_Op op, int root, MPI_Comm comm)
+            MPI_Op op, int root, MPI_Comm comm,
+            long long bytes)
 {
-    long long bytes = nbytes(count, datatype);
-    lc_route route = LC_NATIVE_BYTES(LC_REDUCE, bytes) ? LC_ROUTE_NATIVE
-                                                 : lc_route_for_bytes(LC_REDUCE, bytes);
+    lc_route route = lc_route_for_bytes(LC_REDUCE, bytes);
     if (route == LC_ROUTE_NATIVE)
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     lc_call call = { LC_REDUCE, comm, op, root,
@@ -239,18 +249,19 @@ full_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                MPI_Op op, int root, MPI_Comm comm)
 {
-    if (LC_NATIVE_ONLY(LC_REDUCE))
+    long long bytes;
+    if (LC_NATIVE_ONLY(LC_REDUCE) ||
+        LC_NATIVE_BYTES(LC_REDUCE, bytes = nbytes(count, datatype)))
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    return full_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    return full_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, bytes);
 }
 
 static __attribute__((noinline)) int
 full_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-               MPI_Op op, MPI_Comm comm)
+               MPI_Op op, MPI_Comm comm,
+               long long bytes)
 {
-    long long bytes = nbytes(count, datatype);
-    lc_route route = LC_NATIVE_BYTES(LC_ALLREDUCE, bytes) ? LC_ROUTE_NATIVE
-                                                 : lc_route_for_bytes(LC_ALLREDUCE, bytes);
+    lc_route route = lc_route_for_bytes(LC_ALLREDUCE, bytes);
     if (route == LC_ROUTE_NATIVE)
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     lc_call call = { LC_ALLREDUCE, comm, op, -1,
@@ -267,18 +278,19 @@ full_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm)
 {
-    if (LC_NATIVE_ONLY(LC_ALLREDUCE))
+    long long bytes;
+    if (LC_NATIVE_ONLY(LC_ALLREDUCE) ||
+        LC_NATIVE_BYTES(LC_ALLREDUCE, bytes = nbytes(count, datatype)))
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return full_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return full_allreduce(sendbuf, recvbuf, count, datatype, op, comm, bytes);
 }
 
 static __attribute__((noinline)) int
 full_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          long long bytes)
 {
-    long long bytes = nbytes(recvcount, datatype);
-    lc_route route = LC_NATIVE_BYTES(LC_REDUCE_SCATTER_BLOCK, bytes) ? LC_ROUTE_NATIVE
-                                                 : lc_route_for_bytes(LC_REDUCE_SCATTER_BLOCK, bytes);
+    lc_route route = lc_route_for_bytes(LC_REDUCE_SCATTER_BLOCK, bytes);
     if (route == LC_ROUTE_NATIVE)
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     lc_call call = { LC_REDUCE_SCATTER_BLOCK, comm, op, -1,
@@ -297,18 +309,19 @@ full_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (LC_NATIVE_ONLY(LC_REDUCE_SCATTER_BLOCK))
+    long long bytes;
+    if (LC_NATIVE_ONLY(LC_REDUCE_SCATTER_BLOCK) ||
+        LC_NATIVE_BYTES(LC_REDUCE_SCATTER_BLOCK, bytes = nbytes(recvcount, datatype)))
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    return full_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    return full_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, bytes);
 }
 
 static __attribute__((noinline)) int
 full_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-          MPI_Comm comm)
+          MPI_Comm comm,
+          long long bytes)
 {
-    long long bytes = nbytes(count, datatype);
-    lc_route route = LC_NATIVE_BYTES(LC_SCAN, bytes) ? LC_ROUTE_NATIVE
-                                                 : lc_route_for_bytes(LC_SCAN, bytes);
+    lc_route route = lc_route_for_bytes(LC_SCAN, bytes);
     if (route == LC_ROUTE_NATIVE)
         return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
     lc_call call = { LC_SCAN, comm, op, -1,
@@ -325,18 +338,19 @@ full_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
              MPI_Op op, MPI_Comm comm)
 {
-    if (LC_NATIVE_ONLY(LC_SCAN))
+    long long bytes;
+    if (LC_NATIVE_ONLY(LC_SCAN) ||
+        LC_NATIVE_BYTES(LC_SCAN, bytes = nbytes(count, datatype)))
         return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-    return full_scan(sendbuf, recvbuf, count, datatype, op, comm);
+    return full_scan(sendbuf, recvbuf, count, datatype, op, comm, bytes);
 }
 
 static __attribute__((noinline)) int
 full_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-            MPI_Op op, MPI_Comm comm)
+            MPI_Op op, MPI_Comm comm,
+            long long bytes)
 {
-    long long bytes = nbytes(count, datatype);
-    lc_route route = LC_NATIVE_BYTES(LC_EXSCAN, bytes) ? LC_ROUTE_NATIVE
-                                                 : lc_route_for_bytes(LC_EXSCAN, bytes);
+    lc_route route = lc_route_for_bytes(LC_EXSCAN, bytes);
     if (route == LC_ROUTE_NATIVE)
         return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
     lc_call call = { LC_EXSCAN, comm, op, -1,
@@ -353,7 +367,9 @@ full_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                MPI_Op op, MPI_Comm comm)
 {
-    if (LC_NATIVE_ONLY(LC_EXSCAN))
+    long long bytes;
+    if (LC_NATIVE_ONLY(LC_EXSCAN) ||
+        LC_NATIVE_BYTES(LC_EXSCAN, bytes = nbytes(count, datatype)))
         return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    return full_exscan(sendbuf, recvbuf, count, datatype, op, comm);
+    return full_exscan(sendbuf, recvbuf, count, datatype, op, comm, bytes);
 }
