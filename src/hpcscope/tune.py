@@ -5,7 +5,7 @@ bytes (count x 4 for bcast/reduce/allreduce/scan/exscan, the per-process block f
 others: the same bytes lanecoll's interposition library computes) and each size gets a
 winner:
 
-    the mock-up (lane or hier) with the largest speed-up among those that beat native
+    the mock-up (lane, lane_v or hier) with the largest speed-up among those that beat native
     significantly (Mann-Whitney p < alpha on the raw repetitions) and by >= threshold
     (hpcscope.analysis.verdicts); native when none does.
 
@@ -15,9 +15,9 @@ on another algorithm is replaced by the neighbours' choice, unless its speed-up 
 native is at least `keep_speedup` (a large win is believed even alone) or it won by at
 least `threshold` in every one of two or more launches on its own (launches are not
 i.i.d., so agreement between them is what tells a real window from noise; pooled
-p-values cannot). The reverse case,
-native at a single size between two sizes won by the same mock-up, is filled with that
-mock-up only when the mock-up was not significantly slower there.
+p-values cannot). The reverse case, native at a single size between two sizes won by
+the same mock-up, is filled with that mock-up only when the mock-up was not
+significantly slower there.
 
 Ranges: neighbouring sizes with the same winner are merged. The boundary between two
 measured sizes a < b with different winners lies halfway in log scale: the lower range
@@ -28,8 +28,8 @@ Rules for native are written too, so every collective's table covers 0..top with
 gaps and without overlaps (lanecoll rejects overlaps; first match wins anyway).
 
 Irregular decompositions (regular=False) are skipped: their ppn is not one number, and
-lanecoll's regular-only algorithms fall back there anyway. Algorithms other than lane
-and hier (e.g. a "tuned" re-run) are never chosen.
+lanecoll's regular-only algorithms fall back there anyway. Algorithms other than lane,
+lane_v and hier (e.g. a "tuned" re-run) are never chosen.
 """
 from __future__ import annotations
 
