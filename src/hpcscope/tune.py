@@ -42,7 +42,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from hpcscope.analysis.verdicts import ALPHA, THRESHOLD, best_algorithm, coll_table, mpi_of
+from hpcscope.analysis.verdicts import (ALPHA, THRESHOLD, best_algorithm, coll_table,
+                                        group_coll_by_launch)
 
 SCHEMA = "lanecoll.tuning/1"
 TOP_BYTES = 2**63 - 1
@@ -74,22 +75,14 @@ def launch_agreement(samples: Iterable[dict], threshold: float = THRESHOLD
                      ) -> set[tuple]:
     """{(mpi, collective, N, n, count, algorithm)} of the mock-ups whose median beats
     native's by at least `threshold` in every launch (two or more) of that point."""
-    medians: dict[tuple, dict[Any, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-    for s in samples:
-        prm, launch = s.get("params") or {}, s.get("launch_id")
-        if s.get("metric") != "time" or launch is None or "algorithm" not in prm:
-            continue
-        key = (mpi_of(s), prm["collective"],
-               int(prm.get("nodes", 1)), int(prm.get("ppn", 0)), int(prm["count"]))
-        medians[key][launch][prm["algorithm"]] = float(np.median(s["values"]))
     agreed = set()
-    for key, launches in medians.items():
+    for key, launches in group_coll_by_launch(samples).items():
         if len(launches) < 2:
             continue
         algs = set.intersection(*(set(by_alg) for by_alg in launches.values()))
         for alg in algs - {"native"}:
-            if "native" in algs and all(m["native"] >= (1 + threshold) * m[alg]
-                                        for m in launches.values()):
+            if "native" in algs and all(np.median(v["native"]) >= (1 + threshold) *
+                                        np.median(v[alg]) for v in launches.values()):
                 agreed.add((*key, alg))
     return agreed
 

@@ -61,6 +61,22 @@ def group_coll(samples: Iterable[dict]) -> dict[tuple, dict[str, list[float]]]:
     return groups
 
 
+def group_coll_by_launch(samples: Iterable[dict]) -> dict[tuple, dict[Any, dict[str, list]]]:
+    """{(mpi, collective, nodes, ppn, count): {launch_id: {algorithm: values}}}: the same
+    configurations as group_coll, launch by launch (samples without a launch_id, e.g.
+    synthetic ones, are left out)."""
+    groups: dict[tuple, dict[Any, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
+    for s in samples:
+        prm = s.get("params") or {}
+        if (s.get("metric") != "time" or s.get("launch_id") is None
+                or "collective" not in prm or "algorithm" not in prm):
+            continue
+        key = (mpi_of(s), prm["collective"], int(prm.get("nodes", 1)), int(prm.get("ppn", 0)),
+               int(prm["count"]))
+        groups[key][s["launch_id"]][prm["algorithm"]] = s["values"]
+    return groups
+
+
 def verdict_of(native: list[float], other: list[float], *, threshold: float = THRESHOLD,
                alpha: float = ALPHA) -> dict[str, Any]:
     """Verdict of one mock-up against native: speedup, p-value, violation/same/slower."""
