@@ -36,4 +36,28 @@ static int hs_lane_bench_start(int argc, char **argv, const char *program, const
     return -1;
 }
 
+/* The lane counts k of --lanes: "all" = 1..min_ppn, else a list (1,2,4) whose every k
+ * is in 1..min_ppn. Returns how many (*out to free), or -1 after rank 0 wrote the error
+ * record. */
+static int hs_lane_bench_lanes(const char *spec, int min_ppn, int64_t **out)
+{
+    const char *why = NULL;
+    int n;
+    *out = NULL;
+    if (!strcmp(spec, "all")) {
+        *out = malloc(sizeof **out * (size_t)min_ppn);
+        for (int i = 0; i < min_ppn; i++) (*out)[i] = i + 1;
+        return min_ppn;
+    }
+    n = hs_counts_parse(spec, 1, out, &why);
+    for (int i = 0; i < n && !why; i++)
+        if ((*out)[i] < 1 || (*out)[i] > min_ppn)
+            why = "each must be between 1 and the fewest processes on a node";
+    if (!why) return n;
+    if (HB.rank == 0) hs_json_error(HB.out, "--lanes '%s': %s (%d)", spec, why, min_ppn);
+    free(*out);
+    *out = NULL;
+    return -1;
+}
+
 #endif

@@ -147,38 +147,6 @@ static int measure(int k, int64_t c)
     return bad;
 }
 
-/* Lanes to run: "all" = 1..min_ppn, else the list (each must be in 1..min_ppn). */
-static int lanes_list(int **out)
-{
-    int64_t *v;
-    const char *why;
-    int n;
-    if (!strcmp(o_lanes, "all")) {
-        n = ND.min_ppn;
-        *out = malloc(sizeof(int) * (size_t)n);
-        for (int i = 0; i < n; i++) (*out)[i] = i + 1;
-        return n;
-    }
-    n = hs_counts_parse(o_lanes, 1, &v, &why);
-    if (n < 0) {
-        if (HB.rank == 0) hs_json_error(HB.out, "--lanes '%s': %s", o_lanes, why);
-        return -1;
-    }
-    *out = malloc(sizeof(int) * (size_t)n);
-    for (int i = 0; i < n; i++) {
-        if (v[i] < 1 || v[i] > ND.min_ppn) {
-            if (HB.rank == 0)
-                hs_json_error(HB.out, "--lanes %lld: must be between 1 and %d (the fewest "
-                              "processes on a node)", (long long)v[i], ND.min_ppn);
-            free(v);
-            return -1;
-        }
-        (*out)[i] = (int)v[i];
-    }
-    free(v);
-    return n;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -188,13 +156,12 @@ int main(int argc, char **argv)
                                  "LANECOLL_NODE_SIZE=2 mpirun -np 4 lane_pattern --counts 1p:1000p",
                                  check, &ND);
     if (rc >= 0) return rc;
-    int *lanes = NULL, nlanes = lanes_list(&lanes);
-    int64_t *counts = NULL;
-    const char *why;
-    int ncounts = nlanes < 0 ? -1
-                             : hs_counts_parse(strcmp(o_counts, "auto") ? o_counts : "1p:10000p:10",
-                                               HB.size, &counts, &why);
+    int64_t *lanes = NULL, *counts = NULL;
+    const char *why = NULL;
+    int nlanes = hs_lane_bench_lanes(o_lanes, ND.min_ppn, &lanes);
     if (nlanes < 0) return hs_finish(2);
+    int ncounts = hs_counts_parse(strcmp(o_counts, "auto") ? o_counts : "1p:10000p:10", HB.size,
+                                  &counts, &why);
     if (ncounts < 0) {
         if (HB.rank == 0) hs_json_error(HB.out, "--counts '%s': %s", o_counts, why);
         return hs_finish(2);
@@ -220,7 +187,7 @@ int main(int argc, char **argv)
     rc = 0;
     for (int i = 0; i < ncounts && !rc; i++) {
         for (int64_t e = 0; e <= counts[i]; e++) sbuf[e] = value_at(HB.rank, e);
-        for (int l = 0; l < nlanes && !rc; l++) rc = measure(lanes[l], counts[i]);
+        for (int l = 0; l < nlanes && !rc; l++) rc = measure((int)lanes[l], counts[i]);
     }
     free(sbuf);
     free(rbuf);

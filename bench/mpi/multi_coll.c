@@ -148,20 +148,8 @@ int main(int argc, char **argv)
 
     int64_t *lanes = NULL, *counts = NULL;
     const char *why = NULL;
-    int nlanes = 0;
-    if (!strcmp(o_lanes, "all")) {
-        nlanes = ND.min_ppn;
-        lanes = malloc(sizeof *lanes * (size_t)nlanes);
-        for (int i = 0; i < nlanes; i++) lanes[i] = i + 1;
-    } else {
-        nlanes = hs_counts_parse(o_lanes, 1, &lanes, &why);
-        for (int i = 0; i < nlanes && !why; i++)
-            if (lanes[i] < 1 || lanes[i] > ND.min_ppn) why = "each must be between 1 and ppn";
-    }
-    if (why) {
-        if (HB.rank == 0) hs_json_error(HB.out, "--lanes '%s': %s (ppn %d)", o_lanes, why, ND.min_ppn);
-        return hs_finish(2);
-    }
+    int nlanes = hs_lane_bench_lanes(o_lanes, ND.min_ppn, &lanes);
+    if (nlanes < 0) return hs_finish(2);
     int ncounts = hs_counts_parse(strcmp(o_counts, "auto") ? o_counts : "1p:10000p:10", HB.size,
                                   &counts, &why);
     if (ncounts < 0) {
