@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hpcscope.plan.job import MpiSpec
+from hpcscope.machine.mpi import MpiSpec
 from hpcscope.results.records import parse_line
 from hpcscope.suites import coll as coll_suite
 from hpcscope.suites import lanes as lanes_suite

@@ -2,6 +2,7 @@
 from pathlib import Path
 
 from hpcscope.results.records import validate
+from hpcscope.results import parsers
 from hpcscope.suites import node_refs
 from hpcscope.suites.node import node_table
 from hpcscope.machine.peaks import compute_peaks
@@ -22,7 +23,7 @@ def samples(recs, metric):
 
 
 def test_fio_read_matches_our_disk_params():
-    recs = parsed("fio_seqread_1M_psync.json", node_refs.parse_fio)
+    recs = parsed("fio_seqread_1M_psync.json", parsers.parse_fio)
     assert recs[0]["benchmark"] == "fio" and recs[0]["version"] == "fio-3.33"
     (bw,) = samples(recs, "bandwidth")
     assert bw["params"] == {"workload": "disk", "op": "read", "pattern": "seq", "block": 1048576,
@@ -33,37 +34,37 @@ def test_fio_read_matches_our_disk_params():
 
 def test_fio_write_and_repetitions_merge():
     text = (FIX / "fio_seqwrite_1M_psync.json").read_text()
-    recs = node_refs.parse_fio("noise line\n" + text + "\n" + text)
+    recs = parsers.parse_fio("noise line\n" + text + "\n" + text)
     (bw,) = samples(recs, "bandwidth")
     assert bw["params"]["op"] == "write" and len(bw["values"]) == 2
 
 
 def test_iperf3_tcp_and_udp():
-    (tcp,) = samples(parsed("iperf3_tcp_P2_32K.json", node_refs.parse_iperf3), "throughput")
+    (tcp,) = samples(parsed("iperf3_tcp_P2_32K.json", parsers.parse_iperf3), "throughput")
     assert tcp["params"] == {"workload": "net", "protocol": "tcp", "op": "stream",
                              "block": 32768, "streams": 2, "host": "127.0.0.1"}
     assert 100 < tcp["values"][0] < 1e6
-    (udp,) = samples(parsed("iperf3_udp_P1_32K.json", node_refs.parse_iperf3), "throughput")
+    (udp,) = samples(parsed("iperf3_udp_P1_32K.json", parsers.parse_iperf3), "throughput")
     assert udp["params"]["protocol"] == "udp"
 
 
 def test_iperf3_error_becomes_error_record():
-    recs = node_refs.parse_iperf3('{"start": {}, "error": "unable to connect to server"}')
+    recs = parsers.parse_iperf3('{"start": {}, "error": "unable to connect to server"}')
     assert any(r["type"] == "error" and "unable to connect" in r["message"] for r in recs)
 
 
 def test_likwid_peakflops_and_stream():
-    recs = parsed("likwid_peakflops_avx_fma.txt", node_refs.parse_likwid_bench)
+    recs = parsed("likwid_peakflops_avx_fma.txt", parsers.parse_likwid_bench)
     assert recs[0]["version"] == "5.2.2"
     (f,) = samples(recs, "flops")
     assert f["params"]["workload"] == "cpu_peak" and f["params"]["precision"] == "fp64"
     assert f["params"]["threads"] == 2 and f["unit"] == "GFLOP/s"
-    (s,) = samples(parsed("likwid_stream_avx_fma.txt", node_refs.parse_likwid_bench), "bandwidth")
+    (s,) = samples(parsed("likwid_stream_avx_fma.txt", parsers.parse_likwid_bench), "bandwidth")
     assert s["params"]["op"] == "triad" and s["params"]["threads"] == 2
 
 
 def test_likwid_failure_is_an_error_record():
-    recs = node_refs.parse_likwid_bench("ERROR: Unknown test peakflops_foo\n")
+    recs = parsers.parse_likwid_bench("ERROR: Unknown test peakflops_foo\n")
     assert recs[-1]["type"] == "error"
 
 
@@ -73,9 +74,9 @@ def test_kernel_choice_follows_isa():
 
 
 def test_node_table_pairs_ours_with_reference_and_peak():
-    fio = [r for r in node_refs.parse_fio((FIX / "fio_seqread_1M_psync.json").read_text())
+    fio = [r for r in parsers.parse_fio((FIX / "fio_seqread_1M_psync.json").read_text())
            if r["type"] == "sample"]
-    lk = [r for r in node_refs.parse_likwid_bench((FIX / "likwid_peakflops_avx_fma.txt").read_text())
+    lk = [r for r in parsers.parse_likwid_bench((FIX / "likwid_peakflops_avx_fma.txt").read_text())
           if r["type"] == "sample"]
     store = [{**r, "benchmark": "fio", "tags": {}, "launch_id": 2} for r in fio]
     store += [{**r, "benchmark": "likwid-bench", "tags": {}, "launch_id": 3} for r in lk]
@@ -120,5 +121,4 @@ def test_plan_quick_has_ours_refs_peaks_and_skips(tmp_path):
     full = plan(ctx, {})
     assert {"node/cpu", "node/mem", "node/disk", "node/net"} <= {j.name for j in full.jobs}
     assert any(n.kind == "skipped" and "NUMA" in n.text for n in full.notes)
-    assert all(j.output in ("jsonl", *__import__("hpcscope.suites.node_refs",
-                                                 fromlist=["PARSERS"]).PARSERS) for j in full.jobs)
+    assert all(j.output in ("jsonl", *parsers.PARSERS) for j in full.jobs)

@@ -17,7 +17,8 @@ import pytest
 
 from hpcscope.launch.slurm import SlurmBackend, SlurmError
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions
-from hpcscope.plan.job import Job, MpiSpec
+from hpcscope.machine.mpi import MpiSpec
+from hpcscope.plan.job import Job
 from hpcscope.results.store import Store
 
 pytestmark = pytest.mark.slurm

@@ -14,7 +14,8 @@ import pytest
 
 from hpcscope.launch.slurm_script import (JobGroup, ScriptError, SlurmOptions, directives,
                                           group_jobs, render, safe_name)
-from hpcscope.plan.job import Job, MpiSpec
+from hpcscope.machine.mpi import MpiSpec
+from hpcscope.plan.job import Job
 
 OMPI = MpiSpec("openmpi", "mpicc.openmpi", "mpirun.openmpi", "4.1.4")
 MPICH = MpiSpec("mpich", "mpicc.mpich", "mpirun.mpich", "4.0.2")

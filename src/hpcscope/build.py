@@ -14,7 +14,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from hpcscope.plan.job import MpiSpec
+from hpcscope.machine.mpi import MpiSpec
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]          # the repository
 BENCH_SOURCE = SOURCE_ROOT / "bench"

@@ -18,7 +18,7 @@ from hpcscope import build as build_mod
 from hpcscope.launch import local
 from hpcscope.machine import environment, mpi as mpi_mod
 from hpcscope.machine.topology import Topology
-from hpcscope.plan.job import MpiSpec
+from hpcscope.machine.mpi import MpiSpec
 from hpcscope.results.store import Store
 from hpcscope.suites.base import PlanContext, SuitePlan
 

@@ -6,7 +6,6 @@ reported from inside the processes is checked against the placement that was ask
 """
 from __future__ import annotations
 
-import importlib
 import socket
 import subprocess
 import threading
@@ -19,6 +18,7 @@ from hpcscope.launch.ingest import IngestResult, ingest_lines
 from hpcscope.machine.mpi import launch_env
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
+from hpcscope.results.parsers import PARSERS
 from hpcscope.results.store import Store
 
 
@@ -51,11 +51,8 @@ def mpi_argv(job: Job, workdir: Path) -> list[str]:
 
 
 def parser_for(job: Job) -> Callable[[str], list[dict]] | None:
-    """Reference tools print their own formats; their suite module registers parsers."""
-    if job.output == "jsonl":
-        return None
-    module = importlib.import_module(f"hpcscope.suites.{job.suite}_refs")
-    return module.PARSERS[job.output]
+    """Reference tools print their own formats; results.parsers reads them."""
+    return None if job.output == "jsonl" else PARSERS[job.output]
 
 
 def run_job(store: Store, run_id: int, job: Job, workdir: Path, topology=None) -> JobState:

@@ -10,9 +10,25 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
-from hpcscope.plan.job import MpiSpec
+
+@dataclass
+class MpiSpec:
+    """Which MPI library launches a job. `flavor` is 'openmpi' or 'mpich'."""
+
+    flavor: str
+    mpicc: str
+    mpirun: str
+    version: str = ""
+
+    @property
+    def label(self) -> str:
+        return {"openmpi": "Open MPI", "mpich": "MPICH"}.get(self.flavor, self.flavor) + (
+            f" {self.version}" if self.version else "")
+
+
 
 FLAVORS = ("openmpi", "mpich")
 _WRAPPERS = {"openmpi": ("mpicc.openmpi", "mpirun.openmpi"), "mpich": ("mpicc.mpich", "mpirun.mpich")}

@@ -9,20 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-
-@dataclass
-class MpiSpec:
-    """Which MPI library launches a job. `flavor` is 'openmpi' or 'mpich'."""
-
-    flavor: str
-    mpicc: str
-    mpirun: str
-    version: str = ""
-
-    @property
-    def label(self) -> str:
-        return {"openmpi": "Open MPI", "mpich": "MPICH"}.get(self.flavor, self.flavor) + (
-            f" {self.version}" if self.version else "")
+from hpcscope.machine.mpi import MpiSpec
 
 
 @dataclass
@@ -38,6 +25,6 @@ class Job:
     tags: dict[str, Any] = field(default_factory=dict)  # stored with every record of the job
     timeout_s: float = 600.0
     # How stdout becomes records: "jsonl" (our benchmarks) or the name of a parser in
-    # hpcscope.suites.<suite>_refs.PARSERS (reference tools such as fio, iperf3, likwid-bench).
+    # hpcscope.results.parsers.PARSERS (reference tools such as fio, iperf3, likwid-bench).
     output: str = "jsonl"
     oversubscribe: bool = False     # correctness runs only: timings then mean nothing

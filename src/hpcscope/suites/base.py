@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from hpcscope.plan.job import Job, MpiSpec
+from hpcscope.machine.mpi import MpiSpec
+from hpcscope.plan.job import Job
 
 
 @dataclass

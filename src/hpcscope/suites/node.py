@@ -20,6 +20,7 @@ from typing import Any
 
 from hpcscope.machine.peaks import Peak, compute_peaks, parse_cpuinfo, read_machine
 from hpcscope.plan.job import Job
+from hpcscope.results.parsers import PARSERS
 from hpcscope.suites import node_refs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
@@ -194,7 +195,7 @@ def node_table(samples: list[dict], peaks: list[Peak | dict]) -> list[dict]:
     for s in samples:
         if s["benchmark"] in OURS:
             ours.setdefault(_key(s), []).append(s)
-        elif s["benchmark"] in REFERENCES or s["benchmark"] in node_refs.PARSERS:
+        elif s["benchmark"] in REFERENCES or s["benchmark"] in PARSERS:
             refs.setdefault(_key(s), []).append(s)
     # Best measured per resource, used where the theoretical peak is unknown (labelled).
     best_seen: dict[tuple, float] = {}

@@ -1,6 +1,6 @@
 """Standard tools measured beside our node kernels, in the same run, with equivalent parameters.
 
-Each reference is a Job whose stdout a parser here turns into records with the same
+Each reference is a Job whose stdout becomes records with the same
 metric and params keys as ours (workload, op, precision, threads/streams, block, pattern,
 depth, protocol), so the report can put "measured" and "reference" on one row:
 
@@ -12,111 +12,20 @@ depth, protocol), so the report can put "measured" and "reference" on one row:
   iperf3        -J, -P streams, -l block, server on 127.0.0.1 <-> net protocol=tcp/udp
   (OpenBLAS DGEMM is measured by our cpu program itself: workload=dgemm, the HPL-like bound.)
 
-Parsers are `parse_<tool>(stdout_text) -> list[record dict]`, looked up by the local
-runner as PARSERS[job.output]. Every parsed stream starts with a meta record (benchmark =
-the tool, version from its output). A tool's failure becomes an error record with the
-tool's own message; our numbers are stored independently.
+Their output is parsed by hpcscope.results.parsers (Job.output names the parser); a
+tool's failure becomes an error record with the tool's own message, and our numbers are
+stored independently.
 """
 from __future__ import annotations
 
-import json
-import re
 import shlex
 import shutil
 import socket
-from typing import Any, Callable
-
 from hpcscope.plan.job import Job
 from hpcscope.suites.base import Note
 
-SCHEMA = "hpcscope.bench/1"
-
 # Debian package of each tool, for the "skipped" note.
 INSTALL = {"likwid-bench": "likwid", "fio": "fio", "iperf3": "iperf3"}
-
-
-def _meta(tool: str, version: str, options: dict[str, Any]) -> dict[str, Any]:
-    # The tools time themselves; their timer quality is not reported, hence zeros with
-    # "source" saying so (the contract requires the fields).
-    return {"type": "meta", "schema": SCHEMA, "benchmark": tool, "version": version or "unknown",
-            "mpi": None, "ranks": [],
-            "timer": {"resolution_ns": 0, "overhead_ns": 0, "source": f"{tool}'s own"},
-            "options": options}
-
-
-def _sample(metric: str, unit: str, params: dict[str, Any], values: list[float]) -> dict:
-    return {"type": "sample", "metric": metric, "unit": unit, "params": params,
-            "values": values, "warmups": 0}
-
-
-def _merge(samples: list[dict]) -> list[dict]:
-    """Repetitions of one point (a tool run several times in one job) become one sample."""
-    merged: dict[str, dict] = {}
-    for s in samples:
-        key = json.dumps([s["metric"], s["unit"], s["params"]], sort_keys=True)
-        if key in merged:
-            merged[key]["values"].extend(s["values"])
-        else:
-            merged[key] = s
-    return list(merged.values())
-
-
-def _json_documents(text: str) -> list[Any]:
-    """All JSON objects in text (tools run several times print several; noise between)."""
-    docs, dec, i = [], json.JSONDecoder(), 0
-    while (i := text.find("{", i)) >= 0:
-        try:
-            doc, end = dec.raw_decode(text, i)
-        except ValueError:
-            i += 1
-            continue
-        docs.append(doc)
-        i = end
-    return docs
-
-
-# ------------------------------------------------------------------ likwid-bench
-
-_LIKWID_OPS = {"peakflops": ("flops", "cpu_peak"), "stream": ("bandwidth", "stream"),
-               "copy": ("bandwidth", "stream"), "triad": ("bandwidth", "stream")}
-
-
-def parse_likwid_bench(text: str) -> list[dict]:
-    version = (re.search(r"likwid-bench -- Version\s+(\S+)", text) or [None, ""])[1]
-    samples, tests = [], []
-    for block in re.split(r"(?=^Test: )", text, flags=re.M)[1:]:
-        test = re.match(r"Test: (\S+)", block).group(1)
-        threads = re.search(r"Using (\d+) threads", block)
-        size = re.search(r"Size \(Byte\):\s+(\d+)", block)
-        base = test.split("_")[0]
-        metric, workload = _LIKWID_OPS.get(base, ("bandwidth", base))
-        if not threads:
-            continue
-        params: dict[str, Any] = {"workload": workload, "threads": int(threads.group(1)),
-                                  "kernel": test}
-        if metric == "flops":
-            mflops = re.search(r"MFlops/s:\s+([\d.]+)", block)
-            if not mflops:
-                continue
-            params.update(op="fma" if "fma" in test else "madd",
-                          precision="fp32" if "_sp" in test else "fp64")
-            samples.append(_sample("flops", "GFLOP/s", params, [float(mflops.group(1)) / 1e3]))
-        else:
-            mbytes = re.search(r"MByte/s:\s+([\d.]+)", block)
-            if not mbytes:
-                continue
-            op = {"stream": "triad", "triad": "triad4", "copy": "copy"}.get(base, base)
-            streams = {"triad": 3, "triad4": 4, "copy": 2}.get(op, 3)
-            params.update(op=op)
-            if size:
-                params["array_bytes"] = int(size.group(1)) // streams
-            samples.append(_sample("bandwidth", "MB/s", params, [float(mbytes.group(1))]))
-        tests.append(test)
-    records: list[dict] = [_meta("likwid-bench", version, {"tests": sorted(set(tests))})]
-    if not samples:
-        tail = " ".join(text.strip().splitlines()[-3:])[-300:]
-        records.append({"type": "error", "message": f"likwid-bench gave no result: {tail}"})
-    return records + _merge(samples)
 
 
 def likwid_kernels(flags: set[str]) -> tuple[str, str]:
@@ -128,99 +37,6 @@ def likwid_kernels(flags: set[str]) -> tuple[str, str]:
     if "avx" in flags:
         return "peakflops_avx", "stream_avx"
     return "peakflops_sse", "stream_sse"
-
-
-# --------------------------------------------------------------------------- fio
-
-def _size(text: str) -> int:
-    m = re.fullmatch(r"(\d+)([kKmMgG]?)i?[bB]?", str(text).strip())
-    if not m:
-        return int(float(text))
-    return int(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
-
-
-def parse_fio(text: str) -> list[dict]:
-    docs = [d for d in _json_documents(text) if "jobs" in d]
-    if not docs:
-        tail = " ".join(text.strip().splitlines()[-3:])[-300:]
-        return [_meta("fio", "", {}), {"type": "error", "message": f"fio gave no JSON: {tail}"}]
-    first = docs[0]
-    options = first.get("global options") or (first["jobs"][0].get("job options", {})
-                                               if first["jobs"] else {})
-    records = [_meta("fio", first.get("fio version", ""), options)]
-    samples = []
-    for doc in docs:
-        for job in doc["jobs"]:
-            o = {**doc.get("global options", {}), **job.get("job options", {})}
-            if job.get("error"):
-                records.append({"type": "error", "message": f"fio job {job.get('jobname')} "
-                                f"failed with error {job['error']}"})
-                continue
-            rw = o.get("rw", "read")
-            threads = int(o.get("numjobs", 1))
-            engine = o.get("ioengine", "psync")
-            depth = threads * (int(o.get("iodepth", 1)) if engine not in ("psync", "sync") else 1)
-            for op in ("read", "write"):
-                r = job.get(op, {})
-                if not r.get("io_bytes"):
-                    continue
-                params = {"workload": "disk", "op": op,
-                          "pattern": "rand" if rw.startswith("rand") else "seq",
-                          "block": _size(o.get("bs", "4k")), "threads": threads, "depth": depth,
-                          "engine": engine, "direct": str(o.get("direct", "0")) == "1"}
-                samples.append(_sample("bandwidth", "MB/s", params, [r["bw_bytes"] / 1e6]))
-                samples.append(_sample("iops", "IOPS", dict(params), [r["iops"]]))
-                clat = r.get("clat_ns", {})
-                if clat.get("N"):
-                    samples.append(_sample("latency", "us", dict(params), [clat["mean"] / 1e3]))
-                    pct = clat.get("percentile", {})
-                    summary = {"type": "summary", "metric": "latency", "unit": "us",
-                               "params": dict(params), "source": "fio clat percentiles"}
-                    for name, key in (("p50", "50.000000"), ("p90", "90.000000"),
-                                      ("p99", "99.000000"), ("p99_9", "99.900000")):
-                        if key in pct:
-                            summary[name] = pct[key] / 1e3
-                    records.append(summary)
-    return records + _merge(samples)
-
-
-# ------------------------------------------------------------------------ iperf3
-
-def parse_iperf3(text: str) -> list[dict]:
-    docs = [d for d in _json_documents(text) if "start" in d or "error" in d]
-    version = next((d["start"].get("version", "") for d in docs if "start" in d), "")
-    records: list[dict] = [_meta("iperf3", version, {})]
-    samples = []
-    for d in docs:
-        if d.get("error"):
-            records.append({"type": "error", "message": f"iperf3: {d['error']}"})
-            continue
-        ts = d["start"].get("test_start", {})
-        records[0]["options"] = ts
-        protocol = ts.get("protocol", "TCP").lower()
-        end = d.get("end", {})
-        # The receiver's count: bytes still in socket buffers at the end are not delivered.
-        rx = end.get("sum_received") or end.get("sum", {})
-        bits = rx.get("bits_per_second")
-        if protocol == "udp" and "sum_received" not in end and "lost_percent" in rx:
-            bits = bits * (1 - rx["lost_percent"] / 100)
-        if bits is None:
-            continue
-        params = {"workload": "net", "protocol": protocol, "op": "stream",
-                  "block": int(ts.get("blksize", 0)), "streams": int(ts.get("num_streams", 1)),
-                  "host": d["start"].get("connecting_to", {}).get("host", "")}
-        samples.append(_sample("throughput", "Mbit/s", params, [bits / 1e6]))
-    if len(records) == 1 and not samples:
-        records.append({"type": "error", "message": "iperf3 gave no result: "
-                        + " ".join(text.strip().splitlines()[-3:])[-300:]})
-    return records + _merge(samples)
-
-
-PARSERS: dict[str, Callable[[str], list[dict]]] = {
-    "likwid-bench": parse_likwid_bench,
-    "fio": parse_fio,
-    "iperf3": parse_iperf3,
-}
 
 
 # ------------------------------------------------------------------ job builders
