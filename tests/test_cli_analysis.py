@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcscope import tune
+from hpcscope.analysis import tune
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "report"))
 import build_store  # noqa: E402

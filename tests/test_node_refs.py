@@ -4,7 +4,7 @@ from pathlib import Path
 from hpcscope.results.records import validate
 from hpcscope.results import parsers
 from hpcscope.suites import node_refs
-from hpcscope.suites.node import node_table
+from hpcscope.analysis.node_table import node_table
 from hpcscope.machine.peaks import compute_peaks
 
 FIX = Path(__file__).parent / "fixtures" / "node"

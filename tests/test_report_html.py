@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hpcscope.report.figures_common import sanitize_svg
+from hpcscope.figures.common import sanitize_svg
 from hpcscope.report.html import write_report
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "report"))

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from hpcscope.machine import topology as topomod
-from hpcscope.machine.topology import Topology, TopologyError, format_bytes, format_cpulist, parse_cpuset
+from hpcscope.formatting import format_bytes
+from hpcscope.machine.topology import Topology, TopologyError, format_cpulist, parse_cpuset
 
 FIXTURES = Path(__file__).parent / "fixtures" / "topo"
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
@@ -25,7 +26,7 @@ def load(name: str) -> Topology:
 EXPECTED = {
     "this_vm.xml": (1, 2, 2, 1, 5999722496,
                     {"L1d": 32 * KiB, "L1i": 32 * KiB, "L2": 512 * KiB, "L3": 32 * MiB}, 1,
-                    "1 package x 2 cores x 1 hardware thread, 1 NUMA node, 5.6 GiB; "
+                    "1 package x 2 cores x 1 hardware thread, 1 NUMA node, 5.59 GiB; "
                     "L1d 32 KiB, L2 512 KiB per core, L3 32 MiB shared by 2 cores"),
     "lcc3_2x6x2.xml": (2, 12, 24, 2, 48 * GiB,
                        {"L1d": 32 * KiB, "L1i": 32 * KiB, "L2": 256 * KiB, "L3": 12 * MiB}, 2,
@@ -190,7 +191,7 @@ def test_helpers() -> None:
     assert parse_cpuset("") == []
     assert format_cpulist([5, 0, 1, 2, 12, 13]) == "0-2,5,12-13"
     assert format_bytes(32768) == "32 KiB"
-    assert format_bytes(5999722496) == "5.6 GiB"
+    assert format_bytes(5999722496) == "5.59 GiB"
     assert format_bytes(512) == "512 B"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hpcscope import tune
+from hpcscope.analysis import tune
 
 RNG = np.random.default_rng(11)
 ROOT = Path(__file__).resolve().parents[1]

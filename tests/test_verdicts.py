@@ -37,6 +37,8 @@ def test_clear_violation():
     assert verdicts.best_algorithm(row) == "lane"
     assert (row["N"], row["n"], row["p"], row["count"]) == (2, 1, 2, 200)
     assert row["native_min"] <= row["native_median"]
+    (said,) = verdicts.guideline_observations(rows)
+    assert said.numbers["speedup"] == row["lane_speedup"] and "guideline violated" in said.text
 
 
 def test_tie_is_not_a_violation():
@@ -115,7 +117,7 @@ def test_lanes_table_factors():
 
 
 def test_figures_are_written(tmp_path):
-    from hpcscope.analysis import coll_figures
+    from hpcscope.figures.coll import coll_figures
 
     samples = [sample(a, noisy(c, 0.02, 20), count=n, coll=coll)
                for coll in ("allreduce", "bcast") for n in (2, 20, 200)

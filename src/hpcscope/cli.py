@@ -398,7 +398,7 @@ def tune(ctx, run_refs: tuple[str, ...], output: str, mpi: str | None) -> None:
     \b
     Example: hpcscope tune last -o tuning.json --mpi openmpi
     """
-    from hpcscope import tune as tune_mod
+    from hpcscope.analysis import tune as tune_mod
 
     store = _store(ctx)
     samples = [store.samples(store.resolve(r), benchmark="coll") for r in run_refs]

@@ -1,9 +1,8 @@
-"""Analysis of stored results: guideline verdicts, lane tables, their figures.
+"""Analysis of stored results: what the numbers say, before anything is drawn or printed.
 
-`verdicts` turns coll / lane_pattern / multi_coll samples into paper-shaped rows;
-`tables` renders rows as text, Markdown or CSV; `figures` draws them (PNG + SVG).
+verdicts      coll / lane_pattern / multi_coll samples -> paper-shaped rows with guideline
+              verdicts; tables renders such rows as text, Markdown or CSV
+node_table    the node suite's measured x reference x peak table, one efficiency rule
+observations  sentences computed from the numbers (fits, breakpoints, dips, ratios, ...)
+tune          lanecoll's tuning table from coll rows
 """
-from hpcscope.analysis.figures import coll_figures, lanes_figures
-from hpcscope.analysis.verdicts import coll_table, lanes_table
-
-__all__ = ["coll_table", "lanes_table", "coll_figures", "lanes_figures"]

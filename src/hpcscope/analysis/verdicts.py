@@ -29,6 +29,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from hpcscope.analysis import observations as obs
+from hpcscope.formatting import format_number
 from hpcscope.results import stats
 
 THRESHOLD = 0.05   # a mock-up must be at least 5 % faster (Hodges-Lehmann shift) to count
@@ -138,6 +140,28 @@ def best_algorithm(row: dict, *, candidates: Iterable[str] | None = None) -> str
         if row.get(f"{alg}_verdict") == "violation" and row[f"{alg}_speedup"] > best_speedup:
             best, best_speedup = alg, row[f"{alg}_speedup"]
     return best
+
+
+def guideline_observations(rows: list[dict]) -> list[obs.Observation]:
+    """One sentence per guideline violation of coll_table rows (the verdict is decided
+    above; this only words it and cites the numbers)."""
+    out = []
+    for r in rows:
+        for alg in r.get("algorithms", []):
+            if r.get(f"{alg}_verdict") != "violation":
+                continue
+            subject = f"{r.get('mpi', '')} MPI_{str(r['collective']).capitalize()} " \
+                      f"N={r.get('N')} x n={r.get('n')}, count {r.get('count')}".strip()
+            out.append(obs.Observation(
+                "guideline", f"{subject}: native ({format_number(r['native_median'], 'us')}) is "
+                f"{r[f'{alg}_speedup']:.2f}x slower than the {alg} mock-up "
+                f"({format_number(r[f'{alg}_median'], 'us')}), p = {r[f'{alg}_p']:.2g}: "
+                "guideline violated.",
+                {"native_median_us": r["native_median"], "mockup_median_us": r[f"{alg}_median"],
+                 "speedup": r[f"{alg}_speedup"], "p_value": r[f"{alg}_p"], "mockup": alg,
+                 "native_reps": r.get("native_reps"), "mockup_reps": r.get(f"{alg}_reps")},
+                "warning", subject))
+    return out
 
 
 def lanes_table(samples: Iterable[dict]) -> list[dict]:

@@ -21,6 +21,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator
 
+from hpcscope.formatting import format_bytes
+
 # hwloc cache_type attribute: HWLOC_OBJ_CACHE_UNIFIED, _DATA, _INSTRUCTION.
 _CACHE_TYPES = {0: "unified", 1: "data", 2: "instruction"}
 # hwloc 2.x osdev_type (HWLOC_OBJ_OSDEV_*): only these two are network interfaces.
@@ -395,19 +397,7 @@ def _nic(elem: ET.Element, parent: ET.Element | None) -> Nic | None:
                link_speed_gbs=speed, pci_busid=busid, address=address)
 
 
-# ----- formatting helpers (also used by reports) --------------------------------------------
-
-def format_bytes(n: int, decimals: int = 1) -> str:
-    """Binary units: 32768 -> '32 KiB', 5999722496 -> '5.6 GiB'; whole numbers without decimals."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            if unit == "B" or value == int(value):
-                return f"{int(value)} {unit}"
-            return f"{value:.{decimals}f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
-
+# ----- CPU lists as taskset and /sys write them --------------------------------------------
 
 def format_cpulist(cpus: list[int]) -> str:
     """[0, 1, 2, 5] -> '0-2,5' (the syntax of taskset -c and /sys cpulist files)."""

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hpcscope.machine.topology import Topology, format_bytes, format_cpulist
+from hpcscope.formatting import format_bytes
+from hpcscope.machine.topology import Topology, format_cpulist
 
 CLASSES: tuple[str, ...] = ("smt", "core", "numa", "socket", "node")
 FLAVORS: tuple[str, ...] = ("openmpi", "mpich", "srun")

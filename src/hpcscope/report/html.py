@@ -2,7 +2,7 @@
 table next to it.
 
 The page needs no server, no network and no JavaScript: CSS is inline, figures are SVG in
-data: URIs (inert, see figures_common), and a Content-Security-Policy forbids scripts and
+data: URIs (inert, see hpcscope.figures.common), and a Content-Security-Policy forbids scripts and
 any load that is not inline. Every string from the machine or the user goes through
 jinja2 autoescaping. Each section appears only when its data exist.
 """
@@ -20,19 +20,18 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from hpcscope.machine.topology import Topology, TopologyError, format_bytes
+from hpcscope.analysis import node_table, tables as coll_tables, verdicts
+from hpcscope.analysis import observations as obs
+from hpcscope.figures import coll as coll_figs
+from hpcscope.figures import node as node_figs
+from hpcscope.figures import p2p as p2p_figs
+from hpcscope.figures import stability as stability_figs
+from hpcscope.figures.common import Figure, fig_uri, lstopo_svg, svg_uri
+from hpcscope.formatting import format_bytes
+from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
-from hpcscope.report import figures_coll, figures_node, figures_stability, p2p_figures
-from hpcscope.report import observations as obs
-from hpcscope.report.figures_common import Figure, fig_uri, lstopo_svg, svg_uri
 from hpcscope.results import stats
 from hpcscope.results.store import Store
-
-SIM_BACKENDS = {"sim": "simulated (SimGrid): times come from a model of the machine, "
-                       "not from hardware",
-                "lab": "emulated network (network namespaces with shaped links): "
-                       "inter-node numbers are not those of a real network"}
-
 
 # What goes to the top of the page; breakpoints and fits stay in their section.
 HIGHLIGHT_KINDS = ("flat", "ratio", "dip", "plateau", "inversion", "guideline", "efficiency",
@@ -204,17 +203,17 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
                   "(node). Curves: median over launches of each launch's median; band: "
                   "smallest to largest launch median.")
     centres: dict[str, dict[str, dict[float, float]]] = {}
-    for metric in p2p_figures.METRICS:
-        data = p2p_figures.curves(p2p, metric)
+    for metric in p2p_figs.METRICS:
+        data = p2p_figs.curves(p2p, metric)
         if not data:
             continue
         centres[metric] = {label: {s: v["center"] for s, v in pts.items()}
                            for label, pts in data.items()}
-        fig = p2p_figures.plot_metric(p2p, metric, f"{metric.replace('_', ' ').capitalize()}"
+        fig = p2p_figs.plot_metric(p2p, metric, f"{metric.replace('_', ' ').capitalize()}"
                                       " by placement")
         if fig is not None:
             sec.figures.append(Figure(f"run{w.run_id}-p2p-{metric}", metric.replace("_", " "),
-                                      f"{p2p_figures.METRICS[metric][0]} vs message size.",
+                                      f"{p2p_figs.METRICS[metric][0]} vs message size.",
                                       fig_uri(fig), f"{metric} vs message size"))
         unit = next(s["unit"] for s in p2p if s["metric"] == metric)
         rows = []
@@ -233,13 +232,13 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
                                   "CI of the median of all samples; spread: (max-min)/median "
                                   "of launch medians, highlighted above 5%.", classes))
         if metric in ("latency", "bandwidth"):
-            fig = figures_stability.spread_figure(data, metric)
+            fig = stability_figs.spread_figure(data, metric)
             if fig is not None:
                 sec.figures.append(Figure(f"run{w.run_id}-p2p-{metric}-stability",
                                           f"{metric} stability", "Relative CI half-width "
                                           "and launch-to-launch spread; dashed: 5% limit.",
                                           fig_uri(fig), f"{metric} stability"))
-            fig = figures_stability.box_figure(p2p, metric)
+            fig = stability_figs.box_figure(p2p, metric)
             if fig is not None:
                 sec.figures.append(Figure(f"run{w.run_id}-p2p-{metric}-box",
                                           f"{metric} distributions", "Box plots of all "
@@ -264,7 +263,7 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
         for label, by_size in sorted(_per_launch(p2p, metric).items()):
             found = []
             for size, groups in sorted(by_size.items()):
-                found.extend(obs.instability(f"{label} {metric} at {obs.fmt_bytes(size)}",
+                found.extend(obs.instability(f"{label} {metric} at {format_bytes(size)}",
                                              groups, size=size))
             for o in found:
                 unstable_rows.append([label, metric, o.numbers["bytes"], o.numbers["launches"],
@@ -307,26 +306,6 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
         sec.warning = ("Emulated nodes: ranks were grouped into nodes by hpcscope "
                        f"({', '.join(emulated)}), not by the hardware; lane effects here "
                        "are not those of a real multi-node network.")
-    try:
-        from hpcscope.analysis import figures as coll_figs
-        from hpcscope.analysis import tables as coll_tables
-        from hpcscope.analysis import verdicts
-    except ImportError:   # the coll analysis is not installed: our simpler table
-        verdicts = None   # type: ignore[assignment]
-    if verdicts is None:
-        rows, found = figures_coll.fallback_rows(coll)
-        if rows:
-            cols = list(rows[0])
-            sec.tables.append(w.table("coll", "Collective times (us, median; max over ranks)",
-                                      cols, [[r.get(c) for c in cols] for r in rows],
-                                      "speedup = native time / mock-up time.",
-                                      [[_verdict_class(c, r.get(c)) for c in cols] for r in rows]))
-        sec.observations.extend(found)
-        for name, fig in figures_coll.time_figures(coll):
-            sec.figures.append(Figure(f"run{w.run_id}-coll-{name}", f"MPI_{name}",
-                                      "Median time vs message size per algorithm.",
-                                      fig_uri(fig), f"{name} times"))
-        return sec
     rows = verdicts.coll_table(coll)
     if rows:
         cols = coll_tables.coll_columns(rows)
@@ -336,7 +315,7 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
             "avg and min over all repetitions (us; each repetition the max over ranks); "
             "speed-up = median native / median mock-up.",
             [[_verdict_class(k, r.get(k)) for k, _ in cols] for r in rows]))
-        sec.observations.extend(figures_coll.observations_from_rows(rows))
+        sec.observations.extend(verdicts.guideline_observations(rows))
     lanes = verdicts.lanes_table(coll)
     if lanes:
         cols = coll_tables.LANES_COLUMNS
@@ -369,7 +348,7 @@ def _verdict_class(key: str, value: Any) -> str:
 
 
 def _node(run: dict, samples: list[dict], w: _Writer) -> Section | None:
-    node = [s for s in samples if figures_node.is_node_sample(s)]
+    node = [s for s in samples if node_table.is_node_sample(s)]
     if not node:
         return None
     peaks = [dict(n["data"], text=n.get("text", "")) for n in run.get("notes") or []
@@ -377,31 +356,25 @@ def _node(run: dict, samples: list[dict], w: _Writer) -> Section | None:
     sec = Section(f"run{w.run_id}-node", "Node suite",
                   "CPU, memory, disk and network of one node against theoretical peaks "
                   "and against reference tools (dgemm, likwid-bench, fio, iperf3).")
-    rows, found = figures_node.fallback_rows(node, peaks)
-    try:
-        from hpcscope.suites import node as node_suite  # type: ignore[attr-defined]
-        theirs = node_suite.node_table(node, peaks)       # type: ignore[attr-defined]
-        theirs = [r if isinstance(r, dict) else vars(r) for r in theirs]
-    except (ImportError, AttributeError):
-        theirs = []
-    table_rows = theirs or rows
-    if table_rows:
-        columns = list(table_rows[0].keys())
-        classes = [["bad" if c == "efficiency" and isinstance(r.get(c), float) and r[c] > 1
-                    else "" for c in columns] for r in table_rows]
+    rows = node_table.node_table(node, peaks)
+    if rows:
+        columns = list(rows[0].keys())
+        percent = ("eff_vs_peak", "eff_vs_reference")
+        classes = [["bad" if c == "eff_vs_peak" and isinstance(r.get(c), float) and r[c] > 1
+                    else "" for c in columns] for r in rows]
         sec.tables.append(w.table("node", "Node measurements", columns,
-                                  [[_pct(r[c]) if c in ("efficiency", "cv") and
-                                    isinstance(r.get(c), float) else r.get(c) for c in columns]
-                                   for r in table_rows],
-                                  "efficiency = median / peak; vs_reference = median / best "
-                                  "median of the reference tool for the same metric.", classes))
-    fig = figures_node.efficiency_figure(rows)
+                                  [[_pct(r[c]) if c in percent and isinstance(r.get(c), float)
+                                    else r.get(c) for c in columns] for r in rows],
+                                  "eff_vs_peak = best of our values / peak; eff_vs_reference "
+                                  "= our best / the reference tool's best (latency: its "
+                                  "median / ours).", classes))
+    fig = node_figs.efficiency_figure(rows)
     if fig is not None:
         sec.figures.append(Figure(f"run{w.run_id}-node-eff", "Efficiency vs peak",
-                                  "Median as % of the theoretical peak; red: above peak.",
+                                  "Best value as % of the theoretical peak; red: above peak.",
                                   fig_uri(fig), "efficiency bars"))
-    sec.observations.extend(found)
-    chase = figures_node.pointer_chase(node)
+    sec.observations.extend(node_table.efficiency_observations(rows))
+    chase = node_figs.pointer_chase(node)
     if chase:
         caches: dict[str, int] = {}
         if run.get("topology_xml"):
@@ -414,7 +387,7 @@ def _node(run: dict, samples: list[dict], w: _Writer) -> Section | None:
         sec.figures.append(Figure(f"run{w.run_id}-chase", "Pointer chase",
                                   "Latency per dependent load vs working set; dashed: cache "
                                   "sizes from the topology.",
-                                  fig_uri(figures_node.pointer_chase_figure(x, y, unit, caches)),
+                                  fig_uri(node_figs.pointer_chase_figure(x, y, unit, caches)),
                                   "pointer chase"))
     return sec
 
@@ -492,8 +465,7 @@ def _run_context(store: Store, run_id: int, out_dir: Path,
     notes = run.get("notes") or []
     bad = [l for l in launches if l["status"] != "COMPLETED"]
     labels = []
-    if run.get("backend") in SIM_BACKENDS:
-        labels.append(SIM_BACKENDS[run["backend"]])
+    labels += [n["text"] for n in notes if n.get("kind") == "banner"]
     if any(s["tags"].get("emulated_nodes") for s in samples):
         labels.append("partly emulated: collectives ran on nodes emulated by grouping ranks "
                       "(see that section)")

@@ -210,7 +210,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
 def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
     """coll_table.{csv,md,txt} in the paper's shape, coll_not_timed.csv (fallbacks) and
     coll_*.png/svg figures."""
-    from hpcscope.analysis import figures, tables, verdicts
+    from hpcscope.analysis import tables, verdicts
+    from hpcscope.figures import coll as figures
 
     samples = store.samples(run_id, benchmark="coll")
     rows = verdicts.coll_table(samples)

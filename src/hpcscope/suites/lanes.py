@@ -59,7 +59,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
 
 def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
     """lanes_table.{csv,md,txt} and one figure pair per (MPI, benchmark, N, n)."""
-    from hpcscope.analysis import figures, tables, verdicts
+    from hpcscope.analysis import tables, verdicts
+    from hpcscope.figures import coll as figures
 
     samples = [s for prog in PROGRAMS for s in store.samples(run_id, benchmark=prog)]
     rows = verdicts.lanes_table(samples)

@@ -5,26 +5,24 @@ reference Jobs (likwid-bench, fio, iperf3: node_refs.py) with the same parameter
 Notes: one "peak" per theoretical peak (machine/peaks.py, formula included) and one
 "skipped" per thing that cannot run here, with the reason.
 
-node_table() gives the table users know from hand-written node reports: workload x
-concurrency x block size, measured, reference, peak, and both efficiencies, each naming
-what it divides by.
+outputs() writes the node table (hpcscope.analysis.node_table) and the figures.
 
 Budget on a 2-core VM: --quick about 30-40 s, full about 5-6 min (disk dominates).
 """
 from __future__ import annotations
 
 import os
-import statistics
 from dataclasses import asdict
 from typing import Any
 
-from hpcscope.machine.peaks import Peak, compute_peaks, parse_cpuinfo, read_machine
+from hpcscope.machine.peaks import compute_peaks, parse_cpuinfo, read_machine
+from hpcscope.analysis import node_table
+from hpcscope.figures import node as node_figures
 from hpcscope.plan.job import Job
-from hpcscope.results.parsers import PARSERS
 from hpcscope.suites import node_refs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
-OURS = ("cpu", "mem", "disk", "net")
+OURS = node_table.OURS
 
 
 def _ncores(topology: Any) -> int:
@@ -155,111 +153,17 @@ def _plan_refs(out: SuitePlan, parts: dict, quick: bool, flags: set[str], thread
             out.jobs.extend(node_refs.iperf3_jobs(points, 1, reps, tags))
 
 
-# ----------------------------------------------------------------------- table
-
-# Keys that identify a measurement across tools (implementation details such as kernel,
-# isa, engine or array size are not part of the identity).
-MATCH_KEYS = ("workload", "op", "precision", "pattern", "protocol", "threads", "streams",
-              "block", "bytes", "depth")
-REFERENCES = ("likwid-bench", "fio", "iperf3")
-_LOWER_IS_BETTER = {"latency"}
-
-
-def _key(s: dict) -> tuple:
-    p = s["params"]
-    return (s["metric"],) + tuple(p.get(k) for k in MATCH_KEYS)
-
-
-def _best(metric: str, values: list[float]) -> float:
-    return min(values) if metric in _LOWER_IS_BETTER else max(values)
-
-
-def _peak_for(sample: dict, peaks: list[Peak | dict]) -> dict | None:
-    for p in peaks:
-        p = asdict(p) if isinstance(p, Peak) else p
-        m = p.get("match", {})
-        if p.get("metric") != sample["metric"]:
-            continue
-        if all(sample["params"].get(k, sample.get(k)) == v for k, v in m.items()):
-            return p
-    return None
-
-
-def node_table(samples: list[dict], peaks: list[Peak | dict]) -> list[dict]:
-    """Rows: workload, op, precision/pattern/protocol, concurrency, block, unit, measured
-    (median and best of our values), reference (tool, median, best), peak (name, value,
-    formula, or 'measured best' when unknown) and efficiencies best/peak and best/reference.
-    `samples` are store dicts: benchmark, metric, unit, params, values, tags, launch_id."""
-    ours: dict[tuple, list[dict]] = {}
-    refs: dict[tuple, list[dict]] = {}
-    for s in samples:
-        if s["benchmark"] in OURS:
-            ours.setdefault(_key(s), []).append(s)
-        elif s["benchmark"] in REFERENCES or s["benchmark"] in PARSERS:
-            refs.setdefault(_key(s), []).append(s)
-    # Best measured per resource, used where the theoretical peak is unknown (labelled).
-    best_seen: dict[tuple, float] = {}
-    for group in ours.values():
-        s = group[0]
-        res = (s["benchmark"], s["metric"], s["unit"])
-        values = [v for g in group for v in g["values"]]
-        best_seen[res] = max(best_seen.get(res, 0.0), max(values))
-
-    rows = []
-    for key, group in sorted(ours.items(), key=lambda kv: [str(x) for x in kv[0]]):
-        s = group[0]
-        p = s["params"]
-        metric = s["metric"]
-        values = [v for g in group for v in g["values"]]
-        best = _best(metric, values)
-        row: dict[str, Any] = {
-            "benchmark": s["benchmark"], "workload": p.get("workload"), "op": p.get("op"),
-            "variant": p.get("precision") or p.get("pattern") or p.get("protocol"),
-            "concurrency": p.get("threads", p.get("streams")),
-            "block": p.get("block", p.get("bytes")), "metric": metric, "unit": s["unit"],
-            "measured_median": statistics.median(values), "measured_best": best,
-            "n": len(values), "reference_tool": None, "reference_median": None,
-            "reference_best": None, "eff_vs_reference": None, "peak_name": None,
-            "peak": None, "peak_formula": None, "eff_vs_peak": None}
-        if key in refs:
-            rv = [v for g in refs[key] for v in g["values"]]
-            rbest = _best(metric, rv)
-            row.update(reference_tool=refs[key][0]["benchmark"],
-                       reference_median=statistics.median(rv), reference_best=rbest)
-            if metric in _LOWER_IS_BETTER:
-                # Latency: tools report per-run means (fio) while we keep single I/Os, so
-                # only the medians are comparable; reference / ours (> 1: ours is faster).
-                rmed = statistics.median(rv)
-                row["eff_vs_reference"] = rmed / statistics.median(values) if values else None
-            elif rbest:
-                row["eff_vs_reference"] = best / rbest
-        if metric not in _LOWER_IS_BETTER and metric not in ("iops", "frequency"):
-            peak = _peak_for({**s, "benchmark": s["benchmark"]}, peaks)
-            if peak and peak.get("value"):
-                row.update(peak_name=peak["name"], peak=peak["value"], peak_formula=peak["formula"])
-            elif peak is not None or s["benchmark"] in ("mem", "disk", "net"):
-                seen = best_seen[(s["benchmark"], metric, s["unit"])]
-                row.update(peak_name="measured best", peak=seen,
-                           peak_formula="theoretical peak unknown: best measured value of this "
-                                        "resource in this run")
-            if row["peak"]:
-                row["eff_vs_peak"] = best / row["peak"]
-        rows.append(row)
-    return rows
-
-
 def outputs(store, run_id: int, out_dir):
     """The node table (measured x reference x peak x efficiencies) and the figures."""
     import csv
     import io
 
     from hpcscope.machine.topology import Topology
-    from hpcscope.report import node_figures
 
     run = store.run(run_id)
     samples = store.samples(run_id)
     peaks = [n["data"] for n in run.get("notes") or [] if n["kind"] == "peak"]
-    rows = node_table(samples, peaks)
+    rows = node_table.node_table(samples, peaks)
     written = []
     if rows:
         columns = list(rows[0].keys())

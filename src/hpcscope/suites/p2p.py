@@ -80,7 +80,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
 
 def outputs(store, run_id: int, out_dir):
     """Latency/bandwidth figures (PNG+SVG) and the size x placement tables."""
-    from hpcscope.report import p2p_figures
+    from hpcscope.figures import p2p as p2p_figures
     from hpcscope.results import export
 
     samples = store.samples(run_id, benchmark="p2p")

@@ -17,7 +17,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
-from hpcscope.report.figures_common import save_png_svg  # noqa: E402
+from hpcscope.figures.common import save_png_svg  # noqa: E402
+from hpcscope.formatting import size_tick  # noqa: E402
 from hpcscope.results import stats  # noqa: E402
 
 METRICS = {
@@ -77,16 +78,9 @@ def plot_metric(samples: list[dict], metric: str, title: str):
     largest = max(max(points) for points in data.values())
     ticks = [0] + [2 ** k for k in range(0, 23, 2) if 2 ** k <= max(largest, 1)]
     ax.set_xticks(ticks)
-    ax.set_xticklabels([_size_label(t) for t in ticks], rotation=45, fontsize=7)
+    ax.set_xticklabels([size_tick(t) for t in ticks], rotation=45, fontsize=7)
     fig.tight_layout()
     return fig
-
-
-def _size_label(n: int) -> str:
-    for unit, scale in (("M", 1 << 20), ("K", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale}{unit}"
-    return str(n)
 
 
 def write(samples: list[dict], out_dir: Path) -> list[Path]:

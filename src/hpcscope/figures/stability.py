@@ -13,14 +13,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from hpcscope.report.p2p_figures import _size_label  # noqa: E402
+from hpcscope.formatting import size_tick  # noqa: E402
 from hpcscope.results import stats  # noqa: E402
 
 LIMIT = stats.CV_LIMIT
 
 
 def spread_figure(curves: dict[str, dict[int, dict]], what: str):
-    """curves: p2p_figures.curves(samples, metric). None when there is nothing to show."""
+    """curves: figures.p2p.curves(samples, metric). None when there is nothing to show."""
     if not curves:
         return None
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 3.4), dpi=100, sharex=True)
@@ -46,7 +46,7 @@ def spread_figure(curves: dict[str, dict[int, dict]], what: str):
         ax.grid(True, alpha=0.3)
         ticks = [0] + [2 ** k for k in range(0, 23, 4)]
         ax.set_xticks(ticks)
-        ax.set_xticklabels([_size_label(t) for t in ticks], fontsize=7)
+        ax.set_xticklabels([size_tick(t) for t in ticks], fontsize=7)
         ax.set_ylim(bottom=0)
         ax.set_xlim(-0.5, max(max(points) for points in curves.values()) * 1.5)
     right.legend(fontsize=7)
@@ -87,7 +87,7 @@ def box_figure(samples: list[dict], metric: str, sizes_wanted: int = 6):
                 box.set_alpha(0.5)
             ax.plot([], [], color=colour, linewidth=6, alpha=0.5, label=label)
     ax.set_xticks(range(len(pick)))
-    ax.set_xticklabels([_size_label(s) for s in pick])
+    ax.set_xticklabels([size_tick(s) for s in pick])
     ax.set_xlabel("Message size (bytes)")
     ax.set_ylabel("% from median")
     ax.set_yscale("symlog", linthresh=10)

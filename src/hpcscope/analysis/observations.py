@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+
+from hpcscope.formatting import format_bytes, format_number
 from scipy.optimize import nnls
 
 SEVERITIES = ("info", "notable", "warning")
@@ -48,26 +50,6 @@ class Observation:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-# ------------------------------------------------------------------------ formatting
-
-def fmt_bytes(n: float) -> str:
-    """Message and working-set sizes as people write them: 16 KiB, 4 MiB, 8 B."""
-    n = int(n)
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            v = n / scale
-            return f"{v:g} {unit}" if v == int(v) else f"{v:.3g} {unit}"
-    return f"{n} B"
-
-
-def fmt_num(x: float, unit: str = "") -> str:
-    """Three significant digits; MB/s above 1000 as GB/s since that is how people read it."""
-    if unit == "MB/s" and abs(x) >= 1000:
-        return f"{x / 1000:.3g} GB/s"
-    text = f"{x:.3g}" if abs(x) < 1e5 else f"{x:.3e}"
-    return f"{text} {unit}".strip()
 
 
 def _arrays(sizes: Sequence[float], values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -190,11 +172,11 @@ def flat_region(sizes: Sequence[float], latency: Sequence[float], tolerance: flo
     if end < 1:
         return None
     lo, hi = float(y[: end + 1].min()), float(y[: end + 1].max())
-    nxt = (f"; at {fmt_bytes(x[end + 1])} it is {fmt_num(y[end + 1], 'us')} "
+    nxt = (f"; at {format_bytes(x[end + 1])} it is {format_number(y[end + 1], 'us')} "
            f"({y[end + 1] / lo:.2f}x)") if end + 1 < x.size else ""
     return Observation(
         "flat", f"{subject + ': ' if subject else ''}latency is flat within "
-        f"{tolerance:.0%} up to {fmt_bytes(x[end])} ({fmt_num(lo)}-{fmt_num(hi, 'us')}){nxt}.",
+        f"{tolerance:.0%} up to {format_bytes(x[end])} ({format_number(lo)}-{format_number(hi, 'us')}){nxt}.",
         {"up_to_bytes": float(x[end]), "min_us": lo, "max_us": hi, "tolerance": tolerance,
          "next_bytes": float(x[end + 1]) if end + 1 < x.size else None,
          "next_us": float(y[end + 1]) if end + 1 < x.size else None},
@@ -225,16 +207,16 @@ def bandwidth_dips(sizes: Sequence[float], bandwidth: Sequence[float], *,
         drop = 1 - y[i] / y[i - 1]
         recovered = next((float(x[k]) for k in range(i + 1, x.size) if y[k] >= y[i - 1]), None)
         if drop > 0:
-            what = (f"bandwidth drops from {fmt_num(y[i - 1], 'MB/s')} at "
-                    f"{fmt_bytes(x[i - 1])} to {fmt_num(y[i], 'MB/s')} at "
-                    f"{fmt_bytes(x[i])} ({-drop:+.0%})")
+            what = (f"bandwidth drops from {format_number(y[i - 1], 'MB/s')} at "
+                    f"{format_bytes(x[i - 1])} to {format_number(y[i], 'MB/s')} at "
+                    f"{format_bytes(x[i])} ({-drop:+.0%})")
         else:
-            what = (f"bandwidth dips at {fmt_bytes(x[i])}: {fmt_num(y[i], 'MB/s')}, "
-                    f"{shortfall:.0%} below the {fmt_num(expected, 'MB/s')} expected between "
-                    f"{fmt_bytes(x[i - 1])} ({fmt_num(y[i - 1], 'MB/s')}) and "
-                    f"{fmt_bytes(x[i + 1])} ({fmt_num(y[i + 1], 'MB/s')})")
-        tail = (f"; it is back above the {fmt_bytes(x[i - 1])} value from "
-                f"{fmt_bytes(recovered)} on" if recovered is not None and drop > 0 else "")
+            what = (f"bandwidth dips at {format_bytes(x[i])}: {format_number(y[i], 'MB/s')}, "
+                    f"{shortfall:.0%} below the {format_number(expected, 'MB/s')} expected between "
+                    f"{format_bytes(x[i - 1])} ({format_number(y[i - 1], 'MB/s')}) and "
+                    f"{format_bytes(x[i + 1])} ({format_number(y[i + 1], 'MB/s')})")
+        tail = (f"; it is back above the {format_bytes(x[i - 1])} value from "
+                f"{format_bytes(recovered)} on" if recovered is not None and drop > 0 else "")
         out.append(Observation(
             "dip", f"{subject + ': ' if subject else ''}{what}{tail}.",
             {"bytes": float(x[i]), "before_bytes": float(x[i - 1]),
@@ -253,11 +235,11 @@ def breakpoints(sizes: Sequence[float], latency: Sequence[float], *, penalty: fl
     segs = segment_fit(x, y, penalty=penalty, min_points=min_points)
     out: list[Observation] = []
     for s in segs:
-        beta = "no size dependence" if s.slope <= 0 else f"beta = {fmt_num(s.beta, 'MB/s')}"
+        beta = "no size dependence" if s.slope <= 0 else f"beta = {format_number(s.beta, 'MB/s')}"
         out.append(Observation(
-            "fit", f"{subject + ': ' if subject else ''}{fmt_bytes(s.lo_size)}-"
-            f"{fmt_bytes(s.hi_size)}: T(m) = alpha + m/beta with alpha = "
-            f"{fmt_num(s.alpha, 'us')}, {beta} (rms relative residual "
+            "fit", f"{subject + ': ' if subject else ''}{format_bytes(s.lo_size)}-"
+            f"{format_bytes(s.hi_size)}: T(m) = alpha + m/beta with alpha = "
+            f"{format_number(s.alpha, 'us')}, {beta} (rms relative residual "
             f"{math.sqrt(s.cost / max(s.stop - s.start, 1)):.1%}).",
             {"from_bytes": s.lo_size, "to_bytes": s.hi_size, "alpha_us": s.alpha,
              "beta_MBps": None if s.slope <= 0 else s.beta, "points": s.stop - s.start,
@@ -270,12 +252,12 @@ def breakpoints(sizes: Sequence[float], latency: Sequence[float], *, penalty: fl
         jump = y_next / predicted if predicted > 0 else math.nan
 
         def beta_text(s: Segment) -> str:
-            return "flat" if s.slope <= 0 else fmt_num(s.beta, "MB/s")
+            return "flat" if s.slope <= 0 else format_number(s.beta, "MB/s")
         out.append(Observation(
             "breakpoint", f"{subject + ': ' if subject else ''}the latency model changes "
-            f"between {fmt_bytes(x_end)} ({fmt_num(y_end, 'us')}) and {fmt_bytes(x_next)} "
-            f"({fmt_num(y_next, 'us')}): alpha {fmt_num(left.alpha, 'us')} -> "
-            f"{fmt_num(right.alpha, 'us')}, beta {beta_text(left)} -> {beta_text(right)}; "
+            f"between {format_bytes(x_end)} ({format_number(y_end, 'us')}) and {format_bytes(x_next)} "
+            f"({format_number(y_next, 'us')}): alpha {format_number(left.alpha, 'us')} -> "
+            f"{format_number(right.alpha, 'us')}, beta {beta_text(left)} -> {beta_text(right)}; "
             "a protocol switch or cache effect lies between these sizes.",
             {"lo_bytes": x_end, "hi_bytes": x_next, "lo_latency_us": y_end,
              "hi_latency_us": y_next, "alpha_left_us": left.alpha,
@@ -325,8 +307,8 @@ def placement_ratios(curves: Mapping[str, Mapping[float, float]], metric: str = 
             else:
                 noun = f"{_pretty(other)} bandwidth is {ratio:.2f}x {_pretty(base)}"
             out.append(Observation(
-                "ratio", f"{noun} at {fmt_bytes(size)} ({fmt_num(b, unit)} vs "
-                f"{fmt_num(a, unit)}).",
+                "ratio", f"{noun} at {format_bytes(size)} ({format_number(b, unit)} vs "
+                f"{format_number(a, unit)}).",
                 {"metric": metric, "bytes": float(size), "label": other, "base": base,
                  "value": b, "base_value": a, "ratio": ratio},
                 "notable" if abs(math.log(ratio)) > math.log(2) else "info", other))
@@ -360,8 +342,8 @@ def bandwidth_plateau(sizes: Sequence[float], bandwidth: Sequence[float],
     tail = y[start:]
     return Observation(
         "plateau", f"{subject + ': ' if subject else ''}bandwidth saturates at "
-        f"{fmt_num(float(np.median(tail)), 'MB/s')} (range {fmt_num(float(tail.min()), 'MB/s')}"
-        f"-{fmt_num(float(tail.max()), 'MB/s')}) from {fmt_bytes(x[start])} on.",
+        f"{format_number(float(np.median(tail)), 'MB/s')} (range {format_number(float(tail.min()), 'MB/s')}"
+        f"-{format_number(float(tail.max()), 'MB/s')}) from {format_bytes(x[start])} on.",
         {"from_bytes": float(x[start]), "median_MBps": float(np.median(tail)),
          "min_MBps": float(tail.min()), "max_MBps": float(tail.max()),
          "tolerance": tolerance}, "info", subject)
@@ -383,9 +365,9 @@ def outliers_between(curves: Mapping[str, Mapping[float, float]], factor: float 
                 if b > 0 and a > 0 and worse > factor:
                     unit = "us" if metric == "latency" else "MB/s"
                     out.append(Observation(
-                        "inversion", f"{_pretty(near)} {metric} at {fmt_bytes(size)} "
-                        f"({fmt_num(a, unit)}) is {worse:.2f}x worse than "
-                        f"{_pretty(far)} ({fmt_num(b, unit)}), although it is the closer "
+                        "inversion", f"{_pretty(near)} {metric} at {format_bytes(size)} "
+                        f"({format_number(a, unit)}) is {worse:.2f}x worse than "
+                        f"{_pretty(far)} ({format_number(b, unit)}), although it is the closer "
                         "placement: check for an outlier or interference.",
                         {"bytes": float(size), "near": near, "far": far, "near_value": a,
                          "far_value": b, "factor": worse}, "warning", near))
@@ -407,7 +389,7 @@ def instability(subject: str, per_launch: Sequence[Sequence[float]], *, cv_limit
     out: list[Observation] = []
     nums = {"launches": p.launches, "median": p.median, "cv": p.all.cv,
             "spread": p.spread, "ci_low": p.all.ci_low, "ci_high": p.all.ci_high,
-            "bytes": size, "where": fmt_bytes(size) if size is not None else ""}
+            "bytes": size, "where": format_bytes(size) if size is not None else ""}
     if p.all.cv is not None and p.all.cv > cv_limit:
         out.append(Observation("unstable", f"{subject}: CV {p.all.cv:.1%} over {p.all.n} "
                                f"values (limit {cv_limit:.0%}).", nums, "warning", subject))
@@ -418,7 +400,7 @@ def instability(subject: str, per_launch: Sequence[Sequence[float]], *, cv_limit
     if (p.all.ci_low is not None and p.all.ci_high is not None and p.median
             and (p.all.ci_high - p.all.ci_low) / 2 / abs(p.median) > cv_limit):
         out.append(Observation("unstable", f"{subject}: 95% CI of the median "
-                               f"{fmt_num(p.all.ci_low)}-{fmt_num(p.all.ci_high)} is wider "
+                               f"{format_number(p.all.ci_low)}-{format_number(p.all.ci_high)} is wider "
                                f"than +-{cv_limit:.0%}.", nums, "warning", subject))
     return out
 
@@ -432,7 +414,7 @@ def instability_summary(subject: str, found: Sequence[Observation]) -> Observati
     worst = max(found, key=lambda o: max(o.numbers.get("cv") or 0, o.numbers.get("spread") or 0))
     cv = worst.numbers.get("cv") or 0.0
     spread = worst.numbers.get("spread") or 0.0
-    where = ", ".join(fmt_bytes(s) for s in sizes[:8]) + (" ..." if len(sizes) > 8 else "")
+    where = ", ".join(format_bytes(s) for s in sizes[:8]) + (" ..." if len(sizes) > 8 else "")
     return Observation(
         "unstable", f"{subject}: unstable at {len(sizes)} size{'s' if len(sizes) != 1 else ''}"
         f" ({where}); worst: {worst.numbers.get('where', '')} with CV {cv:.1%} and launch "
@@ -465,14 +447,14 @@ def cache_plateaus(working_sets: Sequence[float], latency: Sequence[float],
             inside = [(size, name) for size, name in data_caches if lo <= size <= hi]
             if inside:
                 cache = min(inside, key=lambda c: abs(math.log(c[0] / s.hi_size)))
-        where = (f"up to {fmt_bytes(s.hi_size)}" if k == 0 else
-                 f"from {fmt_bytes(s.lo_size)} to {fmt_bytes(s.hi_size)}")
+        where = (f"up to {format_bytes(s.hi_size)}" if k == 0 else
+                 f"from {format_bytes(s.lo_size)} to {format_bytes(s.hi_size)}")
         step = ""
         if nxt is not None:
-            step = (f"; it rises {nxt.alpha / level:.1f}x at {fmt_bytes(nxt.lo_size)}"
-                    + (f", past the {cache[1]} size of {fmt_bytes(cache[0])}" if cache else ""))
+            step = (f"; it rises {nxt.alpha / level:.1f}x at {format_bytes(nxt.lo_size)}"
+                    + (f", past the {cache[1]} size of {format_bytes(cache[0])}" if cache else ""))
         out.append(Observation(
-            "cache_plateau", f"pointer-chase latency plateau of {fmt_num(level, unit)} "
+            "cache_plateau", f"pointer-chase latency plateau of {format_number(level, unit)} "
             f"{where}{step}.",
             {"level": level, "from_bytes": s.lo_size, "to_bytes": s.hi_size,
              "next_level": nxt.alpha if nxt else None,
@@ -492,32 +474,11 @@ def efficiency(subject: str, measured: float, peak: float | None, unit: str,
     extra = " - above the peak: turbo clock above nominal, or the peak is wrong" \
         if frac > 1.0 else ""
     return Observation(
-        "efficiency", f"{subject} reaches {fmt_num(measured, unit)} = {frac:.1%} of the "
-        f"{peak_name + ' ' if peak_name else ''}peak {fmt_num(peak, unit)}"
+        "efficiency", f"{subject} reaches {format_number(measured, unit)} = {frac:.1%} of the "
+        f"{peak_name + ' ' if peak_name else ''}peak {format_number(peak, unit)}"
         f"{' (' + formula + ')' if formula else ''}{extra}.",
         {"measured": measured, "peak": peak, "efficiency": frac, "unit": unit,
          "peak_name": peak_name, "formula": formula}, sev, subject)
-
-
-# ------------------------------------------------------------------------ collectives
-
-def guideline_violation(subject: str, native: Sequence[float], mockup: Sequence[float],
-                        mockup_name: str, *, threshold: float = 0.05) -> Observation | None:
-    """Performance guideline (Traeff et al.): a native collective should not be slower than
-    a mock-up of it built from other collectives. Violated when the mock-up is
-    significantly faster (Mann-Whitney, and more than `threshold`)."""
-    from hpcscope.results import stats
-
-    c = stats.compare(native, mockup, threshold, lower_is_better=True)
-    if c.verdict != "faster":
-        return None
-    speedup = c.median_a / c.median_b if c.median_b else math.inf
-    return Observation(
-        "guideline", f"{subject}: native ({fmt_num(c.median_a, 'us')}) is {speedup:.2f}x "
-        f"slower than the {mockup_name} mock-up ({fmt_num(c.median_b, 'us')}), "
-        f"p = {c.p_value:.2g}: guideline violated.",
-        {"native_us": c.median_a, "mockup_us": c.median_b, "speedup": speedup,
-         "p_value": c.p_value, "mockup": mockup_name}, "warning", subject)
 
 
 # ------------------------------------------------------------------------ p2p summary

@@ -17,10 +17,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
 
-from hpcscope.report import figures_node  # noqa: E402
-from hpcscope.report.figures_common import save_png_svg  # noqa: E402
+from hpcscope.analysis import node_table  # noqa: E402
+from hpcscope.figures.common import save_png_svg  # noqa: E402
+from hpcscope.formatting import format_bytes  # noqa: E402
 
-OURS = ("cpu", "mem", "disk", "net")
+WORKING_SET_KEYS = ("working_set", "bytes", "size")
 
 
 def _series(samples: list[dict], pick, x_key: str, label) -> dict[str, list[tuple[float, float]]]:
@@ -39,7 +40,7 @@ def _plot(series: dict[str, list[tuple[float, float]]], title: str, xlabel: str,
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4.0), dpi=100)
     for name, pts in sorted(series.items()):
-        reference = not name.split()[0] in OURS
+        reference = name.split()[0] not in node_table.OURS
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="s" if reference else "o",
                 markersize=5, fillstyle="none" if reference else "full",
                 linestyle=":" if reference else "-", label=name)
@@ -96,10 +97,67 @@ def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> d
                 "streams", lambda s: f"{s['benchmark']} {s['params'].get('protocol', '')} "
                                      f"{s['params'].get('block', '')}B"),
         "Network throughput on loopback vs streams", "streams", "Mbit/s (median)")
-    chase = figures_node.pointer_chase(samples)
+    chase = pointer_chase(samples)
     if chase:
-        figs["node_pointer_chase"] = figures_node.pointer_chase_figure(*chase, caches)
+        figs["node_pointer_chase"] = pointer_chase_figure(*chase, caches)
     return {k: v for k, v in figs.items() if v is not None}
+
+
+def pointer_chase(samples: list[dict]) -> tuple[list[float], list[float], str] | None:
+    """(working sets, median latencies, unit) of the mem benchmark's latency samples."""
+    points: dict[float, list[float]] = defaultdict(list)
+    unit = "ns"
+    for s in samples:
+        if s.get("benchmark") != "mem" or s.get("metric") != "latency":
+            continue
+        key = next((k for k in WORKING_SET_KEYS if k in s["params"]), None)
+        if key is None:
+            continue
+        points[float(s["params"][key])].extend(s["values"])
+        unit = s["unit"]
+    if len(points) < 4:
+        return None
+    x = sorted(points)
+    return x, [float(np.median(points[v])) for v in x], unit
+
+
+def pointer_chase_figure(x: list[float], y: list[float], unit: str, caches: dict[str, int]) -> Any:
+    fig, ax = plt.subplots(figsize=(7.5, 3.8), dpi=100)
+    ax.plot(x, y, marker="o", markersize=3)
+    ymax = max(y)
+    for name, size in caches.items():
+        if name.endswith("i"):
+            continue
+        ax.axvline(size, color="0.5", linestyle="--", linewidth=1)
+        ax.text(size, ymax, f" {name} {format_bytes(size)}", fontsize=7, rotation=90,
+                va="top", ha="right")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("Working set (bytes)")
+    ax.set_ylabel(f"Latency per load ({unit}, median)")
+    ax.set_title("Pointer chase: latency vs working set, with cache sizes", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def efficiency_figure(rows: list[dict]) -> Any:
+    """Horizontal bars: best as % of peak for every node_table row that has a peak."""
+    with_peak = node_table.with_theoretical_peak(rows)
+    if not with_peak:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 0.35 * len(with_peak) + 1.2), dpi=100)
+    labels = [node_table.row_label(r)[:60] for r in with_peak]
+    eff = [100 * r["eff_vs_peak"] for r in with_peak]
+    ax.barh(range(len(eff)), eff, color=["C3" if e > 100 else "C0" for e in eff])
+    ax.axvline(100, color="0.2", linestyle="--", linewidth=1)
+    ax.set_yticks(range(len(eff)))
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("% of theoretical peak (best)")
+    ax.set_title("Efficiency vs theoretical peak", fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def write(samples: list[dict], peaks: list[dict], caches: dict[str, int],

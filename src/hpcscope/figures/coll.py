@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from hpcscope.analysis.verdicts import coll_table, lanes_table  # noqa: E402
-from hpcscope.report.figures_common import save_png_svg  # noqa: E402
+from hpcscope.figures.common import save_png_svg  # noqa: E402
 
 COLORS = {"native": "#1f77b4", "lane": "#d62728", "hier": "#2ca02c", "lane_v": "#ff7f0e",
           "tuned": "#9467bd"}

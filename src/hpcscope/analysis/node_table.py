@@ -1,0 +1,142 @@
+"""The node table: one row per measurement of the node suite, beside its reference tool and
+its theoretical peak (the table users know from hand-written node reports).
+
+One rule for efficiency everywhere (files, report, observations): best of our values
+divided by the peak (the best of N repetitions is what STREAM and HPL report), and best
+of ours divided by the best of the reference tool; for latencies only medians compare
+(reference median / ours, > 1: ours is faster).
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict
+from typing import Any
+
+from hpcscope.analysis import observations as obs
+from hpcscope.machine.peaks import Peak
+from hpcscope.results.parsers import PARSERS
+
+OURS = ("cpu", "mem", "disk", "net")
+MEASURED_BEST = "measured best"   # peak_name of rows whose theoretical peak is unknown
+
+
+def is_node_sample(s: dict) -> bool:
+    """A sample of our node programs or of a reference tool measured beside them."""
+    return s.get("benchmark") in OURS or s.get("benchmark") in PARSERS
+
+
+# Keys that identify a measurement across tools (implementation details such as kernel,
+# isa, engine or array size are not part of the identity).
+MATCH_KEYS = ("workload", "op", "precision", "pattern", "protocol", "threads", "streams",
+              "block", "bytes", "depth")
+_LOWER_IS_BETTER = {"latency"}
+
+
+def _key(s: dict) -> tuple:
+    p = s["params"]
+    return (s["metric"],) + tuple(p.get(k) for k in MATCH_KEYS)
+
+
+def _best(metric: str, values: list[float]) -> float:
+    return min(values) if metric in _LOWER_IS_BETTER else max(values)
+
+
+def _peak_for(sample: dict, peaks: list[Peak | dict]) -> dict | None:
+    for p in peaks:
+        p = asdict(p) if isinstance(p, Peak) else p
+        m = p.get("match", {})
+        if p.get("metric") != sample["metric"]:
+            continue
+        if all(sample["params"].get(k, sample.get(k)) == v for k, v in m.items()):
+            return p
+    return None
+
+
+def node_table(samples: list[dict], peaks: list[Peak | dict]) -> list[dict]:
+    """Rows: workload, op, precision/pattern/protocol, concurrency, block, unit, measured
+    (median and best of our values), reference (tool, median, best), peak (name, value,
+    formula, or 'measured best' when unknown) and efficiencies best/peak and best/reference.
+    `samples` are store dicts: benchmark, metric, unit, params, values, tags, launch_id."""
+    ours: dict[tuple, list[dict]] = {}
+    refs: dict[tuple, list[dict]] = {}
+    for s in samples:
+        if s["benchmark"] in OURS:
+            ours.setdefault(_key(s), []).append(s)
+        elif s["benchmark"] in PARSERS:
+            refs.setdefault(_key(s), []).append(s)
+    # Best measured per resource, used where the theoretical peak is unknown (labelled).
+    best_seen: dict[tuple, float] = {}
+    for group in ours.values():
+        s = group[0]
+        res = (s["benchmark"], s["metric"], s["unit"])
+        values = [v for g in group for v in g["values"]]
+        best_seen[res] = max(best_seen.get(res, 0.0), max(values))
+
+    rows = []
+    for key, group in sorted(ours.items(), key=lambda kv: [str(x) for x in kv[0]]):
+        s = group[0]
+        p = s["params"]
+        metric = s["metric"]
+        values = [v for g in group for v in g["values"]]
+        best = _best(metric, values)
+        row: dict[str, Any] = {
+            "benchmark": s["benchmark"], "workload": p.get("workload"), "op": p.get("op"),
+            "variant": p.get("precision") or p.get("pattern") or p.get("protocol"),
+            "concurrency": p.get("threads", p.get("streams")),
+            "block": p.get("block", p.get("bytes")), "metric": metric, "unit": s["unit"],
+            "measured_median": statistics.median(values), "measured_best": best,
+            "n": len(values), "reference_tool": None, "reference_median": None,
+            "reference_best": None, "eff_vs_reference": None, "peak_name": None,
+            "peak": None, "peak_formula": None, "eff_vs_peak": None}
+        if key in refs:
+            rv = [v for g in refs[key] for v in g["values"]]
+            rbest = _best(metric, rv)
+            row.update(reference_tool=refs[key][0]["benchmark"],
+                       reference_median=statistics.median(rv), reference_best=rbest)
+            if metric in _LOWER_IS_BETTER:
+                # Latency: tools report per-run means (fio) while we keep single I/Os, so
+                # only the medians are comparable; reference / ours (> 1: ours is faster).
+                rmed = statistics.median(rv)
+                row["eff_vs_reference"] = rmed / statistics.median(values) if values else None
+            elif rbest:
+                row["eff_vs_reference"] = best / rbest
+        if metric not in _LOWER_IS_BETTER and metric not in ("iops", "frequency"):
+            peak = _peak_for({**s, "benchmark": s["benchmark"]}, peaks)
+            if peak and peak.get("value"):
+                row.update(peak_name=peak["name"], peak=peak["value"], peak_formula=peak["formula"])
+            elif peak is not None or s["benchmark"] in ("mem", "disk", "net"):
+                seen = best_seen[(s["benchmark"], metric, s["unit"])]
+                row.update(peak_name=MEASURED_BEST, peak=seen,
+                           peak_formula="theoretical peak unknown: best measured value of this "
+                                        "resource in this run")
+            if row["peak"]:
+                row["eff_vs_peak"] = best / row["peak"]
+        rows.append(row)
+    return rows
+
+
+def row_label(row: dict) -> str:
+    """'cpu fp64 fma 2 threads' style: what a row measured, for figures and sentences."""
+    parts = [row["benchmark"], row.get("workload"), row.get("op"), row.get("variant")]
+    if row.get("concurrency") is not None:
+        parts.append(f"x{row['concurrency']}")
+    if row.get("block") is not None:
+        parts.append(f"{row['block']} B")
+    return " ".join(str(p) for p in parts if p not in (None, ""))
+
+
+def with_theoretical_peak(rows: list[dict]) -> list[dict]:
+    """Rows whose efficiency is against a theoretical peak (not the run's best value)."""
+    return [r for r in rows if r.get("eff_vs_peak") is not None
+            and r.get("peak_name") != MEASURED_BEST]
+
+
+def efficiency_observations(rows: list[dict]) -> list[obs.Observation]:
+    """One sentence per row with a theoretical peak, by the table's own efficiency rule."""
+    found = []
+    for r in with_theoretical_peak(rows):
+        o = obs.efficiency(row_label(r), r["measured_best"], r["peak"], r["unit"],
+                           r.get("peak_name") or "", r.get("peak_formula") or "")
+        if o:
+            found.append(o)
+    return found

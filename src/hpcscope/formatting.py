@@ -1,0 +1,34 @@
+"""How numbers and sizes are written for people, in every view (terminal, files, report).
+
+One function per kind of quantity so that the same size never reads two ways.
+"""
+from __future__ import annotations
+
+
+def format_bytes(n: float) -> str:
+    """Sizes in binary units, three significant digits, whole values without decimals:
+    8 -> '8 B', 32768 -> '32 KiB', 5999722496 -> '5.59 GiB'."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            if unit == "B" or value == int(value):
+                return f"{int(value)} {unit}"
+            return f"{value:.3g} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def size_tick(n: int) -> str:
+    """Short axis label for a message size: 0, 512, 16K, 4M."""
+    for unit, scale in (("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return str(n)
+
+
+def format_number(x: float, unit: str = "") -> str:
+    """Three significant digits; MB/s above 1000 as GB/s since that is how people read it."""
+    if unit == "MB/s" and abs(x) >= 1000:
+        return f"{x / 1000:.3g} GB/s"
+    text = f"{x:.3g}" if abs(x) < 1e5 else f"{x:.3e}"
+    return f"{text} {unit}".strip()
