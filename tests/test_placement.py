@@ -7,13 +7,12 @@ from typing import Any
 import pytest
 
 from hpcscope.machine.topology import Topology
+from hpcscope.launch.launcher import LaunchSpec, launcher_args
 from hpcscope.plan.placement import (
     CLASSES,
-    LaunchSpec,
     Placement,
     PlacementError,
     explicit_placement,
-    launcher_args,
     max_ranks_check,
     plan_placements,
     relation_of,

@@ -6,13 +6,12 @@ reported from inside the processes is checked against the placement that was ask
 """
 from __future__ import annotations
 
-import socket
 import subprocess
 import threading
 from pathlib import Path
 from typing import Callable
 
-from hpcscope.launch import command
+from hpcscope.launch import command, launcher
 from hpcscope.launch.base import JobState
 from hpcscope.launch.ingest import IngestResult, ingest_lines
 from hpcscope.machine.mpi import launch_env
@@ -20,34 +19,6 @@ from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
 from hpcscope.results.parsers import PARSERS
 from hpcscope.results.store import Store
-
-
-def _placement(job: Job) -> placement_mod.Placement:
-    """The placement a pinned job asked for (its CPUs; the class name from its tags)."""
-    return placement_mod.Placement(name=str(job.tags.get("placement", "cpus")),
-                                   cpus=list(job.cpus or []), nodes=job.nodes,
-                                   description="", skipped=None)
-
-
-def mpi_argv(job: Job, workdir: Path) -> list[str]:
-    """mpirun arguments for a local job. Pinned jobs use the placement module's launcher
-    arguments (rankfile for Open MPI, -bind-to user for MPICH); others bind to cores."""
-    mpi = job.mpi
-    assert mpi is not None
-    argv = [mpi.mpirun]
-    if mpi.flavor == "openmpi":
-        argv += ["-np", str(job.ranks)]
-    else:
-        argv += ["-n", str(job.ranks)]
-    if job.cpus:
-        spec = placement_mod.launcher_args(mpi.flavor, _placement(job), [socket.gethostname()])
-        argv += spec.materialize(workdir / job.name.replace("/", "_"))
-    elif mpi.flavor == "openmpi":
-        argv += (["--oversubscribe", "--bind-to", "none"] if job.oversubscribe
-                 else ["--bind-to", "core", "--map-by", "core"])
-    else:
-        argv += ["-bind-to", "none" if job.oversubscribe else "core"]
-    return argv + job.program
 
 
 def parser_for(job: Job) -> Callable[[str], list[dict]] | None:
@@ -60,7 +31,7 @@ def run_job(store: Store, run_id: int, job: Job, workdir: Path, topology=None) -
     re-raised after the launch is marked interrupted."""
     workdir.mkdir(parents=True, exist_ok=True)
     launch_id = store.add_launch(run_id, job.name, job.tags)
-    argv = mpi_argv(job, workdir) if job.mpi else list(job.program)
+    argv = launcher.mpirun_argv(job, workdir) if job.mpi else list(job.program)
     env = dict(job.env)
     if job.mpi:
         env.update(launch_env(job.mpi))
@@ -121,7 +92,7 @@ def _parsed(parse: Callable[[str], list[dict]], text: str, stderr_tail: list[str
 
 def _binding_problem(job: Job, meta: dict, topology) -> str | None:
     try:
-        placement_mod.verify_binding(_placement(job), meta.get("ranks", []), topology)
+        placement_mod.verify_binding(launcher.job_placement(job), meta.get("ranks", []), topology)
     except placement_mod.PlacementError as exc:
         return str(exc)
     return None

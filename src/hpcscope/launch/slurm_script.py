@@ -24,11 +24,9 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hpcscope.launch import launcher
 from hpcscope.plan.job import Job
 
-LAUNCHERS = ("srun", "mpirun")
-# srun's PMI plugin per MPI library; overridable where a site builds Open MPI with PMI2.
-SRUN_MPI = {"openmpi": "pmix", "mpich": "pmi2"}
 _TIME = re.compile(r"\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(:\d{1,2}){0,2}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -128,10 +126,6 @@ def _time_for(group: JobGroup, options: SlurmOptions) -> str:
     return str(math.ceil(max(j.timeout_s for j in group.jobs) / 60) + 1)
 
 
-def _per_node(job: Job) -> int | None:
-    return job.ranks // job.nodes if job.nodes and job.ranks % job.nodes == 0 else None
-
-
 def directives(group: JobGroup, run_id: int | str, rundir: Path,
                options: SlurmOptions) -> list[str]:
     """The #SBATCH lines (without the prefix), in a fixed order: golden-testable."""
@@ -145,7 +139,7 @@ def directives(group: JobGroup, run_id: int | str, rundir: Path,
         f"--nodes={job.nodes}",
         f"--ntasks={job.ranks}",
     ]
-    per_node = _per_node(job)
+    per_node = launcher.per_node(job)
     if per_node is not None:
         lines.append(f"--ntasks-per-node={per_node}")
     placement = str(job.tags.get("placement", ""))
@@ -176,89 +170,12 @@ def directives(group: JobGroup, run_id: int | str, rundir: Path,
     return lines
 
 
-def _local_cpus(job: Job) -> list[int] | None:
-    """CPUs of the ranks on one node (block distribution: node 0 holds ranks 0..k-1)."""
-    if not job.cpus:
-        return None
-    per_node = _per_node(job) or job.ranks
-    return list(job.cpus[:per_node])
-
-
 def launch_line(job: Job, options: SlurmOptions) -> list[str]:
-    """argv of the launcher plus the program, to be shlex-joined into the script."""
-    q = shlex.quote
-    per_node = _per_node(job)
-    cpus = _local_cpus(job) if options.exclusive else None
-    if options.launcher not in LAUNCHERS:
+    """The shell words that start the job's ranks inside the allocation."""
+    if options.launcher not in launcher.SLURM_LAUNCHERS:
         raise ScriptError(f"launcher {options.launcher!r} is unknown: use srun or mpirun")
-    if options.launcher == "mpirun" and job.mpi is not None:
-        argv = [q(job.mpi.mpirun)]
-        if job.mpi.flavor == "mpich":
-            # Hydra starts its proxies with srun, which already carries the job's
-            # environment; forwarding mpirun's own (-genvall, the default) would
-            # overwrite what slurmstepd sets per node (SLURMD_NODENAME, SLURM_NODEID...).
-            argv += ["-genvnone", "-n", str(job.ranks)]
-            if per_node:
-                argv += ["-ppn", str(per_node)]
-            if cpus:
-                argv += ["-bind-to", "user:" + ",".join(map(str, cpus))]
-        else:
-            argv += ["-np", str(job.ranks)]
-            if cpus:
-                # Written at run time: hostnames are only known inside the allocation.
-                argv += ["--rankfile", '"$rankfile"', "--mca", "rmaps_rank_file_physical",
-                         "1"]
-            elif per_node:
-                argv += ["--map-by", f"ppr:{per_node}:node"]
-            if job.oversubscribe:
-                argv += ["--oversubscribe"]
-        return argv + [q(a) for a in job.program]
-    argv = ["srun"]
-    if job.mpi is not None:
-        argv.append("--mpi=" + (options.srun_mpi or SRUN_MPI.get(job.mpi.flavor, "pmix")))
-    argv += [f"--nodes={job.nodes}", f"--ntasks={job.ranks}"]
-    if per_node:
-        argv.append(f"--ntasks-per-node={per_node}")
-    by_rank = _rank_cpus(job) if options.exclusive else None
-    if by_rank:
-        argv.append("--cpu-bind=none")
-    elif cpus:
-        argv.append("--cpu-bind=map_cpu:" + ",".join(map(str, cpus)))
-    if job.oversubscribe:
-        argv.append("--overcommit")
-    argv.append("--kill-on-bad-exit=1")
-    if by_rank:
-        # map_cpu is indexed by the task's id on its node, so it cannot put rank 1 (alone
-        # on node 2) on another CPU than rank 0 (alone on node 1). Bind by global rank
-        # instead; exec keeps the PMI environment the MPI library needs.
-        table = " ".join(map(str, by_rank))
-        argv += ["bash", "-c", q(f'c=({table}); exec taskset -c "${{c[$SLURM_PROCID]}}" "$@"'),
-                 "hpcscope-bind"]
-    return argv + [q(a) for a in job.program]
-
-
-def _rank_cpus(job: Job) -> list[int] | None:
-    """The per-rank CPU list when nodes must bind their ranks to different CPUs."""
-    per_node = _per_node(job)
-    if not job.cpus or not per_node or job.nodes < 2:
-        return None
-    slices = {tuple(job.cpus[i:i + per_node]) for i in range(0, len(job.cpus), per_node)}
-    return list(job.cpus) if len(slices) > 1 else None
-
-
-def _rankfile_lines(job: Job) -> list[str]:
-    """Bash that writes an Open MPI rankfile from the allocation's hostnames."""
-    per_node = _per_node(job) or job.ranks
-    cpus = " ".join(str(c) for c in (job.cpus or []))
-    return [
-        'rankfile="$group/task-$task.rankfile"',
-        'mapfile -t hosts < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
-        f"cpus=({cpus})",
-        ': >"$rankfile"',
-        f"for ((r = 0; r < {job.ranks}; r++)); do",
-        f'  echo "rank $r=${{hosts[r / {per_node}]}} slot=${{cpus[r]}}" >>"$rankfile"',
-        "done",
-    ]
+    return launcher.slurm_argv(job, options.launcher, exclusive=options.exclusive,
+                               srun_mpi=options.srun_mpi)
 
 
 def render(group: JobGroup, run_id: int | str, rundir: Path, options: SlurmOptions) -> str:
@@ -295,7 +212,7 @@ def render(group: JobGroup, run_id: int | str, rundir: Path, options: SlurmOptio
     ]
     if options.launcher == "mpirun" and job.mpi is not None and job.mpi.flavor != "mpich" \
             and job.cpus and options.exclusive:
-        lines += _rankfile_lines(job)
+        lines += launcher.rankfile_script(job)
     lines += [
         " ".join(launch_line(job, options))
         + ' >"$group/task-$task.jsonl" 2>"$group/task-$task.err"',

@@ -23,15 +23,13 @@ CPU numbers are OS indices (what taskset, lstopo's P#, rankfiles and srun use).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from hpcscope.formatting import format_bytes
 from hpcscope.machine.topology import Topology, format_cpulist
 
 CLASSES: tuple[str, ...] = ("smt", "core", "numa", "socket", "node")
-FLAVORS: tuple[str, ...] = ("openmpi", "mpich", "srun")
 
 _RELATION_TEXT = {
     "single": "a single CPU",
@@ -224,82 +222,6 @@ def max_ranks_check(topo: Topology, ranks: int, nodes: int = 1, oversubscribe: b
 
 def _node_count(nodes: int) -> str:
     return "this node" if nodes <= 1 else f"{nodes} nodes"
-
-
-# ----- launcher arguments -----------------------------------------------------------------
-
-@dataclass
-class LaunchSpec:
-    """Launcher arguments for one placement, plus files the launcher needs (Open MPI's rankfile).
-
-    `files` maps a file name to its content; an argument refers to a file as "{name}"
-    (e.g. "{rankfile}"). `materialize(dir)` writes the files and returns the arguments with
-    the placeholders replaced by the paths, so planning stays free of file-system effects
-    and the launch backend decides where run files live.
-    """
-
-    args: list[str]
-    files: dict[str, str] = field(default_factory=dict)
-
-    def materialize(self, directory: str | Path) -> list[str]:
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        args = list(self.args)
-        for name, content in self.files.items():
-            path = directory / name
-            path.write_text(content, encoding="utf-8")
-            args = [a.replace("{" + name + "}", str(path)) for a in args]
-        return args
-
-
-def launcher_args(flavor: str, placement: Placement, hostnames: list[str] | None = None) -> LaunchSpec:
-    """Binding arguments for `mpirun` (Open MPI), `mpiexec` (MPICH hydra) or `srun`.
-
-    The rank count (-np / -n) is the caller's; these arguments only pin rank i to
-    placement.cpus[i] and spread the ranks over placement.nodes nodes (ranks in blocks:
-    rank 0 on the first host). `hostnames` names the nodes for Open MPI and MPICH (default:
-    localhost); srun takes its nodes from the SLURM allocation, which must include the CPUs
-    (e.g. an exclusive allocation), or SLURM refuses or remaps the binding.
-
-    Open MPI: a rankfile with physical (OS) slot numbers. `--cpu-list 1,0 --bind-to
-    cpu-list:ordered` was tried and does not keep the order in Open MPI 4.1.4.
-    """
-    if placement.skipped:
-        raise ValueError(f"placement '{placement.name}' was skipped ({placement.skipped}): "
-                         "it has no CPUs to bind")
-    if flavor not in FLAVORS:
-        raise ValueError(f"unknown launcher flavor {flavor!r}: valid are {', '.join(FLAVORS)}")
-    nodes = max(placement.nodes, 1)
-    ranks = placement.ranks
-    if ranks % nodes:
-        raise ValueError(f"placement '{placement.name}': {ranks} ranks do not divide evenly over {nodes} nodes")
-    per_node = ranks // nodes
-    hosts = list(hostnames) if hostnames else []
-    if flavor != "srun":
-        if not hosts and nodes == 1:
-            hosts = ["localhost"]
-        if len(hosts) < nodes:
-            raise ValueError(f"placement '{placement.name}' spans {nodes} nodes but "
-                             f"{len(hosts)} host name(s) were given: {hosts}")
-    node_cpus = [placement.cpus[n * per_node:(n + 1) * per_node] for n in range(nodes)]
-    cpulist = ",".join(map(str, node_cpus[0]))
-
-    if flavor == "openmpi":
-        lines = [f"rank {r}={hosts[r // per_node]} slot={cpu}" for r, cpu in enumerate(placement.cpus)]
-        return LaunchSpec(args=["--rankfile", "{rankfile}", "--mca", "rmaps_rank_file_physical", "1"],
-                          files={"rankfile": "\n".join(lines) + "\n"})
-
-    # Hydra's user binding and srun's map_cpu give one list for the local ranks of every node.
-    if any(c != node_cpus[0] for c in node_cpus):
-        raise ValueError(f"placement '{placement.name}' uses different CPUs on different nodes; "
-                         f"{flavor} binds every node with the same list")
-    if flavor == "mpich":
-        args = ["-bind-to", f"user:{cpulist}"]
-        if nodes > 1:
-            args = ["-hosts", ",".join(hosts[:nodes]), "-ppn", str(per_node)] + args
-        return LaunchSpec(args=args)
-    return LaunchSpec(args=[f"--nodes={nodes}", f"--ntasks-per-node={per_node}",
-                            f"--cpu-bind=map_cpu:{cpulist}"])
 
 
 # ----- verification -----------------------------------------------------------------------

@@ -1,0 +1,218 @@
+"""Every launcher command line hpcscope composes: mpirun (Open MPI), mpiexec/mpirun (MPICH
+hydra) and srun, for this machine and inside a SLURM allocation.
+
+Backends own *where* a job runs; this module owns *how its ranks are started and bound*,
+so that one placement gives the same binding whatever the backend:
+
+    launcher_args   binding arguments for one placement (rankfile, -bind-to user, map_cpu)
+    mpirun_argv     a job on this machine (local backend)
+    slurm_argv      a job inside an allocation (srun, or mpirun inside the allocation)
+
+A new launcher (e.g. SimGrid's smpirun) is one more function here.
+"""
+from __future__ import annotations
+
+import shlex
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hpcscope.plan.job import Job
+from hpcscope.plan.placement import Placement
+
+FLAVORS: tuple[str, ...] = ("openmpi", "mpich", "srun")
+SLURM_LAUNCHERS = ("srun", "mpirun")
+# srun's PMI plugin per MPI library; overridable where a site builds Open MPI with PMI2.
+SRUN_MPI = {"openmpi": "pmix", "mpich": "pmi2"}
+
+
+@dataclass
+class LaunchSpec:
+    """Launcher arguments for one placement, plus files the launcher needs (Open MPI's rankfile).
+
+    `files` maps a file name to its content; an argument refers to a file as "{name}"
+    (e.g. "{rankfile}"). `materialize(dir)` writes the files and returns the arguments with
+    the placeholders replaced by the paths, so planning stays free of file-system effects
+    and the launch backend decides where run files live.
+    """
+
+    args: list[str]
+    files: dict[str, str] = field(default_factory=dict)
+
+    def materialize(self, directory: str | Path) -> list[str]:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        args = list(self.args)
+        for name, content in self.files.items():
+            path = directory / name
+            path.write_text(content, encoding="utf-8")
+            args = [a.replace("{" + name + "}", str(path)) for a in args]
+        return args
+
+
+def launcher_args(flavor: str, placement: Placement, hostnames: list[str] | None = None) -> LaunchSpec:
+    """Binding arguments for `mpirun` (Open MPI), `mpiexec` (MPICH hydra) or `srun`.
+
+    The rank count (-np / -n) is the caller's; these arguments only pin rank i to
+    placement.cpus[i] and spread the ranks over placement.nodes nodes (ranks in blocks:
+    rank 0 on the first host). `hostnames` names the nodes for Open MPI and MPICH (default:
+    localhost); srun takes its nodes from the SLURM allocation, which must include the CPUs
+    (e.g. an exclusive allocation), or SLURM refuses or remaps the binding.
+
+    Open MPI: a rankfile with physical (OS) slot numbers. `--cpu-list 1,0 --bind-to
+    cpu-list:ordered` was tried and does not keep the order in Open MPI 4.1.4.
+    """
+    if placement.skipped:
+        raise ValueError(f"placement '{placement.name}' was skipped ({placement.skipped}): "
+                         "it has no CPUs to bind")
+    if flavor not in FLAVORS:
+        raise ValueError(f"unknown launcher flavor {flavor!r}: valid are {', '.join(FLAVORS)}")
+    nodes = max(placement.nodes, 1)
+    ranks = placement.ranks
+    if ranks % nodes:
+        raise ValueError(f"placement '{placement.name}': {ranks} ranks do not divide evenly over {nodes} nodes")
+    per_node = ranks // nodes
+    hosts = list(hostnames) if hostnames else []
+    if flavor != "srun":
+        if not hosts and nodes == 1:
+            hosts = ["localhost"]
+        if len(hosts) < nodes:
+            raise ValueError(f"placement '{placement.name}' spans {nodes} nodes but "
+                             f"{len(hosts)} host name(s) were given: {hosts}")
+    node_cpus = [placement.cpus[n * per_node:(n + 1) * per_node] for n in range(nodes)]
+    cpulist = ",".join(map(str, node_cpus[0]))
+
+    if flavor == "openmpi":
+        lines = [f"rank {r}={hosts[r // per_node]} slot={cpu}" for r, cpu in enumerate(placement.cpus)]
+        return LaunchSpec(args=["--rankfile", "{rankfile}", "--mca", "rmaps_rank_file_physical", "1"],
+                          files={"rankfile": "\n".join(lines) + "\n"})
+
+    # Hydra's user binding and srun's map_cpu give one list for the local ranks of every node.
+    if any(c != node_cpus[0] for c in node_cpus):
+        raise ValueError(f"placement '{placement.name}' uses different CPUs on different nodes; "
+                         f"{flavor} binds every node with the same list")
+    if flavor == "mpich":
+        args = ["-bind-to", f"user:{cpulist}"]
+        if nodes > 1:
+            args = ["-hosts", ",".join(hosts[:nodes]), "-ppn", str(per_node)] + args
+        return LaunchSpec(args=args)
+    return LaunchSpec(args=[f"--nodes={nodes}", f"--ntasks-per-node={per_node}",
+                            f"--cpu-bind=map_cpu:{cpulist}"])
+
+
+def job_placement(job: Job) -> Placement:
+    """The placement a pinned job asked for (its CPUs; the class name from its tags)."""
+    return Placement(name=str(job.tags.get("placement", "cpus")),
+                                   cpus=list(job.cpus or []), nodes=job.nodes,
+                                   description="", skipped=None)
+
+
+def mpirun_argv(job: Job, workdir: Path) -> list[str]:
+    """mpirun arguments for a local job. Pinned jobs use the placement module's launcher
+    arguments (rankfile for Open MPI, -bind-to user for MPICH); others bind to cores."""
+    mpi = job.mpi
+    assert mpi is not None
+    argv = [mpi.mpirun]
+    if mpi.flavor == "openmpi":
+        argv += ["-np", str(job.ranks)]
+    else:
+        argv += ["-n", str(job.ranks)]
+    if job.cpus:
+        spec = launcher_args(mpi.flavor, job_placement(job), [socket.gethostname()])
+        argv += spec.materialize(workdir / job.name.replace("/", "_"))
+    elif mpi.flavor == "openmpi":
+        argv += (["--oversubscribe", "--bind-to", "none"] if job.oversubscribe
+                 else ["--bind-to", "core", "--map-by", "core"])
+    else:
+        argv += ["-bind-to", "none" if job.oversubscribe else "core"]
+    return argv + job.program
+
+
+def per_node(job: Job) -> int | None:
+    """Ranks per node when they divide evenly over the job's nodes, else None."""
+    return job.ranks // job.nodes if job.nodes and job.ranks % job.nodes == 0 else None
+
+
+def _local_cpus(job: Job) -> list[int] | None:
+    """CPUs of the ranks on one node (block distribution: node 0 holds ranks 0..k-1)."""
+    if not job.cpus:
+        return None
+    node_ranks = per_node(job) or job.ranks
+    return list(job.cpus[:node_ranks])
+
+
+def slurm_argv(job: Job, how: str, *, exclusive: bool = True, srun_mpi: str | None = None
+               ) -> list[str]:
+    """Shell words that start the job's ranks inside a SLURM allocation, with `srun` or the
+    MPI library's own mpirun (`how`); the program follows, every word shell-quoted."""
+    q = shlex.quote
+    node_ranks = per_node(job)
+    cpus = _local_cpus(job) if exclusive else None
+    if how == "mpirun" and job.mpi is not None:
+        argv = [q(job.mpi.mpirun)]
+        if job.mpi.flavor == "mpich":
+            # Hydra starts its proxies with srun, which already carries the job's
+            # environment; forwarding mpirun's own (-genvall, the default) would
+            # overwrite what slurmstepd sets per node (SLURMD_NODENAME, SLURM_NODEID...).
+            argv += ["-genvnone", "-n", str(job.ranks)]
+            if node_ranks:
+                argv += ["-ppn", str(node_ranks)]
+            if cpus:
+                argv += ["-bind-to", "user:" + ",".join(map(str, cpus))]
+        else:
+            argv += ["-np", str(job.ranks)]
+            if cpus:
+                # Written at run time: hostnames are only known inside the allocation.
+                argv += ["--rankfile", '"$rankfile"', "--mca", "rmaps_rank_file_physical",
+                         "1"]
+            elif node_ranks:
+                argv += ["--map-by", f"ppr:{node_ranks}:node"]
+            if job.oversubscribe:
+                argv += ["--oversubscribe"]
+        return argv + [q(a) for a in job.program]
+    argv = ["srun"]
+    if job.mpi is not None:
+        argv.append("--mpi=" + (srun_mpi or SRUN_MPI.get(job.mpi.flavor, "pmix")))
+    argv += [f"--nodes={job.nodes}", f"--ntasks={job.ranks}"]
+    if node_ranks:
+        argv.append(f"--ntasks-per-node={node_ranks}")
+    by_rank = _rank_cpus(job) if exclusive else None
+    if by_rank:
+        argv.append("--cpu-bind=none")
+    elif cpus:
+        argv.append("--cpu-bind=map_cpu:" + ",".join(map(str, cpus)))
+    if job.oversubscribe:
+        argv.append("--overcommit")
+    argv.append("--kill-on-bad-exit=1")
+    if by_rank:
+        # map_cpu is indexed by the task's id on its node, so it cannot put rank 1 (alone
+        # on node 2) on another CPU than rank 0 (alone on node 1). Bind by global rank
+        # instead; exec keeps the PMI environment the MPI library needs.
+        table = " ".join(map(str, by_rank))
+        argv += ["bash", "-c", q(f'c=({table}); exec taskset -c "${{c[$SLURM_PROCID]}}" "$@"'),
+                 "hpcscope-bind"]
+    return argv + [q(a) for a in job.program]
+
+
+def _rank_cpus(job: Job) -> list[int] | None:
+    """The per-rank CPU list when nodes must bind their ranks to different CPUs."""
+    node_ranks = per_node(job)
+    if not job.cpus or not node_ranks or job.nodes < 2:
+        return None
+    slices = {tuple(job.cpus[i:i + node_ranks]) for i in range(0, len(job.cpus), node_ranks)}
+    return list(job.cpus) if len(slices) > 1 else None
+
+
+def rankfile_script(job: Job) -> list[str]:
+    """Bash that writes an Open MPI rankfile from the allocation's hostnames."""
+    node_ranks = per_node(job) or job.ranks
+    cpus = " ".join(str(c) for c in (job.cpus or []))
+    return [
+        'rankfile="$group/task-$task.rankfile"',
+        'mapfile -t hosts < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
+        f"cpus=({cpus})",
+        ': >"$rankfile"',
+        f"for ((r = 0; r < {job.ranks}; r++)); do",
+        f'  echo "rank $r=${{hosts[r / {node_ranks}]}} slot=${{cpus[r]}}" >>"$rankfile"',
+        "done",
+    ]
