@@ -30,7 +30,7 @@ def test_submit_poll_collect_and_failure_keeps_records(tmp_path):
                            on_job=lambda job, state: seen.append((job.name, state and state.state)))
     backend.submit(run_id, [_job("ok", emit), _job("dies", emit + "; raise SystemExit(3)")])
     assert seen == [("ok", None), ("ok", "COMPLETED"), ("dies", None), ("dies", "FAILED")]
-    states = backend.collect(run_id)
+    states = backend.collect(run_id).states
     assert [(s.state, s.returncode) for s in states] == [("COMPLETED", 0), ("FAILED", 3)]
     assert len(store.samples(run_id)) == 2              # the failed job's sample is kept
     assert json.loads(json.dumps(store.samples(run_id)[1]["values"])) == [1.5, 1.6]

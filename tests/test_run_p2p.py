@@ -5,7 +5,6 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
 import time
 
 import pytest

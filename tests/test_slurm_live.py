@@ -185,7 +185,7 @@ def test_node_placement_spans_two_slurm_nodes_for_both_mpis(cluster, hello, tmp_
     backend.submit(run_id, jobs)
     states = backend.wait(run_id, progress=False)
     assert [s.state for s in states] == ["COMPLETED"] * 3, [s.detail for s in states]
-    report = backend.collect_run(run_id)
+    report = backend.collect(run_id)
     assert report.new_tasks == 3 and report.new_records == 9 and report.pending == 0
     launches = store.launches(run_id)
     assert [launch["status"] for launch in launches] == ["COMPLETED"] * 3
@@ -194,7 +194,7 @@ def test_node_placement_spans_two_slurm_nodes_for_both_mpis(cluster, hello, tmp_
         assert len(set(hosts)) == 2 and all(h.startswith("n") for h in hosts), (launch, hosts)
     assert store.run(run_id)["status"] == "ok"
     samples = len(store.samples(run_id))
-    again = backend.collect_run(run_id)   # idempotent: nothing new
+    again = backend.collect(run_id)   # idempotent: nothing new
     assert again.new_tasks == 0 and again.new_records == 0
     assert len(store.samples(run_id)) == samples == 6
 
@@ -214,7 +214,7 @@ def test_cancel_running_job_keeps_its_records(cluster, hello, tmp_path: Path) ->
     backend.cancel(run_id)
     states = backend.wait(run_id, progress=False)
     assert states[0].state == "CANCELLED"
-    backend.collect_run(run_id)
+    backend.collect(run_id)
     (launch,) = store.launches(run_id)
     assert launch["status"] == "CANCELLED"
     assert launch["meta"] is not None and len(store.samples(run_id)) == 1
@@ -228,7 +228,7 @@ def test_failed_job_is_recorded_with_stderr_and_finished_records(cluster, hello,
     backend.submit(run_id, [_job(hello, MPICH, "mpich/node/r1", ["--samples", "3", "--fail", "3"]),
                             _job(hello, OMPI, "openmpi/node/r1")])
     backend.wait(run_id, progress=False)
-    report = backend.collect_run(run_id)
+    report = backend.collect(run_id)
     failed, ok = store.launches(run_id)
     assert failed["status"] == "FAILED" and failed["returncode"] not in (0, None)
     assert "failing on purpose" in failed["stderr_tail"]
@@ -246,12 +246,12 @@ def test_collect_while_pending_then_again(cluster, hello, tmp_path: Path) -> Non
     store, backend, run_id = _backend(tmp_path)
     jobs = [_job(hello, OMPI, f"openmpi/node/r{r}", ["--sleep", "3"]) for r in (1, 2)]
     backend.submit(run_id, jobs)   # one array, %1: task 2 waits for task 1
-    early = backend.collect_run(run_id)
+    early = backend.collect(run_id)
     assert early.pending == 2 and early.new_tasks == 0
     assert "still pending or running" in early.text()
     assert store.run(run_id)["status"] == "running"
     backend.wait(run_id, progress=False)
-    late = backend.collect_run(run_id)
+    late = backend.collect(run_id)
     assert late.new_tasks == 2 and late.pending == 0
     assert "collected 2 of 2 task(s)" in backend.status_text(run_id)
 
@@ -294,10 +294,10 @@ def test_faults_have_clear_messages(cluster, hello, tmp_path: Path, monkeypatch)
     monkeypatch.setenv("SLURM_CONF", conf)
     # A run that was never submitted, and a run whose directory is gone.
     with pytest.raises(SlurmError, match="not submitted to SLURM"):
-        backend.collect_run(run_id)
+        backend.collect(run_id)
     backend.submit(run_id, core)
     backend.wait(run_id, progress=False)
     shutil.rmtree(tmp_path / "rundir")
     with pytest.raises(SlurmError, match="does not exist here.*Nothing in the store"):
-        backend.collect_run(run_id)
+        backend.collect(run_id)
     assert store.run(run_id)["status"] == "running"

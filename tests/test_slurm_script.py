@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcscope.launch.slurm_script import (JobGroup, ScriptError, SlurmOptions, directives,
+from hpcscope.launch.slurm_script import (ScriptError, SlurmOptions, directives,
                                           group_jobs, render, safe_name)
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.plan.job import Job

@@ -6,7 +6,6 @@ the run exists, every job's records are stored as they arrive; a failed job make
 """
 from __future__ import annotations
 
-import importlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,15 +14,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from hpcscope import build as build_mod
-from hpcscope.launch import local
+from hpcscope.launch import backends
+from hpcscope.launch.base import Backend, BackendError
 from hpcscope.machine import environment, mpi as mpi_mod
 from hpcscope.machine.topology import Topology
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.results.store import Store
 from hpcscope.suites.base import PlanContext, SuitePlan
+from hpcscope.suites.registry import suite_for
 
-SUITES = ("p2p", "coll", "lanes", "node")
-NEEDS_MPI = {"p2p", "coll", "lanes"}
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -40,26 +39,24 @@ class Outcome:
     messages: list[str] = field(default_factory=list)
 
 
-def suite_module(name: str):
-    if name not in SUITES:
-        raise UsageError(f"unknown suite '{name}'; choose one of {', '.join(SUITES)}")
-    return importlib.import_module(f"hpcscope.suites.{name}")
-
-
 def prepare(suite: str, mpi_spec: str, console: Console) -> tuple[Topology, list[MpiSpec], dict]:
     """Topology, MPI libraries and their builds. Raises UsageError / BuildError."""
     topology = Topology.local()
     mpis: list[MpiSpec] = []
     builds: dict[str, Path] = {}
-    if suite in NEEDS_MPI or suite == "node":
-        try:
-            mpis = mpi_mod.discover(mpi_spec if suite in NEEDS_MPI else "auto")
-        except mpi_mod.MpiNotFound as exc:
-            raise UsageError(str(exc)) from exc
-        for mpi in mpis:
-            console.print(f"[dim]building benchmarks against {mpi.label} ...[/dim]")
-            builds[mpi.mpicc] = build_mod.build(mpi)
-    return topology, (mpis if suite in NEEDS_MPI else []), builds
+    try:
+        needs_mpi = suite_for(suite).needs_mpi
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    # Every suite builds: the node programs are compiled with an MPI wrapper too.
+    try:
+        mpis = mpi_mod.discover(mpi_spec if needs_mpi else "auto")
+    except mpi_mod.MpiNotFound as exc:
+        raise UsageError(str(exc)) from exc
+    for mpi in mpis:
+        console.print(f"[dim]building benchmarks against {mpi.label} ...[/dim]")
+        builds[mpi.mpicc] = build_mod.build(mpi)
+    return topology, (mpis if needs_mpi else []), builds
 
 
 def make_context(topology: Topology, mpis: list[MpiSpec], builds: dict[str, Path],
@@ -74,7 +71,7 @@ def make_context(topology: Topology, mpis: list[MpiSpec], builds: dict[str, Path
 
 def make_plan(suite: str, ctx: PlanContext, opts: dict) -> SuitePlan:
     try:
-        plan = suite_module(suite).plan(ctx, opts)
+        plan = suite_for(suite).plan(ctx, opts)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if not plan.jobs:
@@ -95,37 +92,83 @@ def record_run(store: Store, suite: str, opts: dict, topology: Topology, mpis: l
     return run_id
 
 
-def run_local(store: Store, run_id: int, plan: SuitePlan, topology: Topology, out_dir: Path,
-              console: Console) -> Outcome:
+def run_jobs(store: Store, run_id: int, plan: SuitePlan, backend_name: str, options: dict,
+             topology: Topology, folder: Path, console: Console) -> Outcome:
+    """Hand the plan to the chosen backend. A blocking backend (this machine) runs every job
+    now with a progress bar; a queueing one (SLURM) submits, then waits and collects only
+    when asked (options["wait"]). Ctrl-C marks the run interrupted and keeps its results."""
     failed: list[str] = []
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console,
                         transient=not console.is_terminal)
+    bar = progress.add_task("starting", total=len(plan.jobs))
+
+    def on_job(job, state) -> None:
+        if state is None:
+            progress.update(bar, description=f"{job.suite} {job.name}")
+            return
+        if state.state != "COMPLETED":
+            failed.append(f"{job.name}: {state.state}\n{state.detail}")
+            console.print(f"[red]{job.name} {state.state}[/red]: "
+                          f"{_first_useful_line(state.detail)}")
+        progress.advance(bar)
+
+    backend = backends.backend_for(backend_name).make(backends.BackendContext(
+        store, folder, topology, options, on_job))
     try:
-        with progress:
-            task = progress.add_task("starting", total=len(plan.jobs))
-
-            def on_job(job, state) -> None:
-                if state is None:
-                    progress.update(task, description=f"{job.suite} {job.name}")
-                    return
-                if state.state != "COMPLETED":
-                    failed.append(f"{job.name}: {state.state}\n{state.detail}")
-                    console.print(f"[red]{job.name} {state.state}[/red]: "
-                                  f"{_first_useful_line(state.detail)}")
-                progress.advance(task)
-
-            local.LocalBackend(store, out_dir / "launch", topology, on_job).submit(run_id, plan.jobs)
+        if backend.blocking:
+            with progress:
+                backend.submit(run_id, plan.jobs)
+        else:
+            backend.submit(run_id, plan.jobs)
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted")
-        return Outcome(run_id, "interrupted", EXIT_FAILED, out_dir,
+        return Outcome(run_id, "interrupted", EXIT_FAILED, folder,
                        ["interrupted: the results finished so far are kept in the store "
                         f"(run {run_id}, marked interrupted)"])
-    status = "failed" if failed else "ok"
-    store.finish_run(run_id, status)
-    messages = [f"{len(failed)} of {len(plan.jobs)} jobs failed; finished results are kept "
-                f"(run {run_id} marked failed). First failure:\n{failed[0]}"] if failed else []
-    return Outcome(run_id, status, EXIT_FAILED if failed else EXIT_OK, out_dir, messages)
+    except BackendError as exc:
+        started = bool(store.launches(run_id))
+        store.add_note(run_id, "error", f"{backend.name} submission failed: {exc}")
+        store.finish_run(run_id, "failed")
+        return Outcome(run_id, "failed", EXIT_FAILED if started else EXIT_USAGE, folder,
+                       [f"{backend.name}: {exc}"])
+    if backend.blocking:
+        status = "failed" if failed else "ok"
+        store.finish_run(run_id, status)
+        write_outputs(store, run_id, plan_suite(plan), folder, console)
+        messages = [f"{len(failed)} of {len(plan.jobs)} jobs failed; finished results are "
+                    f"kept (run {run_id} marked failed). First failure:\n{failed[0]}"
+                    ] if failed else []
+        return Outcome(run_id, status, EXIT_FAILED if failed else EXIT_OK, folder, messages)
+    console.print(backend.status_text(run_id))
+    if not options.get("wait"):
+        return Outcome(run_id, "submitted", EXIT_OK, folder,
+                       [f"submitted; follow with `hpcscope slurm status {run_id}` and "
+                        f"ingest with `hpcscope slurm collect {run_id}`"])
+    try:
+        backend.wait(run_id, console=console)
+    except KeyboardInterrupt:
+        return Outcome(run_id, "submitted", EXIT_FAILED, folder,
+                       [f"stopped waiting; the jobs keep running. `hpcscope slurm "
+                        f"collect {run_id}` ingests them later"])
+    except BackendError as exc:
+        return Outcome(run_id, "failed", EXIT_FAILED, folder, [str(exc)])
+    return collect(store, backend, run_id, folder, console)
+
+
+def collect(store: Store, backend: Backend, run_id: int, folder: Path,
+            console: Console) -> Outcome:
+    """Ingest what a queueing backend's jobs wrote; outputs once nothing is pending."""
+    report = backend.collect(run_id)
+    console.print(report.text())
+    if report.pending == 0:
+        write_outputs(store, run_id, store.run(run_id)["suite"], folder, console)
+    status = store.run(run_id)["status"]
+    return Outcome(run_id, status, EXIT_FAILED if report.failed else EXIT_OK, folder, [])
+
+
+def plan_suite(plan: SuitePlan) -> str:
+    return plan.jobs[0].suite if plan.jobs else ""
 
 
 def _first_useful_line(detail: str) -> str:
@@ -135,14 +178,14 @@ def _first_useful_line(detail: str) -> str:
     return detail.splitlines()[0] if detail else ""
 
 
-def write_outputs(store: Store, run_id: int, suite: str, out_dir: Path) -> list[Path]:
-    """Figures and tables of the run into its folder (suite modules may define outputs)."""
-    module = suite_module(suite)
-    writer = getattr(module, "outputs", None)
-    if writer is None:
-        return []
+def write_outputs(store: Store, run_id: int, suite: str, out_dir: Path,
+                  console: Console | None = None) -> list[Path]:
+    """Figures and tables of the run into its folder (the suite's output writer)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    return writer(store, run_id, out_dir)
+    written = suite_for(suite).outputs(store, run_id, out_dir)
+    if written and console is not None:
+        console.print(f"figures and tables: {out_dir}/")
+    return written
 
 
 def print_notes(plan: SuitePlan, console: Console) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from hpcscope.results.parsers import PARSERS
 from hpcscope.results.records import RecordError, parse_line
 from hpcscope.results.store import Store
 
@@ -45,4 +46,22 @@ def ingest_lines(store: Store, launch_id: int, lines: Iterable[str], source: str
             result.meta = record
         elif record["type"] == "error":
             result.errors.append(record["message"])
+    return result
+
+
+def ingest_tool_output(store: Store, launch_id: int, tool: str, text: str,
+                       result: IngestResult, notes: list[str]) -> IngestResult:
+    """A reference tool's whole stdout (fio, iperf3, likwid-bench) through its parser in
+    results.parsers; output the parser does not understand becomes an error record and a
+    line in `notes` (the launch's stderr tail)."""
+    try:
+        records = PARSERS[tool](text)
+    except Exception as exc:  # a tool printed something its parser does not know
+        notes.append(f"hpcscope: could not parse the tool's output: {exc}")
+        records = [{"type": "error", "message": f"unparsable output: {exc}"}]
+    for record in records:
+        store.add_record(launch_id, record)
+        result.records += 1
+        if record.get("type") == "error":
+            result.errors.append(record.get("message", ""))
     return result

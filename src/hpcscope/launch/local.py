@@ -12,18 +12,12 @@ from pathlib import Path
 from typing import Callable
 
 from hpcscope.launch import command, launcher
-from hpcscope.launch.base import JobState
-from hpcscope.launch.ingest import IngestResult, ingest_lines
+from hpcscope.launch.base import CollectReport, JobState
+from hpcscope.launch.ingest import IngestResult, ingest_lines, ingest_tool_output
 from hpcscope.machine.mpi import launch_env
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
-from hpcscope.results.parsers import PARSERS
 from hpcscope.results.store import Store
-
-
-def parser_for(job: Job) -> Callable[[str], list[dict]] | None:
-    """Reference tools print their own formats; results.parsers reads them."""
-    return None if job.output == "jsonl" else PARSERS[job.output]
 
 
 def run_job(store: Store, run_id: int, job: Job, workdir: Path, topology=None) -> JobState:
@@ -54,14 +48,11 @@ def run_job(store: Store, run_id: int, job: Job, workdir: Path, topology=None) -
     timer = threading.Timer(job.timeout_s, expire)
     timer.start()
     try:
-        parse = parser_for(job)
-        if parse is None:
+        if job.output == "jsonl":
             ingest_lines(store, launch_id, proc.stdout, job.name, result)
         else:
-            text = proc.stdout.read()
-            for record in _parsed(parse, text, stderr_tail):
-                store.add_record(launch_id, record)
-                result.records += 1
+            ingest_tool_output(store, launch_id, job.output, proc.stdout.read(), result,
+                               stderr_tail)
         returncode = proc.wait()
         state = "TIMEOUT" if expired.is_set() else ("COMPLETED" if returncode == 0 else "FAILED")
     except KeyboardInterrupt:
@@ -80,14 +71,6 @@ def run_job(store: Store, run_id: int, job: Job, workdir: Path, topology=None) -
             state = "FAILED"
         store.finish_launch(launch_id, state, returncode, detail)
     return JobState(job, state, returncode, detail)
-
-
-def _parsed(parse: Callable[[str], list[dict]], text: str, stderr_tail: list[str]) -> list[dict]:
-    try:
-        return parse(text)
-    except Exception as exc:  # a tool printed something its parser does not know
-        stderr_tail.append(f"hpcscope: could not parse the tool's output: {exc}")
-        return [{"type": "error", "message": f"unparsable output: {exc}"}]
 
 
 def _binding_problem(job: Job, meta: dict, topology) -> str | None:
@@ -118,6 +101,7 @@ class LocalBackend:
     other. poll/collect then read the outcome from the store, like the SLURM backend."""
 
     name = "local"
+    blocking = True
 
     def __init__(self, store: Store, workdir: Path, topology=None,
                  on_job: Callable[[Job, JobState | None], None] | None = None) -> None:
@@ -140,5 +124,14 @@ class LocalBackend:
         """Nothing is queued locally: a running job is stopped by Ctrl-C (KeyboardInterrupt
         kills its process group and marks the run interrupted)."""
 
-    def collect(self, run_id: int) -> list[JobState]:
-        return self.poll(run_id)   # records were stored as they arrived
+    def wait(self, run_id: int, progress: bool = True, console=None) -> list[JobState]:
+        return self.poll(run_id)   # submit returned after the last job
+
+    def collect(self, run_id: int) -> CollectReport:
+        """Records were stored as they arrived; this only reports the launches' states."""
+        return CollectReport(run_id, self.poll(run_id))
+
+    def status_text(self, run_id: int) -> str:
+        states = self.poll(run_id)
+        done = sum(1 for s in states if s.state == "COMPLETED")
+        return f"run {run_id}: {done} of {len(states)} launch(es) completed on this machine"

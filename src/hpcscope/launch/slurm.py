@@ -21,13 +21,13 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
 from hpcscope.launch import slurm_parse as sp
-from hpcscope.launch.base import JobState
-from hpcscope.launch.ingest import IngestResult, ingest_lines
+from hpcscope.launch.base import BackendError, CollectReport, JobState
+from hpcscope.launch.ingest import IngestResult, ingest_lines, ingest_tool_output
 from hpcscope.launch.slurm_script import (JobGroup, ScriptError, SlurmOptions, group_jobs,
                                           render)
 from hpcscope.plan.job import Job
@@ -42,7 +42,7 @@ _NO_CONFIG = ("unable to process configuration file", "cannot stat file",
 _INVALID_ID = "invalid job id specified"
 
 
-class SlurmError(RuntimeError):
+class SlurmError(BackendError):
     """A SLURM problem; the message names it and what to change. Nothing stored is lost."""
 
 
@@ -113,36 +113,6 @@ def explain_submit_error(stderr: str, options: SlurmOptions) -> str:
     return message + (f"\n  what to change: {hint}" if hint else "")
 
 
-@dataclass
-class CollectReport:
-    """What one `collect` did; `text()` is what the CLI prints."""
-
-    run_id: int
-    states: list[JobState] = field(default_factory=list)
-    new_tasks: int = 0
-    new_records: int = 0
-    messages: list[str] = field(default_factory=list)
-
-    @property
-    def pending(self) -> int:
-        return sum(1 for s in self.states if s.state in sp.ACTIVE)
-
-    @property
-    def failed(self) -> list[JobState]:
-        return [s for s in self.states if s.state in sp.TERMINAL and s.state != "COMPLETED"]
-
-    def text(self) -> str:
-        lines = [f"run {self.run_id}: collected {self.new_tasks} task(s), "
-                 f"{self.new_records} record(s) new; {len(self.states)} task(s) in all"]
-        if self.pending:
-            lines.append(f"{self.pending} task(s) still pending or running: run "
-                         f"`hpcscope slurm collect {self.run_id}` again when they finish")
-        for s in self.failed:
-            first = s.detail.splitlines()[0] if s.detail else ""
-            lines.append(f"{s.job.name} ({s.backend_id}): {s.state} {first}")
-        return "\n".join(lines + self.messages)
-
-
 def _job_of(group: dict[str, Any], task: dict[str, Any]) -> Job:
     """A Job rebuilt from the store (a new shell has no plan), enough to name a task."""
     shape = group.get("shape", {})
@@ -164,6 +134,7 @@ class SlurmBackend:
     """Backend protocol (launch/base.py) on SLURM. `runner` is replaceable for unit tests."""
 
     name = "slurm"
+    blocking = False
 
     def __init__(self, store: Store, options: SlurmOptions | None = None,
                  rundir: Path | None = None, runner: Runner = run_command,
@@ -459,10 +430,7 @@ class SlurmBackend:
 
     # -- collection -----------------------------------------------------------------
 
-    def collect(self, run_id: int) -> list[JobState]:
-        return self.collect_run(run_id).states
-
-    def collect_run(self, run_id: int) -> CollectReport:
+    def collect(self, run_id: int) -> CollectReport:
         """Ingest every finished task not ingested before; finish the run when all are."""
         data = self._data(run_id)
         rundir = self._rundir(run_id, data)
@@ -501,7 +469,8 @@ class SlurmBackend:
                 if group.get("shape", {}).get("output", "jsonl") == "jsonl":
                     ingest_lines(self.store, launch_id, f, str(out), result)
                 else:
-                    self._ingest_parsed(state.job, f.read(), launch_id, result, lines)
+                    ingest_tool_output(self.store, launch_id, state.job.output, f.read(), result,
+                                       lines)
         returncode = state.returncode
         rc_file = base.with_suffix(".rc")
         if rc_file.exists():
@@ -531,23 +500,6 @@ class SlurmBackend:
         report.new_tasks += 1
         report.new_records += result.records
         return JobState(state.job, status, returncode, "\n".join(detail), state.backend_id)
-
-    def _ingest_parsed(self, job: Job, text: str, launch_id: int, result: IngestResult,
-                       notes: list[str]) -> None:
-        """Reference tools (fio, iperf3, ...): their parser turns stdout into records."""
-        from hpcscope.launch import local
-
-        parse = local.parser_for(job)
-        try:
-            records = parse(text) if parse else []
-        except Exception as exc:  # a tool printed something its parser does not know
-            notes.append(f"hpcscope: could not parse the tool's output: {exc}")
-            records = [{"type": "error", "message": f"unparsable output: {exc}"}]
-        for record in records:
-            self.store.add_record(launch_id, record)
-            result.records += 1
-            if record.get("type") == "error":
-                result.errors.append(record.get("message", ""))
 
     # -- status for humans ----------------------------------------------------------
 

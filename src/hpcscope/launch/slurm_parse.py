@@ -14,14 +14,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hpcscope.launch.base import ACTIVE, TERMINAL  # noqa: F401  (re-used by slurm.py)
+
 # squeue -h -r -o FORMAT: one line per array task (-r), fields separated by "|".
 SQUEUE_FORMAT = "%i|%A|%T|%r"
 # sacct -n -P -X -o FIELDS (also valid for sacct -c, where JobID is the raw id).
 SACCT_FIELDS = "JobID,State,ExitCode"
 
 # What a backend reports, from the many states SLURM knows (JobState in launch/base.py).
-ACTIVE = {"PENDING", "RUNNING"}
-TERMINAL = {"COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL"}
 _NORMAL = {
     "PENDING": "PENDING", "REQUEUED": "PENDING", "REQUEUE_HOLD": "PENDING",
     "REQUEUE_FED": "PENDING", "RESV_DEL_HOLD": "PENDING", "SPECIAL_EXIT": "PENDING",

@@ -54,6 +54,18 @@ class SlurmOptions:
     srun_mpi: str | None = None      # srun --mpi=...; None: pmix for Open MPI, pmi2 for MPICH
     array_limit: int = 1             # %K: array tasks (repeats) running at the same time
 
+    @classmethod
+    def from_options(cls, kw: dict) -> "SlurmOptions":
+        """From the command line's option names (`hpcscope run ... --on slurm`)."""
+        return cls(partition=kw.get("partition"), account=kw.get("account"),
+                   time=kw.get("time"), qos=kw.get("qos"), constraint=kw.get("constraint"),
+                   mail_type=kw.get("mail_type"), mail_user=kw.get("mail_user"),
+                   exclusive=kw.get("exclusive", True), modules=list(kw.get("module") or ()),
+                   prelude=list(kw.get("prelude") or ()),
+                   sbatch_args=list(kw.get("sbatch_arg") or ()),
+                   launcher=kw.get("launcher") or "srun",
+                   array_limit=kw.get("array_limit") or 1)
+
 
 @dataclass
 class JobGroup:

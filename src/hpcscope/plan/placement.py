@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hpcscope.formatting import format_bytes
-from hpcscope.machine.topology import Topology, format_cpulist
+from hpcscope.machine.topology import Topology
 
 CLASSES: tuple[str, ...] = ("smt", "core", "numa", "socket", "node")
 

@@ -1,0 +1,81 @@
+"""`hpcscope report`, `compare` and `tune`: what the stored runs say."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from hpcscope import runner
+from hpcscope.analysis import tune as tune_mod
+from hpcscope.cli.common import err, handle_errors, out, store_of
+from hpcscope.report import compare as compare_mod
+from hpcscope.report import html
+
+
+@click.command()
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+              help="Tuning file to write (JSON, schema lanecoll.tuning/1).")
+@click.option("--mpi", default=None, help="Which MPI library's measurements (when runs hold several).")
+@click.pass_context
+@handle_errors
+def tune(ctx, run_refs: tuple[str, ...], output: str, mpi: str | None) -> None:
+    """Write lanecoll's tuning table from stored coll runs.
+
+    Per collective, nodes and processes per node: the fastest significantly-better
+    algorithm per message-size range, native where nothing is better, neighbouring
+    sizes merged. Use it with LANECOLL_TUNING=FILE and liblanecoll_pmpi.so.
+
+    \b
+    Example: hpcscope tune last -o tuning.json --mpi openmpi
+    """
+    store = store_of(ctx)
+    samples = [store.samples(store.resolve(r), benchmark="coll") for r in run_refs]
+    if not any(samples):
+        raise runner.UsageError("no coll measurements in those runs; run `hpcscope run coll` first")
+    table = tune_mod.make_tuning(samples, mpi=mpi)
+    path = tune_mod.write_tuning(output, table)
+    changed = sum(1 for r in table["rules"] if r["algorithm"] != "native")
+    err.print(f"{path}: {len(table['rules'])} rules, {changed} choose lane or hier")
+
+
+@click.command()
+@click.argument("run_refs", metavar="[RUN...]", nargs=-1)
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder for index.html and its CSV tables (default hpcscope-out/report).")
+@click.pass_context
+@handle_errors
+def report(ctx, run_refs: tuple[str, ...], out_dir: str | None) -> None:
+    """One self-contained HTML page (DIR/index.html) from stored runs (default: last).
+
+    Figures are inline SVG, no external requests, no JavaScript; observations
+    (fits, breakpoints, dips, placement ratios, instability) cite their numbers.
+    """
+    store = store_of(ctx)
+    run_ids = [store.resolve(r) for r in (run_refs or ("last",))]
+    page = html.write_report(store, run_ids, Path(out_dir or "hpcscope-out/report"))
+    err.print("report written:")
+    click.echo(str(page.resolve()))
+
+
+@click.command()
+@click.argument("run_a", metavar="RUN_A")
+@click.argument("run_b", metavar="RUN_B")
+@click.option("--threshold", type=float, default=0.05, show_default=True,
+              help="Smallest relative difference that counts (with Mann-Whitney p < 0.05).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the comparison as a standalone HTML page.")
+@click.pass_context
+@handle_errors
+def compare(ctx, run_a: str, run_b: str, threshold: float, html_path: str | None) -> None:
+    """What changed from RUN_A to RUN_B (two MPI libraries, machines, before/after).
+
+    Each matching measurement is tested on its raw samples (Mann-Whitney) and marked
+    faster, slower or same; geometric means of ratios are given per metric.
+    """
+    store = store_of(ctx)
+    a, b = store.resolve(run_a), store.resolve(run_b)
+    rows = compare_mod.compare_runs(store, a, b, threshold)
+    compare_mod.print_comparison(rows, out, title=f"run {b} relative to run {a}")
+    if html_path:
+        err.print(f"written {compare_mod.write_comparison_html(rows, Path(html_path))}")

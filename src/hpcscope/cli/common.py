@@ -1,0 +1,87 @@
+"""What every command shares: the consoles, the store, error handling with the documented
+exit codes, and the parsers of list-valued options."""
+from __future__ import annotations
+
+import functools
+import sys
+
+import click
+from rich.console import Console
+
+from hpcscope import build as build_mod
+from hpcscope import runner
+from hpcscope.launch.base import BackendError
+from hpcscope.machine.topology import TopologyError
+from hpcscope.results.store import Store
+
+err = Console(stderr=True)
+out = Console()
+
+
+def store_of(ctx: click.Context) -> Store:
+    return Store(ctx.obj["db"])
+
+
+def handle_errors(fn):
+    """Maps known failures to the documented exit codes with one clear message."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except runner.UsageError as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            sys.exit(runner.EXIT_USAGE)
+        except build_mod.BuildError as exc:
+            err.print(f"[red]build failed:[/red] {exc}")
+            sys.exit(runner.EXIT_FAILED)
+        except BackendError as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            sys.exit(runner.EXIT_USAGE)
+        except (LookupError, ValueError, TopologyError) as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            sys.exit(runner.EXIT_USAGE)
+        except KeyboardInterrupt:
+            err.print("interrupted (nothing was being measured)")
+            sys.exit(runner.EXIT_FAILED)
+    return wrapper
+
+
+def csv_list(text: str | None) -> list[str] | None:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else None
+
+
+def cpu_list(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        return [int(t) for t in text.split(",")]
+    except ValueError:
+        raise runner.UsageError(f"--cpus '{text}': give OS CPU numbers separated by commas, "
+                                "e.g. --cpus 0,7") from None
+
+
+def count_list(text: str | None) -> list | None:
+    """'8,1p,100p' -> [8, '1p', '100p'] (a count, or a multiple of the rank count)."""
+    if not text:
+        return None
+    items: list = []
+    for t in csv_list(text) or []:
+        if t.isdigit():
+            items.append(int(t))
+        elif t.endswith("p") and t[:-1].isdigit():
+            items.append(t)
+        else:
+            raise runner.UsageError(f"--counts: '{t}' is neither a count (e.g. 1000) nor a "
+                                    "multiple of the rank count (e.g. 10p)")
+    return items
+
+
+def peak_overrides(items: tuple[str, ...]) -> dict:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not value:
+            raise runner.UsageError(f"--peak '{item}': write NAME=VALUE, e.g. --peak disk=2GB/s "
+                                    "or --peak fp64=1200")
+        out[name.strip()] = value.strip()
+    return out

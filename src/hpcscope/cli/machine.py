@@ -1,0 +1,52 @@
+"""`hpcscope topo` and `hpcscope build`: the machine and the compiled programs."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from hpcscope import build as build_mod
+from hpcscope import runner
+from hpcscope.cli.common import err, handle_errors
+from hpcscope.machine import mpi as mpi_mod
+from hpcscope.machine.topology import Topology
+from hpcscope.plan import placement
+
+
+@click.command()
+@click.option("--xml", "as_xml", is_flag=True, help="Print hwloc's XML instead of the summary.")
+@click.option("--json", "as_json", is_flag=True, help="Print the parsed topology as JSON.")
+@handle_errors
+def topo(as_xml: bool, as_json: bool) -> None:
+    """Show the machine: packages, NUMA nodes, cores, hardware threads, caches, NICs.
+
+    Read from hwloc (lstopo). Every run stores this XML too.
+    """
+    topology = Topology.local()
+    if as_xml:
+        click.echo(topology.xml)
+        return
+    if as_json:
+        click.echo(json.dumps(topology.to_dict(), indent=2))
+        return
+    click.echo(topology.describe())
+    click.echo("\nPlacement classes for two ranks:")
+    for place in placement.plan_placements(topology, list(placement.CLASSES)):
+        where = f"skipped: {place.skipped}" if place.skipped else \
+            f"CPUs {','.join(map(str, place.cpus))} ({place.description})"
+        click.echo(f"  {place.name:<7} {where}")
+
+
+@click.command()
+@click.option("--mpi", default="all", show_default=True,
+              help="openmpi, mpich, auto, all, or the path of an mpicc wrapper.")
+@handle_errors
+def build(mpi: str) -> None:
+    """Compile the benchmarks and lanecoll against each chosen MPI library (cached)."""
+    try:
+        specs = mpi_mod.discover(mpi)
+    except mpi_mod.MpiNotFound as exc:
+        raise runner.UsageError(str(exc)) from exc
+    for spec in specs:
+        err.print(f"building against {spec.label} ({spec.mpicc})")
+        err.print(f"  -> {build_mod.build(spec)}")

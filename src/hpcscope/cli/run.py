@@ -1,0 +1,201 @@
+"""`hpcscope run SUITE`: plan, build, launch on the chosen backend, store, write outputs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from hpcscope import runner
+from hpcscope.cli.common import (count_list, cpu_list, csv_list, err, handle_errors,
+                                 peak_overrides, store_of)
+from hpcscope.cli.options import coll_options, common_run_options, split_options
+from hpcscope.launch.backends import backend_for
+from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
+
+
+@click.group()
+def run() -> None:
+    """Measure: run a suite and store its results (see `hpcscope run SUITE --help`)."""
+
+
+def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outcome | None:
+    """Plan, then hand the jobs to the backend (--on), then write outputs. `kw` holds the
+    common and backend options; `opts` the suite's own. Returns None for a dry run."""
+    nodes = backend_for(kw["on"]).nodes(kw)
+    topology, mpis, builds = runner.prepare(suite, kw["mpi"], err)
+    context = runner.make_context(topology, mpis, builds, bool(opts.get("quick")),
+                                  nodes_available=nodes)
+    if kw["on"] == "slurm" and kw["ntasks_per_node"]:
+        opts = {**opts, "ranks": nodes * kw["ntasks_per_node"], "nodes": nodes}
+    plan = runner.make_plan(suite, context, opts)
+    runner.print_notes(plan, err)
+    if kw["dry_run"]:
+        if kw["on"] == "slurm":
+            print_scripts(plan, kw, Path(kw["out_dir"] or "hpcscope-out/run-ID"))
+        else:
+            for job in plan.jobs:
+                click.echo(f"{job.name}: ranks={job.ranks} cpus={job.cpus} {' '.join(job.program)}")
+        return None
+    store = store_of(ctx)
+    run_id = runner.record_run(store, suite, opts, topology, mpis, plan, kw["on"], kw["label"])
+    folder = Path(kw["out_dir"]) if kw["out_dir"] else runner.default_out_dir(run_id)
+    err.print(f"run {run_id}: {suite}, {len(plan.jobs)} jobs, results into {ctx.obj['db']}")
+    outcome = runner.run_jobs(store, run_id, plan, kw["on"], kw, topology, folder, err)
+    for message in outcome.messages:
+        err.print(f"[red]{message}[/red]" if outcome.exit_code else message)
+    err.print(f"run {run_id} {outcome.status}; see `hpcscope show {run_id}`")
+    return outcome
+
+
+def print_scripts(plan, kw: dict, out: Path) -> None:
+    """Dry run on SLURM: the batch scripts that would be submitted."""
+    rundir = Path(kw["slurm_dir"] or out / "slurm").absolute()
+    options = SlurmOptions.from_options(kw)
+    try:
+        for group in group_jobs(plan.jobs):
+            script = render(group, "DRYRUN", rundir, options)
+            click.echo(f"# ---- job array {group.name}: {len(group.jobs)} task(s)")
+            click.echo(script)
+    except ScriptError as exc:
+        raise runner.UsageError(str(exc)) from exc
+
+
+def finish(outcome: runner.Outcome | None) -> None:
+    raise SystemExit(outcome.exit_code if outcome else runner.EXIT_OK)
+
+
+def execute_command(ctx: click.Context, suite: str, kw: dict) -> runner.Outcome | None:
+    """A run subcommand's options -> the suite's opts (its *_opts builder) -> execute."""
+    shared, own = split_options(kw)
+    builder = {"p2p": p2p_opts, "coll": coll_opts, "lanes": lanes_opts, "node": node_opts}[suite]
+    return execute(ctx, suite, builder(own, shared), shared)
+
+
+@run.command("p2p")
+@click.option("--placements", default=None,
+              help="Comma list of smt, core, numa, socket, node (default: all this machine offers).")
+@click.option("--cpus", default=None, help="Explicit CPUs for rank 0 and 1, e.g. 0,7.")
+@click.option("--sizes", default="0:4M", show_default=True, help="Message size range MIN:MAX.")
+@click.option("--tests", default=None, help="Comma list of latency, bw, bibw, mbw_mr (default all).")
+@click.option("--validate", is_flag=True, help="Untimed pass that checks every received byte.")
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_p2p(ctx, **kw) -> None:
+    """MPI point-to-point latency and bandwidth at each placement (OSU definitions).
+
+    \b
+    Example: hpcscope run p2p --mpi openmpi,mpich --placements core,socket --repeat 5
+             hpcscope run p2p --on slurm --nodes 2 --partition short --wait
+    Placements are derived from hwloc's topology; classes this machine cannot
+    offer are reported as skipped with the reason.
+    """
+    finish(execute_command(ctx, "p2p", kw))
+
+
+def p2p_opts(own: dict, shared: dict) -> dict:
+    return {"placements": csv_list(own["placements"]), "cpus": cpu_list(own["cpus"]),
+            "sizes": own["sizes"], "tests": csv_list(own["tests"]), "validate": own["validate"],
+            "quick": shared["quick"], "repeat": shared["repeat"]}
+
+
+@run.command("coll")
+@click.option("--collectives", default=None,
+              help="Comma list of bcast, gather, scatter, allgather, alltoall, reduce, "
+                   "allreduce, reduce_scatter_block, scan, exscan (default all).")
+@click.option("--algorithms", default=None,
+              help="Comma list of native, lane, hier, lane_v, tuned (default native,lane,hier,lane_v; "
+                   "lane_v: lane with vector node collectives, where it exists).")
+@click.option("--counts", default=None,
+              help="Comma list of counts (MPI_INT elements) or multiples of p, e.g. 1p,10p,100p.")
+@coll_options
+@click.option("--no-validate", is_flag=True, help="Skip the untimed check against native.")
+@click.option("--interleave", is_flag=True,
+              help="Alternate the algorithms inside each repetition (fairer on a noisy machine).")
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_coll(ctx, **kw) -> None:
+    """Collectives: native vs lanecoll's full-lane and hierarchical decompositions.
+
+    Each repetition starts after MPI_Barrier and its time is that of the slowest rank;
+    warm-ups are discarded; a lane/hier result faster than native by a significant margin
+    (Mann-Whitney p < 0.05) and at least 5% is a performance-guideline violation.
+
+    \b
+    Example: hpcscope run coll --quick --node-size 1
+             hpcscope run coll --on slurm --nodes 4 --ntasks-per-node 8 --wait
+    """
+    finish(execute_command(ctx, "coll", kw))
+
+
+def coll_opts(own: dict, shared: dict) -> dict:
+    return {"collectives": csv_list(own["collectives"]), "algorithms": csv_list(own["algorithms"]),
+            "counts": count_list(own["counts"]), "node_size": own["node_size"],
+            "ranks": own["ranks"], "repetitions": own["repetitions"],
+            "regular_only": own["regular_only"], "validate": not own["no_validate"],
+            "interleave": own["interleave"], "quick": shared["quick"], "repeat": shared["repeat"]}
+
+
+@run.command("lanes")
+@coll_options
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_lanes(ctx, **kw) -> None:
+    """Lane-pattern and multi-collective benchmarks: can this system drive several lanes?
+
+    Lane pattern: c elements per node per step, split over k = 1..ppn processes that
+    exchange with the same process on the neighbouring nodes. Multi-collective: k lane
+    communicators run MPI_Alltoall at once. A system with L physical lanes moves data
+    about L times faster with k >= L.
+
+    \b
+    Example: hpcscope run lanes --quick --node-size 1
+    """
+    finish(execute_command(ctx, "lanes", kw))
+
+
+def lanes_opts(own: dict, shared: dict) -> dict:
+    return {"node_size": own["node_size"], "ranks": own["ranks"],
+            "repetitions": own["repetitions"], "regular_only": own["regular_only"],
+            "quick": shared["quick"], "repeat": shared["repeat"]}
+
+
+@run.command("node")
+@click.option("--cpu", is_flag=True, help="CPU: operations/s per precision and thread count, DGEMM.")
+@click.option("--mem", is_flag=True, help="Memory: STREAM, block sweep, pointer-chase latency.")
+@click.option("--disk", is_flag=True, help="Disk: O_DIRECT sequential/random throughput, IOPS, latency.")
+@click.option("--net", is_flag=True, help="Network: TCP/UDP throughput and latency on 127.0.0.1.")
+@click.option("--threads", default=None, help="Comma list of thread counts (default 1..cores).")
+@click.option("--disk-dir", type=click.Path(file_okay=False), default=None,
+              help="Directory for the disk test files (default: a fresh one in /var/tmp).")
+@click.option("--peak", multiple=True,
+              help="Override a theoretical peak, e.g. --peak disk=2GB/s --peak net=100Gbit/s.")
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_node(ctx, **kw) -> None:
+    """The node itself: CPU, memory, disk and network, each next to its theoretical peak
+    and the standard tool (likwid-bench, OpenBLAS DGEMM, fio, iperf3) as efficiency.
+
+    Without --cpu/--mem/--disk/--net all four run.
+
+    \b
+    Example: hpcscope run node --quick
+             hpcscope run node --disk --disk-dir /scratch/me --peak disk=2GB/s
+    """
+    finish(execute_command(ctx, "node", kw))
+
+
+def node_opts(own: dict, shared: dict) -> dict:
+    parts = {k: own[k] for k in ("cpu", "mem", "disk", "net")}
+    if not any(parts.values()):
+        parts = {k: True for k in parts}
+    threads = csv_list(own["threads"])
+    try:
+        thread_list = [int(t) for t in threads] if threads else None
+    except ValueError:
+        raise runner.UsageError(f"--threads '{own['threads']}': give whole numbers, e.g. 1,2,4") from None
+    return {**parts, "threads": thread_list, "disk_dir": own["disk_dir"],
+            "peaks": peak_overrides(own["peak"]), "quick": shared["quick"]}

@@ -1,0 +1,91 @@
+"""`hpcscope slurm status|collect|cancel|script`: runs submitted with `--on slurm`."""
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import click
+
+from hpcscope import runner
+from hpcscope.cli.common import err
+from hpcscope.cli.run import run
+from hpcscope.launch.slurm import SlurmBackend, SlurmError
+from hpcscope.results.store import Store
+
+
+@click.group()
+def slurm() -> None:
+    """Follow, collect and cancel runs submitted with `hpcscope run SUITE --on slurm`."""
+
+
+def _backend(ctx: click.Context) -> tuple[Store, SlurmBackend]:
+    store = Store(ctx.obj["db"])
+    return store, SlurmBackend(store)
+
+
+def _guard(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except SlurmError as exc:
+            err.print(f"[red]SLURM:[/red] {exc}")
+            sys.exit(runner.EXIT_USAGE)
+    return wrapper
+
+
+@slurm.command()
+@click.argument("run_ref", metavar="[RUN]", default="last")
+@click.pass_context
+@_guard
+def status(ctx, run_ref: str) -> None:
+    """Jobs of a run with their SLURM state (queued, running, finished)."""
+    store, backend = _backend(ctx)
+    click.echo(backend.status_text(store.resolve(run_ref)))
+
+
+@slurm.command("collect")
+@click.argument("run_ref", metavar="[RUN]", default="last")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder for figures and tables (default hpcscope-out/run-ID).")
+@click.pass_context
+@_guard
+def collect_cmd(ctx, run_ref: str, out_dir: str | None) -> None:
+    """Ingest the records of finished jobs (safe to repeat: adds only what is new)."""
+    store, backend = _backend(ctx)
+    run_id = store.resolve(run_ref)
+    folder = Path(out_dir) if out_dir else runner.default_out_dir(run_id)
+    outcome = runner.collect(store, backend, run_id, folder, err)
+    sys.exit(outcome.exit_code)
+
+
+@slurm.command()
+@click.argument("run_ref", metavar="RUN")
+@click.pass_context
+@_guard
+def cancel(ctx, run_ref: str) -> None:
+    """scancel the run's unfinished jobs, then collect what they wrote."""
+    store, backend = _backend(ctx)
+    run_id = store.resolve(run_ref)
+    backend.cancel(run_id)
+    try:
+        backend.wait(run_id, progress=False, console=err)
+    except SlurmError as exc:
+        err.print(str(exc))
+    err.print(backend.collect(run_id).text())
+
+
+@slurm.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+               hidden=True)
+@click.argument("suite")
+@click.pass_context
+def script(ctx, suite: str) -> None:
+    """Print the batch scripts `run SUITE --on slurm ...` would submit, submitting nothing.
+
+    \b
+    Example: hpcscope slurm script p2p --nodes 2 --partition short --time 10
+    Same as: hpcscope run p2p --on slurm --nodes 2 ... --dry-run
+    """
+    args = [suite, "--on", "slurm", "--dry-run", *ctx.args]
+    run.main(args=args, prog_name="hpcscope run", obj=ctx.obj, standalone_mode=True)

@@ -1,0 +1,51 @@
+"""`hpcscope list`, `show` and `export`: what is stored."""
+from __future__ import annotations
+
+import json
+
+import click
+from rich.table import Table
+
+from hpcscope.cli.common import handle_errors, out, store_of
+from hpcscope.report import show as show_mod
+from hpcscope.results import export as export_mod
+
+
+@click.command("list")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+@click.pass_context
+@handle_errors
+def list_runs(ctx, fmt: str) -> None:
+    """List stored runs, newest last."""
+    runs = store_of(ctx).runs()
+    if fmt == "json":
+        click.echo(json.dumps(runs, indent=2, default=str))
+        return
+    table = Table("id", "started", "suite", "status", "host", "backend", "label")
+    for r in runs:
+        table.add_row(str(r["id"]), str(r["started"])[:19], r["suite"], r["status"],
+                      r.get("host") or "", r.get("backend") or "", r.get("label") or "")
+    out.print(table)
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.pass_context
+@handle_errors
+def show(ctx, run_ref: str) -> None:
+    """Show one run: what ran, where, notes, failures and a summary per measurement."""
+    store = store_of(ctx)
+    show_mod.print_run(store, store.resolve(run_ref), out)
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "markdown", "osu"]),
+              default="csv", show_default=True)
+@click.pass_context
+@handle_errors
+def export(ctx, run_ref: str, fmt: str) -> None:
+    """Write a run's measurements to stdout as CSV, JSON (raw samples), Markdown or OSU text."""
+    store = store_of(ctx)
+    run_id = store.resolve(run_ref)
+    click.echo(getattr(export_mod, f"to_{fmt}")(store, run_id), nl=False)

@@ -1,0 +1,63 @@
+"""Where a run's jobs run: every launch backend, registered in one place.
+
+A backend implements the Backend protocol of launch/base.py. Adding one (e.g. a SimGrid
+or a network-namespace backend) is its module plus one BACKENDS line here; the runner and
+the command line find it by name (`hpcscope run SUITE --on NAME`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from hpcscope.launch.base import Backend
+from hpcscope.launch.local import LocalBackend
+from hpcscope.launch.slurm import SlurmBackend
+from hpcscope.launch.slurm_script import SlurmOptions
+from hpcscope.results.store import Store
+
+
+@dataclass
+class BackendContext:
+    """What a backend is made from: the store, the run's folder, the machine the plan was
+    made for, the command line's options (each backend reads its own keys) and a
+    progress callback (job, state-or-None) for backends that run jobs themselves."""
+
+    store: Store
+    folder: Path
+    topology: Any = None
+    options: dict[str, Any] = field(default_factory=dict)
+    on_job: Callable | None = None
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    name: str
+    description: str
+    make: Callable[[BackendContext], Backend]
+    nodes: Callable[[dict[str, Any]], int]   # nodes the plan may span, from the options
+
+
+def _local(ctx: BackendContext) -> Backend:
+    return LocalBackend(ctx.store, ctx.folder / "launch", ctx.topology, ctx.on_job)
+
+
+def _slurm(ctx: BackendContext) -> Backend:
+    rundir = ctx.options.get("slurm_dir")
+    return SlurmBackend(ctx.store, SlurmOptions.from_options(ctx.options),
+                        rundir=Path(rundir) if rundir else ctx.folder / "slurm")
+
+
+BACKENDS: dict[str, BackendEntry] = {
+    "local": BackendEntry("local", "this machine, one job at a time", _local, lambda o: 1),
+    "slurm": BackendEntry("slurm", "SLURM job arrays (sbatch), collected from their files",
+                          _slurm, lambda o: o.get("nodes") or 1),
+}
+
+
+def backend_for(name: str) -> BackendEntry:
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}; choose one of "
+                         f"{', '.join(BACKENDS)}") from None

@@ -1,0 +1,42 @@
+"""Every suite hpcscope can run, registered in one place.
+
+A suite is a planner (options -> Jobs and Notes, nothing run) and an output writer (the
+figures and tables of a finished run). Adding one is its module plus one SUITES line;
+`hpcscope run NAME` and the runner find it here (docs/architecture.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from hpcscope.suites import coll, lanes, node, p2p
+from hpcscope.suites.base import PlanContext, SuitePlan
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    summary: str
+    plan: Callable[[PlanContext, dict], SuitePlan]
+    outputs: Callable[..., list[Path]]          # (store, run_id, out_dir) -> files written
+    needs_mpi: bool                             # its jobs are MPI programs (--mpi applies)
+
+
+SUITES: dict[str, Suite] = {
+    "p2p": Suite("p2p", "MPI point-to-point latency and bandwidth at each placement",
+                 p2p.plan, p2p.outputs, True),
+    "coll": Suite("coll", "collectives: native vs lanecoll's decompositions, with verdicts",
+                  coll.plan, coll.outputs, True),
+    "lanes": Suite("lanes", "lane-pattern and multi-collective benchmarks",
+                   lanes.plan, lanes.outputs, True),
+    "node": Suite("node", "CPU, memory, disk, network vs peak and the standard tools",
+                  node.plan, node.outputs, False),
+}
+
+
+def suite_for(name: str) -> Suite:
+    try:
+        return SUITES[name]
+    except KeyError:
+        raise ValueError(f"unknown suite '{name}'; choose one of {', '.join(SUITES)}") from None
