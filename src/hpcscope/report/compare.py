@@ -1,7 +1,7 @@
 """`hpcscope compare RUN_A RUN_B`: what changed between two runs, with significance.
 
-Matching: a measurement is (benchmark, metric, unit, params, configuration tags without
-`repeat`). Tags that are constant within each run but differ between the two runs (e.g.
+Matching: a measurement is a cell of hpcscope.results.cells (benchmark, metric, unit,
+configuration tags, identifying params), the same grouping every view uses. Tags that are constant within each run but differ between the two runs (e.g.
 `mpi` when run A used Open MPI and run B MPICH, or the host) are what is being compared,
 so they are left out of the key and shown in the header instead.
 
@@ -28,9 +28,9 @@ from rich.console import Console
 from rich.table import Table
 
 from hpcscope.results import stats
+from hpcscope.results.cells import LAUNCH_TAGS, group_cells
 from hpcscope.results.store import Store
 
-_VARYING = ("repeat",)
 _HIDDEN = ("mpi_version",)   # kept in the match key, too long to repeat on every row
 
 
@@ -96,17 +96,6 @@ def _lower_is_better(metric: str, unit: str) -> bool:
         return metric in ("latency", "time")
 
 
-def _groups(samples: list[dict]) -> dict[tuple, dict]:
-    groups: dict[tuple, dict] = defaultdict(lambda: {"values": [], "launches": set()})
-    for s in samples:
-        tags = {k: v for k, v in s["tags"].items() if k not in _VARYING}
-        key = (s["benchmark"], s["metric"], s["unit"], json.dumps(s["params"], sort_keys=True),
-               json.dumps(tags, sort_keys=True))
-        groups[key]["values"].extend(s["values"])
-        groups[key]["launches"].add(s["launch_id"])
-    return groups
-
-
 def _compared_tags(a: list[dict], b: list[dict]) -> set[str]:
     """Tags constant within each run whose value differs between the runs."""
     def constants(samples: list[dict]) -> dict[str, Any]:
@@ -121,26 +110,27 @@ def _compared_tags(a: list[dict], b: list[dict]) -> set[str]:
 
 def compare_samples(a: list[dict], b: list[dict], threshold: float = 0.05) -> list[Row]:
     """Match and test the samples of two runs (see module doc); pure, no store."""
-    drop = _compared_tags(a, b) | set(_VARYING)
+    drop = _compared_tags(a, b) | set(LAUNCH_TAGS)
 
     def strip(samples: list[dict]) -> list[dict]:
         return [dict(s, tags={k: v for k, v in s["tags"].items() if k not in drop})
                 for s in samples]
-    ga, gb = _groups(strip(a)), _groups(strip(b))
+    ga, gb = group_cells(strip(a)), group_cells(strip(b))
     rows: list[Row] = []
     for key in sorted(ga.keys() & gb.keys(), key=_sort_key):
-        bench, metric, unit, params, tags = key
+        bench, metric, unit, tags, params = key
         lib = _lower_is_better(metric, unit)
-        c = stats.compare(ga[key]["values"], gb[key]["values"], threshold, lower_is_better=lib)
+        values_a = [v for vs in ga[key].values() for v in vs]
+        values_b = [v for vs in gb[key].values() for v in vs]
+        c = stats.compare(values_a, values_b, threshold, lower_is_better=lib)
         rows.append(Row(bench, metric, unit, json.loads(params), json.loads(tags),
                         c.median_a, c.median_b, c.ratio, c.p_value, c.verdict, c.n_a, c.n_b,
-                        len(ga[key]["launches"]), len(gb[key]["launches"]), lib,
-                        list(c.warnings)))
+                        len(ga[key]), len(gb[key]), lib, list(c.warnings)))
     return rows
 
 
 def _sort_key(key: tuple) -> tuple:
-    bench, metric, unit, params, tags = key
+    bench, metric, unit, tags, params = key
     p = json.loads(params)
     numeric = tuple(sorted((k, v) for k, v in p.items() if isinstance(v, (int, float))))
     return (bench, metric, tags, tuple(sorted((k, str(v)) for k, v in p.items()

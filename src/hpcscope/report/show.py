@@ -8,27 +8,8 @@ from collections import defaultdict
 from rich.console import Console
 from rich.table import Table
 
-from hpcscope.results import stats
+from hpcscope.results.cells import group_cells, summarize_cell
 from hpcscope.results.store import Store
-
-_VARYING_TAGS = ("repeat",)  # tags that distinguish launches of one configuration
-
-
-def is_rate(unit: str) -> bool:
-    """Means of rates are harmonic (Hoefler & Belli), so the unit decides."""
-    return "/s" in unit
-
-
-def group_samples(samples: list[dict]) -> dict[tuple, dict]:
-    """(benchmark, metric, unit, config tags, params) -> pooled values and launch count."""
-    groups: dict[tuple, dict] = defaultdict(lambda: {"values": [], "launches": set()})
-    for s in samples:
-        tags = {k: v for k, v in s["tags"].items() if k not in _VARYING_TAGS}
-        key = (s["benchmark"], s["metric"], s["unit"], json.dumps(tags, sort_keys=True),
-               json.dumps(s["params"], sort_keys=True))
-        groups[key]["values"].extend(s["values"])
-        groups[key]["launches"].add(s["launch_id"])
-    return groups
 
 
 def _fmt(x: float | None) -> str:
@@ -51,7 +32,7 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
     console.print(f"{len(launches)} launches, {len(bad)} not completed")
     for l in bad:
         console.print(f"[red]{l['name']}: {l['status']}[/red]\n{l.get('stderr_tail') or ''}")
-    groups = group_samples(store.samples(run_id))
+    groups = group_cells(store.samples(run_id))
     by_metric: dict[tuple, list] = defaultdict(list)
     for key, g in sorted(groups.items(), key=_order):
         by_metric[key[:3]].append((key, g))
@@ -59,14 +40,15 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
     for (bench, metric, unit), rows in by_metric.items():
         table = Table("configuration", "params", "launches", "n", "median", "95% CI of median",
                       "min", "CV", "flags", title=f"{bench}: {metric} ({unit})")
-        for (_, _, _, tags, params), g in rows:
-            s = stats.summarize(g["values"], rate=is_rate(unit))
+        for (_, _, _, tags, params), per_launch in rows:
+            cell = summarize_cell(per_launch, unit)
+            s = cell.all
             config = ", ".join(f"{v}" for k, v in json.loads(tags).items() if k != "mpi_version")
             ci = f"{_fmt(s.ci_low)} .. {_fmt(s.ci_high)}" if s.ci_low is not None else "-"
             flags = [_flag(w) for w in s.warnings]
             for w in s.warnings:
                 flagged[_flag(w)] += 1
-            table.add_row(config, _short_params(params), str(len(g["launches"])), str(s.n),
+            table.add_row(config, _short_params(params), str(cell.launches), str(s.n),
                           _fmt(s.median), ci, _fmt(s.min),
                           f"{100 * s.cv:.1f}%" if s.cv is not None else "-", " ".join(flags))
         console.print(table)

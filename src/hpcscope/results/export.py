@@ -18,16 +18,14 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from hpcscope.results.stats import is_rate, pooled, summarize
+from hpcscope.plan.placement import CLASSES as PLACEMENT_ORDER
+from hpcscope.results.cells import LAUNCH_TAGS as POOLED_TAGS
+from hpcscope.results.cells import canonical, identity, summarize_cell
+from hpcscope.results.stats import is_rate, summarize
 from hpcscope.results.store import Store
 
-PLACEMENT_ORDER = ("smt", "core", "numa", "socket", "node")
 METRIC_ORDER = ("latency", "bandwidth", "bibandwidth", "message_rate")
 OSU_FIELD_WIDTH = 18            # OSU point-to-point FIELD_WIDTH; sizes are %-10d
-POOLED_TAGS = ("repeat",)        # tags that only tell repeats apart: pooled over
-# Params that say how a size was measured, not what was measured (iterations and block
-# length change with the size, repeat counts in-launch repetitions): pooled within a cell.
-SETTING_PARAMS = ("iterations", "block", "window", "repeat", "test")
 OSU_TITLES = {"latency": ("Latency Test", "Latency"),
               "bandwidth": ("Bandwidth Test", "Bandwidth"),
               "bibandwidth": ("Bi-Directional Bandwidth Test", "Bandwidth"),
@@ -44,8 +42,7 @@ def _samples(source: Store | Samples, run_id: int | None) -> list[dict[str, Any]
     return list(source)
 
 
-def _key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+_key = canonical
 
 
 def _placement_rank(name: str) -> tuple[int, str]:
@@ -62,9 +59,7 @@ def _params_rank(params: dict[str, Any]) -> tuple[Any, ...]:
     return (0 if isinstance(size, (int, float)) else 1, size or 0, _key(params))
 
 
-def _identity(params: dict[str, Any]) -> dict[str, Any]:
-    """What a sample measured: its params without the measurement settings."""
-    return {k: v for k, v in params.items() if k not in SETTING_PARAMS}
+_identity = identity
 
 
 def _params_label(params: dict[str, Any]) -> str:
@@ -81,27 +76,22 @@ def _fmt(value: float | None) -> str:
 
 
 def _cell(group: Samples) -> dict[str, Any]:
-    """Statistics of one (tags without repeat, metric, params) group over its launches."""
-    rate = is_rate(group[0]["unit"])
-    per_launch: dict[int, list[float]] = {}
+    """Statistics of one (tags without repeat, metric, params) group over its launches
+    (results.cells.summarize_cell, the one summary of a cell), as a plain dict."""
+    per_launch: dict[Any, list[float]] = {}
     for s in group:
         per_launch.setdefault(s["launch_id"], []).extend(s["values"])
-    values = [v for vs in per_launch.values() for v in vs]
-    summary = summarize(values, rate)
-    cell: dict[str, Any] = {
-        "unit": group[0]["unit"], "n": summary.n, "launches": len(per_launch),
+    cell = summarize_cell(per_launch, group[0]["unit"])
+    summary, across = cell.all, cell.across
+    return {
+        "unit": cell.unit, "n": summary.n, "launches": cell.launches,
         "mean": summary.mean, "std": summary.std, "cv": summary.cv,
         "median": summary.median, "ci_low": summary.ci_low, "ci_high": summary.ci_high,
-        "min": summary.min, "max": summary.max, "warnings": list(summary.warnings),
-        "across": None,
+        "min": summary.min, "max": summary.max, "warnings": cell.warnings,
+        "across": None if across is None else {
+            "median": across.median, "ci_low": across.ci_low, "ci_high": across.ci_high,
+            "spread": across.spread, "cv": across.cv, "medians": across.medians},
     }
-    if len(per_launch) > 1:
-        across = pooled(list(per_launch.values()), rate)
-        cell["across"] = {"median": across.median, "ci_low": across.ci_low,
-                          "ci_high": across.ci_high, "spread": across.spread,
-                          "cv": across.cv, "medians": across.medians}
-        cell["warnings"] += across.warnings
-    return cell
 
 
 def _common_tags(samples: Samples, ignore: Iterable[str]) -> dict[str, Any]:
