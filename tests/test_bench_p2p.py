@@ -1,4 +1,4 @@
-"""bench/mpi/p2p built and run for real with Open MPI and MPICH (DESIGN 2 record contract).
+"""bench/mpi/p2p built and run for real with Open MPI and MPICH (docs/records.md record contract).
 
 Each library gets its own build tree (cmake with the MPI wrapper as the C compiler, as
 hpcscope's build stage does). Ranks are pinned to CPUs 0 and 1 by the launcher (Open MPI:

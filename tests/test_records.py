@@ -1,4 +1,4 @@
-"""Record contract (DESIGN 2): valid records pass, each malformed case names line + problem."""
+"""Record contract (docs/records.md): valid records pass, each malformed case names line + problem."""
 from __future__ import annotations
 
 import json

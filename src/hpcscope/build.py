@@ -16,7 +16,18 @@ from pathlib import Path
 
 from hpcscope.machine.mpi import MpiSpec
 
-SOURCE_ROOT = Path(__file__).resolve().parents[2]          # the repository
+_PACKAGE = Path(__file__).resolve().parent
+_CHECKOUT = _PACKAGE.parents[1]
+
+
+def _source_root() -> Path:
+    """Where bench/ and lanecoll/ are: beside the package in a checkout (and an editable
+    install), or inside it (hpcscope/csrc, copied there by setup.py) when installed."""
+    shipped = _PACKAGE / "csrc"
+    return shipped if (shipped / "bench").is_dir() else _CHECKOUT
+
+
+SOURCE_ROOT = _source_root()
 BENCH_SOURCE = SOURCE_ROOT / "bench"
 
 
@@ -25,7 +36,13 @@ class BuildError(Exception):
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("HPCSCOPE_CACHE", SOURCE_ROOT / ".cache")).resolve()
+    """$HPCSCOPE_CACHE, else .cache in the checkout, else ~/.cache/hpcscope (installed)."""
+    if os.environ.get("HPCSCOPE_CACHE"):
+        return Path(os.environ["HPCSCOPE_CACHE"]).resolve()
+    if SOURCE_ROOT == _CHECKOUT:
+        return (_CHECKOUT / ".cache").resolve()
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (Path(xdg) / "hpcscope").resolve()
 
 
 def build_dir(mpi: MpiSpec) -> Path:

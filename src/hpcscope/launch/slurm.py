@@ -1,6 +1,6 @@
 """The SLURM backend: submit job arrays with sbatch, follow them, collect what they wrote.
 
-Stages (DESIGN 1, launch): `submit` writes one batch script per group of repeats
+Stages (docs/architecture.md, launch): `submit` writes one batch script per group of repeats
 (launch/slurm_script.py) into the run directory and runs sbatch; `poll` asks squeue while
 tasks are queued or running, then scontrol (while SLURM keeps the finished job), then
 sacct, or `sacct -c` (the job-completion log) where accounting is off; `collect` ingests

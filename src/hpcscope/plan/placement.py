@@ -1,7 +1,7 @@
 """Placement classes: where two ranks sit relative to each other, derived from the topology.
 
 A class names the closest hardware level two ranks share, because that level decides the
-path a message takes (DESIGN.md section 4):
+path a message takes (docs/records.md, tags):
 
     smt     two hardware threads of one core (share L1/L2 and the core's execution units)
     core    two cores sharing a package, its last-level cache and a NUMA node

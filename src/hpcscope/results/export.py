@@ -1,7 +1,7 @@
 """Export a run's samples: JSON, CSV, Markdown tables and OSU-style text.
 
 `hpcscope export RUN --format json|csv|markdown|osu` prints one of these on stdout
-(DESIGN 1). Every number is derived from the stored raw values by hpcscope.results.stats;
+(docs/architecture.md). Every number is derived from the stored raw values by hpcscope.results.stats;
 nothing is rounded before the last formatting step, and a cell without data stays empty.
 
 Grouping: a sample belongs to a launch, whose tags (mpi, placement, repeat, ...) say what

@@ -1,4 +1,4 @@
-"""Parse and validate the JSONL records written by hpcscope benchmark binaries (DESIGN 2).
+"""Parse and validate the JSONL records written by hpcscope benchmark binaries (docs/records.md).
 
 Every line a benchmark writes is one JSON object with a "type": meta, sample, summary or
 error. Validation happens here, once, so the store and the statistics can trust what
@@ -66,7 +66,7 @@ def parse_line(line: str, where: str) -> dict[str, Any]:
 
 
 def validate(record: dict[str, Any], where: str, text: str | None = None) -> None:
-    """Check one decoded record against the contract (DESIGN 2); raise RecordError if not.
+    """Check one decoded record against the contract (docs/records.md); raise RecordError if not.
 
     Extra keys are allowed (a newer benchmark may add fields within the same schema).
     """

@@ -1,5 +1,5 @@
 """The coll suite: native MPI collectives against lanecoll's lane and hier mock-ups, with
-performance-guideline verdicts (Träff & Hunold; DESIGN 3 and 5).
+performance-guideline verdicts (Träff & Hunold; docs/records.md).
 
 One launch per MPI library of the `coll` program (bench/mpi/coll.c), ranks = cores by
 default. On one machine, `node_size` K emulates nodes of K consecutive ranks through
