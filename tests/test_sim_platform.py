@@ -192,6 +192,11 @@ def test_smpirun_cost_options_and_errors():
                                               shared_malloc_threshold=65536))
     assert "--cfg=smpi/simulate-computation:no" in cmd.argv
     assert "--cfg=smpi/auto-shared-malloc-thresh:65536" in cmd.argv
+    cmd = smpirun_command("a", platform="p", hostfile="h", np=2,
+                          options=SmpiOptions(privatize_libs=("liblanecoll.so.0",),
+                                              library_path="/b/lanecoll"))
+    assert "--cfg=smpi/privatize-libs:liblanecoll.so.0" in cmd.argv
+    assert cmd.env["LD_LIBRARY_PATH"] == "/b/lanecoll"
     with pytest.raises(ValueError, match="np=0"):
         smpirun_command("a", platform="p", hostfile="h", np=0)
     with pytest.raises(ValueError, match="bw_factor='1'"):

@@ -19,7 +19,11 @@ What the defaults are and why:
                                       the platform's core speed, one second of real compute
                                       becomes one simulated second (no faster/slower core).
   smpirun privatizes globals (each rank gets its own dlopen'ed copy of the binary) by
-  default; lanecoll keeps per-process state in globals, so privatize must stay on.
+  default; lanecoll keeps per-process state in globals, so privatize must stay on (with
+  -no-privatize lanecoll's algorithms abort: "Actor pid=-1 is gone??"). Only the binary
+  is copied: a program linked against liblanecoll.so (the cmake build) crashes the same
+  way unless the library is privatized too: privatize_libs=("liblanecoll.so.0",) and
+  library_path=<dir with it> (SMPI finds the library through LD_LIBRARY_PATH only).
   LANECOLL_NODE_NAME_SEP='-'         SMPI's MPI_COMM_TYPE_SHARED groups ranks by simulated
                                       host, i.e. by socket on per-socket-lane platforms;
                                       lanecoll groups by processor name (= host name) up to
@@ -53,6 +57,8 @@ class SmpiOptions:
     simulate_computation: bool = True
     privatize: bool = True
     shared_malloc_threshold: int | None = None  # bytes; every malloc >= this is shared
+    privatize_libs: tuple[str, ...] = ()  # shared libraries with globals, e.g. liblanecoll.so.0
+    library_path: str | None = None     # LD_LIBRARY_PATH for privatize_libs
     quiet: bool = True
     extra_cfg: tuple[str, ...] = ()     # more "name:value" settings, passed as --cfg=...
 
@@ -103,13 +109,18 @@ def smpirun_command(program: str, args: list[str] | tuple[str, ...] = (), *, pla
     if options.shared_malloc_threshold is not None:
         cfg.append("smpi/shared-malloc:global")
         cfg.append(f"smpi/auto-shared-malloc-thresh:{int(options.shared_malloc_threshold)}")
+    if options.privatize_libs:
+        cfg.append(f"smpi/privatize-libs:{';'.join(options.privatize_libs)}")
     cfg.extend(options.extra_cfg)
     argv.extend(f"--cfg={c}" for c in cfg)
     if options.quiet:
         argv.extend(QUIET_LOGS)
     argv.append(str(program))
     argv.extend(str(a) for a in args)
-    return SmpiCommand(argv=argv, env={"LANECOLL_NODE_NAME_SEP": NODE_NAME_SEP})
+    env = {"LANECOLL_NODE_NAME_SEP": NODE_NAME_SEP}
+    if options.library_path:
+        env["LD_LIBRARY_PATH"] = str(options.library_path)
+    return SmpiCommand(argv=argv, env=env)
 
 
 def smpicc_command(repo: str | Path, program: str, output: str | Path, *,
