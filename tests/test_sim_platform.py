@@ -3,7 +3,7 @@ and the α-β calibration (analysis/sim_calibrate.py).
 
 Golden files: tests/fixtures/sim/*.xml were written once by platform_xml and checked by
 hand; regenerate with HPCSCOPE_REGEN_GOLDEN=1 after an intended change and review the diff.
-The `sim` test builds lane_pattern with smpicc and runs it (about 20-30 s).
+The `sim` tests build lane_pattern and p2p with smpicc and run them (10-30 s together).
 """
 from __future__ import annotations
 
@@ -286,3 +286,36 @@ def test_lane_pattern_two_lanes_double_node_bandwidth(tmp_path):
     assert speed[2][2] >= 1.8 * speed[1][2]
     assert speed[2][2] >= 1.8 * speed[2][1]
     assert speed[1][2] == pytest.approx(speed[1][1], rel=0.05)
+
+
+@pytest.mark.sim
+@pytest.mark.skipif(shutil.which("smpirun") is None or shutil.which("smpicc") is None,
+                    reason="SimGrid SMPI (smpicc, smpirun) not installed: apt-get install "
+                           "libsimgrid-dev")
+def test_calibration_recovers_the_factors_smpi_simulates(tmp_path):
+    """Round trip: SMPI simulates a ping-pong with known factors, the fit finds them again
+    (bandwidth exactly; latency up to SMPI's own ~40 ns per message)."""
+    binary = tmp_path / "p2p"
+    build = subprocess.run(smpicc_command(REPO, "p2p", binary), capture_output=True, text=True,
+                           timeout=120)
+    assert build.returncode == 0, build.stderr[-2000:]
+    spec = tiny(name="pp", nodes=2, sockets=1, lanes=1, lane_placement="per-node",
+                lane_bandwidth=1e9, lane_latency=2e-6)
+    (tmp_path / "pp.xml").write_text(platform_xml(spec))
+    (tmp_path / "pp.hosts").write_text(hostfile(spec, 1))
+    options = SmpiOptions(lat_factor="0:1;1024:2;65536:4", bw_factor="0:0.5;1024:0.8;65536:1")
+    cmd = smpirun_command(binary, ["--tests", "latency", "--max-size", "4M", "--iterations", "5",
+                                   "--warmup", "1"], platform=str(tmp_path / "pp.xml"),
+                          hostfile=str(tmp_path / "pp.hosts"), np=2, options=options)
+    run = subprocess.run(cmd.argv, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, **cmd.env}, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    samples = [r for r in map(json.loads, run.stdout.splitlines()) if r["type"] == "sample"]
+    sizes = [r["params"]["bytes"] for r in samples]
+    times = [min(r["values"]) * 1e-6 for r in samples]
+    fit = fit_alpha_beta(sizes, times)
+    assert fit.bw_factor_cfg() == "0:0.5;1024:0.8;65536:1"
+    assert fit.lane_bandwidth == pytest.approx(1e9, rel=1e-6)
+    assert fit.lane_latency == pytest.approx(2e-6, abs=0.1e-6)
+    assert [s.lat_factor for s in fit.segments] == pytest.approx([1, 2, 4], rel=0.05)
+    assert max(abs(e) for e in fit.relative_errors(sizes, times)) < 0.01
