@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from hpcscope.analysis.sim_calibrate import CalibrationError, fit_alpha_beta
-from hpcscope.launch.smpi_command import SmpiOptions, smpicc_command, smpirun_command
+from hpcscope.launch.smpi_command import (SmpiOptions, options_for, smpicc_command,
+                                          smpirun_command)
 from hpcscope.machine.sim_platform import (PRESETS, PlatformError, PlatformSpec, hostfile,
                                            load_platform_file, platform_xml, rank_hosts)
 
@@ -184,6 +185,12 @@ def test_smpirun_command_has_the_verified_settings():
     assert "-no-privatize" not in cmd.argv
     assert cmd.argv[-3:] == ["./lane_pattern", "--counts", "1000"]
     assert cmd.env == {"LANECOLL_NODE_NAME_SEP": "-"}
+
+
+def test_options_for_a_platform_inject_compute_time_one_to_one():
+    cmd = smpirun_command("a", platform="p", hostfile="h", np=2,
+                          options=options_for(PRESETS["hydra"].core_speed))
+    assert "--cfg=smpi/host-speed:3.36e+10f" in cmd.argv
 
 
 def test_smpirun_cost_options_and_errors():

@@ -69,6 +69,12 @@ class SmpiCommand:
     env: dict[str, str] = field(default_factory=dict)
 
 
+def options_for(core_speed: float, **changes) -> SmpiOptions:
+    """SmpiOptions for a platform whose cores run at core_speed flop/s (PlatformSpec's
+    core_speed): host-speed equal to it, so measured compute time is injected 1:1."""
+    return SmpiOptions(host_speed=core_speed, **changes)
+
+
 def _factor_ok(text: str) -> bool:
     """SMPI factor strings: ';'-separated 'bytes:factor' pairs, the first at 0 bytes."""
     try:
