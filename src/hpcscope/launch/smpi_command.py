@@ -43,7 +43,7 @@ MPI_Allreduce of 460800 bytes through bench/mpi/coll (2 shared, loaded cores):
                                benchmark's metadata arrays above the threshold get shared
   count 1152 (4.6 KB)          42 s CPU, 0.59 GB: most of the cost is per-rank start-up
                                in the benchmark (hwloc topology load, ~12 ms per rank),
-                               not the simulation (an MPI hello: 0.5 s for 1152 ranks).
+                               not the simulation (an MPI hello: 0.5 s CPU for 1152 ranks).
 """
 from __future__ import annotations
 
