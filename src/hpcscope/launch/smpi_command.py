@@ -1,0 +1,159 @@
+"""Command lines for SimGrid SMPI: building a benchmark with smpicc, running it with smpirun.
+
+Pure functions: they compose argv and environment and touch nothing; the caller writes
+the platform and hostfile (machine/sim_platform.py) and starts the command
+(launch/command.py). Checked with SimGrid 3.32 (Debian libsimgrid-dev).
+
+What the defaults are and why:
+  --cfg=smpi/coll-selector:ompi      Open MPI's decision rules; SMPI's default allreduce
+                                      is a naive reduce + bcast.
+  --cfg=smpi/bw-factor:0:1           neutral piecewise factors (a plain ':1' crashes): the
+  --cfg=smpi/lat-factor:0:1          platform's bandwidths and latencies are used as given
+                                      instead of SMPI's built-in InfiniBand calibration.
+                                      analysis/sim_calibrate.py writes fitted factor strings.
+  --cfg=network/crosstraffic:0       no simulated acknowledgement traffic on the reverse
+                                      path (with it, sendrecv rings lose bandwidth).
+  --cfg=smpi/host-speed:<flop/s>     the speed of the machine running the simulation. SMPI
+                                      turns measured CPU time between MPI calls into flops
+                                      with it and replays them on the simulated core; set to
+                                      the platform's core speed, one second of real compute
+                                      becomes one simulated second (no faster/slower core).
+  smpirun privatizes globals (each rank gets its own dlopen'ed copy of the binary) by
+  default; lanecoll keeps per-process state in globals, so privatize must stay on (with
+  -no-privatize lanecoll's algorithms abort: "Actor pid=-1 is gone??"). Only the binary
+  is copied: a program linked against liblanecoll.so (the cmake build) crashes the same
+  way unless the library is privatized too: privatize_libs=("liblanecoll.so.0",) and
+  library_path=<dir with it> (SMPI finds the library through LD_LIBRARY_PATH only).
+  LANECOLL_NODE_NAME_SEP='-'         SMPI's MPI_COMM_TYPE_SHARED groups ranks by simulated
+                                      host, i.e. by socket on per-socket-lane platforms;
+                                      lanecoll groups by processor name (= host name) up to
+                                      the last '-' instead: n3-s0 and n3-s1 form node n3.
+
+Cost options (see simulate_computation / shared_malloc_threshold): turning computation
+simulation off makes local work free in simulated time, so timings are network-only;
+shared malloc makes large buffers share memory between ranks, so their contents are
+garbage (never validate results with it). Measured on the Hydra preset, 1152 ranks, one
+MPI_Allreduce of 460800 bytes through bench/mpi/coll (2 shared, loaded cores):
+  defaults                     54 s CPU, 1:15 wall, 2.57 GB peak RSS, 914.7 us simulated
+  simulate-computation:no      54 s CPU (same), same simulated time: SMPI's own
+                               collectives do their reductions inside the simulator
+  host-speed = core speed      58 s CPU, 921.3 us simulated (benchmark code now costs)
+  coll --validate=0            57 s CPU, 1.98 GB
+  auto-shared-malloc 64 KiB    crashes (MPI_ERR_TRUNCATE, then SIGSEGV; 6.7 GB RSS): the
+                               benchmark's metadata arrays above the threshold get shared
+  count 1152 (4.6 KB)          42 s CPU, 0.59 GB: most of the cost is per-rank start-up
+                               in the benchmark (hwloc topology load, ~12 ms per rank),
+                               not the simulation (an MPI hello: 0.5 s CPU for 1152 ranks).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NODE_NAME_SEP = "-"
+
+# SimGrid's INFO chatter (one line per rank and collective selection) costs time and
+# drowns errors at thousands of ranks.
+QUIET_LOGS = ("--log=smpi_colls.thres:warning", "--log=smpi_coll.thres:warning",
+              "--log=xbt_cfg.thres:warning", "--log=smpi_config.thres:warning")
+
+
+@dataclass(frozen=True)
+class SmpiOptions:
+    coll_selector: str = "ompi"
+    bw_factor: str = "0:1"             # SMPI piecewise syntax "0:f0;S1:f1;..."
+    lat_factor: str = "0:1"
+    crosstraffic: bool = False
+    host_speed: float | None = None    # flop/s of the simulating machine; None: omit
+    simulate_computation: bool = True
+    privatize: bool = True
+    shared_malloc_threshold: int | None = None  # bytes; every malloc >= this is shared
+    privatize_libs: tuple[str, ...] = ()  # shared libraries with globals, e.g. liblanecoll.so.0
+    library_path: str | None = None     # LD_LIBRARY_PATH for privatize_libs
+    quiet: bool = True
+    extra_cfg: tuple[str, ...] = ()     # more "name:value" settings, passed as --cfg=...
+
+
+@dataclass(frozen=True)
+class SmpiCommand:
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def options_for(core_speed: float, **changes) -> SmpiOptions:
+    """SmpiOptions for a platform whose cores run at core_speed flop/s (PlatformSpec's
+    core_speed): host-speed equal to it, so measured compute time is injected 1:1."""
+    return SmpiOptions(host_speed=core_speed, **changes)
+
+
+def _factor_ok(text: str) -> bool:
+    """SMPI factor strings: ';'-separated 'bytes:factor' pairs, the first at 0 bytes."""
+    try:
+        pairs = [p.split(":") for p in text.split(";")]
+        sizes = [int(s) for s, _ in pairs]
+        factors = [float(f) for _, f in pairs]
+    except ValueError:
+        return False
+    return bool(sizes) and sizes[0] == 0 and sizes == sorted(sizes) and all(f > 0 for f in factors)
+
+
+def smpirun_command(program: str, args: list[str] | tuple[str, ...] = (), *, platform: str,
+                    hostfile: str, np: int, options: SmpiOptions = SmpiOptions(),
+                    smpirun: str = "smpirun") -> SmpiCommand:
+    """argv and env to run `program args` on np simulated ranks.
+
+    platform: SimGrid XML path; hostfile: one host per rank (sim_platform.hostfile).
+    Raises ValueError for impossible settings (np < 1, malformed factor strings)."""
+    if not isinstance(np, int) or np < 1:
+        raise ValueError(f"np={np!r}: needs at least one rank")
+    for name in ("bw_factor", "lat_factor"):
+        if not _factor_ok(getattr(options, name)):
+            raise ValueError(f"{name}={getattr(options, name)!r}: write 'bytes:factor' pairs "
+                             "separated by ';' starting at 0 bytes, e.g. '0:1' or '0:0.9;65536:1'")
+    argv = [smpirun, "-np", str(np), "-platform", str(platform), "-hostfile", str(hostfile)]
+    if not options.privatize:
+        argv.append("-no-privatize")
+    cfg = [f"smpi/coll-selector:{options.coll_selector}",
+           f"smpi/bw-factor:{options.bw_factor}",
+           f"smpi/lat-factor:{options.lat_factor}",
+           f"network/crosstraffic:{1 if options.crosstraffic else 0}"]
+    if options.host_speed is not None:
+        if not options.host_speed > 0:
+            raise ValueError(f"host_speed={options.host_speed!r}: flop/s, must be > 0")
+        cfg.append(f"smpi/host-speed:{options.host_speed:g}f")
+    if not options.simulate_computation:
+        cfg.append("smpi/simulate-computation:no")
+    if options.shared_malloc_threshold is not None:
+        cfg.append("smpi/shared-malloc:global")
+        cfg.append(f"smpi/auto-shared-malloc-thresh:{int(options.shared_malloc_threshold)}")
+    if options.privatize_libs:
+        cfg.append(f"smpi/privatize-libs:{';'.join(options.privatize_libs)}")
+    cfg.extend(options.extra_cfg)
+    argv.extend(f"--cfg={c}" for c in cfg)
+    if options.quiet:
+        argv.extend(QUIET_LOGS)
+    argv.append(str(program))
+    argv.extend(str(a) for a in args)
+    env = {"LANECOLL_NODE_NAME_SEP": NODE_NAME_SEP}
+    if options.library_path:
+        env["LD_LIBRARY_PATH"] = str(options.library_path)
+    return SmpiCommand(argv=argv, env=env)
+
+
+def smpicc_command(repo: str | Path, program: str, output: str | Path, *,
+                   smpicc: str = "smpicc") -> list[str]:
+    """argv building bench/mpi/<program>.c with lanecoll and bench/common into one binary.
+
+    One compile-and-link line rather than cmake: lanecoll is compiled in statically (no
+    liblanecoll.so to find at run time, and smpirun's privatization copies one binary per
+    rank). The interposition layer (lanecoll/src/pmpi.c) is left out: the benchmarks call
+    LC_* and PMPI_* directly. Needs hwloc headers (bench/common/binding.c)."""
+    repo = Path(repo)
+    lanecoll_src = sorted(p for p in (repo / "lanecoll" / "src").rglob("*.c") if p.name != "pmpi.c")
+    common = [repo / "bench" / "common" / f for f in
+              ("jsonl.c", "timer.c", "options.c", "binding.c", "binding_mpi.c")]
+    return [smpicc, "-std=c11", "-O2", "-Wall", "-Wextra",
+            f"-I{repo / 'lanecoll' / 'include'}", f"-I{repo / 'lanecoll' / 'src'}",
+            f"-I{repo / 'bench' / 'common'}", f"-I{repo / 'bench' / 'mpi'}",
+            "-o", str(output), str(repo / "bench" / "mpi" / f"{program}.c"),
+            *map(str, common), *map(str, lanecoll_src), "-lhwloc", "-lm", "-lpthread"]
