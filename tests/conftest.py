@@ -1,4 +1,5 @@
 """Shared test helpers: run the real `hpcscope` CLI in a scratch folder with its own store."""
+
 from __future__ import annotations
 
 import os
@@ -38,12 +39,24 @@ class Cli:
         return env
 
     def __call__(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        return subprocess.run(self.argv(*args), cwd=self.folder, env=self.env(),
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            self.argv(*args),
+            cwd=self.folder,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     def start(self, *args: str) -> subprocess.Popen:
-        return subprocess.Popen(self.argv(*args), cwd=self.folder, env=self.env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            self.argv(*args),
+            cwd=self.folder,
+            env=self.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ a physical rankfile; MPICH: -bind-to user:0,1) and p2p must report exactly those
 read from inside each rank. Runs are quick (small sizes, --scale-iterations): these tests
 check correctness and plausibility, never performance.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,11 @@ FLAVORS = {
 }
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 QUICK = ["--scale-iterations", "0.05"]
-POW2 = lambda lo, hi: [0] * (lo == 0) + [1 << k for k in range(hi.bit_length()) if (1 << k) >= max(lo, 1) and (1 << k) <= hi]  # noqa: E731
+def POW2(lo, hi):
+    """The sizes the p2p sweep measures from lo to hi: 0 if asked, then powers of two."""
+    return [0] * (lo == 0) + [
+        1 << k for k in range(hi.bit_length()) if (1 << k) >= max(lo, 1) and (1 << k) <= hi
+    ]
 
 
 def run(cmd: list[str], timeout: float = 120, **kw) -> subprocess.CompletedProcess:
@@ -41,9 +46,10 @@ def flavor(request, tmp_path_factory):
     if not (shutil.which(f["cc"]) and shutil.which(f["run"])):
         pytest.skip(f"{name} not installed")
     build = tmp_path_factory.mktemp(f"bench-{name}")
-    for cmd in (["cmake", "-S", str(REPO / "bench"), "-B", str(build),
-                 f"-DCMAKE_C_COMPILER={f['cc']}"],
-                ["cmake", "--build", str(build), "--target", "p2p", "-j2"]):
+    for cmd in (
+        ["cmake", "-S", str(REPO / "bench"), "-B", str(build), f"-DCMAKE_C_COMPILER={f['cc']}"],
+        ["cmake", "--build", str(build), "--target", "p2p", "-j2"],
+    ):
         done = run(cmd, timeout=600)
         assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stdout}\n{done.stderr}"
     binary = build / "mpi" / "p2p"
@@ -97,23 +103,27 @@ def test_quick_run_records_binding_and_plausible_values(flavor):
     assert (ranks[0]["socket"], ranks[0]["core"]) != (ranks[1]["socket"], ranks[1]["core"])
     assert not [r for r in recs if r["type"] == "error"]
 
-    samples = {(r["params"]["test"], r["params"]["bytes"]): r for r in recs if r["type"] == "sample"}
-    summaries = {(r["params"]["test"], r["params"]["bytes"]) for r in recs if r["type"] == "summary"}
+    samples = {
+        (r["params"]["test"], r["params"]["bytes"]): r for r in recs if r["type"] == "sample"
+    }
+    summaries = {
+        (r["params"]["test"], r["params"]["bytes"]) for r in recs if r["type"] == "summary"
+    }
     expected = {("latency", n) for n in POW2(0, 65536)} | {("mbw_mr", n) for n in POW2(0, 65536)}
     expected |= {(t, n) for t in ("bw", "bibw") for n in POW2(1, 65536)}  # OSU: bw from 1 B
     assert set(samples) == expected and summaries == expected
     units = {"latency": "us", "bandwidth": "MB/s", "bibandwidth": "MB/s", "message_rate": "msg/s"}
-    for (test, size), s in samples.items():
+    for (_test, _size), s in samples.items():
         assert units[s["metric"]] == s["unit"]
         p = s["params"]
         assert len(s["values"]) == -(-p["iterations"] // p["block"]) >= 1
         assert s["warmups"] >= 1
         if p["iterations"] >= 10:
-            assert len(s["values"]) >= 10, s         # blocks shrink to give >= 10 samples
+            assert len(s["values"]) >= 10, s  # blocks shrink to give >= 10 samples
         if s["metric"] == "latency":
             assert all(0 < v < 10_000 for v in s["values"]), s
         elif s["metric"] in ("bandwidth", "bibandwidth"):
-            assert all(0 < v < 200_000 for v in s["values"]), s   # MB/s, far above memory speed
+            assert all(0 < v < 200_000 for v in s["values"]), s  # MB/s, far above memory speed
         else:
             assert all(v > 0 for v in s["values"]), s
     # latency grows with size over this range (64 KiB copy >> 0-byte handshake)
@@ -121,8 +131,20 @@ def test_quick_run_records_binding_and_plausible_values(flavor):
 
 
 def test_validate_with_varying_data_passes(flavor):
-    done = launch(flavor, "--min-size", "1", "--max-size", "1M", "--validate", "--data",
-                  "varying", "--iterations", "3", "--warmup", "1")
+    done = launch(
+        flavor,
+        "--min-size",
+        "1",
+        "--max-size",
+        "1M",
+        "--validate",
+        "--data",
+        "varying",
+        "--iterations",
+        "3",
+        "--warmup",
+        "1",
+    )
     assert done.returncode == 0, done.stderr
     recs = records(done.stdout)
     assert recs[0]["options"]["validate"] is True and recs[0]["options"]["data"] == "varying"
@@ -131,13 +153,16 @@ def test_validate_with_varying_data_passes(flavor):
 
 
 def test_osu_format_parses_like_osu_output(flavor):
-    done = launch(flavor, "--format", "osu", "--tests", "latency,bw,mbw_mr", "--max-size", "1K",
-                  *QUICK)
+    done = launch(
+        flavor, "--format", "osu", "--tests", "latency,bw,mbw_mr", "--max-size", "1K", *QUICK
+    )
     assert done.returncode == 0, done.stderr
     blocks = [b for b in done.stdout.split("\n\n") if b.strip()]
     assert [b.splitlines()[0] for b in blocks] == [
-        "# OSU MPI Latency Test", "# OSU MPI Bandwidth Test",
-        "# OSU MPI Multiple Bandwidth / Message Rate Test"]
+        "# OSU MPI Latency Test",
+        "# OSU MPI Bandwidth Test",
+        "# OSU MPI Multiple Bandwidth / Message Rate Test",
+    ]
     for block, first, columns in zip(blocks, (0, 1, 0), (2, 2, 3)):
         rows = [line.split() for line in block.splitlines() if not line.startswith("#")]
         assert [int(r[0]) for r in rows] == POW2(first, 1024)
@@ -167,11 +192,18 @@ def test_three_ranks_give_an_error_record_and_fail(flavor):
     assert not [r for r in recs if r["type"] == "sample"]
 
 
-@pytest.mark.parametrize("bad", [["--no-such-option"], ["--tests", "latency,nope"],
-                                 ["--min-size", "8", "--max-size", "4"], ["--max-size", "12Q"]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["--no-such-option"],
+        ["--tests", "latency,nope"],
+        ["--min-size", "8", "--max-size", "4"],
+        ["--max-size", "12Q"],
+    ],
+)
 def test_bad_usage_exits_2_with_a_message(flavor, bad):
     done = launch(flavor, *bad)
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert "p2p:" in done.stderr
-    assert done.stderr.count("p2p:") == 1      # said once (rank 0), not once per rank
+    assert done.stderr.count("p2p:") == 1  # said once (rank 0), not once per rank
     assert "{" not in done.stdout

@@ -1,6 +1,7 @@
 """report, compare, tune, show and export from the command line, on a store of synthetic
 records (tests/fixtures/report/build_store.py: LCC3-shaped p2p runs of two MPI libraries,
 a coll run where the lane bcast wins from 4096 elements on)."""
+
 from __future__ import annotations
 
 import json
@@ -43,11 +44,11 @@ def test_tune_writes_a_table_with_the_winning_lane_bcast(filled):
     done = cli("tune", str(coll), "-o", "tuning.json")
     assert done.returncode == 0, done.stderr
     table = json.loads((cli.folder / "tuning.json").read_text())
-    tune.check_table(table)                              # covers 0..2^63-1, no overlap
+    tune.check_table(table)  # covers 0..2^63-1, no overlap
     lane = [r for r in table["rules"] if r["collective"] == "bcast" and r["algorithm"] == "lane"]
     assert lane and lane[0]["min_bytes"] <= 4096 * 4 <= lane[0]["max_bytes"]
     assert all(r["algorithm"] == "native" for r in table["rules"] if r["collective"] == "allreduce")
-    refused = cli("tune", str(p2p_a), "-o", "x.json")   # a p2p run has no coll samples
+    refused = cli("tune", str(p2p_a), "-o", "x.json")  # a p2p run has no coll samples
     assert refused.returncode == 2 and "no coll measurements" in refused.stderr
 
 

@@ -6,6 +6,7 @@ dir, run 4 ranks as 2 emulated nodes of 2 (LANECOLL_NODE_SIZE=2, oversubscribed 
 2-core machine: correctness only, the timings mean nothing) with few repetitions, and
 check every record against the contract and the validation pass. ~1 minute in total.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,10 +35,23 @@ def builds(tmp_path_factory):
         if not shutil.which(f"mpicc.{flavor}"):
             continue
         build = tmp_path_factory.mktemp(f"bench-{flavor}")
-        subprocess.run(["cmake", "-S", str(ROOT / "bench"), "-B", str(build),
-                        f"-DCMAKE_C_COMPILER=mpicc.{flavor}"], check=True, capture_output=True)
-        done = subprocess.run(["cmake", "--build", str(build), "-j2", "--target", *PROGRAMS],
-                              capture_output=True, text=True)
+        subprocess.run(
+            [
+                "cmake",
+                "-S",
+                str(ROOT / "bench"),
+                "-B",
+                str(build),
+                f"-DCMAKE_C_COMPILER=mpicc.{flavor}",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        done = subprocess.run(
+            ["cmake", "--build", str(build), "-j2", "--target", *PROGRAMS],
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
         out[flavor] = build / "mpi"
     if not out:
@@ -45,8 +59,14 @@ def builds(tmp_path_factory):
     return out
 
 
-def run(flavor: str, binary: Path, args: list[str], ranks: int = 4, node_size: int | None = 2,
-        timeout: int = 90) -> tuple[int, list[dict], str]:
+def run(
+    flavor: str,
+    binary: Path,
+    args: list[str],
+    ranks: int = 4,
+    node_size: int | None = 2,
+    timeout: int = 90,
+) -> tuple[int, list[dict], str]:
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     env.pop("LANECOLL_NODE_SIZE", None)
     if node_size:
@@ -55,10 +75,17 @@ def run(flavor: str, binary: Path, args: list[str], ranks: int = 4, node_size: i
         launch = ["mpirun.openmpi", "-np", str(ranks), "--oversubscribe", "--bind-to", "none"]
     else:
         launch = ["mpirun.mpich", "-n", str(ranks), "-bind-to", "none"]
-    done = subprocess.run(["timeout", str(timeout), *launch, str(binary), *args], env=env,
-                          capture_output=True, text=True)
-    records = [parse_line(line, f"{binary.name} line {i}")
-               for i, line in enumerate(done.stdout.splitlines(), 1) if line.startswith("{")]
+    done = subprocess.run(
+        ["timeout", str(timeout), *launch, str(binary), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    records = [
+        parse_line(line, f"{binary.name} line {i}")
+        for i, line in enumerate(done.stdout.splitlines(), 1)
+        if line.startswith("{")
+    ]
     return done.returncode, records, done.stderr
 
 
@@ -71,8 +98,11 @@ def by_type(records, kind):
 def test_coll_validates_and_records_every_algorithm(builds, flavor):
     if flavor not in builds:
         pytest.skip(f"{flavor} not installed")
-    rc, records, err = run(flavor, builds[flavor] / "coll",
-                           ["--repetitions", "3", "--warmup", "1", "--counts", "1p,100p"])
+    rc, records, err = run(
+        flavor,
+        builds[flavor] / "coll",
+        ["--repetitions", "3", "--warmup", "1", "--counts", "1p,100p"],
+    )
     assert rc == 0, err[-2000:]
     assert not by_type(records, "error"), by_type(records, "error")
     assert records[0]["type"] == "meta" and records[0]["benchmark"] == "coll"
@@ -80,15 +110,16 @@ def test_coll_validates_and_records_every_algorithm(builds, flavor):
     assert (decomp["nodes"], decomp["ppn"], decomp["regular"]) == (2, 2, True)
     assert decomp["node_override"] == "LANECOLL_NODE_SIZE=2"
     samples = by_type(records, "sample")
-    seen = {(s["params"]["collective"], s["params"]["algorithm"], s["params"]["count"])
-            for s in samples}
+    seen = {
+        (s["params"]["collective"], s["params"]["algorithm"], s["params"]["count"]) for s in samples
+    }
     for s in samples:
         prm = s["params"]
         assert s["metric"] == "time" and s["unit"] == "us" and len(s["values"]) == 3
         assert (prm["nodes"], prm["ppn"], prm["p"], prm["regular"]) == (2, 2, 4, True)
         assert prm["bytes"] == 4 * prm["count"]
         assert all(v > 0 for v in s["values"])
-    counts = {4, 400}   # 1p and 100p with p = 4
+    counts = {4, 400}  # 1p and 100p with p = 4
     colls = coll_suite.COLLECTIVES
     assert {(c, "native", n) for c in colls for n in counts} <= seen
     if not decomp["lanecoll"]:
@@ -106,27 +137,50 @@ def test_coll_validates_and_records_every_algorithm(builds, flavor):
 @pytest.mark.mpi
 def test_coll_irregular_nodes_fall_back_without_error(builds):
     flavor = "openmpi" if "openmpi" in builds else next(iter(builds))
-    rc, records, err = run(flavor, builds[flavor] / "coll",
-                           ["--repetitions", "2", "--warmup", "0", "--counts", "1p",
-                            "--collectives", "bcast,allreduce,scan"], ranks=3, node_size=2)
+    rc, records, err = run(
+        flavor,
+        builds[flavor] / "coll",
+        [
+            "--repetitions",
+            "2",
+            "--warmup",
+            "0",
+            "--counts",
+            "1p",
+            "--collectives",
+            "bcast,allreduce,scan",
+        ],
+        ranks=3,
+        node_size=2,
+    )
     assert rc == 0, err[-2000:]
     assert not by_type(records, "error")
     decomp = [r for r in by_type(records, "summary") if r["metric"] == "decomposition"][0]
     assert (decomp["nodes"], decomp["regular"]) == (2, False)
     if decomp["lanecoll"]:
-        fallbacks = {(r["params"]["collective"], r["params"]["algorithm"])
-                     for r in by_type(records, "summary") if r["metric"] == "fallback"}
-        assert ("bcast", "lane") in fallbacks      # lane algorithms need regular nodes
-        assert all(s["params"]["algorithm"] != "lane" for s in by_type(records, "sample")
-                   if s["params"]["collective"] == "bcast")
+        fallbacks = {
+            (r["params"]["collective"], r["params"]["algorithm"])
+            for r in by_type(records, "summary")
+            if r["metric"] == "fallback"
+        }
+        assert ("bcast", "lane") in fallbacks  # lane algorithms need regular nodes
+        assert all(
+            s["params"]["algorithm"] != "lane"
+            for s in by_type(records, "sample")
+            if s["params"]["collective"] == "bcast"
+        )
 
 
 @pytest.mark.mpi
 def test_coll_refuses_counts_above_memory_limit(builds):
     flavor = next(iter(builds))
-    rc, records, _ = run(flavor, builds[flavor] / "coll",
-                         ["--collectives", "alltoall", "--counts", "100000p", "--max-bytes",
-                          "1M"], ranks=2, node_size=1)
+    rc, records, _ = run(
+        flavor,
+        builds[flavor] / "coll",
+        ["--collectives", "alltoall", "--counts", "100000p", "--max-bytes", "1M"],
+        ranks=2,
+        node_size=1,
+    )
     assert rc == 2
     errors = by_type(records, "error")
     assert len(errors) == 1 and "--max-bytes" in errors[0]["message"]
@@ -139,13 +193,20 @@ def test_coll_refuses_counts_above_memory_limit(builds):
 def test_lane_benchmarks(builds, flavor, program):
     if flavor not in builds:
         pytest.skip(f"{flavor} not installed")
-    rc, records, err = run(flavor, builds[flavor] / program,
-                           ["--repetitions", "3", "--warmup", "1", "--counts", "1p,100p"])
+    rc, records, err = run(
+        flavor,
+        builds[flavor] / program,
+        ["--repetitions", "3", "--warmup", "1", "--counts", "1p,100p"],
+    )
     assert rc == 0, err[-2000:]
     assert not by_type(records, "error")
     samples = by_type(records, "sample")
     assert {(s["params"]["lanes"], s["params"]["count"]) for s in samples} == {
-        (1, 4), (2, 4), (1, 400), (2, 400)}
+        (1, 4),
+        (2, 4),
+        (1, 400),
+        (2, 400),
+    }
     for s in samples:
         assert (s["params"]["nodes"], s["params"]["ppn"]) == (2, 2)
         assert len(s["values"]) == 3 and all(v > 0 for v in s["values"])
@@ -154,13 +215,15 @@ def test_lane_benchmarks(builds, flavor, program):
 @pytest.mark.mpi
 def test_lane_benchmarks_need_two_nodes(builds):
     flavor = next(iter(builds))
-    rc, records, _ = run(flavor, builds[flavor] / "lane_pattern", ["--counts", "1p"],
-                         ranks=2, node_size=None)
+    rc, records, _ = run(
+        flavor, builds[flavor] / "lane_pattern", ["--counts", "1p"], ranks=2, node_size=None
+    )
     assert rc == 1
     assert "LANECOLL_NODE_SIZE" in by_type(records, "error")[0]["message"]
 
 
 # ---- suite plans (no MPI run) ---------------------------------------------------------
+
 
 def ctx(cores=2, mpis=("openmpi",)):
     topo = SimpleNamespace(cores=list(range(cores)), pus=list(range(cores)))
@@ -193,8 +256,9 @@ def test_coll_plan_irregular_node_size():
 
 
 def test_coll_plan_oversubscription_is_flagged():
-    plan = coll_suite.plan(ctx(cores=2), {"ranks": 4, "node_size": 2,
-                                          "counts": ["1p", 64], "repetitions": 5})
+    plan = coll_suite.plan(
+        ctx(cores=2), {"ranks": 4, "node_size": 2, "counts": ["1p", 64], "repetitions": 5}
+    )
     job = plan.jobs[0]
     assert job.oversubscribe and job.tags["oversubscribed"]
     assert any("not meaningful" in n.text for n in plan.notes)

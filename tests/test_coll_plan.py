@@ -1,4 +1,5 @@
 """The coll plan refuses counts whose buffers cannot fit before anything runs (issue 4)."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,9 +18,9 @@ def test_buffer_sizes_follow_the_programs_layout():
 def test_counts_over_the_limit_are_refused_with_the_numbers():
     with pytest.raises(ValueError, match=r"alltoall count 100000000p on 2 ranks needs 4578 MiB"):
         check_memory(["alltoall"], "1p,100000000p", 2, validate=True)
-    check_memory(["alltoall"], "1p,1000p", 2, validate=True)          # fits: no error
-    check_memory(["alltoall"], None, 2, validate=True)                # the program's sweep
-    check_memory(["alltoall"], "1p:1000p:10", 2, validate=True)       # a sweep: its end
+    check_memory(["alltoall"], "1p,1000p", 2, validate=True)  # fits: no error
+    check_memory(["alltoall"], None, 2, validate=True)  # the program's sweep
+    check_memory(["alltoall"], "1p:1000p:10", 2, validate=True)  # a sweep: its end
     with pytest.raises(ValueError, match="alltoall count 100000000p"):
         check_memory(["alltoall"], "1p:100000000p:10", 2, validate=True)
     assert MAX_BYTES_PER_PROCESS == 1 << 30

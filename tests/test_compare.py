@@ -1,5 +1,6 @@
 """compare_runs: two synthetic runs with one clearly faster, one clearly slower and one
 unchanged measurement; matching drops `repeat` and the tag that tells the runs apart."""
+
 from __future__ import annotations
 
 import io
@@ -18,15 +19,26 @@ def _run(store: Store, mpi: str, lat8: float, bw4m: float, lat1k: float, seed: i
     rng = np.random.default_rng(seed)
     run = store.create_run("p2p", host="n1", mpi=[{"flavor": mpi, "version": "1"}])
     for rep in (1, 2, 3):
-        lid = store.add_launch(run, f"{mpi}/core/r{rep}",
-                               {"mpi": mpi, "placement": "core", "repeat": rep})
-        for metric, unit, size, centre in (("latency", "us", 8, lat8),
-                                           ("bandwidth", "MB/s", 4194304, bw4m),
-                                           ("latency", "us", 1024, lat1k)):
-            store.add_record(lid, {"type": "sample", "benchmark": "p2p", "metric": metric,
-                                   "unit": unit, "params": {"bytes": size, "test": metric},
-                                   "values": (centre * (1 + 0.01 * rng.standard_normal(15))).tolist(),
-                                   "warmups": 5})
+        lid = store.add_launch(
+            run, f"{mpi}/core/r{rep}", {"mpi": mpi, "placement": "core", "repeat": rep}
+        )
+        for metric, unit, size, centre in (
+            ("latency", "us", 8, lat8),
+            ("bandwidth", "MB/s", 4194304, bw4m),
+            ("latency", "us", 1024, lat1k),
+        ):
+            store.add_record(
+                lid,
+                {
+                    "type": "sample",
+                    "benchmark": "p2p",
+                    "metric": metric,
+                    "unit": unit,
+                    "params": {"bytes": size, "test": metric},
+                    "values": (centre * (1 + 0.01 * rng.standard_normal(15))).tolist(),
+                    "warmups": 5,
+                },
+            )
         store.finish_launch(lid, "COMPLETED", 0)
     store.finish_run(run, "ok")
     return run
@@ -48,9 +60,12 @@ def _row(rows, metric, size):
 
 def test_verdicts(rows_and_store):
     rows, *_ = rows_and_store
-    assert len(rows) == 3            # matched although the mpi tag differs between runs
-    fast, slow, same = _row(rows, "latency", 8), _row(rows, "bandwidth", 4194304), \
-        _row(rows, "latency", 1024)
+    assert len(rows) == 3  # matched although the mpi tag differs between runs
+    fast, slow, same = (
+        _row(rows, "latency", 8),
+        _row(rows, "bandwidth", 4194304),
+        _row(rows, "latency", 1024),
+    )
     assert fast.verdict == "faster" and fast.ratio == pytest.approx(0.7, rel=0.03)
     assert fast.p_value < 1e-6 and fast.n_a == fast.n_b == 45 and fast.launches_a == 3
     assert slow.verdict == "slower" and slow.ratio == pytest.approx(0.6, rel=0.03)
@@ -64,7 +79,7 @@ def test_compared_tags_and_geomean_per_metric(rows_and_store):
     rows, store, a, b = rows_and_store
     assert compare.compared_tags(store, a, b) == {"mpi": ("openmpi", "mpich")}
     summaries = {s.metric: s for s in compare.summarize(rows)}
-    assert set(summaries) == {"latency", "bandwidth"}          # never mixed
+    assert set(summaries) == {"latency", "bandwidth"}  # never mixed
     lat = summaries["latency"]
     assert lat.rows == 2 and lat.faster == 1 and lat.same == 1
     expected = math.sqrt(_row(rows, "latency", 8).ratio * _row(rows, "latency", 1024).ratio)
@@ -78,8 +93,18 @@ def test_unmatched_runs_give_no_rows(tmp_path: Path):
         a = _run(store, "openmpi", 1.0, 1.0, 1.0, seed=3)
         b = store.create_run("node")
         lid = store.add_launch(b, "cpu", {"repeat": 1})
-        store.add_record(lid, {"type": "sample", "benchmark": "cpu", "metric": "flops",
-                               "unit": "GFLOP/s", "params": {}, "values": [1.0], "warmups": 0})
+        store.add_record(
+            lid,
+            {
+                "type": "sample",
+                "benchmark": "cpu",
+                "metric": "flops",
+                "unit": "GFLOP/s",
+                "params": {},
+                "values": [1.0],
+                "warmups": 0,
+            },
+        )
         assert compare.compare_runs(store, a, b) == []
         out = io.StringIO()
         compare.print_comparison([], Console(file=out, width=120))
@@ -93,8 +118,9 @@ def test_terminal_and_html(rows_and_store, tmp_path: Path):
     text = out.getvalue()
     assert "faster" in text and "slower" in text and "same" in text
     assert "geometric mean of B/A" in text
-    page = compare.write_comparison_html(rows, tmp_path / "cmp" / "compare.html",
-                                         title="A <b>vs</b> B")
+    page = compare.write_comparison_html(
+        rows, tmp_path / "cmp" / "compare.html", title="A <b>vs</b> B"
+    )
     html = page.read_text()
     assert "A &lt;b&gt;vs&lt;/b&gt; B" in html and "<script" not in html
     assert html.count('class="good">faster') == 1 and html.count('class="bad">slower') == 1

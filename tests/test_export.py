@@ -1,6 +1,7 @@
 """Exports from a store filled with synthetic records shaped like the published LCC3 OSU
 tables (tests/fixtures/records/, copies of shared/data): the Markdown table must give the
 published numbers back, the OSU text the published columns."""
+
 from __future__ import annotations
 
 import csv
@@ -18,11 +19,17 @@ from hpcscope.results.store import Store
 FIXTURES = Path(__file__).parent / "fixtures" / "records"
 PLACEMENTS = ("core", "socket", "node")
 META = {
-    "type": "meta", "schema": "hpcscope.bench/1", "benchmark": "p2p", "version": "0.1",
+    "type": "meta",
+    "schema": "hpcscope.bench/1",
+    "benchmark": "p2p",
+    "version": "0.1",
     "mpi": {"library": "Open MPI", "version": "3.1.6"},
-    "ranks": [{"rank": 0, "host": "n1", "cpus": [0], "core": 0, "socket": 0, "numa": 0},
-              {"rank": 1, "host": "n1", "cpus": [1], "core": 1, "socket": 0, "numa": 0}],
-    "timer": {"resolution_ns": 1, "overhead_ns": 20}, "options": {},
+    "ranks": [
+        {"rank": 0, "host": "n1", "cpus": [0], "core": 0, "socket": 0, "numa": 0},
+        {"rank": 1, "host": "n1", "cpus": [1], "core": 1, "socket": 0, "numa": 0},
+    ],
+    "timer": {"resolution_ns": 1, "overhead_ns": 20},
+    "options": {},
 }
 
 
@@ -33,18 +40,39 @@ def read_tsv(name: str) -> list[dict[str, float | None]]:
 
 
 def sample(metric: str, unit: str, nbytes: int, values: list[float], **settings) -> dict:
-    return {"type": "sample", "metric": metric, "unit": unit,
-            "params": {"bytes": nbytes, **settings}, "values": values, "warmups": 10}
+    return {
+        "type": "sample",
+        "metric": metric,
+        "unit": unit,
+        "params": {"bytes": nbytes, **settings},
+        "values": values,
+        "warmups": 10,
+    }
 
 
 def p2p_sample(metric: str, nbytes: int, values: list[float]) -> dict:
     """Params as bench/mpi/p2p.c writes them: settings that vary with the size."""
     iterations = 10000 if nbytes <= 8192 else 1000
     if metric == "latency":
-        return sample("latency", "us", nbytes, values, test="latency",
-                      iterations=iterations, block=iterations // 10)
-    return sample("bandwidth", "MB/s", nbytes, values, test="bw", iterations=iterations,
-                  block=iterations // 10, window=64)
+        return sample(
+            "latency",
+            "us",
+            nbytes,
+            values,
+            test="latency",
+            iterations=iterations,
+            block=iterations // 10,
+        )
+    return sample(
+        "bandwidth",
+        "MB/s",
+        nbytes,
+        values,
+        test="bw",
+        iterations=iterations,
+        block=iterations // 10,
+        window=64,
+    )
 
 
 @pytest.fixture
@@ -54,8 +82,9 @@ def placement_store(tmp_path: Path) -> tuple[Store, int, list[dict]]:
     store = Store(tmp_path / "h.db")
     run = store.create_run("p2p")
     for placement in PLACEMENTS:
-        launch = store.add_launch(run, f"openmpi/{placement}/r1",
-                                  {"mpi": "openmpi", "placement": placement, "repeat": 1})
+        launch = store.add_launch(
+            run, f"openmpi/{placement}/r1", {"mpi": "openmpi", "placement": placement, "repeat": 1}
+        )
         store.add_record(launch, META)
         for row in table:
             nbytes = int(row["bytes"])
@@ -81,11 +110,11 @@ def test_markdown_reproduces_the_published_placement_table(placement_store) -> N
     text = to_markdown(store, run)
     assert text.startswith("### p2p mpi=openmpi\n")
     head, rows = markdown_rows(text)
-    assert head == ["bytes",
-                    *(h for p in PLACEMENTS for h in (f"latency {p} mean (us)",
-                                                     f"latency {p} std")),
-                    *(h for p in PLACEMENTS for h in (f"bandwidth {p} mean (MB/s)",
-                                                     f"bandwidth {p} std"))]
+    assert head == [
+        "bytes",
+        *(h for p in PLACEMENTS for h in (f"latency {p} mean (us)", f"latency {p} std")),
+        *(h for p in PLACEMENTS for h in (f"bandwidth {p} mean (MB/s)", f"bandwidth {p} std")),
+    ]
     assert len(rows) == len(table) == 24
     for row, published in zip(rows, table):
         assert int(row[0]) == published["bytes"]
@@ -94,14 +123,15 @@ def test_markdown_reproduces_the_published_placement_table(placement_store) -> N
             assert float(got[f"latency {p} mean (us)"]) == published[f"lat_{p}_us"]
             assert got[f"latency {p} std"] == "0.00"
             bw = published[f"bw_{p}_MBps"]
-            if bw is None:                           # 0 bytes: bandwidth not measured
+            if bw is None:  # 0 bytes: bandwidth not measured
                 assert got[f"bandwidth {p} mean (MB/s)"] == "" == got[f"bandwidth {p} std"]
             else:
                 assert float(got[f"bandwidth {p} mean (MB/s)"]) == bw
     # the shapes the published data shows survive the round trip
     by_size = {int(r[0]): dict(zip(head, r)) for r in rows}
     assert float(by_size[16384]["bandwidth core mean (MB/s)"]) < float(
-        by_size[8192]["bandwidth core mean (MB/s)"])
+        by_size[8192]["bandwidth core mean (MB/s)"]
+    )
     assert float(by_size[4194304]["latency core mean (us)"]) == 739.75
 
 
@@ -110,14 +140,17 @@ def test_markdown_reproduces_mean_and_std_over_ten_executions(tmp_path: Path) ->
     sample std. Latency means are arithmetic and come back exactly; bandwidth means are
     harmonic (rates), so they are checked against the harmonic mean of the same values."""
     table = read_tsv("lcc3_osu_stability.tsv")
-    z = np.array([1.0, -1.0] * 5) * math.sqrt(0.9)       # mean 0, sample std 1
+    z = np.array([1.0, -1.0] * 5) * math.sqrt(0.9)  # mean 0, sample std 1
     expected_bw_mean: dict[tuple[str, int], float] = {}
     with Store(tmp_path / "h.db") as store:
         run = store.create_run("p2p")
         for p in PLACEMENTS:
             for r in range(10):
-                launch = store.add_launch(run, f"openmpi/{p}/r{r + 1}",
-                                          {"mpi": "openmpi", "placement": p, "repeat": r + 1})
+                launch = store.add_launch(
+                    run,
+                    f"openmpi/{p}/r{r + 1}",
+                    {"mpi": "openmpi", "placement": p, "repeat": r + 1},
+                )
                 store.add_record(launch, META)
                 for row in table:
                     nbytes = int(row["bytes"])
@@ -126,8 +159,9 @@ def test_markdown_reproduces_mean_and_std_over_ten_executions(tmp_path: Path) ->
                     if row[f"bw_{p}_mean"] is not None:
                         bws = row[f"bw_{p}_mean"] + row[f"bw_{p}_std"] * z
                         expected_bw_mean[(p, nbytes)] = len(bws) / np.sum(1 / bws)
-                        store.add_record(launch, sample("bandwidth", "MB/s", nbytes,
-                                                        [float(bws[r])]))
+                        store.add_record(
+                            launch, sample("bandwidth", "MB/s", nbytes, [float(bws[r])])
+                        )
         text = to_markdown(store, run)
     assert "over all raw values of 30 launch(es)" in text
     head, rows = markdown_rows(text)
@@ -136,15 +170,19 @@ def test_markdown_reproduces_mean_and_std_over_ten_executions(tmp_path: Path) ->
         nbytes = int(row[0])
         for p in PLACEMENTS:
             assert float(got[f"latency {p} mean (us)"]) == pytest.approx(
-                published[f"lat_{p}_mean"], abs=0.005)
+                published[f"lat_{p}_mean"], abs=0.005
+            )
             assert float(got[f"latency {p} std"]) == pytest.approx(
-                published[f"lat_{p}_std"], abs=0.005)
+                published[f"lat_{p}_std"], abs=0.005
+            )
             if published[f"bw_{p}_mean"] is not None:
                 assert float(got[f"bandwidth {p} std"]) == pytest.approx(
-                    published[f"bw_{p}_std"], abs=0.005)
+                    published[f"bw_{p}_std"], abs=0.005
+                )
                 harmonic = expected_bw_mean[(p, nbytes)]
                 assert float(got[f"bandwidth {p} mean (MB/s)"]) == pytest.approx(
-                    harmonic, abs=0.005)
+                    harmonic, abs=0.005
+                )
                 assert harmonic <= published[f"bw_{p}_mean"]
 
 
@@ -152,22 +190,29 @@ def test_osu_text_gives_the_published_columns(placement_store) -> None:
     store, run, table = placement_store
     text = to_osu(store, run)
     blocks = text.strip().split("\n\n")
-    assert len(blocks) == 6                        # latency, bandwidth x 3 placements
-    assert blocks[0].splitlines()[0] == \
-        "# OSU MPI Latency Test (hpcscope: p2p, mpi=openmpi, placement=core)"
+    assert len(blocks) == 6  # latency, bandwidth x 3 placements
+    assert (
+        blocks[0].splitlines()[0]
+        == "# OSU MPI Latency Test (hpcscope: p2p, mpi=openmpi, placement=core)"
+    )
     assert blocks[0].splitlines()[2] == "# Size          Latency (us)"
     assert blocks[0].splitlines()[3] == "0                       0.16"
-    assert blocks[3].startswith("# OSU MPI Bandwidth Test (hpcscope: p2p, mpi=openmpi, "
-                                "placement=core)")
+    assert blocks[3].startswith(
+        "# OSU MPI Bandwidth Test (hpcscope: p2p, mpi=openmpi, placement=core)"
+    )
     assert blocks[3].splitlines()[2] == "# Size      Bandwidth (MB/s)"
-    for block, (metric, p) in zip(blocks, [("lat", p) for p in PLACEMENTS]
-                                  + [("bw", p) for p in PLACEMENTS]):
+    for block, (metric, p) in zip(
+        blocks, [("lat", p) for p in PLACEMENTS] + [("bw", p) for p in PLACEMENTS]
+    ):
         data = [l.split() for l in block.splitlines() if not l.startswith("#")]
         column = "us" if metric == "lat" else "MBps"
-        published = [(int(r["bytes"]), r[f"{metric}_{p}_{column}"]) for r in table
-                     if r[f"{metric}_{p}_{column}"] is not None]
+        published = [
+            (int(r["bytes"]), r[f"{metric}_{p}_{column}"])
+            for r in table
+            if r[f"{metric}_{p}_{column}"] is not None
+        ]
         assert [(int(a), float(b)) for a, b in data] == published
-        assert all(len(l) == 28 for l in block.splitlines()[2:])   # OSU widths 10 + 18
+        assert all(len(l) == 28 for l in block.splitlines()[2:])  # OSU widths 10 + 18
 
 
 def test_p2p_table_rows(placement_store) -> None:
@@ -177,8 +222,13 @@ def test_p2p_table_rows(placement_store) -> None:
     row = rows[-1]
     assert list(row["placements"]) == ["core", "socket", "node"]
     core = row["placements"]["core"]
-    assert (core["median"], core["mean"], core["std"], core["n"], core["launches"]) == \
-        (739.75, 739.75, 0.0, 3, 1)
+    assert (core["median"], core["mean"], core["std"], core["n"], core["launches"]) == (
+        739.75,
+        739.75,
+        0.0,
+        3,
+        1,
+    )
     assert core["ci_low"] is None and core["across"] is None
     bw = p2p_table(store.samples(run), "bandwidth")
     assert bw[0]["bytes"] == 1
@@ -190,11 +240,13 @@ def test_p2p_table_refuses_to_mix_mpis(tmp_path: Path) -> None:
         run = store.create_run("p2p")
         for mpi, value in (("openmpi", 1.0), ("mpich", 2.0)):
             for repeat in (1, 2):
-                launch = store.add_launch(run, f"{mpi}/core/r{repeat}",
-                                          {"mpi": mpi, "placement": "core", "repeat": repeat})
+                launch = store.add_launch(
+                    run,
+                    f"{mpi}/core/r{repeat}",
+                    {"mpi": mpi, "placement": "core", "repeat": repeat},
+                )
                 store.add_record(launch, META)
-                store.add_record(launch, sample("latency", "us", 8,
-                                                [value + 0.2 * repeat] * 6))
+                store.add_record(launch, sample("latency", "us", 8, [value + 0.2 * repeat] * 6))
         samples = store.samples(run)
         with pytest.raises(ValueError, match="2 MPI libraries .*choose one with mpi="):
             p2p_table(samples)
@@ -211,17 +263,43 @@ def test_p2p_table_refuses_to_mix_mpis(tmp_path: Path) -> None:
 def test_csv_one_row_per_launch_metric_params(placement_store) -> None:
     store, run, table = placement_store
     rows = list(csv.DictReader(io.StringIO(to_csv(store, run))))
-    measured = sum(1 for r in table for m in ("lat", "bw") for p in PLACEMENTS
-                   if r[f"{m}_{p}_{'us' if m == 'lat' else 'MBps'}"] is not None)
+    measured = sum(
+        1
+        for r in table
+        for m in ("lat", "bw")
+        for p in PLACEMENTS
+        if r[f"{m}_{p}_{'us' if m == 'lat' else 'MBps'}"] is not None
+    )
     assert len(rows) == measured == 3 * 24 + 3 * 23
     first = rows[0]
-    assert list(first)[:14] == ["launch_id", "launch", "mpi", "placement", "repeat",
-                                "benchmark", "metric", "unit", "block", "bytes",
-                                "iterations", "test", "window", "warmups"]
-    assert (first["mpi"], first["placement"], first["repeat"], first["metric"],
-            first["bytes"], first["test"], first["window"], first["n"], first["median"],
-            first["std"]) == \
-        ("openmpi", "core", "1", "latency", "0", "latency", "", "3", "0.16", "0.0")
+    assert list(first)[:14] == [
+        "launch_id",
+        "launch",
+        "mpi",
+        "placement",
+        "repeat",
+        "benchmark",
+        "metric",
+        "unit",
+        "block",
+        "bytes",
+        "iterations",
+        "test",
+        "window",
+        "warmups",
+    ]
+    assert (
+        first["mpi"],
+        first["placement"],
+        first["repeat"],
+        first["metric"],
+        first["bytes"],
+        first["test"],
+        first["window"],
+        first["n"],
+        first["median"],
+        first["std"],
+    ) == ("openmpi", "core", "1", "latency", "0", "latency", "", "3", "0.16", "0.0")
     assert first["ci_low"] == "" and "need >= 6" in first["warnings"]
     node_bw = [r for r in rows if r["placement"] == "node" and r["metric"] == "bandwidth"]
     assert float(node_bw[-1]["mean"]) == 3396.35
@@ -235,9 +313,9 @@ def test_json_keeps_all_raw_values(placement_store) -> None:
     s = data["samples"][0]
     assert s["values"] == [0.16, 0.16, 0.16] and s["tags"]["placement"] == "core"
     assert s["summary"]["median"] == 0.16 and s["summary"]["n"] == 3
-    assert len(data["pooled"]) == len(data["samples"])   # one launch per placement
+    assert len(data["pooled"]) == len(data["samples"])  # one launch per placement
     assert data["pooled"][0]["tags"] == {"mpi": "openmpi", "placement": "core"}
-    assert data["pooled"][0]["params"] == {"bytes": 0}     # settings are pooled
+    assert data["pooled"][0]["params"] == {"bytes": 0}  # settings are pooled
 
 
 def test_export_dispatch(placement_store) -> None:
@@ -252,20 +330,32 @@ def test_in_launch_repetitions_and_settings_are_pooled(tmp_path: Path) -> None:
     iterations/block varying by size: one cell per size, one OSU line per size."""
     with Store(tmp_path / "h.db") as store:
         run = store.create_run("p2p")
-        launch = store.add_launch(run, "openmpi/core/r1", {"mpi": "openmpi",
-                                                           "placement": "core"})
+        launch = store.add_launch(run, "openmpi/core/r1", {"mpi": "openmpi", "placement": "core"})
         store.add_record(launch, META)
         for nbytes, block in ((8, 1000), (65536, 100)):
             for rep in (1, 2):
-                store.add_record(launch, sample("latency", "us", nbytes,
-                                                [1.0 * rep + nbytes / 65536] * 3,
-                                                test="latency", iterations=block * 10,
-                                                block=block, repeat=rep))
+                store.add_record(
+                    launch,
+                    sample(
+                        "latency",
+                        "us",
+                        nbytes,
+                        [1.0 * rep + nbytes / 65536] * 3,
+                        test="latency",
+                        iterations=block * 10,
+                        block=block,
+                        repeat=rep,
+                    ),
+                )
         samples = store.samples(run)
         rows = p2p_table(samples)
         assert [r["bytes"] for r in rows] == [8, 65536]
         cell = rows[0]["placements"]["core"]
-        assert cell["n"] == 6 and cell["launches"] == 1 and cell["median"] == pytest.approx(1.5 + 8 / 65536)
+        assert (
+            cell["n"] == 6
+            and cell["launches"] == 1
+            and cell["median"] == pytest.approx(1.5 + 8 / 65536)
+        )
         osu = to_osu(samples).splitlines()
         assert osu[0] == "# OSU MPI Latency Test (hpcscope: p2p, mpi=openmpi, placement=core)"
         assert [l.split()[0] for l in osu[3:]] == ["8", "65536"]

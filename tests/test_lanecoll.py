@@ -8,6 +8,7 @@ the full matrix; MPICH, which busy-polls when oversubscribed, a smaller one that
 covers irregular layouts, all algorithms, roots and non-consecutive ranks. Both together
 take about 3-4 minutes on a 2-core machine.
 """
+
 import re
 import shutil
 import subprocess
@@ -30,11 +31,16 @@ def test_lanecoll_matrix(mpi, tmp_path):
             pytest.skip(f"{tool} not installed")
     proc = subprocess.run(
         [str(RUN_MATRIX), mpi, str(tmp_path / "build")],
-        capture_output=True, text=True, timeout=330,
+        capture_output=True,
+        text=True,
+        timeout=330,
     )
     summary = re.search(
-        rf"^run-matrix {mpi}: configurations=(\d+) failures=(\d+)", proc.stdout, re.M)
-    assert summary, f"no summary line\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+        rf"^run-matrix {mpi}: configurations=(\d+) failures=(\d+)", proc.stdout, re.M
+    )
+    assert summary, (
+        f"no summary line\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+    )
     configs, failures = int(summary.group(1)), int(summary.group(2))
     assert failures == 0, f"{failures} failures\n{proc.stderr[-5000:]}"
     assert proc.returncode == 0, proc.stderr[-3000:]

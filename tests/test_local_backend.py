@@ -1,5 +1,6 @@
 """The local backend runs plain processes too (node benchmarks, reference tools) and
 stores their records as they arrive; poll/collect read the outcome back."""
+
 from __future__ import annotations
 
 import json
@@ -9,16 +10,34 @@ from hpcscope.launch.local import LocalBackend
 from hpcscope.plan.job import Job
 from hpcscope.results.store import Store
 
-META = {"type": "meta", "schema": "hpcscope.bench/1", "benchmark": "toy", "version": "1",
-        "mpi": None, "ranks": [], "timer": {"resolution_ns": 1, "overhead_ns": 1},
-        "options": {}}
-SAMPLE = {"type": "sample", "metric": "latency", "unit": "us", "params": {"bytes": 8},
-          "values": [1.5, 1.6], "warmups": 0}
+META = {
+    "type": "meta",
+    "schema": "hpcscope.bench/1",
+    "benchmark": "toy",
+    "version": "1",
+    "mpi": None,
+    "ranks": [],
+    "timer": {"resolution_ns": 1, "overhead_ns": 1},
+    "options": {},
+}
+SAMPLE = {
+    "type": "sample",
+    "metric": "latency",
+    "unit": "us",
+    "params": {"bytes": 8},
+    "values": [1.5, 1.6],
+    "warmups": 0,
+}
 
 
 def _job(name: str, code: str) -> Job:
-    return Job(suite="toy", name=name, program=[sys.executable, "-c", code],
-               tags={"repeat": 1}, timeout_s=30)
+    return Job(
+        suite="toy",
+        name=name,
+        program=[sys.executable, "-c", code],
+        tags={"repeat": 1},
+        timeout_s=30,
+    )
 
 
 def test_submit_poll_collect_and_failure_keeps_records(tmp_path):
@@ -26,13 +45,16 @@ def test_submit_poll_collect_and_failure_keeps_records(tmp_path):
     run_id = store.create_run("toy")
     emit = f"import json; print(json.dumps({META!r})); print(json.dumps({SAMPLE!r}))"
     seen = []
-    backend = LocalBackend(store, tmp_path / "launch",
-                           on_job=lambda job, state: seen.append((job.name, state and state.state)))
+    backend = LocalBackend(
+        store,
+        tmp_path / "launch",
+        on_job=lambda job, state: seen.append((job.name, state and state.state)),
+    )
     backend.submit(run_id, [_job("ok", emit), _job("dies", emit + "; raise SystemExit(3)")])
     assert seen == [("ok", None), ("ok", "COMPLETED"), ("dies", None), ("dies", "FAILED")]
     states = backend.collect(run_id).states
     assert [(s.state, s.returncode) for s in states] == [("COMPLETED", 0), ("FAILED", 3)]
-    assert len(store.samples(run_id)) == 2              # the failed job's sample is kept
+    assert len(store.samples(run_id)) == 2  # the failed job's sample is kept
     assert json.loads(json.dumps(store.samples(run_id)[1]["values"])) == [1.5, 1.6]
 
 

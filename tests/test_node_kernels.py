@@ -1,5 +1,6 @@
 """Build bench/node and run each kernel briefly: validation passes, values are physical,
 bad input is refused with a clear message. Network only on 127.0.0.1."""
+
 import json
 import os
 import shutil
@@ -32,9 +33,14 @@ def bindir(tmp_path_factory):
     """bench/node built alone (scratch top level), so other folders' work cannot break it."""
     tmp = tmp_path_factory.mktemp("nodebuild")
     (tmp / "CMakeLists.txt").write_text(SCRATCH.format(root=ROOT))
-    subprocess.run(["cmake", "-S", str(tmp), "-B", str(tmp / "b"), f"-DCMAKE_C_COMPILER={CC}"],
-                   check=True, capture_output=True)
-    build = subprocess.run(["cmake", "--build", str(tmp / "b"), "-j2"], capture_output=True, text=True)
+    subprocess.run(
+        ["cmake", "-S", str(tmp), "-B", str(tmp / "b"), f"-DCMAKE_C_COMPILER={CC}"],
+        check=True,
+        capture_output=True,
+    )
+    build = subprocess.run(
+        ["cmake", "--build", str(tmp / "b"), "-j2"], capture_output=True, text=True
+    )
     assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
     assert "warning" not in build.stdout + build.stderr
     return tmp / "b" / "node"
@@ -53,13 +59,24 @@ def run(bindir, prog, *args, ok=True, timeout=60):
 
 
 def samples(recs, **match):
-    return [r for r in recs if r["type"] == "sample"
-            and all(r["params"].get(k) == v or r.get(k) == v for k, v in match.items())]
+    return [
+        r
+        for r in recs
+        if r["type"] == "sample"
+        and all(r["params"].get(k) == v or r.get(k) == v for k, v in match.items())
+    ]
 
 
 def test_cpu_kernels_validated_and_below_twice_peak(bindir):
-    _, recs = run(bindir, "cpu", "--kernels=clock,fp64,fp32,int8,int64,dgemm", "--threads=1",
-                  "--seconds=0.05", "--reps=2", "--dgemm-n=300")
+    _, recs = run(
+        bindir,
+        "cpu",
+        "--kernels=clock,fp64,fp32,int8,int64,dgemm",
+        "--threads=1",
+        "--seconds=0.05",
+        "--reps=2",
+        "--dgemm-n=300",
+    )
     peaks = {p.name: p.value for p in compute_peaks(Path("/proc/cpuinfo").read_text(), None, {})}
     # Turbo can exceed a peak computed at the reported clock, never by 2x.
     for prec in ("fp64", "fp32"):
@@ -74,15 +91,33 @@ def test_cpu_kernels_validated_and_below_twice_peak(bindir):
 
 
 def test_cpu_forced_sse2_still_validates(bindir):
-    _, recs = run(bindir, "cpu", "--kernels=fp64,int16", "--threads=1", "--seconds=0.03",
-                  "--reps=1", "--isa=sse2")
+    _, recs = run(
+        bindir,
+        "cpu",
+        "--kernels=fp64,int16",
+        "--threads=1",
+        "--seconds=0.03",
+        "--reps=1",
+        "--isa=sse2",
+    )
     assert {s["params"]["isa"] for s in samples(recs)} == {"sse2"}
 
 
 def test_mem_stream_blocks_and_chase(bindir):
-    _, recs = run(bindir, "mem", "--tests=stream,blocks,chase,numa", "--threads=1",
-                  "--array-bytes=64M", "--reps=3", "--block-sizes=4K,1M", "--block-total=16M",
-                  "--chase-max=4M", "--chase-steps=1", "--chase-seconds=0.005", timeout=90)
+    _, recs = run(
+        bindir,
+        "mem",
+        "--tests=stream,blocks,chase,numa",
+        "--threads=1",
+        "--array-bytes=64M",
+        "--reps=3",
+        "--block-sizes=4K,1M",
+        "--block-total=16M",
+        "--chase-max=4M",
+        "--chase-steps=1",
+        "--chase-seconds=0.005",
+        timeout=90,
+    )
     stream = samples(recs, workload="stream")
     assert {s["params"]["op"] for s in stream} == {"copy", "scale", "add", "triad"}
     for s in stream + samples(recs, workload="mem_block"):
@@ -100,17 +135,35 @@ def test_mem_refuses_sizes_beyond_memory(bindir):
 
 
 def test_more_threads_than_cpus_warned(bindir):
-    p, _ = run(bindir, "cpu", "--kernels=fp64", f"--threads={(os.cpu_count() or 1) + 1}",
-               "--seconds=0.02", "--reps=1")
+    p, _ = run(
+        bindir,
+        "cpu",
+        "--kernels=fp64",
+        f"--threads={(os.cpu_count() or 1) + 1}",
+        "--seconds=0.02",
+        "--reps=1",
+    )
     assert "warning" in p.stderr and "CPUs" in p.stderr
 
 
 def test_disk_in_tmp_dir_cleaned_up(bindir, tmp_path):
-    _, recs = run(bindir, "disk", f"--dir={tmp_path}", "--size=16M", "--blocks=4K,1M",
-                  "--threads=1", "--seconds=0.1", "--reps=1")
+    _, recs = run(
+        bindir,
+        "disk",
+        f"--dir={tmp_path}",
+        "--size=16M",
+        "--blocks=4K,1M",
+        "--threads=1",
+        "--seconds=0.1",
+        "--reps=1",
+    )
     bw = samples(recs, metric="bandwidth")
     assert {(s["params"]["op"], s["params"]["pattern"]) for s in bw} == {
-        ("read", "seq"), ("write", "seq"), ("read", "rand"), ("write", "rand")}
+        ("read", "seq"),
+        ("write", "seq"),
+        ("read", "rand"),
+        ("write", "rand"),
+    }
     assert all(0 < max(s["values"]) < 1e6 for s in bw)
     assert samples(recs, metric="iops") and samples(recs, metric="latency")
     assert [r for r in recs if r["type"] == "summary" and "p99" in r]
@@ -118,9 +171,20 @@ def test_disk_in_tmp_dir_cleaned_up(bindir, tmp_path):
 
 
 def test_disk_cleans_up_on_sigint(bindir, tmp_path):
-    p = subprocess.Popen([str(bindir / "disk"), f"--dir={tmp_path}", "--size=16M", "--blocks=1M",
-                          "--threads=1", "--seconds=5", "--reps=2"], stdout=subprocess.PIPE)
+    p = subprocess.Popen(
+        [
+            str(bindir / "disk"),
+            f"--dir={tmp_path}",
+            "--size=16M",
+            "--blocks=1M",
+            "--threads=1",
+            "--seconds=5",
+            "--reps=2",
+        ],
+        stdout=subprocess.PIPE,
+    )
     import time
+
     for _ in range(100):
         if list(tmp_path.iterdir()):
             break
@@ -140,8 +204,9 @@ def test_disk_unwritable_dir_and_too_large(bindir, tmp_path):
 
 
 def test_net_loopback_tcp_udp_rr(bindir):
-    _, recs = run(bindir, "net", "--blocks=32K", "--streams=1", "--rr-bytes=1",
-                  "--seconds=0.2", "--reps=1")
+    _, recs = run(
+        bindir, "net", "--blocks=32K", "--streams=1", "--rr-bytes=1", "--seconds=0.2", "--reps=1"
+    )
     tcp = samples(recs, protocol="tcp", op="stream")
     udp = samples(recs, protocol="udp")
     rr = samples(recs, op="request_response")

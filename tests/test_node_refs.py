@@ -1,11 +1,12 @@
 """Reference-tool parsers on outputs recorded on this machine (tests/fixtures/node/)."""
+
 from pathlib import Path
 
-from hpcscope.results.records import validate
-from hpcscope.results import parsers
-from hpcscope.suites import node_refs
 from hpcscope.analysis.node_table import node_table
 from hpcscope.machine.peaks import compute_peaks
+from hpcscope.results import parsers
+from hpcscope.results.records import validate
+from hpcscope.suites import node_refs
 
 FIX = Path(__file__).parent / "fixtures" / "node"
 
@@ -26,8 +27,16 @@ def test_fio_read_matches_our_disk_params():
     recs = parsed("fio_seqread_1M_psync.json", parsers.parse_fio)
     assert recs[0]["benchmark"] == "fio" and recs[0]["version"] == "fio-3.33"
     (bw,) = samples(recs, "bandwidth")
-    assert bw["params"] == {"workload": "disk", "op": "read", "pattern": "seq", "block": 1048576,
-                            "threads": 1, "depth": 1, "engine": "psync", "direct": True}
+    assert bw["params"] == {
+        "workload": "disk",
+        "op": "read",
+        "pattern": "seq",
+        "block": 1048576,
+        "threads": 1,
+        "depth": 1,
+        "engine": "psync",
+        "direct": True,
+    }
     assert 1 < bw["values"][0] < 100_000
     assert samples(recs, "iops") and samples(recs, "latency")
 
@@ -41,8 +50,14 @@ def test_fio_write_and_repetitions_merge():
 
 def test_iperf3_tcp_and_udp():
     (tcp,) = samples(parsed("iperf3_tcp_P2_32K.json", parsers.parse_iperf3), "throughput")
-    assert tcp["params"] == {"workload": "net", "protocol": "tcp", "op": "stream",
-                             "block": 32768, "streams": 2, "host": "127.0.0.1"}
+    assert tcp["params"] == {
+        "workload": "net",
+        "protocol": "tcp",
+        "op": "stream",
+        "block": 32768,
+        "streams": 2,
+        "host": "127.0.0.1",
+    }
     assert 100 < tcp["values"][0] < 1e6
     (udp,) = samples(parsed("iperf3_udp_P1_32K.json", parsers.parse_iperf3), "throughput")
     assert udp["params"]["protocol"] == "udp"
@@ -74,21 +89,57 @@ def test_kernel_choice_follows_isa():
 
 
 def test_node_table_pairs_ours_with_reference_and_peak():
-    fio = [r for r in parsers.parse_fio((FIX / "fio_seqread_1M_psync.json").read_text())
-           if r["type"] == "sample"]
-    lk = [r for r in parsers.parse_likwid_bench((FIX / "likwid_peakflops_avx_fma.txt").read_text())
-          if r["type"] == "sample"]
+    fio = [
+        r
+        for r in parsers.parse_fio((FIX / "fio_seqread_1M_psync.json").read_text())
+        if r["type"] == "sample"
+    ]
+    lk = [
+        r
+        for r in parsers.parse_likwid_bench((FIX / "likwid_peakflops_avx_fma.txt").read_text())
+        if r["type"] == "sample"
+    ]
     store = [{**r, "benchmark": "fio", "tags": {}, "launch_id": 2} for r in fio]
     store += [{**r, "benchmark": "likwid-bench", "tags": {}, "launch_id": 3} for r in lk]
-    store.append({"benchmark": "disk", "metric": "bandwidth", "unit": "MB/s", "tags": {},
-                  "launch_id": 1, "values": [900.0, 1000.0],
-                  "params": {"workload": "disk", "op": "read", "pattern": "seq", "block": 1048576,
-                             "threads": 1, "depth": 1, "engine": "psync", "direct": True,
-                             "file_bytes": 1 << 30}})
-    store.append({"benchmark": "cpu", "metric": "flops", "unit": "GFLOP/s", "tags": {},
-                  "launch_id": 1, "values": [40.0, 42.0],
-                  "params": {"workload": "cpu_peak", "op": "fma", "precision": "fp64",
-                             "isa": "avx2", "threads": 2, "kernel": "registers"}})
+    store.append(
+        {
+            "benchmark": "disk",
+            "metric": "bandwidth",
+            "unit": "MB/s",
+            "tags": {},
+            "launch_id": 1,
+            "values": [900.0, 1000.0],
+            "params": {
+                "workload": "disk",
+                "op": "read",
+                "pattern": "seq",
+                "block": 1048576,
+                "threads": 1,
+                "depth": 1,
+                "engine": "psync",
+                "direct": True,
+                "file_bytes": 1 << 30,
+            },
+        }
+    )
+    store.append(
+        {
+            "benchmark": "cpu",
+            "metric": "flops",
+            "unit": "GFLOP/s",
+            "tags": {},
+            "launch_id": 1,
+            "values": [40.0, 42.0],
+            "params": {
+                "workload": "cpu_peak",
+                "op": "fma",
+                "precision": "fp64",
+                "isa": "avx2",
+                "threads": 2,
+                "kernel": "registers",
+            },
+        }
+    )
     peaks = compute_peaks((FIX / "cpuinfo_this_vm_epyc.txt").read_text(), None, {})
     rows = {r["benchmark"]: r for r in node_table(store, peaks)}
     disk = rows["disk"]

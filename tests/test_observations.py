@@ -1,5 +1,6 @@
 """Observation detectors on synthetic curves with known answers and on the published LCC3
 OSU tables (tests/fixtures/report, copied from /work/shared/data)."""
+
 from __future__ import annotations
 
 import math
@@ -14,7 +15,7 @@ from hpcscope.analysis import observations as obs
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "report"))
 import lcc3  # noqa: E402
 
-SIZES = [0] + [2 ** k for k in range(0, 23)]
+SIZES = [0] + [2**k for k in range(0, 23)]
 
 
 def _by_kind(found: list[obs.Observation], kind: str, subject: str | None = None):
@@ -23,9 +24,10 @@ def _by_kind(found: list[obs.Observation], kind: str, subject: str | None = None
 
 # ----------------------------------------------------------------- synthetic curves
 
+
 def test_hockney_fit_recovers_alpha_beta():
     m = np.array(SIZES, dtype=float)
-    t = 1.5 + m / 3000.0                 # alpha 1.5 us, beta 3000 MB/s
+    t = 1.5 + m / 3000.0  # alpha 1.5 us, beta 3000 MB/s
     alpha, beta = obs.fit_hockney(m, t)
     assert alpha == pytest.approx(1.5, rel=1e-6)
     assert beta == pytest.approx(3000.0, rel=1e-6)
@@ -35,7 +37,7 @@ def test_segment_fit_finds_known_breakpoint():
     # eager up to 8 KiB (alpha 0.3, beta 6000), rendezvous from 16 KiB (alpha 2, beta 10000)
     m = np.array(SIZES, dtype=float)
     t = np.where(m <= 8192, 0.3 + m / 6000.0, 2.0 + m / 10000.0)
-    noise = 1 + 0.01 * np.sin(np.arange(m.size))     # deterministic 1 % wiggle
+    noise = 1 + 0.01 * np.sin(np.arange(m.size))  # deterministic 1 % wiggle
     segs = obs.segment_fit(m, t * noise)
     assert len(segs) == 2
     assert segs[0].hi_size == 8192 and segs[1].lo_size == 16384
@@ -79,7 +81,7 @@ def test_dip_synthetic_and_noise_is_not_named():
 
 def test_pointer_chase_plateaus_named_after_caches():
     caches = {"L1d": 32 << 10, "L1i": 32 << 10, "L2": 256 << 10, "L3": 12 << 20}
-    ws = [2 ** k for k in range(12, 29)]          # 4 KiB .. 256 MiB
+    ws = [2**k for k in range(12, 29)]  # 4 KiB .. 256 MiB
     levels = []
     for w in ws:
         if w <= 32 << 10:
@@ -118,6 +120,7 @@ def test_instability_flags_disagreeing_launches():
 
 # ----------------------------------------------------------------- LCC3 published tables
 
+
 @pytest.fixture(scope="module")
 def lcc3_obs():
     lat, bw = lcc3.curves()
@@ -138,13 +141,15 @@ def test_lcc3_16k_bandwidth_dip(lcc3_obs, place):
 
 
 def test_lcc3_node_bandwidth_has_no_16k_dip(lcc3_obs):
-    assert not [d for d in _by_kind(lcc3_obs, "dip", "openmpi node")
-                if d.numbers["bytes"] == 16384]
+    assert not [d for d in _by_kind(lcc3_obs, "dip", "openmpi node") if d.numbers["bytes"] == 16384]
 
 
 def test_lcc3_node_core_latency_ratio(lcc3_obs):
-    ratios = [r for r in _by_kind(lcc3_obs, "ratio") if r.numbers["metric"] == "latency"
-              and r.numbers["label"] == "openmpi node"]
+    ratios = [
+        r
+        for r in _by_kind(lcc3_obs, "ratio")
+        if r.numbers["metric"] == "latency" and r.numbers["label"] == "openmpi node"
+    ]
     assert len(ratios) == 1
     r = ratios[0]
     assert r.numbers["base"] == "openmpi core" and r.numbers["bytes"] == 8

@@ -1,9 +1,15 @@
 """Theoretical peaks from /proc/cpuinfo fixtures of known CPUs (formulas, not this machine)."""
+
 from pathlib import Path
 
 import pytest
 
-from hpcscope.machine.peaks import compute_peaks, identify_uarch, parse_cpuinfo, parse_dmidecode_memory
+from hpcscope.machine.peaks import (
+    compute_peaks,
+    identify_uarch,
+    parse_cpuinfo,
+    parse_dmidecode_memory,
+)
 
 FIX = Path(__file__).parent / "fixtures" / "node"
 
@@ -48,8 +54,7 @@ def test_sandy_bridge_8_without_fma():
 
 
 def test_sapphire_rapids_half_precision_and_amx():
-    peaks = by_name(compute_peaks(text("sapphire_rapids_8480"), {"cores": 56},
-                                  {"freq": "2.0GHz"}))
+    peaks = by_name(compute_peaks(text("sapphire_rapids_8480"), {"cores": 56}, {"freq": "2.0GHz"}))
     assert peaks["fp64"].value == pytest.approx(56 * 2.0 * 32)
     assert peaks["fp16"].value == pytest.approx(4 * peaks["fp64"].value)
     assert peaks["bf16"].value == pytest.approx(4 * peaks["fp64"].value)
@@ -81,7 +86,9 @@ def test_memory_unknown_without_dmidecode_and_from_dimms():
     assert peaks["mem"].value is None and "measured" in peaks["mem"].formula
     dmi = "\n\n".join(
         f"Handle 0x00{i}, DMI type 17, 92 bytes\nMemory Device\n\tData Width: 64 bits\n"
-        f"\tSize: 16 GB\n\tSpeed: 2666 MT/s\n\tConfigured Memory Speed: 2666 MT/s" for i in range(6))
+        f"\tSize: 16 GB\n\tSpeed: 2666 MT/s\n\tConfigured Memory Speed: 2666 MT/s"
+        for i in range(6)
+    )
     dmi += "\n\nHandle 0x0099, DMI type 17\nMemory Device\n\tSize: No Module Installed\n"
     assert len(parse_dmidecode_memory(dmi)) == 6
     mem = by_name(compute_peaks(text("skylake_gold6130"), None, {}, dmidecode_text=dmi))["mem"]
@@ -90,8 +97,11 @@ def test_memory_unknown_without_dmidecode_and_from_dimms():
 
 
 def test_user_overrides_for_devices():
-    peaks = by_name(compute_peaks(text("this_vm_epyc"), None,
-                                  {"disk": "2GB/s", "net": "100Gbit/s", "mem": 51200}))
+    peaks = by_name(
+        compute_peaks(
+            text("this_vm_epyc"), None, {"disk": "2GB/s", "net": "100Gbit/s", "mem": 51200}
+        )
+    )
     assert peaks["disk"].value == pytest.approx(2000)
     assert peaks["net"].value == pytest.approx(100000)
     assert peaks["mem"].value == pytest.approx(51200)

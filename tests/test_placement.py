@@ -1,4 +1,5 @@
 """Placement classes on recorded topologies, launcher arguments (golden), binding verification."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from hpcscope.machine.topology import Topology
 from hpcscope.launch.launcher import LaunchSpec, launcher_args
+from hpcscope.machine.topology import Topology
 from hpcscope.plan.placement import (
     CLASSES,
     Placement,
@@ -32,16 +33,41 @@ ONE_NUMA = "one NUMA node per package"
 
 # fixture: {class: chosen CPUs or the skip reason}, with one node available
 EXPECTED: dict[str, dict[str, list[int] | str]] = {
-    "this_vm.xml": {"smt": NO_SMT, "core": [0, 1], "numa": ONE_NUMA, "socket": "1 package",
-                    "node": NODE_SKIP},
-    "lcc3_2x6x2.xml": {"smt": [0, 12], "core": [0, 1], "numa": ONE_NUMA, "socket": [0, 6],
-                       "node": NODE_SKIP},
-    "lcc3_2x6x2_hwloc1.xml": {"smt": [0, 12], "core": [0, 1], "numa": ONE_NUMA, "socket": [0, 6],
-                              "node": NODE_SKIP},
-    "2x16_nosmt.xml": {"smt": NO_SMT, "core": [0, 1], "numa": ONE_NUMA, "socket": [0, 16],
-                       "node": NODE_SKIP},
-    "snc2_1x16x2.xml": {"smt": [0, 1], "core": [0, 2], "numa": [0, 16], "socket": "1 package",
-                        "node": NODE_SKIP},
+    "this_vm.xml": {
+        "smt": NO_SMT,
+        "core": [0, 1],
+        "numa": ONE_NUMA,
+        "socket": "1 package",
+        "node": NODE_SKIP,
+    },
+    "lcc3_2x6x2.xml": {
+        "smt": [0, 12],
+        "core": [0, 1],
+        "numa": ONE_NUMA,
+        "socket": [0, 6],
+        "node": NODE_SKIP,
+    },
+    "lcc3_2x6x2_hwloc1.xml": {
+        "smt": [0, 12],
+        "core": [0, 1],
+        "numa": ONE_NUMA,
+        "socket": [0, 6],
+        "node": NODE_SKIP,
+    },
+    "2x16_nosmt.xml": {
+        "smt": NO_SMT,
+        "core": [0, 1],
+        "numa": ONE_NUMA,
+        "socket": [0, 16],
+        "node": NODE_SKIP,
+    },
+    "snc2_1x16x2.xml": {
+        "smt": [0, 1],
+        "core": [0, 2],
+        "numa": [0, 16],
+        "socket": "1 package",
+        "node": NODE_SKIP,
+    },
 }
 
 
@@ -90,7 +116,9 @@ def test_node_class_with_two_nodes() -> None:
 
 
 def test_unknown_class_names_the_valid_ones() -> None:
-    with pytest.raises(ValueError, match="unknown placement class 'cache'.*smt, core, numa, socket, node"):
+    with pytest.raises(
+        ValueError, match="unknown placement class 'cache'.*smt, core, numa, socket, node"
+    ):
         plan_placements(load("this_vm.xml"), ["core", "cache"])
 
 
@@ -99,19 +127,30 @@ def test_explicit_cpus() -> None:
     placements = plan_placements(t, [], explicit_cpus=[0, 7])
     assert len(placements) == 1
     p = placements[0]
-    assert (p.name, p.cpus, p.nodes, p.relation, p.skipped) == ("cpus:0,7", [0, 7], 1, "socket", None)
+    assert (p.name, p.cpus, p.nodes, p.relation, p.skipped) == (
+        "cpus:0,7",
+        [0, 7],
+        1,
+        "socket",
+        None,
+    )
     assert "corresponds to class 'socket'" in p.description
     assert explicit_placement(t, [0, 12]).relation == "smt"
     assert explicit_placement(t, [12, 1]).relation == "core"
     assert explicit_placement(t, [3]).relation == "single"
     assert explicit_placement(load("snc2_1x16x2.xml"), [2, 17]).relation == "numa"
     # explicit CPUs come after the classes
-    assert [x.name for x in plan_placements(t, ["smt"], explicit_cpus=[1, 2])] == ["smt", "cpus:1,2"]
+    assert [x.name for x in plan_placements(t, ["smt"], explicit_cpus=[1, 2])] == [
+        "smt",
+        "cpus:1,2",
+    ]
 
 
 def test_explicit_cpus_bad_input() -> None:
     t = load("this_vm.xml")
-    with pytest.raises(ValueError, match=r"CPU 7 does not exist on this machine: valid CPUs are 0-1"):
+    with pytest.raises(
+        ValueError, match=r"CPU 7 does not exist on this machine: valid CPUs are 0-1"
+    ):
         explicit_placement(t, [0, 7])
     with pytest.raises(ValueError, match="CPU 1 given more than once"):
         explicit_placement(t, [1, 1])
@@ -123,13 +162,16 @@ def test_max_ranks_check() -> None:
     t = load("this_vm.xml")
     assert max_ranks_check(t, 2) is None
     assert max_ranks_check(t, 4, nodes=2) is None
-    with pytest.raises(PlacementError, match="3 ranks but this node has 2 hardware threads.*--oversubscribe"):
+    with pytest.raises(
+        PlacementError, match="3 ranks but this node has 2 hardware threads.*--oversubscribe"
+    ):
         max_ranks_check(t, 3)
     warning = max_ranks_check(t, 3, oversubscribe=True)
     assert warning is not None and "correctness only" in warning
 
 
 # ----- launcher arguments (golden) --------------------------------------------------------
+
 
 def _placement(name: str, cpus: list[int], nodes: int = 1) -> Placement:
     return Placement(name, cpus, nodes, description="", relation=name)
@@ -145,30 +187,48 @@ def test_openmpi_rankfile_golden(tmp_path: Path) -> None:
 
 
 def test_openmpi_default_host_and_two_nodes() -> None:
-    assert launcher_args("openmpi", _placement("core", [1, 0])).files["rankfile"] == \
-        "rank 0=localhost slot=1\nrank 1=localhost slot=0\n"
+    assert (
+        launcher_args("openmpi", _placement("core", [1, 0])).files["rankfile"]
+        == "rank 0=localhost slot=1\nrank 1=localhost slot=0\n"
+    )
     spec = launcher_args("openmpi", _placement("node", [0, 0], nodes=2), ["n1", "n2"])
     assert spec.files["rankfile"] == "rank 0=n1 slot=0\nrank 1=n2 slot=0\n"
 
 
 def test_mpich_golden() -> None:
-    assert launcher_args("mpich", _placement("socket", [0, 6])) == LaunchSpec(["-bind-to", "user:0,6"])
-    assert launcher_args("mpich", _placement("node", [0, 0], nodes=2), ["n1", "n2"]).args == \
-        ["-hosts", "n1,n2", "-ppn", "1", "-bind-to", "user:0"]
+    assert launcher_args("mpich", _placement("socket", [0, 6])) == LaunchSpec(
+        ["-bind-to", "user:0,6"]
+    )
+    assert launcher_args("mpich", _placement("node", [0, 0], nodes=2), ["n1", "n2"]).args == [
+        "-hosts",
+        "n1,n2",
+        "-ppn",
+        "1",
+        "-bind-to",
+        "user:0",
+    ]
 
 
 def test_srun_golden() -> None:
-    assert launcher_args("srun", _placement("smt", [0, 12])).args == \
-        ["--nodes=1", "--ntasks-per-node=2", "--cpu-bind=map_cpu:0,12"]
-    assert launcher_args("srun", _placement("node", [0, 0], nodes=2)).args == \
-        ["--nodes=2", "--ntasks-per-node=1", "--cpu-bind=map_cpu:0"]
+    assert launcher_args("srun", _placement("smt", [0, 12])).args == [
+        "--nodes=1",
+        "--ntasks-per-node=2",
+        "--cpu-bind=map_cpu:0,12",
+    ]
+    assert launcher_args("srun", _placement("node", [0, 0], nodes=2)).args == [
+        "--nodes=2",
+        "--ntasks-per-node=1",
+        "--cpu-bind=map_cpu:0",
+    ]
 
 
 def test_launcher_args_errors() -> None:
     skipped = plan_placements(load("this_vm.xml"), ["smt"])[0]
     with pytest.raises(ValueError, match="skipped"):
         launcher_args("openmpi", skipped)
-    with pytest.raises(ValueError, match="unknown launcher flavor 'intelmpi'.*openmpi, mpich, srun"):
+    with pytest.raises(
+        ValueError, match="unknown launcher flavor 'intelmpi'.*openmpi, mpich, srun"
+    ):
         launcher_args("intelmpi", _placement("core", [0, 1]))
     with pytest.raises(ValueError, match="spans 2 nodes but 1 host name"):
         launcher_args("mpich", _placement("node", [0, 0], nodes=2), ["n1"])
@@ -178,15 +238,17 @@ def test_launcher_args_errors() -> None:
 
 # ----- binding verification ---------------------------------------------------------------
 
-def meta(rank: int, cpus: list[int], core: int, socket: int = 0, numa: int = 0,
-         host: str = "vm") -> dict[str, Any]:
+
+def meta(
+    rank: int, cpus: list[int], core: int, socket: int = 0, numa: int = 0, host: str = "vm"
+) -> dict[str, Any]:
     return {"rank": rank, "host": host, "cpus": cpus, "core": core, "socket": socket, "numa": numa}
 
 
 def test_verify_accepts_correct_bindings() -> None:
     vm = load("this_vm.xml")
     core = plan_placements(vm, ["core"])[0]
-    verify_binding(core, [meta(1, [1], 1), meta(0, [0], 0)], vm)   # order of ranks does not matter
+    verify_binding(core, [meta(1, [1], 1), meta(0, [0], 0)], vm)  # order of ranks does not matter
 
     lcc3 = load("lcc3_2x6x2.xml")
     smt, sock = plan_placements(lcc3, ["smt", "socket"])
@@ -205,15 +267,19 @@ def test_verify_rejects_unbound_rank_with_message() -> None:
     with pytest.raises(PlacementError) as err:
         verify_binding(core, [meta(0, [0], 0), meta(1, [0, 1], 0)], vm)
     msg = str(err.value)
-    assert msg.startswith("placement 'core' asked rank 1 on CPU 1 but it ran on CPUs [0, 1] (unbound): "
-                          "the launcher ignored the binding")
+    assert msg.startswith(
+        "placement 'core' asked rank 1 on CPU 1 but it ran on CPUs [0, 1] (unbound): "
+        "the launcher ignored the binding"
+    )
     assert "rmaps_rank_file_physical" in msg
 
 
 def test_verify_rejects_rank_bound_elsewhere() -> None:
     lcc3 = load("lcc3_2x6x2.xml")
     smt = plan_placements(lcc3, ["smt"])[0]
-    with pytest.raises(PlacementError, match=r"asked rank 1 on CPU 12 but it ran on CPUs \[1\] \(bound elsewhere\)"):
+    with pytest.raises(
+        PlacementError, match=r"asked rank 1 on CPU 12 but it ran on CPUs \[1\] \(bound elsewhere\)"
+    ):
         verify_binding(smt, [meta(0, [0], 0), meta(1, [1], 1)], lcc3)
 
 
@@ -226,17 +292,27 @@ def test_verify_rejects_wrong_relation_and_counts() -> None:
     with pytest.raises(PlacementError, match="ran on hosts"):
         verify_binding(sock, [meta(0, [0], 0, host="a"), meta(1, [6], 6, socket=1, host="b")], lcc3)
     node = plan_placements(lcc3, ["node"], nodes_available=2)[0]
-    with pytest.raises(PlacementError, match="needs different nodes but the ranks ran on 1 distinct host"):
+    with pytest.raises(
+        PlacementError, match="needs different nodes but the ranks ran on 1 distinct host"
+    ):
         verify_binding(node, [meta(0, [0], 0), meta(1, [1], 1)], lcc3)
     with pytest.raises(PlacementError, match="plans 2 ranks but 1 reported"):
         verify_binding(sock, [meta(0, [0], 0)], lcc3)
     smt = plan_placements(lcc3, ["smt"])[0]
     # Linux core ids repeat per package: core 0 of socket 1 is not core 0 of socket 0
-    with pytest.raises(PlacementError, match="needs hardware threads of one core but they ran on different cores"):
+    with pytest.raises(
+        PlacementError, match="needs hardware threads of one core but they ran on different cores"
+    ):
         verify_binding(smt, [meta(0, [0], 0), meta(1, [12], 0, socket=1)], lcc3)
     with pytest.raises(PlacementError, match="did not report its 'core'"):
-        verify_binding(smt, [{"rank": 0, "host": "vm", "cpus": [0], "socket": 0, "numa": 0},
-                             {"rank": 1, "host": "vm", "cpus": [12], "socket": 0, "numa": 0}], lcc3)
+        verify_binding(
+            smt,
+            [
+                {"rank": 0, "host": "vm", "cpus": [0], "socket": 0, "numa": 0},
+                {"rank": 1, "host": "vm", "cpus": [12], "socket": 0, "numa": 0},
+            ],
+            lcc3,
+        )
 
 
 def test_verify_explicit_placement_uses_its_relation() -> None:

@@ -1,4 +1,5 @@
 """Record contract (docs/records.md): valid records pass, each malformed case names line + problem."""
+
 from __future__ import annotations
 
 import json
@@ -8,15 +9,26 @@ import pytest
 from hpcscope.results.records import RecordError, parse_line, parse_stream
 
 META = {
-    "type": "meta", "schema": "hpcscope.bench/1", "benchmark": "p2p", "version": "0.1",
+    "type": "meta",
+    "schema": "hpcscope.bench/1",
+    "benchmark": "p2p",
+    "version": "0.1",
     "mpi": {"library": "Open MPI", "version": "4.1.4"},
-    "ranks": [{"rank": 0, "host": "n1", "cpus": [0], "core": 0, "socket": 0, "numa": 0},
-              {"rank": 1, "host": "n1", "cpus": [1], "core": 1, "socket": 0, "numa": None}],
+    "ranks": [
+        {"rank": 0, "host": "n1", "cpus": [0], "core": 0, "socket": 0, "numa": 0},
+        {"rank": 1, "host": "n1", "cpus": [1], "core": 1, "socket": 0, "numa": None},
+    ],
     "timer": {"resolution_ns": 1, "overhead_ns": 21.5},
     "options": {"min_bytes": 0, "max_bytes": 4194304},
 }
-SAMPLE = {"type": "sample", "metric": "latency", "unit": "us", "params": {"bytes": 8},
-          "values": [0.16, 0.17, 0.16], "warmups": 10}
+SAMPLE = {
+    "type": "sample",
+    "metric": "latency",
+    "unit": "us",
+    "params": {"bytes": 8},
+    "values": [0.16, 0.17, 0.16],
+    "warmups": 10,
+}
 SUMMARY = {"type": "summary", "metric": "latency", "params": {"bytes": 8}, "min": 0.16}
 ERROR = {"type": "error", "message": "MPI_Init failed"}
 
@@ -51,32 +63,34 @@ def _broken(**changes: object) -> dict:
     return rec
 
 
-@pytest.mark.parametrize("record, problem", [
-    (_broken(values=KeyError), "sample record has no 'values'"),
-    (_broken(values=[]), "'values' must be a non-empty list"),
-    (_broken(values=[1.0, None]), "values[1] is null"),
-    (_broken(values=[1.0, "2"]), "values[1] is '2', not a number"),
-    (_broken(values=[True]), "values[0] is True, not a number"),
-    (_broken(metric=KeyError), "sample record has no 'metric'"),
-    (_broken(unit=3), "'unit' must be a string"),
-    (_broken(params=[8]), "'params' must be an object"),
-    (_broken(warmups=-1), "'warmups' must be an integer >= 0"),
-    (_broken(warmups=1.5), "'warmups' must be an integer >= 0"),
-    ({"type": "summary", "min": 1}, "summary record has no string 'metric'"),
-    ({"type": "error"}, "error record has no string 'message'"),
-    ({"type": "bogus"}, "unknown record type 'bogus'"),
-    ({"metric": "x"}, "record has no 'type'"),
-    (dict(META, ranks=[{"rank": 0}]), "ranks[0] has no 'host'"),
-    (dict(META, ranks=[dict(META["ranks"][0], cpus="0-3")]), "'cpus' must be a list"),
-    (dict(META, timer={"resolution_ns": 1}), "'timer' needs a finite number 'overhead_ns'"),
-    (dict(META, mpi={"library": "MPICH"}), "'mpi' has no string 'version'"),
-    (dict(META, mpi="MPICH"), "'mpi' must be an object"),
-    (dict(META, options=None), "'options' must be an object"),
-    ({k: v for k, v in META.items() if k != "benchmark"}, "meta record has no 'benchmark'"),
-    ({k: v for k, v in META.items() if k != "schema"}, "meta record has no 'schema'"),
-])
-def test_malformed_records_are_rejected_naming_line_and_problem(record: dict,
-                                                                problem: str) -> None:
+@pytest.mark.parametrize(
+    "record, problem",
+    [
+        (_broken(values=KeyError), "sample record has no 'values'"),
+        (_broken(values=[]), "'values' must be a non-empty list"),
+        (_broken(values=[1.0, None]), "values[1] is null"),
+        (_broken(values=[1.0, "2"]), "values[1] is '2', not a number"),
+        (_broken(values=[True]), "values[0] is True, not a number"),
+        (_broken(metric=KeyError), "sample record has no 'metric'"),
+        (_broken(unit=3), "'unit' must be a string"),
+        (_broken(params=[8]), "'params' must be an object"),
+        (_broken(warmups=-1), "'warmups' must be an integer >= 0"),
+        (_broken(warmups=1.5), "'warmups' must be an integer >= 0"),
+        ({"type": "summary", "min": 1}, "summary record has no string 'metric'"),
+        ({"type": "error"}, "error record has no string 'message'"),
+        ({"type": "bogus"}, "unknown record type 'bogus'"),
+        ({"metric": "x"}, "record has no 'type'"),
+        (dict(META, ranks=[{"rank": 0}]), "ranks[0] has no 'host'"),
+        (dict(META, ranks=[dict(META["ranks"][0], cpus="0-3")]), "'cpus' must be a list"),
+        (dict(META, timer={"resolution_ns": 1}), "'timer' needs a finite number 'overhead_ns'"),
+        (dict(META, mpi={"library": "MPICH"}), "'mpi' has no string 'version'"),
+        (dict(META, mpi="MPICH"), "'mpi' must be an object"),
+        (dict(META, options=None), "'options' must be an object"),
+        ({k: v for k, v in META.items() if k != "benchmark"}, "meta record has no 'benchmark'"),
+        ({k: v for k, v in META.items() if k != "schema"}, "meta record has no 'schema'"),
+    ],
+)
+def test_malformed_records_are_rejected_naming_line_and_problem(record: dict, problem: str) -> None:
     with pytest.raises(RecordError) as err:
         parse_line(line(record), "p2p output line 7")
     msg = str(err.value)
@@ -101,13 +115,18 @@ def test_schema_version_mismatch_names_supported_versions() -> None:
     assert "'hpcscope.bench/2'" in msg and "reads only hpcscope.bench/1" in msg
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("Warning: no InfiniBand device found", "not a JSON record"),
-    ('{"type":"sample","metric":"latency"', "not a JSON record"),   # truncated by a crash
-    ('[1, 2]', "must be a JSON object, not list"),
-    ('{"type":"sample","metric":"l","unit":"us","params":{},"values":[NaN],"warmups":0}',
-     "not a JSON record (NaN is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("Warning: no InfiniBand device found", "not a JSON record"),
+        ('{"type":"sample","metric":"latency"', "not a JSON record"),  # truncated by a crash
+        ("[1, 2]", "must be a JSON object, not list"),
+        (
+            '{"type":"sample","metric":"l","unit":"us","params":{},"values":[NaN],"warmups":0}',
+            "not a JSON record (NaN is not valid JSON",
+        ),
+    ],
+)
 def test_non_json_lines_are_errors(text: str, problem: str) -> None:
     with pytest.raises(RecordError) as err:
         parse_line(text, "p2p output line 3")
@@ -120,12 +139,16 @@ def test_stream_error_names_the_line_number() -> None:
     with pytest.raises(RecordError, match=r"^p2p output line 4: sample record has no"):
         for rec in parse_stream(lines, "p2p output"):
             got.append(rec)
-    assert len(got) == 2   # what came before the bad line was delivered
+    assert len(got) == 2  # what came before the bad line was delivered
 
 
 def test_noise_lines_can_be_skipped_as_warnings() -> None:
-    lines = ["[n1:1234] mca_btl_openib: warning, no device", line(META),
-             "--------------------------", line(SAMPLE)]
+    lines = [
+        "[n1:1234] mca_btl_openib: warning, no device",
+        line(META),
+        "--------------------------",
+        line(SAMPLE),
+    ]
     with pytest.raises(RecordError, match="line 1: not a JSON record"):
         list(parse_stream(lines, "p2p output"))
     warnings: list[str] = []

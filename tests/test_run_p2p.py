@@ -1,4 +1,5 @@
 """End to end: `hpcscope run p2p` with real Open MPI and MPICH, bad input, faults."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ import sqlite3
 import time
 
 import pytest
-
 from conftest import requires_mpich, requires_openmpi
 
 pytestmark = pytest.mark.mpi
@@ -23,22 +23,32 @@ def _samples(cli, run: str = "last") -> list[dict]:
 @requires_openmpi
 @requires_mpich
 def test_quick_p2p_both_libraries_records_binding_and_sane_values(cli):
-    done = cli("run", "p2p", "--mpi", "openmpi,mpich", "--quick", "--repeat", "2",
-               "--sizes", "0:64K", "--validate")
+    done = cli(
+        "run",
+        "p2p",
+        "--mpi",
+        "openmpi,mpich",
+        "--quick",
+        "--repeat",
+        "2",
+        "--sizes",
+        "0:64K",
+        "--validate",
+    )
     assert done.returncode == 0, done.stderr
     assert "skipped: placement socket" in done.stderr or "placement socket" in done.stderr
     runs = json.loads(cli("list", "--format", "json").stdout)
     assert runs[-1]["status"] == "ok"
     samples = _samples(cli)
     launches = {s["launch_id"] for s in samples}
-    assert len(launches) == 4                           # 2 libraries x 1 placement x 2 repeats
+    assert len(launches) == 4  # 2 libraries x 1 placement x 2 repeats
     assert {s["tags"]["mpi"] for s in samples} == {"openmpi", "mpich"}
     latency = [s for s in samples if s["metric"] == "latency"]
     bandwidth = [s for s in samples if s["metric"] == "bandwidth"]
     assert {s["params"]["bytes"] for s in latency} >= {0, 1, 1024, 65536}
-    assert all(0 < v < 10_000 for s in latency for v in s["values"])           # microseconds
+    assert all(0 < v < 10_000 for s in latency for v in s["values"])  # microseconds
     # bandwidth below what this memory system can move (far above any real MPI copy rate)
-    assert all(0 < v < 200_000 for s in bandwidth for v in s["values"])        # MB/s
+    assert all(0 < v < 200_000 for s in bandwidth for v in s["values"])  # MB/s
     # the binding each rank reported from inside is stored and matches the placement
     db = sqlite3.connect(cli.db)
     metas = [json.loads(m) for (m,) in db.execute("SELECT meta FROM launches")]
@@ -51,8 +61,22 @@ def test_quick_p2p_both_libraries_records_binding_and_sane_values(cli):
 
 @requires_openmpi
 def test_export_formats(cli):
-    assert cli("run", "p2p", "--mpi", "openmpi", "--quick", "--repeat", "1", "--sizes",
-               "0:1K", "--tests", "latency,bw").returncode == 0
+    assert (
+        cli(
+            "run",
+            "p2p",
+            "--mpi",
+            "openmpi",
+            "--quick",
+            "--repeat",
+            "1",
+            "--sizes",
+            "0:1K",
+            "--tests",
+            "latency,bw",
+        ).returncode
+        == 0
+    )
     osu = cli("export", "last", "--format", "osu").stdout
     assert "# OSU MPI Latency Test" in osu
     rows = [l.split() for l in osu.splitlines() if l and not l.startswith("#")]
@@ -62,15 +86,18 @@ def test_export_formats(cli):
     assert "|" in cli("export", "last", "--format", "markdown").stdout
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--placements", "diagonal"], ["diagonal", "smt"]),
-    (["--sizes", "4M:0"], ["MIN", "MAX"]),
-    (["--sizes", "lots"], ["lots", "size"]),
-    (["--mpi", "intelmpi"], ["intelmpi", "openmpi"]),
-    (["--placements", "socket"], ["nothing to run", "1 package"]),
-    (["--cpus", "0,99"], ["99"]),
-    (["--tests", "latency,psychic"], ["psychic", "latency"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--placements", "diagonal"], ["diagonal", "smt"]),
+        (["--sizes", "4M:0"], ["MIN", "MAX"]),
+        (["--sizes", "lots"], ["lots", "size"]),
+        (["--mpi", "intelmpi"], ["intelmpi", "openmpi"]),
+        (["--placements", "socket"], ["nothing to run", "1 package"]),
+        (["--cpus", "0,99"], ["99"]),
+        (["--tests", "latency,psychic"], ["psychic", "latency"]),
+    ],
+)
 def test_bad_input_is_refused_with_a_clear_message(cli, args, words):
     done = cli("run", "p2p", "--mpi", "openmpi", *args)
     assert done.returncode == 2, done.stderr
@@ -78,7 +105,7 @@ def test_bad_input_is_refused_with_a_clear_message(cli, args, words):
         assert word in done.stderr
     assert "Traceback" not in done.stderr
     runs = cli("list", "--format", "json")
-    assert json.loads(runs.stdout or "[]") == []        # nothing was recorded
+    assert json.loads(runs.stdout or "[]") == []  # nothing was recorded
 
 
 def _wait_for_samples(cli, count: int, timeout: float = 120) -> None:
@@ -130,7 +157,7 @@ def test_killed_rank_marks_run_failed_and_keeps_finished_results(cli):
     assert proc.returncode == 1, err
     run = json.loads(cli("list", "--format", "json").stdout)[-1]
     assert run["status"] == "failed"
-    assert len(_samples(cli)) >= 5                      # what finished before the kill is kept
+    assert len(_samples(cli)) >= 5  # what finished before the kill is kept
     shown = cli("show", "last").stdout
     assert "FAILED" in shown
 

@@ -1,11 +1,11 @@
 """`hpcscope run p2p --on slurm` from the command line against the local SLURM."""
+
 from __future__ import annotations
 
 import json
 import sqlite3
 
 import pytest
-
 from test_slurm_live import cluster  # noqa: F401  (the fixture that starts scripts/slurm-local)
 
 pytestmark = [pytest.mark.slurm, pytest.mark.mpi]
@@ -13,9 +13,27 @@ pytestmark = [pytest.mark.slurm, pytest.mark.mpi]
 
 def test_run_p2p_on_slurm_gives_the_three_placement_shape(cluster, cli):  # noqa: F811
     cluster(4)
-    done = cli("run", "p2p", "--on", "slurm", "--nodes", "2", "--mpi", "openmpi,mpich",
-               "--quick", "--repeat", "1", "--sizes", "0:1K", "--tests", "latency,bw",
-               "--wait", "--time", "5", timeout=300)
+    done = cli(
+        "run",
+        "p2p",
+        "--on",
+        "slurm",
+        "--nodes",
+        "2",
+        "--mpi",
+        "openmpi,mpich",
+        "--quick",
+        "--repeat",
+        "1",
+        "--sizes",
+        "0:1K",
+        "--tests",
+        "latency,bw",
+        "--wait",
+        "--time",
+        "5",
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     db = sqlite3.connect(cli.db)
     hosts = {}
@@ -34,11 +52,28 @@ def test_run_p2p_on_slurm_gives_the_three_placement_shape(cluster, cli):  # noqa
 
 
 def test_slurm_script_prints_directives_and_submits_nothing(cli):
-    done = cli("slurm", "script", "p2p", "--nodes", "2", "--mpi", "openmpi", "--partition",
-               "short", "--time", "10", "--module", "openmpi/4.1.6")
+    done = cli(
+        "slurm",
+        "script",
+        "p2p",
+        "--nodes",
+        "2",
+        "--mpi",
+        "openmpi",
+        "--partition",
+        "short",
+        "--time",
+        "10",
+        "--module",
+        "openmpi/4.1.6",
+    )
     assert done.returncode == 0, done.stderr
-    for line in ("#SBATCH --nodes=2", "#SBATCH --exclusive", "#SBATCH --partition=short",
-                 "module load openmpi/4.1.6"):
+    for line in (
+        "#SBATCH --nodes=2",
+        "#SBATCH --exclusive",
+        "#SBATCH --partition=short",
+        "module load openmpi/4.1.6",
+    ):
         assert line in done.stdout
     assert not cli.db.exists() or json.loads(cli("list", "--format", "json").stdout) == []
 

@@ -3,6 +3,7 @@
 A tiny MPI program (built here for both libraries) writes a meta record naming the SLURM
 node of every rank, then sample records; it can fail or sleep on request.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,9 +30,14 @@ OMPI = MpiSpec("openmpi", "mpicc.openmpi", "mpirun.openmpi", "4.1.4")
 MPICH = MpiSpec("mpich", "mpicc.mpich", "mpirun.mpich", "4.0.2")
 # Fake nodes share one host: Open MPI must not use shared memory between them, must stay on
 # loopback, and mpirun must not bind (PLATFORM.md, SLURM on 127.0.0.1).
-OMPI_ENV = {"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": "lo",
-            "OMPI_MCA_oob_tcp_if_include": "lo", "OMPI_MCA_hwloc_base_binding_policy": "none",
-            "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+OMPI_ENV = {
+    "OMPI_MCA_btl": "self,tcp",
+    "OMPI_MCA_btl_tcp_if_include": "lo",
+    "OMPI_MCA_oob_tcp_if_include": "lo",
+    "OMPI_MCA_hwloc_base_binding_policy": "none",
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+}
 
 HELLO_C = r"""
 #include <mpi.h>
@@ -114,12 +120,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
     if os.geteuid() != 0:
         pytest.skip("scripts/slurm-local needs root (fake nodes run slurmd as root)")
     state = tmp_path_factory.mktemp("slurm")
-    port = _free_ports(5)   # controller + 4 nodes; other test runs may hold the defaults
+    port = _free_ports(5)  # controller + 4 nodes; other test runs may hold the defaults
     env = dict(os.environ, HPCSCOPE_SLURM_DIR=str(state), HPCSCOPE_SLURM_PORT=str(port))
 
     def start(nodes: int) -> str:
-        proc = subprocess.run([str(SLURM_LOCAL), "start", "--nodes", str(nodes)], env=env,
-                              capture_output=True, text=True, timeout=90)
+        proc = subprocess.run(
+            [str(SLURM_LOCAL), "start", "--nodes", str(nodes)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
         assert proc.returncode == 0, proc.stderr
         conf = proc.stdout.strip().split("=", 1)[1]
         os.environ["SLURM_CONF"] = conf
@@ -143,25 +154,41 @@ def hello(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     out = {}
     for flavor in ("openmpi", "mpich"):
         exe = d / f"hello_{flavor}"
-        subprocess.run([f"mpicc.{flavor}", "-O1", "-o", str(exe), str(src)], check=True,
-                       timeout=120)
+        subprocess.run(
+            [f"mpicc.{flavor}", "-O1", "-o", str(exe), str(src)], check=True, timeout=120
+        )
         out[flavor] = str(exe)
     return out
 
 
-def _job(hello: dict[str, str], mpi: MpiSpec, name: str, args: list[str] = (),
-         nodes: int = 2, cpus: list[int] | None = None) -> Job:
-    return Job("p2p", name, [hello[mpi.flavor], *args], mpi, 2, cpus or [0, 0], nodes,
-               env=dict(OMPI_ENV) if mpi.flavor == "openmpi" else {},
-               tags={"mpi": mpi.flavor, "placement": "node" if nodes > 1 else "core"},
-               timeout_s=60)
+def _job(
+    hello: dict[str, str],
+    mpi: MpiSpec,
+    name: str,
+    args: list[str] = (),
+    nodes: int = 2,
+    cpus: list[int] | None = None,
+) -> Job:
+    return Job(
+        "p2p",
+        name,
+        [hello[mpi.flavor], *args],
+        mpi,
+        2,
+        cpus or [0, 0],
+        nodes,
+        env=dict(OMPI_ENV) if mpi.flavor == "openmpi" else {},
+        tags={"mpi": mpi.flavor, "placement": "node" if nodes > 1 else "core"},
+        timeout_s=60,
+    )
 
 
 def _backend(tmp_path: Path, **options) -> tuple[Store, SlurmBackend, int]:
     store = Store(tmp_path / "hpcscope.db")
     run_id = store.create_run("p2p", backend="slurm")
-    backend = SlurmBackend(store, SlurmOptions(**options), rundir=tmp_path / "rundir",
-                           poll_interval_s=0.3)
+    backend = SlurmBackend(
+        store, SlurmOptions(**options), rundir=tmp_path / "rundir", poll_interval_s=0.3
+    )
     return store, backend, run_id
 
 
@@ -175,13 +202,16 @@ def _wait_for(backend: SlurmBackend, run_id: int, state: str, timeout: float = 3
 
 
 @pytest.mark.parametrize("launcher", ["srun", "mpirun"])
-def test_node_placement_spans_two_slurm_nodes_for_both_mpis(cluster, hello, tmp_path: Path,
-                                                            launcher: str) -> None:
+def test_node_placement_spans_two_slurm_nodes_for_both_mpis(
+    cluster, hello, tmp_path: Path, launcher: str
+) -> None:
     cluster(4)
     store, backend, run_id = _backend(tmp_path, launcher=launcher)
-    jobs = [_job(hello, OMPI, "openmpi/node/r1", ["--samples", "2"]),
-            _job(hello, OMPI, "openmpi/node/r2", ["--samples", "2"]),
-            _job(hello, MPICH, "mpich/node/r1", ["--samples", "2"])]
+    jobs = [
+        _job(hello, OMPI, "openmpi/node/r1", ["--samples", "2"]),
+        _job(hello, OMPI, "openmpi/node/r2", ["--samples", "2"]),
+        _job(hello, MPICH, "mpich/node/r1", ["--samples", "2"]),
+    ]
     backend.submit(run_id, jobs)
     states = backend.wait(run_id, progress=False)
     assert [s.state for s in states] == ["COMPLETED"] * 3, [s.detail for s in states]
@@ -194,7 +224,7 @@ def test_node_placement_spans_two_slurm_nodes_for_both_mpis(cluster, hello, tmp_
         assert len(set(hosts)) == 2 and all(h.startswith("n") for h in hosts), (launch, hosts)
     assert store.run(run_id)["status"] == "ok"
     samples = len(store.samples(run_id))
-    again = backend.collect(run_id)   # idempotent: nothing new
+    again = backend.collect(run_id)  # idempotent: nothing new
     assert again.new_tasks == 0 and again.new_records == 0
     assert len(store.samples(run_id)) == samples == 6
 
@@ -221,12 +251,18 @@ def test_cancel_running_job_keeps_its_records(cluster, hello, tmp_path: Path) ->
     assert store.run(run_id)["status"] == "failed"
 
 
-def test_failed_job_is_recorded_with_stderr_and_finished_records(cluster, hello,
-                                                                 tmp_path: Path) -> None:
+def test_failed_job_is_recorded_with_stderr_and_finished_records(
+    cluster, hello, tmp_path: Path
+) -> None:
     cluster(4)
     store, backend, run_id = _backend(tmp_path)
-    backend.submit(run_id, [_job(hello, MPICH, "mpich/node/r1", ["--samples", "3", "--fail", "3"]),
-                            _job(hello, OMPI, "openmpi/node/r1")])
+    backend.submit(
+        run_id,
+        [
+            _job(hello, MPICH, "mpich/node/r1", ["--samples", "3", "--fail", "3"]),
+            _job(hello, OMPI, "openmpi/node/r1"),
+        ],
+    )
     backend.wait(run_id, progress=False)
     report = backend.collect(run_id)
     failed, ok = store.launches(run_id)
@@ -245,7 +281,7 @@ def test_collect_while_pending_then_again(cluster, hello, tmp_path: Path) -> Non
     cluster(4)
     store, backend, run_id = _backend(tmp_path)
     jobs = [_job(hello, OMPI, f"openmpi/node/r{r}", ["--sleep", "3"]) for r in (1, 2)]
-    backend.submit(run_id, jobs)   # one array, %1: task 2 waits for task 1
+    backend.submit(run_id, jobs)  # one array, %1: task 2 waits for task 1
     early = backend.collect(run_id)
     assert early.pending == 2 and early.new_tasks == 0
     assert "still pending or running" in early.text()
@@ -286,8 +322,9 @@ def test_faults_have_clear_messages(cluster, hello, tmp_path: Path, monkeypatch)
     # Controller unreachable: a configuration naming a port nobody listens on.
     bad = tmp_path / "bad.conf"
     port = cluster.port
-    bad.write_text(Path(conf).read_text().replace(f"SlurmctldPort={port}",
-                                                  f"SlurmctldPort={port + 999}"))
+    bad.write_text(
+        Path(conf).read_text().replace(f"SlurmctldPort={port}", f"SlurmctldPort={port + 999}")
+    )
     monkeypatch.setenv("SLURM_CONF", str(bad))
     with pytest.raises(SlurmError, match="cannot reach the SLURM controller"):
         backend.check_partition(None, 1) or backend._run(None, ["squeue", "-h"])

@@ -1,4 +1,5 @@
 """Parsing of recorded SLURM outputs (tests/fixtures/slurm/README.md says how each was made)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,7 +33,7 @@ def test_squeue_one_line_per_array_task() -> None:
     assert tasks["24_2"].state == "PENDING" and tasks["24_2"].reason == "JobArrayTaskLimit"
     assert tasks["25"].reason == "PartitionConfig"
     assert tasks["25"].reason in sp.HOPELESS_REASONS
-    assert tasks["24_1"].reason == ""      # "None" means no reason
+    assert tasks["24_1"].reason == ""  # "None" means no reason
 
 
 def test_squeue_unsplit_range_expands() -> None:
@@ -58,13 +59,15 @@ def test_scontrol_finished_array() -> None:
     assert tasks["24_1"].state == "COMPLETED" and tasks["24_1"].exit_code == 0
     assert tasks["24_2"].state == "FAILED" and tasks["24_2"].exit_code == 3
     assert tasks["24_2"].raw_id == "27" and tasks["24_2"].reason == "NonZeroExitCode"
-    assert tasks["24_4"].raw_id == "24"    # the array's own record ran the last task
-    assert "24_3" not in tasks             # cancelled while pending: SLURM forgot it
+    assert tasks["24_4"].raw_id == "24"  # the array's own record ran the last task
+    assert "24_3" not in tasks  # cancelled while pending: SLURM forgot it
 
 
 def test_scontrol_values_with_spaces() -> None:
-    line = ("JobId=5 JobName=a b c UserId=root(0) JobState=TIMEOUT Reason=TimeLimit "
-            "ExitCode=0:15 WorkDir=/tmp/x y")
+    line = (
+        "JobId=5 JobName=a b c UserId=root(0) JobState=TIMEOUT Reason=TimeLimit "
+        "ExitCode=0:15 WorkDir=/tmp/x y"
+    )
     (t,) = sp.parse_scontrol(line)
     assert t.state == "TIMEOUT" and t.exit_code == -15 and t.task is None and t.key == "5"
 
@@ -104,17 +107,32 @@ def test_sinfo_partitions() -> None:
     assert sizes == {"batch": 12, "gpu": 4} and default == "batch"
 
 
-@pytest.mark.parametrize("spec,expected", [
-    ("1-5%2", [1, 2, 3, 4, 5]), ("[2-4%1]", [2, 3, 4]), ("1,3,7-11:2", [1, 3, 7, 9, 11]),
-    ("7", [7])])
+@pytest.mark.parametrize(
+    "spec,expected",
+    [
+        ("1-5%2", [1, 2, 3, 4, 5]),
+        ("[2-4%1]", [2, 3, 4]),
+        ("1,3,7-11:2", [1, 3, 7, 9, 11]),
+        ("7", [7]),
+    ],
+)
 def test_expand_indexes(spec: str, expected: list[int]) -> None:
     assert sp.expand_indexes(spec) == expected
 
 
-@pytest.mark.parametrize("slurm,normal", [
-    ("CANCELLED by 1000", "CANCELLED"), ("COMPLETING", "RUNNING"), ("CONFIGURING", "RUNNING"),
-    ("OUT_OF_MEMORY", "FAILED"), ("BOOT_FAIL", "NODE_FAIL"), ("DEADLINE", "TIMEOUT"),
-    ("REQUEUED", "PENDING"), ("PREEMPTED", "CANCELLED")])
+@pytest.mark.parametrize(
+    "slurm,normal",
+    [
+        ("CANCELLED by 1000", "CANCELLED"),
+        ("COMPLETING", "RUNNING"),
+        ("CONFIGURING", "RUNNING"),
+        ("OUT_OF_MEMORY", "FAILED"),
+        ("BOOT_FAIL", "NODE_FAIL"),
+        ("DEADLINE", "TIMEOUT"),
+        ("REQUEUED", "PENDING"),
+        ("PREEMPTED", "CANCELLED"),
+    ],
+)
 def test_normal_states(slurm: str, normal: str) -> None:
     assert sp.normal_state(slurm) == normal
 

@@ -1,4 +1,5 @@
 """Statistics against known answers (Le Boudec's order-statistic table, exact binomials)."""
+
 from __future__ import annotations
 
 import math
@@ -6,18 +7,27 @@ import math
 import numpy as np
 import pytest
 
-from hpcscope.results.stats import (compare, is_rate, lower_is_better, median_ci_ranks,
-                                    min_n_for_ci, pooled, summarize)
+from hpcscope.results.stats import (
+    compare,
+    is_rate,
+    lower_is_better,
+    median_ci_ranks,
+    min_n_for_ci,
+    pooled,
+    summarize,
+)
 
 
-@pytest.mark.parametrize("n, j, k, coverage", [
-    (6, 1, 6, 1 - 2 / 64),
-    (10, 2, 9, 1 - 2 * 11 / 1024),
-    (20, 6, 15, 1 - 2 * (1 + 20 + 190 + 1140 + 4845 + 15504) / 2**20),
-    (100, 40, 61, None),        # Le Boudec (2010), Table A.1
-])
-def test_median_ci_ranks_match_the_tables(n: int, j: int, k: int,
-                                          coverage: float | None) -> None:
+@pytest.mark.parametrize(
+    "n, j, k, coverage",
+    [
+        (6, 1, 6, 1 - 2 / 64),
+        (10, 2, 9, 1 - 2 * 11 / 1024),
+        (20, 6, 15, 1 - 2 * (1 + 20 + 190 + 1140 + 4845 + 15504) / 2**20),
+        (100, 40, 61, None),  # Le Boudec (2010), Table A.1
+    ],
+)
+def test_median_ci_ranks_match_the_tables(n: int, j: int, k: int, coverage: float | None) -> None:
     got = median_ci_ranks(n)
     assert got is not None and got[:2] == (j, k)
     assert got[2] >= 0.95
@@ -57,7 +67,7 @@ def test_small_n_says_which_n_is_needed() -> None:
 
 def test_harmonic_mean_for_rates() -> None:
     s = summarize([1.0, 2.0, 4.0], rate=True)
-    assert s.mean == pytest.approx(12 / 7)         # 3 / (1 + 1/2 + 1/4)
+    assert s.mean == pytest.approx(12 / 7)  # 3 / (1 + 1/2 + 1/4)
     assert summarize([1.0, 2.0, 4.0]).mean == pytest.approx(7 / 3)
     # harmonic mean of rates over equal work = total work / total time
     times = np.array([1.0, 2.0, 5.0])
@@ -95,17 +105,21 @@ def test_pooled_separates_within_and_between_launch_variation() -> None:
     assert p.launches == 6 and len(p.per_launch) == 6 and p.all.n == 300
     assert p.ci_low is not None and p.ci_low <= p.median <= p.ci_high
     assert p.median == pytest.approx(float(np.median([np.median(x) for x in launches])))
-    assert p.ci_low == min(p.medians) and p.ci_high == max(p.medians)   # n=6: (1, 6)
+    assert p.ci_low == min(p.medians) and p.ci_high == max(p.medians)  # n=6: (1, 6)
     assert p.spread is not None and p.spread < 0.01 and p.warnings == []
 
-    shifted = [list(10.0 + rng.normal(0, 0.01, 50)), list(12.0 + rng.normal(0, 0.01, 50)),
-               list(10.0 + rng.normal(0, 0.01, 50))]
+    shifted = [
+        list(10.0 + rng.normal(0, 0.01, 50)),
+        list(12.0 + rng.normal(0, 0.01, 50)),
+        list(10.0 + rng.normal(0, 0.01, 50)),
+    ]
     q = pooled(shifted)
     assert q.spread == pytest.approx((max(q.medians) - min(q.medians)) / np.median(q.medians))
     assert any("launch medians differ by" in w for w in q.warnings)
     assert any("CIs do not overlap" in w for w in q.warnings)
-    assert any("3 launches: too few for a 95% CI across launches (need >= 6)" in w
-               for w in q.warnings)
+    assert any(
+        "3 launches: too few for a 95% CI across launches (need >= 6)" in w for w in q.warnings
+    )
     assert q.ci_low is None
     assert all(not any("CV" in w for w in s.warnings) for s in q.per_launch)  # each is calm
     single = pooled([[1.0, 2.0]])
@@ -174,14 +188,16 @@ def test_compare_bimodal_mix_is_not_a_shift() -> None:
     # land in different modes (9 % apart) and Mann-Whitney notices the mix, but b is not
     # shifted against a: the Hodges-Lehmann shift is 0 and the verdict is "same".
     rng = np.random.default_rng(3)
+
     def mix(slow_fraction):
         slow = rng.random(2000) < slow_fraction
         return np.where(slow, 14.4, 13.0) + rng.normal(0, 0.05, 2000)
+
     a, b = mix(0.46), mix(0.54)
     c = compare(a, b)
     assert c.ratio > 1.05 and c.p_value < 0.05
     assert abs(c.shift) < 0.1 and c.verdict == "same"
-    assert compare(a, a + 1.0).verdict == "slower"      # a real shift still counts
+    assert compare(a, a + 1.0).verdict == "slower"  # a real shift still counts
 
 
 def test_compare_many_samples() -> None:

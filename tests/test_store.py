@@ -1,4 +1,5 @@
 """SQLite store: round trip, 'last', crash safety, schema version, concurrent writers."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -12,7 +13,10 @@ import pytest
 from hpcscope.results.store import SCHEMA_VERSION, Store, StoreError, default_path
 
 META = {
-    "type": "meta", "schema": "hpcscope.bench/1", "benchmark": "p2p", "version": "0.1",
+    "type": "meta",
+    "schema": "hpcscope.bench/1",
+    "benchmark": "p2p",
+    "version": "0.1",
     "mpi": {"library": "Open MPI", "version": "4.1.4"},
     "ranks": [{"rank": 0, "host": "n1", "cpus": [0], "core": 0, "socket": 0, "numa": 0}],
     "timer": {"resolution_ns": 1, "overhead_ns": 20},
@@ -20,10 +24,15 @@ META = {
 }
 
 
-def sample(nbytes: int, values: list[float], metric: str = "latency",
-           unit: str = "us") -> dict:
-    return {"type": "sample", "metric": metric, "unit": unit, "params": {"bytes": nbytes},
-            "values": values, "warmups": 5}
+def sample(nbytes: int, values: list[float], metric: str = "latency", unit: str = "us") -> dict:
+    return {
+        "type": "sample",
+        "metric": metric,
+        "unit": unit,
+        "params": {"bytes": nbytes},
+        "values": values,
+        "warmups": 5,
+    }
 
 
 def test_default_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -39,11 +48,17 @@ def test_default_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def test_round_trip(tmp_path: Path) -> None:
     with Store(tmp_path / "h.db") as store:
-        run = store.create_run("p2p", command=["hpcscope", "run", "p2p"],
-                               options={"quick": True}, host="n1", backend="local",
-                               label="laptop", topology_xml="<topology/>",
-                               environment={"kernel": "6.1"},
-                               mpi=[{"flavor": "openmpi", "version": "4.1.4"}])
+        run = store.create_run(
+            "p2p",
+            command=["hpcscope", "run", "p2p"],
+            options={"quick": True},
+            host="n1",
+            backend="local",
+            label="laptop",
+            topology_xml="<topology/>",
+            environment={"kernel": "6.1"},
+            mpi=[{"flavor": "openmpi", "version": "4.1.4"}],
+        )
         store.add_note(run, "skipped", "placement numa: one NUMA node", {"placement": "numa"})
         store.add_note(run, "warning", "governor is powersave")
         tags = {"mpi": "openmpi", "placement": "core", "repeat": 1}
@@ -66,9 +81,10 @@ def test_round_trip(tmp_path: Path) -> None:
         assert r["topology_xml"] == "<topology/>" and r["environment"] == {"kernel": "6.1"}
         assert r["mpi"] == [{"flavor": "openmpi", "version": "4.1.4"}]
         assert [(n["kind"], n["text"]) for n in r["notes"]] == [
-            ("skipped", "placement numa: one NUMA node"), ("warning", "governor is powersave")]
-        assert store.get_run_backend_data(run) == {"slurm_jobs": ["1234"],
-                                                   "run_dir": "/scratch/r1"}
+            ("skipped", "placement numa: one NUMA node"),
+            ("warning", "governor is powersave"),
+        ]
+        assert store.get_run_backend_data(run) == {"slurm_jobs": ["1234"], "run_dir": "/scratch/r1"}
         [l] = store.launches(run)
         assert l["tags"] == tags and l["meta"] == META and l["status"] == "FAILED"
         assert (l["returncode"], l["stderr_tail"], l["backend_id"]) == (1, "stderr tail", "1234")
@@ -80,8 +96,9 @@ def test_round_trip(tmp_path: Path) -> None:
         assert got[0]["values"] == [0.16, 0.17] and got[0]["warmups"] == 5
         assert [s["metric"] for s in store.samples(run, metric="bandwidth")] == ["bandwidth"]
         assert store.samples(run, benchmark="coll") == []
-        assert store.summaries(run) == [{"type": "summary", "metric": "latency",
-                                         "median": 0.16, "launch_id": launch}]
+        assert store.summaries(run) == [
+            {"type": "summary", "metric": "latency", "median": 0.16, "launch_id": launch}
+        ]
         [listed] = store.runs()
         assert listed["n_launches"] == 1 and listed["n_samples"] == 2
 
@@ -112,8 +129,9 @@ def test_bad_values_are_refused(tmp_path: Path) -> None:
         with pytest.raises(StoreError, match="already has a meta record"):
             store.add_record(launch, META)
         with pytest.raises(ValueError, match="launch .*: sample record has no 'values'"):
-            store.add_record(launch, {"type": "sample", "metric": "x", "unit": "us",
-                                      "params": {}, "warmups": 0})
+            store.add_record(
+                launch, {"type": "sample", "metric": "x", "unit": "us", "params": {}, "warmups": 0}
+            )
         with pytest.raises(StoreError, match="no launch 42"):
             store.add_record(42, META)
         with pytest.raises(StoreError, match="no run 42"):
@@ -143,7 +161,7 @@ def test_killed_writer_keeps_committed_records(tmp_path: Path) -> None:
     proc.join()
     with Store(path) as store:
         run = store.resolve("last")
-        assert store.run(run)["status"] == "running"   # nobody finished it
+        assert store.run(run)["status"] == "running"  # nobody finished it
         got = store.samples(run)
         assert len(got) >= 50
         assert [s["params"]["bytes"] for s in got] == list(range(len(got)))
@@ -161,8 +179,11 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     db.commit()
     db.close()
-    with pytest.raises(StoreError, match=r"written by a newer hpcscope \(store schema 2; "
-                                         r"this hpcscope knows up to 1\): upgrade"):
+    with pytest.raises(
+        StoreError,
+        match=r"written by a newer hpcscope \(store schema 2; "
+        r"this hpcscope knows up to 1\): upgrade",
+    ):
         Store(path)
 
 
@@ -187,7 +208,7 @@ WRITERS, RECORDS = 4, 200
 
 def _writer(path: str, index: int, start: multiprocessing.synchronize.Barrier) -> None:  # type: ignore[name-defined]
     start.wait()
-    with Store(path) as store:      # every process also races to create the schema
+    with Store(path) as store:  # every process also races to create the schema
         run = store.create_run("p2p", label=f"writer{index}")
         store.add_note(run, "info", f"writer {index}")
         launch = store.add_launch(run, f"w{index}", {"writer": index})
@@ -216,7 +237,6 @@ def test_concurrent_writers(tmp_path: Path) -> None:
             got = store.samples(r["id"])
             index = got[0]["tags"]["writer"]
             assert r["label"] == f"writer{index}"
-            assert [s["values"] for s in got] == [[float(index), float(i)]
-                                                  for i in range(RECORDS)]
+            assert [s["values"] for s in got] == [[float(index), float(i)] for i in range(RECORDS)]
         assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -2,6 +2,7 @@
 
 Fixtures live in tests/fixtures/topo (see make_fixtures.sh there for how each was made).
 """
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hpcscope.machine import topology as topomod
 from hpcscope.formatting import format_bytes
+from hpcscope.machine import topology as topomod
 from hpcscope.machine.topology import Topology, TopologyError, format_cpulist, parse_cpuset
 
 FIXTURES = Path(__file__).parent / "fixtures" / "topo"
@@ -24,26 +25,61 @@ def load(name: str) -> Topology:
 
 # name: (packages, cores, PUs, NUMA nodes, memory bytes, cache sizes, LLC instances, summary)
 EXPECTED = {
-    "this_vm.xml": (1, 2, 2, 1, 5999722496,
-                    {"L1d": 32 * KiB, "L1i": 32 * KiB, "L2": 512 * KiB, "L3": 32 * MiB}, 1,
-                    "1 package x 2 cores x 1 hardware thread, 1 NUMA node, 5.59 GiB; "
-                    "L1d 32 KiB, L2 512 KiB per core, L3 32 MiB shared by 2 cores"),
-    "lcc3_2x6x2.xml": (2, 12, 24, 2, 48 * GiB,
-                       {"L1d": 32 * KiB, "L1i": 32 * KiB, "L2": 256 * KiB, "L3": 12 * MiB}, 2,
-                       "2 packages x 6 cores x 2 hardware threads, 2 NUMA nodes, 48 GiB; "
-                       "L1d 32 KiB, L2 256 KiB per core, L3 12 MiB shared by 6 cores"),
-    "lcc3_2x6x2_hwloc1.xml": (2, 12, 24, 2, 48 * GiB,
-                              {"L1d": 32 * KiB, "L1i": 32 * KiB, "L2": 256 * KiB, "L3": 12 * MiB}, 2,
-                              "2 packages x 6 cores x 2 hardware threads, 2 NUMA nodes, 48 GiB; "
-                              "L1d 32 KiB, L2 256 KiB per core, L3 12 MiB shared by 6 cores"),
-    "2x16_nosmt.xml": (2, 32, 32, 2, 128 * GiB,
-                       {"L1d": 32 * KiB, "L1i": 32 * KiB, "L2": 1 * MiB, "L3": 32 * MiB}, 4,
-                       "2 packages x 16 cores x 1 hardware thread, 2 NUMA nodes, 128 GiB; "
-                       "L1d 32 KiB, L2 1 MiB per core, L3 32 MiB shared by 8 cores"),
-    "snc2_1x16x2.xml": (1, 16, 32, 2, 128 * GiB,
-                        {"L1d": 48 * KiB, "L1i": 32 * KiB, "L2": 2 * MiB, "L3": 60 * MiB}, 1,
-                        "1 package x 16 cores x 2 hardware threads, 2 NUMA nodes, 128 GiB; "
-                        "L1d 48 KiB, L2 2 MiB per core, L3 60 MiB shared by 16 cores"),
+    "this_vm.xml": (
+        1,
+        2,
+        2,
+        1,
+        5999722496,
+        {"L1d": 32 * KiB, "L1i": 32 * KiB, "L2": 512 * KiB, "L3": 32 * MiB},
+        1,
+        "1 package x 2 cores x 1 hardware thread, 1 NUMA node, 5.59 GiB; "
+        "L1d 32 KiB, L2 512 KiB per core, L3 32 MiB shared by 2 cores",
+    ),
+    "lcc3_2x6x2.xml": (
+        2,
+        12,
+        24,
+        2,
+        48 * GiB,
+        {"L1d": 32 * KiB, "L1i": 32 * KiB, "L2": 256 * KiB, "L3": 12 * MiB},
+        2,
+        "2 packages x 6 cores x 2 hardware threads, 2 NUMA nodes, 48 GiB; "
+        "L1d 32 KiB, L2 256 KiB per core, L3 12 MiB shared by 6 cores",
+    ),
+    "lcc3_2x6x2_hwloc1.xml": (
+        2,
+        12,
+        24,
+        2,
+        48 * GiB,
+        {"L1d": 32 * KiB, "L1i": 32 * KiB, "L2": 256 * KiB, "L3": 12 * MiB},
+        2,
+        "2 packages x 6 cores x 2 hardware threads, 2 NUMA nodes, 48 GiB; "
+        "L1d 32 KiB, L2 256 KiB per core, L3 12 MiB shared by 6 cores",
+    ),
+    "2x16_nosmt.xml": (
+        2,
+        32,
+        32,
+        2,
+        128 * GiB,
+        {"L1d": 32 * KiB, "L1i": 32 * KiB, "L2": 1 * MiB, "L3": 32 * MiB},
+        4,
+        "2 packages x 16 cores x 1 hardware thread, 2 NUMA nodes, 128 GiB; "
+        "L1d 32 KiB, L2 1 MiB per core, L3 32 MiB shared by 8 cores",
+    ),
+    "snc2_1x16x2.xml": (
+        1,
+        16,
+        32,
+        2,
+        128 * GiB,
+        {"L1d": 48 * KiB, "L1i": 32 * KiB, "L2": 2 * MiB, "L3": 60 * MiB},
+        1,
+        "1 package x 16 cores x 2 hardware threads, 2 NUMA nodes, 128 GiB; "
+        "L1d 48 KiB, L2 2 MiB per core, L3 60 MiB shared by 16 cores",
+    ),
 }
 
 
@@ -62,7 +98,7 @@ def test_counts_memory_and_caches(name: str) -> None:
     assert t.summary() == summary
     text = t.describe()
     assert text.splitlines()[0] == summary
-    assert len(text.splitlines()) > ncores   # the tree lists every core
+    assert len(text.splitlines()) > ncores  # the tree lists every core
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -100,15 +136,16 @@ def test_hwloc1_and_hwloc2_exports_agree() -> None:
     v1, v2 = load("lcc3_2x6x2_hwloc1.xml"), load("lcc3_2x6x2.xml")
     assert v1.pus == v2.pus
     assert v1.cores == v2.cores
-    assert sorted((c.level, c.type, c.size, c.cpus) for c in v1.caches) == \
-        sorted((c.level, c.type, c.size, c.cpus) for c in v2.caches)
+    assert sorted((c.level, c.type, c.size, c.cpus) for c in v1.caches) == sorted(
+        (c.level, c.type, c.size, c.cpus) for c in v2.caches
+    )
 
 
 def test_snc_numa_nodes_inside_one_package() -> None:
     t = load("snc2_1x16x2.xml")
     assert [n.cpus for n in t.numa_nodes] == [list(range(16)), list(range(16, 32))]
     assert {p.package for p in t.pus} == {0}
-    assert t.cores[0].pus == [0, 1]     # sequential SMT numbering (hwloc synthetic default)
+    assert t.cores[0].pus == [0, 1]  # sequential SMT numbering (hwloc synthetic default)
     assert t.last_level_caches()[0].cpus == list(range(32))
 
 
@@ -118,12 +155,16 @@ def test_this_vm_host_nic_and_model() -> None:
     assert t.packages[0].model == "AMD EPYC"
     assert len(t.nics) == 1
     nic = t.nics[0]
-    assert (nic.name, nic.type, nic.pci_busid, nic.address) == \
-        ("eth0", "network", "0000:00:03.0", "02:fc:00:00:00:01")
-    assert nic.link_speed_gbs is None    # virtio reports 0 GB/s: unknown, not zero
+    assert (nic.name, nic.type, nic.pci_busid, nic.address) == (
+        "eth0",
+        "network",
+        "0000:00:03.0",
+        "02:fc:00:00:00:01",
+    )
+    assert nic.link_speed_gbs is None  # virtio reports 0 GB/s: unknown, not zero
     assert "NIC eth0" in t.describe()
     assert "Machine vm" in t.describe()
-    assert not any(n for n in load("lcc3_2x6x2.xml").nics)   # synthetic: no I/O
+    assert not any(n for n in load("lcc3_2x6x2.xml").nics)  # synthetic: no I/O
 
 
 def test_nic_link_speed_and_openfabrics() -> None:
@@ -201,8 +242,10 @@ def test_local_without_hwloc_names_the_package(monkeypatch: pytest.MonkeyPatch) 
         Topology.local()
 
 
-@pytest.mark.skipif(shutil.which("lstopo-no-graphics") is None and shutil.which("lstopo") is None,
-                    reason="hwloc not installed")
+@pytest.mark.skipif(
+    shutil.which("lstopo-no-graphics") is None and shutil.which("lstopo") is None,
+    reason="hwloc not installed",
+)
 def test_local_runs_lstopo() -> None:
     t = Topology.local()
     assert t.pus and t.cores and t.packages and t.numa_nodes

@@ -1,4 +1,5 @@
 """Tuning tables: winners, merging, hysteresis, coverage, and lanecoll's own parser."""
+
 from __future__ import annotations
 
 import json
@@ -20,51 +21,66 @@ def timed(center, n=40, rel=0.01):
     return list(center * (1 + rel * RNG.standard_normal(n)))
 
 
-def sweep(speedups: dict[int, dict[str, float]], coll="allreduce", nodes=2, ppn=2,
-          mpi="openmpi"):
+def sweep(speedups: dict[int, dict[str, float]], coll="allreduce", nodes=2, ppn=2, mpi="openmpi"):
     """Samples for counts -> {alg: speed-up over native}; native takes 10 us."""
     out = []
     for count, algs in speedups.items():
         for alg, s in dict({"native": 1.0}, **algs).items():
-            out.append({"benchmark": "coll", "metric": "time", "unit": "us",
-                        "tags": {"mpi": mpi}, "warmups": 2, "values": timed(10.0 / s),
-                        "params": {"collective": coll, "algorithm": alg, "count": count,
-                                   "bytes": 4 * count, "nodes": nodes, "ppn": ppn,
-                                   "p": nodes * ppn, "regular": True}})
+            out.append(
+                {
+                    "benchmark": "coll",
+                    "metric": "time",
+                    "unit": "us",
+                    "tags": {"mpi": mpi},
+                    "warmups": 2,
+                    "values": timed(10.0 / s),
+                    "params": {
+                        "collective": coll,
+                        "algorithm": alg,
+                        "count": count,
+                        "bytes": 4 * count,
+                        "nodes": nodes,
+                        "ppn": ppn,
+                        "p": nodes * ppn,
+                        "regular": True,
+                    },
+                }
+            )
     return out
 
 
 def rules_of(table, coll="allreduce"):
-    return [(r["min_bytes"], r["max_bytes"], r["algorithm"]) for r in table["rules"]
-            if r["collective"] == coll]
+    return [
+        (r["min_bytes"], r["max_bytes"], r["algorithm"])
+        for r in table["rules"]
+        if r["collective"] == coll
+    ]
 
 
 def test_merging_and_log_midpoints():
     # counts 1, 10, 100, 1000 (bytes 4, 40, 400, 4000): lane wins the two large ones
-    table = tune.make_tuning(sweep({1: {"lane": 0.8}, 10: {"lane": 1.0},
-                                    100: {"lane": 1.3}, 1000: {"lane": 1.4}}))
+    table = tune.make_tuning(
+        sweep({1: {"lane": 0.8}, 10: {"lane": 1.0}, 100: {"lane": 1.3}, 1000: {"lane": 1.4}})
+    )
     tune.check_table(table)
     assert rules_of(table) == [(0, 126, "native"), (127, tune.TOP_BYTES, "lane")]
-    assert 126 == int(np.sqrt(40 * 400))        # halfway between 40 and 400 in log scale
+    assert 126 == int(np.sqrt(40 * 400))  # halfway between 40 and 400 in log scale
     r = table["rules"][0]
     assert (r["nodes"], r["ppn"]) == (2, 2)
 
 
 def test_fastest_significant_mockup_wins():
-    table = tune.make_tuning(sweep({1: {"lane": 1.3, "hier": 1.6},
-                                    10: {"lane": 1.3, "hier": 1.6}}))
+    table = tune.make_tuning(sweep({1: {"lane": 1.3, "hier": 1.6}, 10: {"lane": 1.3, "hier": 1.6}}))
     assert rules_of(table) == [(0, tune.TOP_BYTES, "hier")]
 
 
 def test_hysteresis_drops_isolated_small_win():
-    table = tune.make_tuning(sweep({1: {"lane": 1.0}, 10: {"lane": 1.2},
-                                    100: {"lane": 1.0}}))
+    table = tune.make_tuning(sweep({1: {"lane": 1.0}, 10: {"lane": 1.2}, 100: {"lane": 1.0}}))
     assert rules_of(table) == [(0, tune.TOP_BYTES, "native")]
 
 
 def test_hysteresis_keeps_isolated_large_win():
-    table = tune.make_tuning(sweep({1: {"lane": 1.0}, 10: {"lane": 2.0},
-                                    100: {"lane": 1.0}}))
+    table = tune.make_tuning(sweep({1: {"lane": 1.0}, 10: {"lane": 2.0}, 100: {"lane": 1.0}}))
     assert [a for _, _, a in rules_of(table)] == ["native", "lane", "native"]
     tune.check_table(table)
 
@@ -74,10 +90,10 @@ def test_hysteresis_keeps_isolated_win_every_launch_agrees():
     def launch(i, win):
         out = sweep({1: {"lane": 1.0}, 10: {"lane": win}, 100: {"lane": 1.0}})
         return [dict(s, launch_id=i) for s in out]
+
     agreeing = launch(1, 1.2) + launch(2, 1.2)
-    assert [a for _, _, a in rules_of(tune.make_tuning(agreeing))] == ["native", "lane",
-                                                                      "native"]
-    disagreeing = launch(1, 1.4) + launch(2, 1.02)     # pooled it still wins, 1.2x
+    assert [a for _, _, a in rules_of(tune.make_tuning(agreeing))] == ["native", "lane", "native"]
+    disagreeing = launch(1, 1.4) + launch(2, 1.02)  # pooled it still wins, 1.2x
     assert rules_of(tune.make_tuning(disagreeing)) == [(0, tune.TOP_BYTES, "native")]
 
 
@@ -86,20 +102,19 @@ def test_hysteresis_fills_native_gap_unless_slower():
     assert rules_of(tie) == [(0, tune.TOP_BYTES, "hier")]
     # hier significantly slower in the middle: no fill; the two isolated small wins at
     # the edges are then dropped too, large ones are kept
-    worse = tune.make_tuning(sweep({1: {"hier": 1.4}, 10: {"hier": 0.7},
-                                    100: {"hier": 1.4}}))
+    worse = tune.make_tuning(sweep({1: {"hier": 1.4}, 10: {"hier": 0.7}, 100: {"hier": 1.4}}))
     assert [a for _, _, a in rules_of(worse)] == ["native"]
-    large = tune.make_tuning(sweep({1: {"hier": 1.6}, 10: {"hier": 0.7},
-                                    100: {"hier": 1.6}}))
+    large = tune.make_tuning(sweep({1: {"hier": 1.6}, 10: {"hier": 0.7}, 100: {"hier": 1.6}}))
     assert [a for _, _, a in rules_of(large)] == ["hier", "native", "hier"]
 
 
 def test_coverage_per_decomposition_and_several_collectives():
-    samples = (sweep({1: {"lane": 1.5}, 100: {"lane": 1.0}, 10000: {"lane": 1.5},
-                      100000: {"lane": 1.5}})
-               + sweep({1: {"hier": 1.0}}, coll="bcast")
-               + sweep({1: {"lane": 1.5}, 10: {"lane": 1.5}}, nodes=4, ppn=1))
-    table = tune.make_tuning([samples[:10], samples[10:]])   # list of lists accepted
+    samples = (
+        sweep({1: {"lane": 1.5}, 100: {"lane": 1.0}, 10000: {"lane": 1.5}, 100000: {"lane": 1.5}})
+        + sweep({1: {"hier": 1.0}}, coll="bcast")
+        + sweep({1: {"lane": 1.5}, 10: {"lane": 1.5}}, nodes=4, ppn=1)
+    )
+    table = tune.make_tuning([samples[:10], samples[10:]])  # list of lists accepted
     tune.check_table(table)
     keys = {(r["collective"], r["nodes"], r["ppn"]) for r in table["rules"]}
     assert keys == {("allreduce", 2, 2), ("bcast", 2, 2), ("allreduce", 4, 1)}
@@ -111,8 +126,15 @@ def test_coverage_per_decomposition_and_several_collectives():
 def test_check_table_finds_gaps_and_overlaps():
     base = {"collective": "bcast", "algorithm": "native"}
     with pytest.raises(ValueError, match="gap or overlap"):
-        tune.check_table({"schema": tune.SCHEMA, "rules": [
-            dict(base, min_bytes=0, max_bytes=10), dict(base, min_bytes=10, max_bytes=tune.TOP_BYTES)]})
+        tune.check_table(
+            {
+                "schema": tune.SCHEMA,
+                "rules": [
+                    dict(base, min_bytes=0, max_bytes=10),
+                    dict(base, min_bytes=10, max_bytes=tune.TOP_BYTES),
+                ],
+            }
+        )
     with pytest.raises(ValueError, match="not"):
         tune.check_table({"schema": tune.SCHEMA, "rules": [dict(base, min_bytes=0, max_bytes=5)]})
 
@@ -132,14 +154,21 @@ def test_write_tuning_round_trip(tmp_path):
 
 # ---- lanecoll's own parser ------------------------------------------------------------
 
+
 def _build(tmp_path_factory) -> Path:
     if not shutil.which("mpicc.openmpi"):
         pytest.skip("mpicc.openmpi not installed")
     build = tmp_path_factory.mktemp("bench-openmpi")
-    subprocess.run(["cmake", "-S", str(ROOT / "bench"), "-B", str(build),
-                    "-DCMAKE_C_COMPILER=mpicc.openmpi"], check=True, capture_output=True)
-    done = subprocess.run(["cmake", "--build", str(build), "-j2", "--target", "coll",
-                           "lanecoll_pmpi"], capture_output=True, text=True)
+    subprocess.run(
+        ["cmake", "-S", str(ROOT / "bench"), "-B", str(build), "-DCMAKE_C_COMPILER=mpicc.openmpi"],
+        check=True,
+        capture_output=True,
+    )
+    done = subprocess.run(
+        ["cmake", "--build", str(build), "-j2", "--target", "coll", "lanecoll_pmpi"],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.skip("lanecoll is not buildable yet: " + done.stdout[-500:] + done.stderr[-500:])
     return build
@@ -153,25 +182,61 @@ def build(tmp_path_factory):
 def lanecoll_accepts(build: Path, path: Path) -> tuple[bool, str]:
     """Loads the file through liblanecoll_pmpi.so's MPI_Init (which validates the table
     and aborts with a message naming the problem) around a one-call coll run."""
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               LANECOLL_TUNING=str(path), LANECOLL_NODE_SIZE="1",
-               LD_PRELOAD=str(build / "lanecoll" / "liblanecoll_pmpi.so"))
+    env = dict(
+        os.environ,
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        LANECOLL_TUNING=str(path),
+        LANECOLL_NODE_SIZE="1",
+        LD_PRELOAD=str(build / "lanecoll" / "liblanecoll_pmpi.so"),
+    )
     done = subprocess.run(
-        ["timeout", "60", "mpirun.openmpi", "-np", "2", "--bind-to", "none",
-         "-x", "LD_PRELOAD", "-x", "LANECOLL_TUNING", "-x", "LANECOLL_NODE_SIZE",
-         str(build / "mpi" / "coll"), "--collectives", "allreduce", "--counts", "1",
-         "--repetitions", "1", "--warmup", "0", "--validate=0", "--algorithms", "native"],
-        env=env, capture_output=True, text=True)
+        [
+            "timeout",
+            "60",
+            "mpirun.openmpi",
+            "-np",
+            "2",
+            "--bind-to",
+            "none",
+            "-x",
+            "LD_PRELOAD",
+            "-x",
+            "LANECOLL_TUNING",
+            "-x",
+            "LANECOLL_NODE_SIZE",
+            str(build / "mpi" / "coll"),
+            "--collectives",
+            "allreduce",
+            "--counts",
+            "1",
+            "--repetitions",
+            "1",
+            "--warmup",
+            "0",
+            "--validate=0",
+            "--algorithms",
+            "native",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     return done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.mpi
 def test_file_accepted_by_lanecoll(build, tmp_path):
-    samples = (sweep({1: {"lane": 1.5}, 100: {"lane": 1.0}, 10000: {"lane": 1.5},
-                      100000: {"lane": 1.5}}, nodes=2, ppn=1)
-               + sweep({1: {"hier": 1.6}, 10: {"hier": 1.6}}, coll="bcast", nodes=2, ppn=1)
-               + sweep({1: {"lane": 1.2, "lane_v": 1.5}}, coll="reduce", nodes=2, ppn=1))
-    table = tune.make_tuning(samples)              # ranges up to 2^63-1, the contract's top
+    samples = (
+        sweep(
+            {1: {"lane": 1.5}, 100: {"lane": 1.0}, 10000: {"lane": 1.5}, 100000: {"lane": 1.5}},
+            nodes=2,
+            ppn=1,
+        )
+        + sweep({1: {"hier": 1.6}, 10: {"hier": 1.6}}, coll="bcast", nodes=2, ppn=1)
+        + sweep({1: {"lane": 1.2, "lane_v": 1.5}}, coll="reduce", nodes=2, ppn=1)
+    )
+    table = tune.make_tuning(samples)  # ranges up to 2^63-1, the contract's top
     tune.check_table(table)
     assert rules_of(table, "reduce") == [(0, tune.TOP_BYTES, "lane_v")]
     ok, out = lanecoll_accepts(build, tune.write_tuning(tmp_path / "t.json", table))

@@ -1,4 +1,5 @@
 """Guideline verdicts and lane tables on synthetic samples with known answers."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,13 +8,36 @@ import pytest
 from hpcscope.analysis import tables, verdicts
 
 
-def sample(alg, values, *, coll="allreduce", count=200, nodes=2, ppn=1, mpi="openmpi",
-           benchmark="coll", regular=True):
-    return {"benchmark": benchmark, "metric": "time", "unit": "us", "tags": {"mpi": mpi},
-            "params": {"collective": coll, "algorithm": alg, "count": count,
-                       "bytes": count * 4, "nodes": nodes, "ppn": ppn, "p": nodes * ppn,
-                       "regular": regular},
-            "values": list(map(float, values)), "warmups": 5}
+def sample(
+    alg,
+    values,
+    *,
+    coll="allreduce",
+    count=200,
+    nodes=2,
+    ppn=1,
+    mpi="openmpi",
+    benchmark="coll",
+    regular=True,
+):
+    return {
+        "benchmark": benchmark,
+        "metric": "time",
+        "unit": "us",
+        "tags": {"mpi": mpi},
+        "params": {
+            "collective": coll,
+            "algorithm": alg,
+            "count": count,
+            "bytes": count * 4,
+            "nodes": nodes,
+            "ppn": ppn,
+            "p": nodes * ppn,
+            "regular": regular,
+        },
+        "values": list(map(float, values)),
+        "warmups": 5,
+    }
 
 
 RNG = np.random.default_rng(7)
@@ -24,9 +48,13 @@ def noisy(center, rel, n=100):
 
 
 def test_clear_violation():
-    rows = verdicts.coll_table([sample("native", noisy(10.0, 0.02)),
-                                sample("lane", noisy(5.0, 0.02)),
-                                sample("hier", noisy(10.0, 0.02))])
+    rows = verdicts.coll_table(
+        [
+            sample("native", noisy(10.0, 0.02)),
+            sample("lane", noisy(5.0, 0.02)),
+            sample("hier", noisy(10.0, 0.02)),
+        ]
+    )
     assert len(rows) == 1
     row = rows[0]
     assert row["lane_verdict"] == "violation"
@@ -60,16 +88,21 @@ def test_noisy_tie_is_not_a_violation():
 
 def test_small_but_significant_difference_is_same():
     # significant (p tiny) but only 2 % faster: below the 5 % effect threshold
-    rows = verdicts.coll_table([sample("native", noisy(10.0, 0.002)),
-                                sample("lane", noisy(9.8, 0.002))])
+    rows = verdicts.coll_table(
+        [sample("native", noisy(10.0, 0.002)), sample("lane", noisy(9.8, 0.002))]
+    )
     assert rows[0]["lane_p"] < 1e-6
     assert rows[0]["lane_verdict"] == "same"
 
 
 def test_slower_mockup_and_missing_native():
-    rows = verdicts.coll_table([sample("native", noisy(5.0, 0.01)),
-                                sample("hier", noisy(8.0, 0.01)),
-                                sample("lane", noisy(3.0, 0.01), count=2000)])
+    rows = verdicts.coll_table(
+        [
+            sample("native", noisy(5.0, 0.01)),
+            sample("hier", noisy(8.0, 0.01)),
+            sample("lane", noisy(3.0, 0.01), count=2000),
+        ]
+    )
     by_count = {r["count"]: r for r in rows}
     assert by_count[200]["hier_verdict"] == "slower"
     assert by_count[200]["verdict"] == "ok"
@@ -77,14 +110,16 @@ def test_slower_mockup_and_missing_native():
 
 
 def test_launches_are_pooled_and_mpis_kept_apart():
-    rows = verdicts.coll_table([sample("native", [1, 2]), sample("native", [3, 4]),
-                                sample("native", [9], mpi="mpich")])
+    rows = verdicts.coll_table(
+        [sample("native", [1, 2]), sample("native", [3, 4]), sample("native", [9], mpi="mpich")]
+    )
     assert [(r["mpi"], r["native_reps"]) for r in rows] == [("mpich", 1), ("openmpi", 4)]
 
 
 def test_renderers_have_paper_columns():
-    rows = verdicts.coll_table([sample("native", noisy(10.0, 0.02)),
-                                sample("lane", noisy(5.0, 0.02))])
+    rows = verdicts.coll_table(
+        [sample("native", noisy(10.0, 0.02)), sample("lane", noisy(5.0, 0.02))]
+    )
     cols = tables.coll_columns(rows)
     keys = [k for k, _ in cols]
     assert keys[:6] == ["mpi", "collective", "N", "n", "p", "count"]
@@ -99,16 +134,44 @@ def test_renderers_have_paper_columns():
 
 
 def test_lanes_table_factors():
-    lp = [{"benchmark": "lane_pattern", "metric": "time_per_step", "unit": "us",
-           "tags": {"mpi": "openmpi"}, "values": list(v),
-           "params": {"pattern": "lane", "lanes": k, "count": 1000, "bytes": 4000,
-                      "nodes": 2, "ppn": 2, "p": 4}}
-          for k, v in ((1, noisy(20.0, 0.01, 30)), (2, noisy(10.0, 0.01, 30)))]
-    mc = [{"benchmark": "multi_coll", "metric": "time", "unit": "us",
-           "tags": {"mpi": "openmpi"}, "values": list(v),
-           "params": {"pattern": "multi_alltoall", "lanes": k, "count": 1000, "bytes": 4000,
-                      "nodes": 2, "ppn": 2, "p": 4}}
-          for k, v in ((1, noisy(10.0, 0.01, 30)), (2, noisy(30.0, 0.01, 30)))]
+    lp = [
+        {
+            "benchmark": "lane_pattern",
+            "metric": "time_per_step",
+            "unit": "us",
+            "tags": {"mpi": "openmpi"},
+            "values": list(v),
+            "params": {
+                "pattern": "lane",
+                "lanes": k,
+                "count": 1000,
+                "bytes": 4000,
+                "nodes": 2,
+                "ppn": 2,
+                "p": 4,
+            },
+        }
+        for k, v in ((1, noisy(20.0, 0.01, 30)), (2, noisy(10.0, 0.01, 30)))
+    ]
+    mc = [
+        {
+            "benchmark": "multi_coll",
+            "metric": "time",
+            "unit": "us",
+            "tags": {"mpi": "openmpi"},
+            "values": list(v),
+            "params": {
+                "pattern": "multi_alltoall",
+                "lanes": k,
+                "count": 1000,
+                "bytes": 4000,
+                "nodes": 2,
+                "ppn": 2,
+                "p": 4,
+            },
+        }
+        for k, v in ((1, noisy(10.0, 0.01, 30)), (2, noisy(30.0, 0.01, 30)))
+    ]
     rows = {(r["benchmark"], r["k"]): r for r in verdicts.lanes_table(lp + mc)}
     assert rows[("lane_pattern", 1)]["factor"] == pytest.approx(1.0)
     assert rows[("lane_pattern", 2)]["factor"] == pytest.approx(2.0, rel=0.03)
@@ -119,9 +182,12 @@ def test_lanes_table_factors():
 def test_figures_are_written(tmp_path):
     from hpcscope.figures.coll import coll_figures
 
-    samples = [sample(a, noisy(c, 0.02, 20), count=n, coll=coll)
-               for coll in ("allreduce", "bcast") for n in (2, 20, 200)
-               for a, c in (("native", 10.0), ("lane", 6.0))]
+    samples = [
+        sample(a, noisy(c, 0.02, 20), count=n, coll=coll)
+        for coll in ("allreduce", "bcast")
+        for n in (2, 20, 200)
+        for a, c in (("native", 10.0), ("lane", 6.0))
+    ]
     paths = coll_figures(samples, tmp_path)
     assert sorted(p.suffix for p in paths) == [".png", ".svg"]
     assert all(p.stat().st_size > 1000 for p in paths)

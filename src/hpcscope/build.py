@@ -6,6 +6,7 @@ CMake is re-run on every build: it is cheap when nothing changed and picks up ne
 files; `cmake --build` then recompiles only what changed. A file lock serialises builds of
 the same tree from concurrent hpcscope processes.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -58,7 +59,9 @@ def _run(argv: list[str], cwd: Path, log: Path) -> None:
         done = subprocess.run(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
     if done.returncode != 0:
         tail = "\n".join(log.read_text().splitlines()[-25:])
-        raise BuildError(f"building against {mpi_label_from(argv)} failed (full log: {log}):\n{tail}")
+        raise BuildError(
+            f"building against {mpi_label_from(argv)} failed (full log: {log}):\n{tail}"
+        )
 
 
 def mpi_label_from(argv: list[str]) -> str:
@@ -76,8 +79,20 @@ def build(mpi: MpiSpec, jobs: int = 2) -> Path:
     with open(target / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         log.write_text("")
-        _run(["cmake", "-S", str(BENCH_SOURCE), "-B", str(target), "-Wno-dev",
-              f"-DCMAKE_C_COMPILER={mpi.mpicc}", "-DCMAKE_BUILD_TYPE=Release"], target, log)
+        _run(
+            [
+                "cmake",
+                "-S",
+                str(BENCH_SOURCE),
+                "-B",
+                str(target),
+                "-Wno-dev",
+                f"-DCMAKE_C_COMPILER={mpi.mpicc}",
+                "-DCMAKE_BUILD_TYPE=Release",
+            ],
+            target,
+            log,
+        )
         _run(["cmake", "--build", str(target), "-j", str(jobs)], target, log)
     return target
 
@@ -88,5 +103,7 @@ def find_program(build: Path, name: str) -> Path:
         candidate = build / folder / name
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate
-    raise BuildError(f"no program '{name}' in {build}; run `hpcscope build` (or `make build`) "
-                     "and check its log for errors")
+    raise BuildError(
+        f"no program '{name}' in {build}; run `hpcscope build` (or `make build`) "
+        "and check its log for errors"
+    )

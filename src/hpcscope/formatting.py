@@ -2,6 +2,7 @@
 
 One function per kind of quantity so that the same size never reads two ways.
 """
+
 from __future__ import annotations
 
 

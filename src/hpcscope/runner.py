@@ -4,6 +4,7 @@ Bad input is found while planning, before anything is stored or launched (exit 2
 the run exists, every job's records are stored as they arrive; a failed job makes the run
 'failed', Ctrl-C makes it 'interrupted', and in both cases what finished stays (exit 1).
 """
+
 from __future__ import annotations
 
 import sys
@@ -16,9 +17,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from hpcscope import build as build_mod
 from hpcscope.launch import backends
 from hpcscope.launch.base import Backend, BackendError
-from hpcscope.machine import environment, mpi as mpi_mod
-from hpcscope.machine.topology import Topology
+from hpcscope.machine import environment
+from hpcscope.machine import mpi as mpi_mod
 from hpcscope.machine.mpi import MpiSpec
+from hpcscope.machine.topology import Topology
 from hpcscope.results.store import Store
 from hpcscope.suites.base import PlanContext, SuitePlan
 from hpcscope.suites.registry import suite_for
@@ -59,14 +61,20 @@ def prepare(suite: str, mpi_spec: str, console: Console) -> tuple[Topology, list
     return topology, (mpis if needs_mpi else []), builds
 
 
-def make_context(topology: Topology, mpis: list[MpiSpec], builds: dict[str, Path],
-                 quick: bool, nodes_available: int = 1) -> PlanContext:
+def make_context(
+    topology: Topology,
+    mpis: list[MpiSpec],
+    builds: dict[str, Path],
+    quick: bool,
+    nodes_available: int = 1,
+) -> PlanContext:
     def binary(name: str, mpi: MpiSpec | None) -> Path:
         tree = builds[mpi.mpicc] if mpi else next(iter(builds.values()))
         return build_mod.find_program(tree, name)
 
-    return PlanContext(topology=topology, mpis=mpis, binary=binary, quick=quick,
-                       nodes_available=nodes_available)
+    return PlanContext(
+        topology=topology, mpis=mpis, binary=binary, quick=quick, nodes_available=nodes_available
+    )
 
 
 def make_plan(suite: str, ctx: PlanContext, opts: dict) -> SuitePlan:
@@ -80,27 +88,57 @@ def make_plan(suite: str, ctx: PlanContext, opts: dict) -> SuitePlan:
     return plan
 
 
-def record_run(store: Store, suite: str, opts: dict, topology: Topology, mpis: list[MpiSpec],
-               plan: SuitePlan, backend: str, label: str | None) -> int:
+def record_run(
+    store: Store,
+    suite: str,
+    opts: dict,
+    topology: Topology,
+    mpis: list[MpiSpec],
+    plan: SuitePlan,
+    backend: str,
+    label: str | None,
+) -> int:
     run_id = store.create_run(
-        suite=suite, command=sys.argv, options=opts, host=topology.hostname, backend=backend,
-        label=label or "", topology_xml=topology.xml, environment=environment.capture(),
-        mpi=[{"flavor": m.flavor, "version": m.version, "mpicc": m.mpicc, "mpirun": m.mpirun}
-             for m in mpis])
+        suite=suite,
+        command=sys.argv,
+        options=opts,
+        host=topology.hostname,
+        backend=backend,
+        label=label or "",
+        topology_xml=topology.xml,
+        environment=environment.capture(),
+        mpi=[
+            {"flavor": m.flavor, "version": m.version, "mpicc": m.mpicc, "mpirun": m.mpirun}
+            for m in mpis
+        ],
+    )
     for note in plan.notes:
         store.add_note(run_id, note.kind, note.text, note.data)
     return run_id
 
 
-def run_jobs(store: Store, run_id: int, plan: SuitePlan, backend_name: str, options: dict,
-             topology: Topology, folder: Path, console: Console) -> Outcome:
+def run_jobs(
+    store: Store,
+    run_id: int,
+    plan: SuitePlan,
+    backend_name: str,
+    options: dict,
+    topology: Topology,
+    folder: Path,
+    console: Console,
+) -> Outcome:
     """Hand the plan to the chosen backend. A blocking backend (this machine) runs every job
     now with a progress bar; a queueing one (SLURM) submits, then waits and collects only
     when asked (options["wait"]). Ctrl-C marks the run interrupted and keeps its results."""
     failed: list[str] = []
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                        MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                        transient=not console.is_terminal)
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=not console.is_terminal,
+    )
     bar = progress.add_task("starting", total=len(plan.jobs))
 
     def on_job(job, state) -> None:
@@ -109,12 +147,14 @@ def run_jobs(store: Store, run_id: int, plan: SuitePlan, backend_name: str, opti
             return
         if state.state != "COMPLETED":
             failed.append(f"{job.name}: {state.state}\n{state.detail}")
-            console.print(f"[red]{job.name} {state.state}[/red]: "
-                          f"{_first_useful_line(state.detail)}")
+            console.print(
+                f"[red]{job.name} {state.state}[/red]: {_first_useful_line(state.detail)}"
+            )
         progress.advance(bar)
 
-    backend = backends.backend_for(backend_name).make(backends.BackendContext(
-        store, folder, topology, options, on_job))
+    backend = backends.backend_for(backend_name).make(
+        backends.BackendContext(store, folder, topology, options, on_job)
+    )
     try:
         if backend.blocking:
             with progress:
@@ -123,41 +163,71 @@ def run_jobs(store: Store, run_id: int, plan: SuitePlan, backend_name: str, opti
             backend.submit(run_id, plan.jobs)
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted")
-        return Outcome(run_id, "interrupted", EXIT_FAILED, folder,
-                       ["interrupted: the results finished so far are kept in the store "
-                        f"(run {run_id}, marked interrupted)"])
+        return Outcome(
+            run_id,
+            "interrupted",
+            EXIT_FAILED,
+            folder,
+            [
+                "interrupted: the results finished so far are kept in the store "
+                f"(run {run_id}, marked interrupted)"
+            ],
+        )
     except BackendError as exc:
         started = bool(store.launches(run_id))
         store.add_note(run_id, "error", f"{backend.name} submission failed: {exc}")
         store.finish_run(run_id, "failed")
-        return Outcome(run_id, "failed", EXIT_FAILED if started else EXIT_USAGE, folder,
-                       [f"{backend.name}: {exc}"])
+        return Outcome(
+            run_id,
+            "failed",
+            EXIT_FAILED if started else EXIT_USAGE,
+            folder,
+            [f"{backend.name}: {exc}"],
+        )
     if backend.blocking:
         status = "failed" if failed else "ok"
         store.finish_run(run_id, status)
         write_outputs(store, run_id, plan_suite(plan), folder, console)
-        messages = [f"{len(failed)} of {len(plan.jobs)} jobs failed; finished results are "
-                    f"kept (run {run_id} marked failed). First failure:\n{failed[0]}"
-                    ] if failed else []
+        messages = (
+            [
+                f"{len(failed)} of {len(plan.jobs)} jobs failed; finished results are "
+                f"kept (run {run_id} marked failed). First failure:\n{failed[0]}"
+            ]
+            if failed
+            else []
+        )
         return Outcome(run_id, status, EXIT_FAILED if failed else EXIT_OK, folder, messages)
     console.print(backend.status_text(run_id))
     if not options.get("wait"):
-        return Outcome(run_id, "submitted", EXIT_OK, folder,
-                       [f"submitted; follow with `hpcscope slurm status {run_id}` and "
-                        f"ingest with `hpcscope slurm collect {run_id}`"])
+        return Outcome(
+            run_id,
+            "submitted",
+            EXIT_OK,
+            folder,
+            [
+                f"submitted; follow with `hpcscope slurm status {run_id}` and "
+                f"ingest with `hpcscope slurm collect {run_id}`"
+            ],
+        )
     try:
         backend.wait(run_id, console=console)
     except KeyboardInterrupt:
-        return Outcome(run_id, "submitted", EXIT_FAILED, folder,
-                       [f"stopped waiting; the jobs keep running. `hpcscope slurm "
-                        f"collect {run_id}` ingests them later"])
+        return Outcome(
+            run_id,
+            "submitted",
+            EXIT_FAILED,
+            folder,
+            [
+                f"stopped waiting; the jobs keep running. `hpcscope slurm "
+                f"collect {run_id}` ingests them later"
+            ],
+        )
     except BackendError as exc:
         return Outcome(run_id, "failed", EXIT_FAILED, folder, [str(exc)])
     return collect(store, backend, run_id, folder, console)
 
 
-def collect(store: Store, backend: Backend, run_id: int, folder: Path,
-            console: Console) -> Outcome:
+def collect(store: Store, backend: Backend, run_id: int, folder: Path, console: Console) -> Outcome:
     """Ingest what a queueing backend's jobs wrote; outputs once nothing is pending."""
     report = backend.collect(run_id)
     console.print(report.text())
@@ -178,8 +248,9 @@ def _first_useful_line(detail: str) -> str:
     return detail.splitlines()[0] if detail else ""
 
 
-def write_outputs(store: Store, run_id: int, suite: str, out_dir: Path,
-                  console: Console | None = None) -> list[Path]:
+def write_outputs(
+    store: Store, run_id: int, suite: str, out_dir: Path, console: Console | None = None
+) -> list[Path]:
     """Figures and tables of the run into its folder (the suite's output writer)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = suite_for(suite).outputs(store, run_id, out_dir)

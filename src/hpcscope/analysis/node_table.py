@@ -6,6 +6,7 @@ divided by the peak (the best of N repetitions is what STREAM and HPL report), a
 of ours divided by the best of the reference tool; for latencies only medians compare
 (reference median / ours, > 1: ours is faster).
 """
+
 from __future__ import annotations
 
 import statistics
@@ -17,7 +18,7 @@ from hpcscope.machine.peaks import Peak
 from hpcscope.results.parsers import PARSERS
 
 OURS = ("cpu", "mem", "disk", "net")
-MEASURED_BEST = "measured best"   # peak_name of rows whose theoretical peak is unknown
+MEASURED_BEST = "measured best"  # peak_name of rows whose theoretical peak is unknown
 
 
 def is_node_sample(s: dict) -> bool:
@@ -27,8 +28,18 @@ def is_node_sample(s: dict) -> bool:
 
 # Keys that identify a measurement across tools (implementation details such as kernel,
 # isa, engine or array size are not part of the identity).
-MATCH_KEYS = ("workload", "op", "precision", "pattern", "protocol", "threads", "streams",
-              "block", "bytes", "depth")
+MATCH_KEYS = (
+    "workload",
+    "op",
+    "precision",
+    "pattern",
+    "protocol",
+    "threads",
+    "streams",
+    "block",
+    "bytes",
+    "depth",
+)
 _LOWER_IS_BETTER = {"latency"}
 
 
@@ -80,19 +91,34 @@ def node_table(samples: list[dict], peaks: list[Peak | dict]) -> list[dict]:
         values = [v for g in group for v in g["values"]]
         best = _best(metric, values)
         row: dict[str, Any] = {
-            "benchmark": s["benchmark"], "workload": p.get("workload"), "op": p.get("op"),
+            "benchmark": s["benchmark"],
+            "workload": p.get("workload"),
+            "op": p.get("op"),
             "variant": p.get("precision") or p.get("pattern") or p.get("protocol"),
             "concurrency": p.get("threads", p.get("streams")),
-            "block": p.get("block", p.get("bytes")), "metric": metric, "unit": s["unit"],
-            "measured_median": statistics.median(values), "measured_best": best,
-            "n": len(values), "reference_tool": None, "reference_median": None,
-            "reference_best": None, "eff_vs_reference": None, "peak_name": None,
-            "peak": None, "peak_formula": None, "eff_vs_peak": None}
+            "block": p.get("block", p.get("bytes")),
+            "metric": metric,
+            "unit": s["unit"],
+            "measured_median": statistics.median(values),
+            "measured_best": best,
+            "n": len(values),
+            "reference_tool": None,
+            "reference_median": None,
+            "reference_best": None,
+            "eff_vs_reference": None,
+            "peak_name": None,
+            "peak": None,
+            "peak_formula": None,
+            "eff_vs_peak": None,
+        }
         if key in refs:
             rv = [v for g in refs[key] for v in g["values"]]
             rbest = _best(metric, rv)
-            row.update(reference_tool=refs[key][0]["benchmark"],
-                       reference_median=statistics.median(rv), reference_best=rbest)
+            row.update(
+                reference_tool=refs[key][0]["benchmark"],
+                reference_median=statistics.median(rv),
+                reference_best=rbest,
+            )
             if metric in _LOWER_IS_BETTER:
                 # Latency: tools report per-run means (fio) while we keep single I/Os, so
                 # only the medians are comparable; reference / ours (> 1: ours is faster).
@@ -106,9 +132,12 @@ def node_table(samples: list[dict], peaks: list[Peak | dict]) -> list[dict]:
                 row.update(peak_name=peak["name"], peak=peak["value"], peak_formula=peak["formula"])
             elif peak is not None or s["benchmark"] in ("mem", "disk", "net"):
                 seen = best_seen[(s["benchmark"], metric, s["unit"])]
-                row.update(peak_name=MEASURED_BEST, peak=seen,
-                           peak_formula="theoretical peak unknown: best measured value of this "
-                                        "resource in this run")
+                row.update(
+                    peak_name=MEASURED_BEST,
+                    peak=seen,
+                    peak_formula="theoretical peak unknown: best measured value of this "
+                    "resource in this run",
+                )
             if row["peak"]:
                 row["eff_vs_peak"] = best / row["peak"]
         rows.append(row)
@@ -127,16 +156,23 @@ def row_label(row: dict) -> str:
 
 def with_theoretical_peak(rows: list[dict]) -> list[dict]:
     """Rows whose efficiency is against a theoretical peak (not the run's best value)."""
-    return [r for r in rows if r.get("eff_vs_peak") is not None
-            and r.get("peak_name") != MEASURED_BEST]
+    return [
+        r for r in rows if r.get("eff_vs_peak") is not None and r.get("peak_name") != MEASURED_BEST
+    ]
 
 
 def efficiency_observations(rows: list[dict]) -> list[obs.Observation]:
     """One sentence per row with a theoretical peak, by the table's own efficiency rule."""
     found = []
     for r in with_theoretical_peak(rows):
-        o = obs.efficiency(row_label(r), r["measured_best"], r["peak"], r["unit"],
-                           r.get("peak_name") or "", r.get("peak_formula") or "")
+        o = obs.efficiency(
+            row_label(r),
+            r["measured_best"],
+            r["peak"],
+            r["unit"],
+            r.get("peak_name") or "",
+            r.get("peak_formula") or "",
+        )
         if o:
             found.append(o)
     return found

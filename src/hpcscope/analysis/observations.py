@@ -23,6 +23,7 @@ Methods (also stated in the report's "methods" section):
 - Cache plateaus (pointer chase): piecewise-constant segmentation of log latency; each
   step is named after the cache whose size lies at the step.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,9 +32,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.optimize import nnls
 
 from hpcscope.formatting import format_bytes, format_number
-from scipy.optimize import nnls
 
 SEVERITIES = ("info", "notable", "warning")
 CV_LIMIT_DEFAULT = 0.05
@@ -42,11 +43,11 @@ PLACEMENT_ORDER = ("smt", "core", "numa", "socket", "node")
 
 @dataclass
 class Observation:
-    kind: str                         # "flat", "dip", "breakpoint", "ratio", "fit", ...
-    text: str                         # one sentence, numbers included
-    numbers: dict[str, Any] = field(default_factory=dict)   # what the sentence is based on
-    severity: str = "info"            # info | notable | warning
-    subject: str = ""                 # e.g. "openmpi core" (curve the observation is about)
+    kind: str  # "flat", "dip", "breakpoint", "ratio", "fit", ...
+    text: str  # one sentence, numbers included
+    numbers: dict[str, Any] = field(default_factory=dict)  # what the sentence is based on
+    severity: str = "info"  # info | notable | warning
+    subject: str = ""  # e.g. "openmpi core" (curve the observation is about)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,13 +64,14 @@ def _arrays(sizes: Sequence[float], values: Sequence[float]) -> tuple[np.ndarray
 
 # ------------------------------------------------------------------------ Hockney fits
 
+
 @dataclass
 class Segment:
-    start: int                        # index of the first point (sorted by size)
-    stop: int                         # index one past the last point
-    alpha: float                      # intercept, e.g. us
-    slope: float                      # 1 / beta, e.g. us per byte
-    cost: float                       # sum of squared relative residuals
+    start: int  # index of the first point (sorted by size)
+    stop: int  # index one past the last point
+    alpha: float  # intercept, e.g. us
+    slope: float  # 1 / beta, e.g. us per byte
+    cost: float  # sum of squared relative residuals
     lo_size: float = 0.0
     hi_size: float = 0.0
 
@@ -111,8 +113,14 @@ def _fit_constant_log(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float
     return math.exp(c), 0.0, float(np.sum((logs - c) ** 2))
 
 
-def segment_fit(sizes: Sequence[float], values: Sequence[float], *, penalty: float = 0.02,
-                min_points: int = 3, model: str = "line") -> list[Segment]:
+def segment_fit(
+    sizes: Sequence[float],
+    values: Sequence[float],
+    *,
+    penalty: float = 0.02,
+    min_points: int = 3,
+    model: str = "line",
+) -> list[Segment]:
     """Optimal segmentation: minimise sum(segment cost) + penalty x (number of segments).
 
     model "line": Hockney line per segment with relative residuals (see module doc);
@@ -155,8 +163,10 @@ def segment_fit(sizes: Sequence[float], values: Sequence[float], *, penalty: flo
 
 # ------------------------------------------------------------------------ point-to-point
 
-def flat_region(sizes: Sequence[float], latency: Sequence[float], tolerance: float = 0.10,
-                subject: str = "") -> Observation | None:
+
+def flat_region(
+    sizes: Sequence[float], latency: Sequence[float], tolerance: float = 0.10, subject: str = ""
+) -> Observation | None:
     """'latency is flat within 10% up to 16 B': the longest prefix within tolerance of its
     minimum. None when not even two sizes are flat."""
     x, y = _arrays(sizes, latency)
@@ -172,20 +182,39 @@ def flat_region(sizes: Sequence[float], latency: Sequence[float], tolerance: flo
     if end < 1:
         return None
     lo, hi = float(y[: end + 1].min()), float(y[: end + 1].max())
-    nxt = (f"; at {format_bytes(x[end + 1])} it is {format_number(y[end + 1], 'us')} "
-           f"({y[end + 1] / lo:.2f}x)") if end + 1 < x.size else ""
+    nxt = (
+        (
+            f"; at {format_bytes(x[end + 1])} it is {format_number(y[end + 1], 'us')} "
+            f"({y[end + 1] / lo:.2f}x)"
+        )
+        if end + 1 < x.size
+        else ""
+    )
     return Observation(
-        "flat", f"{subject + ': ' if subject else ''}latency is flat within "
+        "flat",
+        f"{subject + ': ' if subject else ''}latency is flat within "
         f"{tolerance:.0%} up to {format_bytes(x[end])} ({format_number(lo)}-{format_number(hi, 'us')}){nxt}.",
-        {"up_to_bytes": float(x[end]), "min_us": lo, "max_us": hi, "tolerance": tolerance,
-         "next_bytes": float(x[end + 1]) if end + 1 < x.size else None,
-         "next_us": float(y[end + 1]) if end + 1 < x.size else None},
-        "info", subject)
+        {
+            "up_to_bytes": float(x[end]),
+            "min_us": lo,
+            "max_us": hi,
+            "tolerance": tolerance,
+            "next_bytes": float(x[end + 1]) if end + 1 < x.size else None,
+            "next_us": float(y[end + 1]) if end + 1 < x.size else None,
+        },
+        "info",
+        subject,
+    )
 
 
-def bandwidth_dips(sizes: Sequence[float], bandwidth: Sequence[float], *,
-                   min_drop: float = 0.08, ci_halfwidth: Sequence[float] | None = None,
-                   subject: str = "") -> list[Observation]:
+def bandwidth_dips(
+    sizes: Sequence[float],
+    bandwidth: Sequence[float],
+    *,
+    min_drop: float = 0.08,
+    ci_halfwidth: Sequence[float] | None = None,
+    subject: str = "",
+) -> list[Observation]:
     """Sizes where bandwidth falls below the geometric mean of its neighbours.
 
     Under the Hockney model bandwidth m / (alpha + m/beta) only grows with m, so a point
@@ -193,8 +222,11 @@ def bandwidth_dips(sizes: Sequence[float], bandwidth: Sequence[float], *,
     `min_drop` and the point's relative CI half-width (when given), so noise is not named.
     """
     x, y = _arrays(sizes, bandwidth)
-    half = (np.zeros_like(y) if ci_halfwidth is None
-            else np.asarray(ci_halfwidth, dtype=float)[np.argsort(np.asarray(sizes))])
+    half = (
+        np.zeros_like(y)
+        if ci_halfwidth is None
+        else np.asarray(ci_halfwidth, dtype=float)[np.argsort(np.asarray(sizes))]
+    )
     out: list[Observation] = []
     for i in range(1, x.size - 1):
         expected = math.sqrt(y[i - 1] * y[i + 1])
@@ -207,43 +239,80 @@ def bandwidth_dips(sizes: Sequence[float], bandwidth: Sequence[float], *,
         drop = 1 - y[i] / y[i - 1]
         recovered = next((float(x[k]) for k in range(i + 1, x.size) if y[k] >= y[i - 1]), None)
         if drop > 0:
-            what = (f"bandwidth drops from {format_number(y[i - 1], 'MB/s')} at "
-                    f"{format_bytes(x[i - 1])} to {format_number(y[i], 'MB/s')} at "
-                    f"{format_bytes(x[i])} ({-drop:+.0%})")
+            what = (
+                f"bandwidth drops from {format_number(y[i - 1], 'MB/s')} at "
+                f"{format_bytes(x[i - 1])} to {format_number(y[i], 'MB/s')} at "
+                f"{format_bytes(x[i])} ({-drop:+.0%})"
+            )
         else:
-            what = (f"bandwidth dips at {format_bytes(x[i])}: {format_number(y[i], 'MB/s')}, "
-                    f"{shortfall:.0%} below the {format_number(expected, 'MB/s')} expected between "
-                    f"{format_bytes(x[i - 1])} ({format_number(y[i - 1], 'MB/s')}) and "
-                    f"{format_bytes(x[i + 1])} ({format_number(y[i + 1], 'MB/s')})")
-        tail = (f"; it is back above the {format_bytes(x[i - 1])} value from "
-                f"{format_bytes(recovered)} on" if recovered is not None and drop > 0 else "")
-        out.append(Observation(
-            "dip", f"{subject + ': ' if subject else ''}{what}{tail}.",
-            {"bytes": float(x[i]), "before_bytes": float(x[i - 1]),
-             "before_MBps": float(y[i - 1]), "at_MBps": float(y[i]),
-             "after_bytes": float(x[i + 1]), "after_MBps": float(y[i + 1]),
-             "expected_MBps": expected, "shortfall": shortfall, "drop": drop,
-             "recovered_bytes": recovered},
-            "notable", subject))
+            what = (
+                f"bandwidth dips at {format_bytes(x[i])}: {format_number(y[i], 'MB/s')}, "
+                f"{shortfall:.0%} below the {format_number(expected, 'MB/s')} expected between "
+                f"{format_bytes(x[i - 1])} ({format_number(y[i - 1], 'MB/s')}) and "
+                f"{format_bytes(x[i + 1])} ({format_number(y[i + 1], 'MB/s')})"
+            )
+        tail = (
+            f"; it is back above the {format_bytes(x[i - 1])} value from "
+            f"{format_bytes(recovered)} on"
+            if recovered is not None and drop > 0
+            else ""
+        )
+        out.append(
+            Observation(
+                "dip",
+                f"{subject + ': ' if subject else ''}{what}{tail}.",
+                {
+                    "bytes": float(x[i]),
+                    "before_bytes": float(x[i - 1]),
+                    "before_MBps": float(y[i - 1]),
+                    "at_MBps": float(y[i]),
+                    "after_bytes": float(x[i + 1]),
+                    "after_MBps": float(y[i + 1]),
+                    "expected_MBps": expected,
+                    "shortfall": shortfall,
+                    "drop": drop,
+                    "recovered_bytes": recovered,
+                },
+                "notable",
+                subject,
+            )
+        )
     return out
 
 
-def breakpoints(sizes: Sequence[float], latency: Sequence[float], *, penalty: float = 0.02,
-                min_points: int = 3, subject: str = "") -> list[Observation]:
+def breakpoints(
+    sizes: Sequence[float],
+    latency: Sequence[float],
+    *,
+    penalty: float = 0.02,
+    min_points: int = 3,
+    subject: str = "",
+) -> list[Observation]:
     """Hockney fit per segment and the sizes where the fit changes (see module doc)."""
     x, y = _arrays(sizes, latency)
     segs = segment_fit(x, y, penalty=penalty, min_points=min_points)
     out: list[Observation] = []
     for s in segs:
         beta = "no size dependence" if s.slope <= 0 else f"beta = {format_number(s.beta, 'MB/s')}"
-        out.append(Observation(
-            "fit", f"{subject + ': ' if subject else ''}{format_bytes(s.lo_size)}-"
-            f"{format_bytes(s.hi_size)}: T(m) = alpha + m/beta with alpha = "
-            f"{format_number(s.alpha, 'us')}, {beta} (rms relative residual "
-            f"{math.sqrt(s.cost / max(s.stop - s.start, 1)):.1%}).",
-            {"from_bytes": s.lo_size, "to_bytes": s.hi_size, "alpha_us": s.alpha,
-             "beta_MBps": None if s.slope <= 0 else s.beta, "points": s.stop - s.start,
-             "cost": s.cost}, "info", subject))
+        out.append(
+            Observation(
+                "fit",
+                f"{subject + ': ' if subject else ''}{format_bytes(s.lo_size)}-"
+                f"{format_bytes(s.hi_size)}: T(m) = alpha + m/beta with alpha = "
+                f"{format_number(s.alpha, 'us')}, {beta} (rms relative residual "
+                f"{math.sqrt(s.cost / max(s.stop - s.start, 1)):.1%}).",
+                {
+                    "from_bytes": s.lo_size,
+                    "to_bytes": s.hi_size,
+                    "alpha_us": s.alpha,
+                    "beta_MBps": None if s.slope <= 0 else s.beta,
+                    "points": s.stop - s.start,
+                    "cost": s.cost,
+                },
+                "info",
+                subject,
+            )
+        )
     for left, right in zip(segs, segs[1:]):
         x_end, x_next = float(x[left.stop - 1]), float(x[right.start])
         y_end, y_next = float(y[left.stop - 1]), float(y[right.start])
@@ -253,18 +322,30 @@ def breakpoints(sizes: Sequence[float], latency: Sequence[float], *, penalty: fl
 
         def beta_text(s: Segment) -> str:
             return "flat" if s.slope <= 0 else format_number(s.beta, "MB/s")
-        out.append(Observation(
-            "breakpoint", f"{subject + ': ' if subject else ''}the latency model changes "
-            f"between {format_bytes(x_end)} ({format_number(y_end, 'us')}) and {format_bytes(x_next)} "
-            f"({format_number(y_next, 'us')}): alpha {format_number(left.alpha, 'us')} -> "
-            f"{format_number(right.alpha, 'us')}, beta {beta_text(left)} -> {beta_text(right)}; "
-            "a protocol switch or cache effect lies between these sizes.",
-            {"lo_bytes": x_end, "hi_bytes": x_next, "lo_latency_us": y_end,
-             "hi_latency_us": y_next, "alpha_left_us": left.alpha,
-             "alpha_right_us": right.alpha,
-             "beta_left_MBps": None if left.slope <= 0 else left.beta,
-             "beta_right_MBps": None if right.slope <= 0 else right.beta,
-             "jump": jump}, "notable", subject))
+
+        out.append(
+            Observation(
+                "breakpoint",
+                f"{subject + ': ' if subject else ''}the latency model changes "
+                f"between {format_bytes(x_end)} ({format_number(y_end, 'us')}) and {format_bytes(x_next)} "
+                f"({format_number(y_next, 'us')}): alpha {format_number(left.alpha, 'us')} -> "
+                f"{format_number(right.alpha, 'us')}, beta {beta_text(left)} -> {beta_text(right)}; "
+                "a protocol switch or cache effect lies between these sizes.",
+                {
+                    "lo_bytes": x_end,
+                    "hi_bytes": x_next,
+                    "lo_latency_us": y_end,
+                    "hi_latency_us": y_next,
+                    "alpha_left_us": left.alpha,
+                    "alpha_right_us": right.alpha,
+                    "beta_left_MBps": None if left.slope <= 0 else left.beta,
+                    "beta_right_MBps": None if right.slope <= 0 else right.beta,
+                    "jump": jump,
+                },
+                "notable",
+                subject,
+            )
+        )
     return out
 
 
@@ -275,8 +356,9 @@ def _placement_rank(label: str) -> tuple[int, str]:
     return rank, label
 
 
-def placement_ratios(curves: Mapping[str, Mapping[float, float]], metric: str = "latency",
-                     small: float = 8) -> list[Observation]:
+def placement_ratios(
+    curves: Mapping[str, Mapping[float, float]], metric: str = "latency", small: float = 8
+) -> list[Observation]:
     """Ratios of each placement to the closest one (smt < core < numa < socket < node) of the
     same MPI: at `small` bytes (or the smallest common size above 0) for latency, at the
     largest common size for bandwidth."""
@@ -306,26 +388,44 @@ def placement_ratios(curves: Mapping[str, Mapping[float, float]], metric: str = 
                 noun = f"{_pretty(other)} latency is {ratio:.1f}x {_pretty(base)}"
             else:
                 noun = f"{_pretty(other)} bandwidth is {ratio:.2f}x {_pretty(base)}"
-            out.append(Observation(
-                "ratio", f"{noun} at {format_bytes(size)} ({format_number(b, unit)} vs "
-                f"{format_number(a, unit)}).",
-                {"metric": metric, "bytes": float(size), "label": other, "base": base,
-                 "value": b, "base_value": a, "ratio": ratio},
-                "notable" if abs(math.log(ratio)) > math.log(2) else "info", other))
+            out.append(
+                Observation(
+                    "ratio",
+                    f"{noun} at {format_bytes(size)} ({format_number(b, unit)} vs "
+                    f"{format_number(a, unit)}).",
+                    {
+                        "metric": metric,
+                        "bytes": float(size),
+                        "label": other,
+                        "base": base,
+                        "value": b,
+                        "base_value": a,
+                        "ratio": ratio,
+                    },
+                    "notable" if abs(math.log(ratio)) > math.log(2) else "info",
+                    other,
+                )
+            )
     return out
 
 
 def _pretty(label: str) -> str:
     words = label.split()
     place = words[-1] if words else label
-    names = {"smt": "hyperthread-to-hyperthread", "core": "core-to-core",
-             "numa": "NUMA-to-NUMA", "socket": "socket-to-socket", "node": "node-to-node"}
+    names = {
+        "smt": "hyperthread-to-hyperthread",
+        "core": "core-to-core",
+        "numa": "NUMA-to-NUMA",
+        "socket": "socket-to-socket",
+        "node": "node-to-node",
+    }
     mpi = " ".join(words[:-1])
     return names.get(place, place) + (f" ({mpi})" if mpi else "")
 
 
-def bandwidth_plateau(sizes: Sequence[float], bandwidth: Sequence[float],
-                      tolerance: float = 0.10, subject: str = "") -> Observation | None:
+def bandwidth_plateau(
+    sizes: Sequence[float], bandwidth: Sequence[float], tolerance: float = 0.10, subject: str = ""
+) -> Observation | None:
     """Where bandwidth saturates: the longest suffix whose values stay within `tolerance`
     of the suffix's median (at least three sizes)."""
     x, y = _arrays(sizes, bandwidth)
@@ -341,22 +441,31 @@ def bandwidth_plateau(sizes: Sequence[float], bandwidth: Sequence[float],
         return None
     tail = y[start:]
     return Observation(
-        "plateau", f"{subject + ': ' if subject else ''}bandwidth saturates at "
+        "plateau",
+        f"{subject + ': ' if subject else ''}bandwidth saturates at "
         f"{format_number(float(np.median(tail)), 'MB/s')} (range {format_number(float(tail.min()), 'MB/s')}"
         f"-{format_number(float(tail.max()), 'MB/s')}) from {format_bytes(x[start])} on.",
-        {"from_bytes": float(x[start]), "median_MBps": float(np.median(tail)),
-         "min_MBps": float(tail.min()), "max_MBps": float(tail.max()),
-         "tolerance": tolerance}, "info", subject)
+        {
+            "from_bytes": float(x[start]),
+            "median_MBps": float(np.median(tail)),
+            "min_MBps": float(tail.min()),
+            "max_MBps": float(tail.max()),
+            "tolerance": tolerance,
+        },
+        "info",
+        subject,
+    )
 
 
-def outliers_between(curves: Mapping[str, Mapping[float, float]], factor: float = 1.5,
-                     metric: str = "latency") -> list[Observation]:
+def outliers_between(
+    curves: Mapping[str, Mapping[float, float]], factor: float = 1.5, metric: str = "latency"
+) -> list[Observation]:
     """A placement that should be faster (closer) but is clearly slower at some size, e.g.
     core-to-core 4 MiB latency 739 us against 396 us across sockets."""
     out: list[Observation] = []
     labels = sorted(curves, key=_placement_rank)
     for i, near in enumerate(labels):
-        for far in labels[i + 1:]:
+        for far in labels[i + 1 :]:
             if " ".join(near.split()[:-1]) != " ".join(far.split()[:-1]):
                 continue
             for size in sorted(set(curves[near]) & set(curves[far])):
@@ -364,20 +473,38 @@ def outliers_between(curves: Mapping[str, Mapping[float, float]], factor: float 
                 worse = a / b if metric == "latency" else b / a
                 if b > 0 and a > 0 and worse > factor:
                     unit = "us" if metric == "latency" else "MB/s"
-                    out.append(Observation(
-                        "inversion", f"{_pretty(near)} {metric} at {format_bytes(size)} "
-                        f"({format_number(a, unit)}) is {worse:.2f}x worse than "
-                        f"{_pretty(far)} ({format_number(b, unit)}), although it is the closer "
-                        "placement: check for an outlier or interference.",
-                        {"bytes": float(size), "near": near, "far": far, "near_value": a,
-                         "far_value": b, "factor": worse}, "warning", near))
+                    out.append(
+                        Observation(
+                            "inversion",
+                            f"{_pretty(near)} {metric} at {format_bytes(size)} "
+                            f"({format_number(a, unit)}) is {worse:.2f}x worse than "
+                            f"{_pretty(far)} ({format_number(b, unit)}), although it is the closer "
+                            "placement: check for an outlier or interference.",
+                            {
+                                "bytes": float(size),
+                                "near": near,
+                                "far": far,
+                                "near_value": a,
+                                "far_value": b,
+                                "factor": worse,
+                            },
+                            "warning",
+                            near,
+                        )
+                    )
     return out
 
 
 # ------------------------------------------------------------------------ stability
 
-def instability(subject: str, per_launch: Sequence[Sequence[float]], *, cv_limit: float = 0.05,
-                size: float | None = None) -> list[Observation]:
+
+def instability(
+    subject: str,
+    per_launch: Sequence[Sequence[float]],
+    *,
+    cv_limit: float = 0.05,
+    size: float | None = None,
+) -> list[Observation]:
     """Unstable results: CV of the pooled values above `cv_limit`, launch medians that
     disagree by more than `cv_limit`, or a CI of the median wider than `cv_limit`."""
     from hpcscope.results import stats
@@ -387,21 +514,54 @@ def instability(subject: str, per_launch: Sequence[Sequence[float]], *, cv_limit
         return []
     p = stats.pooled(groups, spread_limit=cv_limit)
     out: list[Observation] = []
-    nums = {"launches": p.launches, "median": p.median, "cv": p.all.cv,
-            "spread": p.spread, "ci_low": p.all.ci_low, "ci_high": p.all.ci_high,
-            "bytes": size, "where": format_bytes(size) if size is not None else ""}
+    nums = {
+        "launches": p.launches,
+        "median": p.median,
+        "cv": p.all.cv,
+        "spread": p.spread,
+        "ci_low": p.all.ci_low,
+        "ci_high": p.all.ci_high,
+        "bytes": size,
+        "where": format_bytes(size) if size is not None else "",
+    }
     if p.all.cv is not None and p.all.cv > cv_limit:
-        out.append(Observation("unstable", f"{subject}: CV {p.all.cv:.1%} over {p.all.n} "
-                               f"values (limit {cv_limit:.0%}).", nums, "warning", subject))
+        out.append(
+            Observation(
+                "unstable",
+                f"{subject}: CV {p.all.cv:.1%} over {p.all.n} values (limit {cv_limit:.0%}).",
+                nums,
+                "warning",
+                subject,
+            )
+        )
     if p.spread is not None and p.spread > cv_limit:
-        out.append(Observation("unstable", f"{subject}: the {p.launches} launch medians "
-                               f"differ by {p.spread:.1%} (limit {cv_limit:.0%}).",
-                               nums, "warning", subject))
-    if (p.all.ci_low is not None and p.all.ci_high is not None and p.median
-            and (p.all.ci_high - p.all.ci_low) / 2 / abs(p.median) > cv_limit):
-        out.append(Observation("unstable", f"{subject}: 95% CI of the median "
-                               f"{format_number(p.all.ci_low)}-{format_number(p.all.ci_high)} is wider "
-                               f"than +-{cv_limit:.0%}.", nums, "warning", subject))
+        out.append(
+            Observation(
+                "unstable",
+                f"{subject}: the {p.launches} launch medians "
+                f"differ by {p.spread:.1%} (limit {cv_limit:.0%}).",
+                nums,
+                "warning",
+                subject,
+            )
+        )
+    if (
+        p.all.ci_low is not None
+        and p.all.ci_high is not None
+        and p.median
+        and (p.all.ci_high - p.all.ci_low) / 2 / abs(p.median) > cv_limit
+    ):
+        out.append(
+            Observation(
+                "unstable",
+                f"{subject}: 95% CI of the median "
+                f"{format_number(p.all.ci_low)}-{format_number(p.all.ci_high)} is wider "
+                f"than +-{cv_limit:.0%}.",
+                nums,
+                "warning",
+                subject,
+            )
+        )
     return out
 
 
@@ -416,18 +576,28 @@ def instability_summary(subject: str, found: Sequence[Observation]) -> Observati
     spread = worst.numbers.get("spread") or 0.0
     where = ", ".join(format_bytes(s) for s in sizes[:8]) + (" ..." if len(sizes) > 8 else "")
     return Observation(
-        "unstable", f"{subject}: unstable at {len(sizes)} size{'s' if len(sizes) != 1 else ''}"
+        "unstable",
+        f"{subject}: unstable at {len(sizes)} size{'s' if len(sizes) != 1 else ''}"
         f" ({where}); worst: {worst.numbers.get('where', '')} with CV {cv:.1%} and launch "
         f"spread {spread:.1%} (limit {CV_LIMIT_DEFAULT:.0%}).",
         {"sizes": sizes, "worst_cv": cv, "worst_spread": spread, "count": len(found)},
-        "warning", subject)
+        "warning",
+        subject,
+    )
 
 
 # ------------------------------------------------------------------------ node suite
 
-def cache_plateaus(working_sets: Sequence[float], latency: Sequence[float],
-                   cache_sizes: Mapping[str, int], *, penalty: float = 0.1,
-                   min_points: int = 2, unit: str = "ns") -> list[Observation]:
+
+def cache_plateaus(
+    working_sets: Sequence[float],
+    latency: Sequence[float],
+    cache_sizes: Mapping[str, int],
+    *,
+    penalty: float = 0.1,
+    min_points: int = 2,
+    unit: str = "ns",
+) -> list[Observation]:
     """Plateaus of a pointer chase (latency vs working set) and the cache each step
     follows: the cache whose size lies between the plateau's last working set and the
     next plateau's first one (within a factor 2 either side, since the step is gradual)."""
@@ -435,8 +605,9 @@ def cache_plateaus(working_sets: Sequence[float], latency: Sequence[float],
     if x.size < 2 * min_points or np.any(y <= 0):
         return []
     segs = segment_fit(x, y, penalty=penalty, min_points=min_points, model="constant")
-    data_caches = sorted((size, name) for name, size in cache_sizes.items()
-                         if not name.endswith("i"))
+    data_caches = sorted(
+        (size, name) for name, size in cache_sizes.items() if not name.endswith("i")
+    )
     out: list[Observation] = []
     for k, s in enumerate(segs):
         level = s.alpha
@@ -447,46 +618,78 @@ def cache_plateaus(working_sets: Sequence[float], latency: Sequence[float],
             inside = [(size, name) for size, name in data_caches if lo <= size <= hi]
             if inside:
                 cache = min(inside, key=lambda c: abs(math.log(c[0] / s.hi_size)))
-        where = (f"up to {format_bytes(s.hi_size)}" if k == 0 else
-                 f"from {format_bytes(s.lo_size)} to {format_bytes(s.hi_size)}")
+        where = (
+            f"up to {format_bytes(s.hi_size)}"
+            if k == 0
+            else f"from {format_bytes(s.lo_size)} to {format_bytes(s.hi_size)}"
+        )
         step = ""
         if nxt is not None:
-            step = (f"; it rises {nxt.alpha / level:.1f}x at {format_bytes(nxt.lo_size)}"
-                    + (f", past the {cache[1]} size of {format_bytes(cache[0])}" if cache else ""))
-        out.append(Observation(
-            "cache_plateau", f"pointer-chase latency plateau of {format_number(level, unit)} "
-            f"{where}{step}.",
-            {"level": level, "from_bytes": s.lo_size, "to_bytes": s.hi_size,
-             "next_level": nxt.alpha if nxt else None,
-             "cache": cache[1] if cache else None, "cache_bytes": cache[0] if cache else None},
-            "info", "pointer chase"))
+            step = f"; it rises {nxt.alpha / level:.1f}x at {format_bytes(nxt.lo_size)}" + (
+                f", past the {cache[1]} size of {format_bytes(cache[0])}" if cache else ""
+            )
+        out.append(
+            Observation(
+                "cache_plateau",
+                f"pointer-chase latency plateau of {format_number(level, unit)} {where}{step}.",
+                {
+                    "level": level,
+                    "from_bytes": s.lo_size,
+                    "to_bytes": s.hi_size,
+                    "next_level": nxt.alpha if nxt else None,
+                    "cache": cache[1] if cache else None,
+                    "cache_bytes": cache[0] if cache else None,
+                },
+                "info",
+                "pointer chase",
+            )
+        )
     return out
 
 
-def efficiency(subject: str, measured: float, peak: float | None, unit: str,
-               peak_name: str = "", formula: str = "") -> Observation | None:
+def efficiency(
+    subject: str,
+    measured: float,
+    peak: float | None,
+    unit: str,
+    peak_name: str = "",
+    formula: str = "",
+) -> Observation | None:
     """Measured rate as a fraction of its theoretical peak; above 100 % is a warning (turbo
     above the nominal clock, or a wrong peak)."""
     if peak is None or peak <= 0:
         return None
     frac = measured / peak
     sev = "warning" if frac > 1.0 else ("notable" if frac < 0.5 else "info")
-    extra = " - above the peak: turbo clock above nominal, or the peak is wrong" \
-        if frac > 1.0 else ""
+    extra = (
+        " - above the peak: turbo clock above nominal, or the peak is wrong" if frac > 1.0 else ""
+    )
     return Observation(
-        "efficiency", f"{subject} reaches {format_number(measured, unit)} = {frac:.1%} of the "
+        "efficiency",
+        f"{subject} reaches {format_number(measured, unit)} = {frac:.1%} of the "
         f"{peak_name + ' ' if peak_name else ''}peak {format_number(peak, unit)}"
         f"{' (' + formula + ')' if formula else ''}{extra}.",
-        {"measured": measured, "peak": peak, "efficiency": frac, "unit": unit,
-         "peak_name": peak_name, "formula": formula}, sev, subject)
+        {
+            "measured": measured,
+            "peak": peak,
+            "efficiency": frac,
+            "unit": unit,
+            "peak_name": peak_name,
+            "formula": formula,
+        },
+        sev,
+        subject,
+    )
 
 
 # ------------------------------------------------------------------------ p2p summary
 
-def p2p_observations(latency: Mapping[str, Mapping[float, float]],
-                     bandwidth: Mapping[str, Mapping[float, float]],
-                     bandwidth_ci: Mapping[str, Mapping[float, float]] | None = None,
-                     ) -> list[Observation]:
+
+def p2p_observations(
+    latency: Mapping[str, Mapping[float, float]],
+    bandwidth: Mapping[str, Mapping[float, float]],
+    bandwidth_ci: Mapping[str, Mapping[float, float]] | None = None,
+) -> list[Observation]:
     """All point-to-point observations for curves {label: {bytes: median}}."""
     out: list[Observation] = []
     for label in sorted(latency, key=_placement_rank):

@@ -34,11 +34,12 @@ and simulation agree only to that.
 Restrictions: each segment needs measurements at two or more distinct sizes; contention,
 rendezvous handshakes and send/recv CPU overheads (smpi/os, smpi/or) are not fitted.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 # Protocol switches common to Open MPI and MPICH over IB/OmniPath: eager limits near
 # 1-16 KiB and the rendezvous switch near 64 KiB. Pass your own breakpoints when the
@@ -52,10 +53,10 @@ class CalibrationError(ValueError):
 
 @dataclass(frozen=True)
 class Segment:
-    start: int                  # smallest size of the segment (bytes, inclusive)
-    end: int | None             # next segment's start, None for the last
-    latency: float              # intercept a_i (s)
-    inverse_bandwidth: float    # slope b_i (s/byte), 0 when not measurable
+    start: int  # smallest size of the segment (bytes, inclusive)
+    end: int | None  # next segment's start, None for the last
+    latency: float  # intercept a_i (s)
+    inverse_bandwidth: float  # slope b_i (s/byte), 0 when not measurable
     lat_factor: float
     bw_factor: float
     points: int
@@ -63,8 +64,8 @@ class Segment:
 
 @dataclass(frozen=True)
 class AlphaBetaFit:
-    lane_latency: float         # L (s)
-    lane_bandwidth: float       # B (bytes/s)
+    lane_latency: float  # L (s)
+    lane_bandwidth: float  # B (bytes/s)
     segments: tuple[Segment, ...]
 
     def lat_factor_cfg(self) -> str:
@@ -78,8 +79,10 @@ class AlphaBetaFit:
         return {"lane_latency": self.lane_latency, "lane_bandwidth": self.lane_bandwidth}
 
     def smpi_cfg(self) -> list[str]:
-        return [f"--cfg=smpi/lat-factor:{self.lat_factor_cfg()}",
-                f"--cfg=smpi/bw-factor:{self.bw_factor_cfg()}"]
+        return [
+            f"--cfg=smpi/lat-factor:{self.lat_factor_cfg()}",
+            f"--cfg=smpi/bw-factor:{self.bw_factor_cfg()}",
+        ]
 
     def segment_for(self, size: float) -> Segment:
         chosen = self.segments[0]
@@ -93,8 +96,9 @@ class AlphaBetaFit:
         out = []
         for size in sizes:
             s = self.segment_for(size)
-            out.append(s.lat_factor * self.lane_latency
-                       + size / (s.bw_factor * self.lane_bandwidth))
+            out.append(
+                s.lat_factor * self.lane_latency + size / (s.bw_factor * self.lane_bandwidth)
+            )
         return out
 
     def relative_errors(self, sizes: Sequence[float], times: Sequence[float]) -> list[float]:
@@ -113,15 +117,16 @@ def _line(points: list[tuple[float, float]]) -> tuple[float, float]:
     det = sw * sxx - sx * sx
     a = (sy * sxx - sx * sxy) / det
     b = (sw * sxy - sx * sy) / det
-    if b < 0:                   # flat segment: constant fit
+    if b < 0:  # flat segment: constant fit
         return sy / sw, 0.0
-    if a < 0:                   # through the origin
+    if a < 0:  # through the origin
         return 0.0, sxy / sxx
     return a, b
 
 
-def fit_alpha_beta(sizes: Sequence[float], times: Sequence[float],
-                   breakpoints: Sequence[int] = DEFAULT_BREAKPOINTS) -> AlphaBetaFit:
+def fit_alpha_beta(
+    sizes: Sequence[float], times: Sequence[float], breakpoints: Sequence[int] = DEFAULT_BREAKPOINTS
+) -> AlphaBetaFit:
     """Piecewise α-β fit of one-way ping-pong times (seconds) over message sizes (bytes)."""
     if len(sizes) != len(times):
         raise CalibrationError(f"{len(sizes)} sizes but {len(times)} times: give one time per size")
@@ -136,30 +141,46 @@ def fit_alpha_beta(sizes: Sequence[float], times: Sequence[float],
     raw = []
     for i, start in enumerate(bps):
         end = bps[i + 1] if i + 1 < len(bps) else None
-        pts = [(float(s), float(t)) for s, t in zip(sizes, times)
-               if s >= start and (end is None or s < end)]
+        pts = [
+            (float(s), float(t))
+            for s, t in zip(sizes, times)
+            if s >= start and (end is None or s < end)
+        ]
         if len({s for s, _ in pts}) < 2:
             raise CalibrationError(
                 f"segment [{start}, {end if end is not None else 'inf'}) bytes has "
                 f"{len({s for s, _ in pts})} distinct sizes: measure at least 2 sizes in it "
-                "or drop the breakpoint")
+                "or drop the breakpoint"
+            )
         a, b = _line(pts)
         raw.append((start, end, a, b, len(pts)))
     lat = raw[0][2]
     if lat <= 0:
-        raise CalibrationError("the smallest-size segment fits a zero latency: include small "
-                               "messages (0-64 bytes) in the ping-pong")
+        raise CalibrationError(
+            "the smallest-size segment fits a zero latency: include small "
+            "messages (0-64 bytes) in the ping-pong"
+        )
     last_slope = raw[-1][3]
     if last_slope <= 0:
-        raise CalibrationError("the largest-size segment shows no bandwidth term: measure "
-                               "larger messages (MiB range)")
+        raise CalibrationError(
+            "the largest-size segment shows no bandwidth term: measure larger messages (MiB range)"
+        )
     bw = 1.0 / last_slope
     bw_factors: list[float | None] = [(1.0 / b) / bw if b > 0 else None for *_, b, _ in raw]
     # A flat segment borrows the factor of the next segment that has one (the last has).
     for i in range(len(bw_factors) - 1, -1, -1):
         if bw_factors[i] is None:
             bw_factors[i] = bw_factors[i + 1]
-    segments = tuple(Segment(start=st, end=en, latency=a, inverse_bandwidth=b,
-                             lat_factor=max(a, 1e-12 * lat) / lat, bw_factor=f, points=n)
-                     for (st, en, a, b, n), f in zip(raw, bw_factors))
+    segments = tuple(
+        Segment(
+            start=st,
+            end=en,
+            latency=a,
+            inverse_bandwidth=b,
+            lat_factor=max(a, 1e-12 * lat) / lat,
+            bw_factor=f,
+            points=n,
+        )
+        for (st, en, a, b, n), f in zip(raw, bw_factors)
+    )
     return AlphaBetaFit(lane_latency=lat, lane_bandwidth=bw, segments=segments)

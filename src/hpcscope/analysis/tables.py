@@ -4,28 +4,45 @@ The column lists say which keys become columns and how they are titled; the pape
 layout (N, n, p, count, then avg and min per implementation) is `coll_columns(rows)`.
 Times are microseconds with 2 decimals like the paper; missing cells are empty.
 """
+
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from hpcscope.analysis.verdicts import alg_key
 
-Column = tuple[str, str]   # (row key, title)
+Column = tuple[str, str]  # (row key, title)
 
 LANES_COLUMNS: list[Column] = [
-    ("mpi", "MPI"), ("benchmark", "benchmark"), ("k", "k"), ("N", "N"), ("n", "n"),
-    ("p", "p"), ("count", "count"), ("avg_us", "avg (us)"), ("min_us", "min (us)"),
-    ("median_us", "median (us)"), ("factor", "factor"), ("p_vs_1", "p vs k=1")]
+    ("mpi", "MPI"),
+    ("benchmark", "benchmark"),
+    ("k", "k"),
+    ("N", "N"),
+    ("n", "n"),
+    ("p", "p"),
+    ("count", "count"),
+    ("avg_us", "avg (us)"),
+    ("min_us", "min (us)"),
+    ("median_us", "median (us)"),
+    ("factor", "factor"),
+    ("p_vs_1", "p vs k=1"),
+]
 
 
 def coll_columns(rows: Sequence[dict], *, with_mpi: bool = True) -> list[Column]:
     """N, n, p, count, then per algorithm avg and min, per mock-up speed-up and verdict."""
     algs = sorted({alg for row in rows for alg in row.get("algorithms", [])}, key=alg_key)
     cols: list[Column] = ([("mpi", "MPI")] if with_mpi else []) + [
-        ("collective", "collective"), ("N", "N"), ("n", "n"), ("p", "p"), ("count", "count")]
+        ("collective", "collective"),
+        ("N", "N"),
+        ("n", "n"),
+        ("p", "p"),
+        ("count", "count"),
+    ]
     for alg in algs:
         cols += [(f"{alg}_avg", f"{alg} avg (us)"), (f"{alg}_min", f"{alg} min (us)")]
     for alg in algs:
@@ -68,8 +85,10 @@ def to_text(rows: Sequence[dict], columns: Sequence[Column]) -> str:
 def to_markdown(rows: Sequence[dict], columns: Sequence[Column]) -> str:
     head = "| " + " | ".join(t for _, t in columns) + " |"
     rule = "|" + "|".join("---:" if _numeric_column(rows, k) else "---" for k, _ in columns) + "|"
-    body = ["| " + " | ".join(cell(row.get(k), k).replace("|", "\\|") for k, _ in columns) + " |"
-            for row in rows]
+    body = [
+        "| " + " | ".join(cell(row.get(k), k).replace("|", "\\|") for k, _ in columns) + " |"
+        for row in rows
+    ]
     return "\n".join([head, rule] + body) + "\n"
 
 
@@ -83,8 +102,9 @@ def to_csv(rows: Sequence[dict], columns: Sequence[Column]) -> str:
     return buf.getvalue()
 
 
-def write_tables(rows: Sequence[dict], columns: Sequence[Column], out_dir: Path,
-                 stem: str) -> list[Path]:
+def write_tables(
+    rows: Sequence[dict], columns: Sequence[Column], out_dir: Path, stem: str
+) -> list[Path]:
     """<stem>.csv, <stem>.md and <stem>.txt (aligned text) in out_dir; returns the paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{stem}.csv", out_dir / f"{stem}.md", out_dir / f"{stem}.txt"]
@@ -103,5 +123,6 @@ def _numeric(text: str) -> bool:
 
 def _numeric_column(rows: Sequence[dict], key: str) -> bool:
     values = [row.get(key) for row in rows if row.get(key) is not None]
-    return bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                for v in values)
+    return bool(values) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    )

@@ -31,19 +31,26 @@ Irregular decompositions (regular=False) are skipped: their ppn is not one numbe
 lanecoll's regular-only algorithms fall back there anyway. Algorithms other than lane,
 lane_v and hier (e.g. a "tuned" re-run) are never chosen.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import os
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
-from hpcscope.analysis.verdicts import (ALPHA, THRESHOLD, best_algorithm, coll_table,
-                                        group_coll_by_launch)
+from hpcscope.analysis.verdicts import (
+    ALPHA,
+    THRESHOLD,
+    best_algorithm,
+    coll_table,
+    group_coll_by_launch,
+)
 
 SCHEMA = "lanecoll.tuning/1"
 TOP_BYTES = 2**63 - 1
@@ -56,7 +63,7 @@ def _flatten(samples_list: Iterable) -> list[dict]:
     for item in samples_list:
         if isinstance(item, dict):
             out.append(item)
-        else:                      # a list of samples per run
+        else:  # a list of samples per run
             out.extend(item)
     return out
 
@@ -71,8 +78,7 @@ def winners(rows: Sequence[dict]) -> list[tuple[int, str, float, dict]]:
     return out
 
 
-def launch_agreement(samples: Iterable[dict], threshold: float = THRESHOLD
-                     ) -> set[tuple]:
+def launch_agreement(samples: Iterable[dict], threshold: float = THRESHOLD) -> set[tuple]:
     """{(mpi, collective, N, n, count, algorithm)} of the mock-ups whose median beats
     native's by at least `threshold` in every launch (two or more) of that point."""
     agreed = set()
@@ -81,14 +87,17 @@ def launch_agreement(samples: Iterable[dict], threshold: float = THRESHOLD
             continue
         algs = set.intersection(*(set(by_alg) for by_alg in launches.values()))
         for alg in algs - {"native"}:
-            if "native" in algs and all(np.median(v["native"]) >= (1 + threshold) *
-                                        np.median(v[alg]) for v in launches.values()):
+            if "native" in algs and all(
+                np.median(v["native"]) >= (1 + threshold) * np.median(v[alg])
+                for v in launches.values()
+            ):
                 agreed.add((*key, alg))
     return agreed
 
 
-def smooth(points: list[tuple[int, str, float, dict]], keep_speedup: float = KEEP_SPEEDUP
-           ) -> list[tuple[int, str]]:
+def smooth(
+    points: list[tuple[int, str, float, dict]], keep_speedup: float = KEEP_SPEEDUP
+) -> list[tuple[int, str]]:
     """Hysteresis over the per-size winners (see the module text), in two passes: first
     native gaps between two sizes won by the same mock-up are filled (unless the mock-up
     was significantly slower there), then isolated mock-up wins are dropped (unless
@@ -98,8 +107,11 @@ def smooth(points: list[tuple[int, str, float, dict]], keep_speedup: float = KEE
     filled = list(algs)
     for i in range(1, len(algs) - 1):
         left, right, row = algs[i - 1], algs[i + 1], points[i][3]
-        if (algs[i] == "native" and left == right != "native"
-                and row.get(f"{left}_verdict") in ("same", "violation")):
+        if (
+            algs[i] == "native"
+            and left == right != "native"
+            and row.get(f"{left}_verdict") in ("same", "violation")
+        ):
             filled[i] = left
     out = list(filled)
     for i, alg in enumerate(filled):
@@ -118,8 +130,7 @@ def boundary(a: int, b: int) -> int:
     return max(a, min(b - 1, mid))
 
 
-def ranges(sized: list[tuple[int, str]], top_bytes: int = TOP_BYTES
-           ) -> list[tuple[int, int, str]]:
+def ranges(sized: list[tuple[int, str]], top_bytes: int = TOP_BYTES) -> list[tuple[int, int, str]]:
     """Merged, gap-free (min_bytes, max_bytes, algorithm) from per-size winners."""
     if not sized:
         return []
@@ -137,15 +148,22 @@ def ranges(sized: list[tuple[int, str]], top_bytes: int = TOP_BYTES
     return [(lo, hi, alg) for lo, hi, alg in out]
 
 
-def make_tuning(samples_list: Iterable, *, mpi: str | None = None,
-                threshold: float = THRESHOLD, alpha: float = ALPHA,
-                keep_speedup: float = KEEP_SPEEDUP, top_bytes: int = TOP_BYTES,
-                collectives: Iterable[str] | None = None) -> dict:
+def make_tuning(
+    samples_list: Iterable,
+    *,
+    mpi: str | None = None,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+    keep_speedup: float = KEEP_SPEEDUP,
+    top_bytes: int = TOP_BYTES,
+    collectives: Iterable[str] | None = None,
+) -> dict:
     """The lanecoll.tuning/1 table from coll samples (a flat list of samples, or a list
     of such lists, e.g. one per run). Samples of several MPI libraries need `mpi=` to
     pick one (a table is for the library it was measured with)."""
-    samples = [s for s in _flatten(samples_list)
-               if (s.get("params") or {}).get("collective") is not None]
+    samples = [
+        s for s in _flatten(samples_list) if (s.get("params") or {}).get("collective") is not None
+    ]
     rows = coll_table(samples, threshold=threshold, alpha=alpha)
     agreed = launch_agreement(samples, threshold)
     for row in rows:
@@ -154,8 +172,10 @@ def make_tuning(samples_list: Iterable, *, mpi: str | None = None,
             row[f"{alg}_every_launch"] = key in agreed
     mpis = sorted({r["mpi"] for r in rows})
     if mpi is None and len(mpis) > 1:
-        raise ValueError(f"samples of several MPI libraries ({', '.join(mpis)}): pass mpi= "
-                         "to make the table of one")
+        raise ValueError(
+            f"samples of several MPI libraries ({', '.join(mpis)}): pass mpi= "
+            "to make the table of one"
+        )
     wanted = set(collectives) if collectives else None
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for row in rows:
@@ -168,8 +188,16 @@ def make_tuning(samples_list: Iterable, *, mpi: str | None = None,
     for (coll, nodes, ppn), members in sorted(groups.items()):
         sized = smooth(winners(members), keep_speedup)
         for lo, hi, alg in ranges(sized, top_bytes):
-            rules.append({"collective": coll, "nodes": nodes, "ppn": ppn,
-                          "min_bytes": lo, "max_bytes": hi, "algorithm": alg})
+            rules.append(
+                {
+                    "collective": coll,
+                    "nodes": nodes,
+                    "ppn": ppn,
+                    "min_bytes": lo,
+                    "max_bytes": hi,
+                    "algorithm": alg,
+                }
+            )
     return {"schema": SCHEMA, "rules": rules}
 
 
@@ -181,7 +209,8 @@ def check_table(table: dict, top_bytes: int = TOP_BYTES) -> None:
     spans: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
     for rule in table["rules"]:
         spans[(rule["collective"], rule.get("nodes"), rule.get("ppn"))].append(
-            (rule["min_bytes"], rule["max_bytes"]))
+            (rule["min_bytes"], rule["max_bytes"])
+        )
     for key, parts in spans.items():
         parts.sort()
         expect = 0
@@ -197,8 +226,15 @@ def write_tuning(path: str | os.PathLike[str], table: dict) -> Path:
     """Writes the table as JSON (one rule per line, readable and diffable); returns path.
     Only the keys lanecoll knows are written: its parser rejects unknown keys."""
     path = Path(path)
-    lines = ",\n".join("    " + json.dumps(rule, separators=(", ", ": "))
-                       for rule in table["rules"])
-    path.write_text('{"schema": ' + json.dumps(table["schema"]) + ',\n "rules": [\n'
-                    + lines + ("\n" if lines else "") + " ]}\n")
+    lines = ",\n".join(
+        "    " + json.dumps(rule, separators=(", ", ": ")) for rule in table["rules"]
+    )
+    path.write_text(
+        '{"schema": '
+        + json.dumps(table["schema"])
+        + ',\n "rules": [\n'
+        + lines
+        + ("\n" if lines else "")
+        + " ]}\n"
+    )
     return path

@@ -22,10 +22,12 @@ the paper's tables (min is what the paper's text quotes: best of 100).
 Rows are plain dicts (one per configuration, implementations side by side: the paper's
 table shape), so the terminal, Markdown, CSV and HTML renderers share them.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -33,9 +35,9 @@ from hpcscope.analysis import observations as obs
 from hpcscope.formatting import format_number
 from hpcscope.results import stats
 
-THRESHOLD = 0.05   # a mock-up must be at least 5 % faster (Hodges-Lehmann shift) to count
-ALPHA = 0.05       # and significant at this level (Mann-Whitney, two-sided)
-ALG_ORDER = ("native", "lane", "lane_v", "hier")   # the paper's table order
+THRESHOLD = 0.05  # a mock-up must be at least 5 % faster (Hodges-Lehmann shift) to count
+ALPHA = 0.05  # and significant at this level (Mann-Whitney, two-sided)
+ALG_ORDER = ("native", "lane", "lane_v", "hier")  # the paper's table order
 LANE_BENCHMARKS = {"lane_pattern": "lane pattern", "multi_coll": "multi-collective"}
 
 
@@ -56,9 +58,16 @@ def group_coll(samples: Iterable[dict]) -> dict[tuple, dict[str, list[float]]]:
         prm = s.get("params") or {}
         if s.get("metric") != "time" or "collective" not in prm or "algorithm" not in prm:
             continue
-        key = (mpi_of(s), prm["collective"], int(prm.get("nodes", 1)), int(prm.get("ppn", 0)),
-               int(prm.get("p", 0)), int(prm["count"]), int(prm.get("bytes", 0)),
-               bool(prm.get("regular", True)))
+        key = (
+            mpi_of(s),
+            prm["collective"],
+            int(prm.get("nodes", 1)),
+            int(prm.get("ppn", 0)),
+            int(prm.get("p", 0)),
+            int(prm["count"]),
+            int(prm.get("bytes", 0)),
+            bool(prm.get("regular", True)),
+        )
         groups[key][prm["algorithm"]].extend(float(v) for v in s["values"])
     return groups
 
@@ -70,26 +79,41 @@ def group_coll_by_launch(samples: Iterable[dict]) -> dict[tuple, dict[Any, dict[
     groups: dict[tuple, dict[Any, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
     for s in samples:
         prm = s.get("params") or {}
-        if (s.get("metric") != "time" or s.get("launch_id") is None
-                or "collective" not in prm or "algorithm" not in prm):
+        if (
+            s.get("metric") != "time"
+            or s.get("launch_id") is None
+            or "collective" not in prm
+            or "algorithm" not in prm
+        ):
             continue
-        key = (mpi_of(s), prm["collective"], int(prm.get("nodes", 1)), int(prm.get("ppn", 0)),
-               int(prm["count"]))
+        key = (
+            mpi_of(s),
+            prm["collective"],
+            int(prm.get("nodes", 1)),
+            int(prm.get("ppn", 0)),
+            int(prm["count"]),
+        )
         groups[key][s["launch_id"]][prm["algorithm"]] = s["values"]
     return groups
 
 
-def verdict_of(native: list[float], other: list[float], *, threshold: float = THRESHOLD,
-               alpha: float = ALPHA) -> dict[str, Any]:
+def verdict_of(
+    native: list[float], other: list[float], *, threshold: float = THRESHOLD, alpha: float = ALPHA
+) -> dict[str, Any]:
     """Verdict of one mock-up against native: speedup, p-value, violation/same/slower."""
     cmp = stats.compare(native, other, threshold, lower_is_better=True, alpha=alpha)
     verdict = {"faster": "violation", "slower": "slower"}.get(cmp.verdict, "same")
-    return {"speedup": (cmp.median_a / cmp.median_b) if cmp.median_b else float("inf"),
-            "p_value": cmp.p_value, "verdict": verdict, "warnings": cmp.warnings}
+    return {
+        "speedup": (cmp.median_a / cmp.median_b) if cmp.median_b else float("inf"),
+        "p_value": cmp.p_value,
+        "verdict": verdict,
+        "warnings": cmp.warnings,
+    }
 
 
-def coll_table(samples: Iterable[dict], *, threshold: float = THRESHOLD,
-               alpha: float = ALPHA) -> list[dict]:
+def coll_table(
+    samples: Iterable[dict], *, threshold: float = THRESHOLD, alpha: float = ALPHA
+) -> list[dict]:
     """One row per (mpi, collective, N, n, p, count) with, for every algorithm present,
     `<alg>_avg`, `<alg>_min`, `<alg>_median` (us), `<alg>_reps`, and for every mock-up
     `<alg>_speedup` (median native / median mock-up), `<alg>_p` and `<alg>_verdict`.
@@ -99,8 +123,16 @@ def coll_table(samples: Iterable[dict], *, threshold: float = THRESHOLD,
     rows = []
     for key, by_alg in sorted(group_coll(samples).items()):
         mpi, coll, nodes, ppn, p, count, nbytes, regular = key
-        row: dict[str, Any] = {"mpi": mpi, "collective": coll, "N": nodes, "n": ppn, "p": p,
-                               "count": count, "bytes": nbytes, "regular": regular}
+        row: dict[str, Any] = {
+            "mpi": mpi,
+            "collective": coll,
+            "N": nodes,
+            "n": ppn,
+            "p": p,
+            "count": count,
+            "bytes": nbytes,
+            "regular": regular,
+        }
         algs = sorted(by_alg, key=alg_key)
         row["algorithms"] = algs
         for alg in algs:
@@ -150,17 +182,30 @@ def guideline_observations(rows: list[dict]) -> list[obs.Observation]:
         for alg in r.get("algorithms", []):
             if r.get(f"{alg}_verdict") != "violation":
                 continue
-            subject = f"{r.get('mpi', '')} MPI_{str(r['collective']).capitalize()} " \
-                      f"N={r.get('N')} x n={r.get('n')}, count {r.get('count')}".strip()
-            out.append(obs.Observation(
-                "guideline", f"{subject}: native ({format_number(r['native_median'], 'us')}) is "
-                f"{r[f'{alg}_speedup']:.2f}x slower than the {alg} mock-up "
-                f"({format_number(r[f'{alg}_median'], 'us')}), p = {r[f'{alg}_p']:.2g}: "
-                "guideline violated.",
-                {"native_median_us": r["native_median"], "mockup_median_us": r[f"{alg}_median"],
-                 "speedup": r[f"{alg}_speedup"], "p_value": r[f"{alg}_p"], "mockup": alg,
-                 "native_reps": r.get("native_reps"), "mockup_reps": r.get(f"{alg}_reps")},
-                "warning", subject))
+            subject = (
+                f"{r.get('mpi', '')} MPI_{str(r['collective']).capitalize()} "
+                f"N={r.get('N')} x n={r.get('n')}, count {r.get('count')}".strip()
+            )
+            out.append(
+                obs.Observation(
+                    "guideline",
+                    f"{subject}: native ({format_number(r['native_median'], 'us')}) is "
+                    f"{r[f'{alg}_speedup']:.2f}x slower than the {alg} mock-up "
+                    f"({format_number(r[f'{alg}_median'], 'us')}), p = {r[f'{alg}_p']:.2g}: "
+                    "guideline violated.",
+                    {
+                        "native_median_us": r["native_median"],
+                        "mockup_median_us": r[f"{alg}_median"],
+                        "speedup": r[f"{alg}_speedup"],
+                        "p_value": r[f"{alg}_p"],
+                        "mockup": alg,
+                        "native_reps": r.get("native_reps"),
+                        "mockup_reps": r.get(f"{alg}_reps"),
+                    },
+                    "warning",
+                    subject,
+                )
+            )
     return out
 
 
@@ -184,8 +229,15 @@ def lanes_table(samples: Iterable[dict]) -> list[dict]:
             continue
         if bench not in LANE_BENCHMARKS:
             bench = "lane_pattern" if prm.get("pattern") == "lane" else "multi_coll"
-        key = (mpi_of(s), bench, int(prm.get("nodes", 1)), int(prm.get("ppn", 0)),
-               int(prm.get("p", 0)), int(prm["count"]), int(prm.get("bytes", 0)))
+        key = (
+            mpi_of(s),
+            bench,
+            int(prm.get("nodes", 1)),
+            int(prm.get("ppn", 0)),
+            int(prm.get("p", 0)),
+            int(prm["count"]),
+            int(prm.get("bytes", 0)),
+        )
         groups[key][int(prm["lanes"])].extend(float(v) for v in s["values"])
     rows = []
     for key, by_k in sorted(groups.items()):
@@ -193,13 +245,25 @@ def lanes_table(samples: Iterable[dict]) -> list[dict]:
         base = by_k.get(1)
         for k in sorted(by_k):
             vals = np.asarray(by_k[k])
-            row: dict[str, Any] = {"mpi": mpi, "benchmark": bench, "N": nodes, "n": ppn,
-                                   "p": p, "count": count, "bytes": nbytes, "k": k,
-                                   "avg_us": float(vals.mean()), "min_us": float(vals.min()),
-                                   "median_us": float(np.median(vals)), "reps": int(vals.size)}
+            row: dict[str, Any] = {
+                "mpi": mpi,
+                "benchmark": bench,
+                "N": nodes,
+                "n": ppn,
+                "p": p,
+                "count": count,
+                "bytes": nbytes,
+                "k": k,
+                "avg_us": float(vals.mean()),
+                "min_us": float(vals.min()),
+                "median_us": float(np.median(vals)),
+                "reps": int(vals.size),
+            }
             if base is not None:
                 m1, mk = float(np.median(base)), row["median_us"]
-                row["factor"] = (m1 / mk if bench == "lane_pattern" else mk / m1) if mk and m1 else None
+                row["factor"] = (
+                    (m1 / mk if bench == "lane_pattern" else mk / m1) if mk and m1 else None
+                )
                 if k == 1:
                     row["p_vs_1"], row["significant"] = None, False
                 else:

@@ -7,6 +7,7 @@ share. Conventions (docs/architecture.md): `hpcscope VERB [SUITE] [options]`; th
 machine-readable output on stdout, human messages and progress on stderr; exit 0 success,
 1 the measurement failed (results so far kept), 2 bad usage or input.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,12 @@ from hpcscope.cli.store import export, list_runs, show
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--db", type=click.Path(dir_okay=False), default=None,
-              help="SQLite store (default: $HPCSCOPE_DB or ./hpcscope.db).")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="SQLite store (default: $HPCSCOPE_DB or ./hpcscope.db).",
+)
 @click.version_option(package_name="hpcscope")
 @click.pass_context
 def main(ctx: click.Context, db: str | None) -> None:

@@ -1,4 +1,5 @@
 """`hpcscope report`, `compare` and `tune`: what the stored runs say."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,9 +15,16 @@ from hpcscope.report import html
 
 @click.command()
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
-              help="Tuning file to write (JSON, schema lanecoll.tuning/1).")
-@click.option("--mpi", default=None, help="Which MPI library's measurements (when runs hold several).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Tuning file to write (JSON, schema lanecoll.tuning/1).",
+)
+@click.option(
+    "--mpi", default=None, help="Which MPI library's measurements (when runs hold several)."
+)
 @click.pass_context
 @handle_errors
 def tune(ctx, run_refs: tuple[str, ...], output: str, mpi: str | None) -> None:
@@ -41,8 +49,14 @@ def tune(ctx, run_refs: tuple[str, ...], output: str, mpi: str | None) -> None:
 
 @click.command()
 @click.argument("run_refs", metavar="[RUN...]", nargs=-1)
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Folder for index.html and its CSV tables (default hpcscope-out/report).")
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Folder for index.html and its CSV tables (default hpcscope-out/report).",
+)
 @click.pass_context
 @handle_errors
 def report(ctx, run_refs: tuple[str, ...], out_dir: str | None) -> None:
@@ -61,10 +75,20 @@ def report(ctx, run_refs: tuple[str, ...], out_dir: str | None) -> None:
 @click.command()
 @click.argument("run_a", metavar="RUN_A")
 @click.argument("run_b", metavar="RUN_B")
-@click.option("--threshold", type=float, default=0.05, show_default=True,
-              help="Smallest relative difference that counts (with Mann-Whitney p < 0.05).")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
-              help="Also write the comparison as a standalone HTML page.")
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Smallest relative difference that counts (with Mann-Whitney p < 0.05).",
+)
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the comparison as a standalone HTML page.",
+)
 @click.pass_context
 @handle_errors
 def compare(ctx, run_a: str, run_b: str, threshold: float, html_path: str | None) -> None:

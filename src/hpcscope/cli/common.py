@@ -1,5 +1,6 @@
 """What every command shares: the consoles, the store, error handling with the documented
 exit codes, and the parsers of list-valued options."""
+
 from __future__ import annotations
 
 import functools
@@ -24,6 +25,7 @@ def store_of(ctx: click.Context) -> Store:
 
 def handle_errors(fn):
     """Maps known failures to the documented exit codes with one clear message."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
@@ -43,6 +45,7 @@ def handle_errors(fn):
         except KeyboardInterrupt:
             err.print("interrupted (nothing was being measured)")
             sys.exit(runner.EXIT_FAILED)
+
     return wrapper
 
 
@@ -56,8 +59,9 @@ def cpu_list(text: str | None) -> list[int] | None:
     try:
         return [int(t) for t in text.split(",")]
     except ValueError:
-        raise runner.UsageError(f"--cpus '{text}': give OS CPU numbers separated by commas, "
-                                "e.g. --cpus 0,7") from None
+        raise runner.UsageError(
+            f"--cpus '{text}': give OS CPU numbers separated by commas, e.g. --cpus 0,7"
+        ) from None
 
 
 def count_list(text: str | None) -> list | None:
@@ -71,8 +75,10 @@ def count_list(text: str | None) -> list | None:
         elif t.endswith("p") and t[:-1].isdigit():
             items.append(t)
         else:
-            raise runner.UsageError(f"--counts: '{t}' is neither a count (e.g. 1000) nor a "
-                                    "multiple of the rank count (e.g. 10p)")
+            raise runner.UsageError(
+                f"--counts: '{t}' is neither a count (e.g. 1000) nor a "
+                "multiple of the rank count (e.g. 10p)"
+            )
     return items
 
 
@@ -81,7 +87,8 @@ def peak_overrides(items: tuple[str, ...]) -> dict:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not value:
-            raise runner.UsageError(f"--peak '{item}': write NAME=VALUE, e.g. --peak disk=2GB/s "
-                                    "or --peak fp64=1200")
+            raise runner.UsageError(
+                f"--peak '{item}': write NAME=VALUE, e.g. --peak disk=2GB/s or --peak fp64=1200"
+            )
         out[name.strip()] = value.strip()
     return out

@@ -1,4 +1,5 @@
 """`hpcscope demo`: the quick characterization of this machine, then the report."""
+
 from __future__ import annotations
 
 import sys
@@ -23,8 +24,14 @@ def _defaults(ctx: click.Context, command: click.Command, **overrides) -> dict:
 
 
 @click.command()
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="hpcscope-out/demo",
-              show_default=True, help="Folder for the runs' files and the report.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="hpcscope-out/demo",
+    show_default=True,
+    help="Folder for the runs' files and the report.",
+)
 @click.option("--mpi", default="all", show_default=True, help="MPI libraries to characterize.")
 @click.pass_context
 @handle_errors
@@ -41,15 +48,24 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
     topo.callback(as_xml=False, as_json=False)
     # Demo choices beyond --quick: validate data, and emulate two nodes of one rank so the
     # lane decompositions do real inter-"node" work on a one-machine laptop.
-    steps = [("p2p", run_p2p, {"validate": True}),
-             ("coll", run_coll, {"node_size": 1, "interleave": True}),
-             ("lanes", run_lanes, {"node_size": 1}),
-             ("node", run_node, {})]
+    steps = [
+        ("p2p", run_p2p, {"validate": True}),
+        ("coll", run_coll, {"node_size": 1, "interleave": True}),
+        ("lanes", run_lanes, {"node_size": 1}),
+        ("node", run_node, {}),
+    ]
     run_ids, failed = [], []
     for suite, command, extra in steps:
         err.rule(f"hpcscope demo: {suite}")
-        kw = _defaults(ctx, command, quick=True, mpi=mpi, out_dir=str(folder / suite),
-                       label=f"demo {suite}", **extra)
+        kw = _defaults(
+            ctx,
+            command,
+            quick=True,
+            mpi=mpi,
+            out_dir=str(folder / suite),
+            label=f"demo {suite}",
+            **extra,
+        )
         try:
             outcome = execute_command(ctx, suite, kw)
         except (runner.UsageError, build_mod.BuildError) as exc:

@@ -1,4 +1,5 @@
 """`hpcscope topo` and `hpcscope build`: the machine and the compiled programs."""
+
 from __future__ import annotations
 
 import json
@@ -32,14 +33,21 @@ def topo(as_xml: bool, as_json: bool) -> None:
     click.echo(topology.describe())
     click.echo("\nPlacement classes for two ranks:")
     for place in placement.plan_placements(topology, list(placement.CLASSES)):
-        where = f"skipped: {place.skipped}" if place.skipped else \
-            f"CPUs {','.join(map(str, place.cpus))} ({place.description})"
+        where = (
+            f"skipped: {place.skipped}"
+            if place.skipped
+            else f"CPUs {','.join(map(str, place.cpus))} ({place.description})"
+        )
         click.echo(f"  {place.name:<7} {where}")
 
 
 @click.command()
-@click.option("--mpi", default="all", show_default=True,
-              help="openmpi, mpich, auto, all, or the path of an mpicc wrapper.")
+@click.option(
+    "--mpi",
+    default="all",
+    show_default=True,
+    help="openmpi, mpich, auto, all, or the path of an mpicc wrapper.",
+)
 @handle_errors
 def build(mpi: str) -> None:
     """Compile the benchmarks and lanecoll against each chosen MPI library (cached)."""

@@ -1,5 +1,6 @@
 """Options shared by the `run` commands, declared once (fio's rule: one table drives parsing
 and help). The SLURM options apply with `--on slurm` and are ignored otherwise."""
+
 from __future__ import annotations
 
 import click
@@ -12,83 +13,178 @@ COMMON_KEYS = ("mpi", "quick", "repeat", "out_dir", "label", "dry_run")
 def common_run_options(fn):
     """Options every suite shares, then the SLURM ones (listed in this order by --help)."""
     fn = slurm_run_options(fn)
-    for decorator in reversed([
-        click.option("--mpi", default="all", show_default=True,
-                     help="MPI libraries: openmpi, mpich, auto, all, a comma list, or a path to mpicc."),
-        click.option("--quick", is_flag=True, help="Fewer repeats and iterations (a first look)."),
-        click.option("--repeat", type=int, default=None,
-                     help="Launches per configuration (default 5; --quick: 3)."),
-        click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-                     help="Folder for figures and tables (default hpcscope-out/run-ID)."),
-        click.option("--label", default=None, help="A name for this run, shown by list/report."),
-        click.option("--dry-run", is_flag=True,
-                     help="Print the plan (or with --on slurm the batch scripts) and exit."),
-    ]):
+    for decorator in reversed(
+        [
+            click.option(
+                "--mpi",
+                default="all",
+                show_default=True,
+                help="MPI libraries: openmpi, mpich, auto, all, a comma list, or a path to mpicc.",
+            ),
+            click.option(
+                "--quick", is_flag=True, help="Fewer repeats and iterations (a first look)."
+            ),
+            click.option(
+                "--repeat",
+                type=int,
+                default=None,
+                help="Launches per configuration (default 5; --quick: 3).",
+            ),
+            click.option(
+                "--out",
+                "out_dir",
+                type=click.Path(file_okay=False),
+                default=None,
+                help="Folder for figures and tables (default hpcscope-out/run-ID).",
+            ),
+            click.option(
+                "--label", default=None, help="A name for this run, shown by list/report."
+            ),
+            click.option(
+                "--dry-run",
+                is_flag=True,
+                help="Print the plan (or with --on slurm the batch scripts) and exit.",
+            ),
+        ]
+    ):
         fn = decorator(fn)
     return fn
 
 
-SLURM_KEYS = ("nodes", "ntasks_per_node", "partition", "time", "account", "qos", "constraint",
-              "exclusive", "mail_type", "mail_user", "module", "prelude", "sbatch_arg",
-              "launcher", "array_limit", "slurm_dir", "wait")
+SLURM_KEYS = (
+    "nodes",
+    "ntasks_per_node",
+    "partition",
+    "time",
+    "account",
+    "qos",
+    "constraint",
+    "exclusive",
+    "mail_type",
+    "mail_user",
+    "module",
+    "prelude",
+    "sbatch_arg",
+    "launcher",
+    "array_limit",
+    "slurm_dir",
+    "wait",
+)
 
 
 def slurm_run_options(fn):
     """Options of `hpcscope run SUITE --on slurm` (ignored with --on local)."""
-    for decorator in reversed([
-        click.option("--on", "on", type=click.Choice(list(BACKENDS)), default="local",
-                     show_default=True,
-                     help="Where to run: " + "; ".join(f"{b.name}: {b.description}"
-                                                      for b in BACKENDS.values()) + "."),
-        click.option("--nodes", type=int, default=None,
-                     help="SLURM: nodes available to the plan (2 enables the node placement)."),
-        click.option("--ntasks-per-node", type=int, default=None,
-                     help="SLURM: MPI ranks per node for coll/lanes."),
-        click.option("--partition", default=None, help="SLURM partition (sbatch --partition)."),
-        click.option("--time", default=None, help="SLURM time limit: minutes or [D-]HH:MM:SS."),
-        click.option("--account", default=None, help="SLURM account to charge."),
-        click.option("--qos", default=None, help="SLURM quality of service."),
-        click.option("--constraint", default=None, help="SLURM node features (--constraint)."),
-        click.option("--exclusive/--no-exclusive", default=True, show_default=True,
-                     help="SLURM: own the nodes (performance runs should)."),
-        click.option("--mail-type", default=None, help="SLURM notifications, e.g. END,FAIL."),
-        click.option("--mail-user", default=None, help="Address for SLURM notifications."),
-        click.option("--module", multiple=True, help="`module load` this in the job (repeatable)."),
-        click.option("--prelude", multiple=True, help="Shell line run before the benchmark (repeatable)."),
-        click.option("--sbatch-arg", multiple=True, help="Extra sbatch option, e.g. --gres=gpu:1."),
-        click.option("--launcher", type=click.Choice(["srun", "mpirun"]), default="srun",
-                     show_default=True, help="SLURM: start ranks with srun or the MPI's mpirun."),
-        click.option("--array-limit", type=int, default=1, show_default=True,
-                     help="SLURM: repeats (array tasks) running at the same time."),
-        click.option("--slurm-dir", type=click.Path(file_okay=False), default=None,
-                     help="SLURM: run directory on a shared file system (default OUT/slurm)."),
-        click.option("--wait", is_flag=True, help="SLURM: wait for the jobs and collect them."),
-    ]):
+    for decorator in reversed(
+        [
+            click.option(
+                "--on",
+                "on",
+                type=click.Choice(list(BACKENDS)),
+                default="local",
+                show_default=True,
+                help="Where to run: "
+                + "; ".join(f"{b.name}: {b.description}" for b in BACKENDS.values())
+                + ".",
+            ),
+            click.option(
+                "--nodes",
+                type=int,
+                default=None,
+                help="SLURM: nodes available to the plan (2 enables the node placement).",
+            ),
+            click.option(
+                "--ntasks-per-node",
+                type=int,
+                default=None,
+                help="SLURM: MPI ranks per node for coll/lanes.",
+            ),
+            click.option("--partition", default=None, help="SLURM partition (sbatch --partition)."),
+            click.option("--time", default=None, help="SLURM time limit: minutes or [D-]HH:MM:SS."),
+            click.option("--account", default=None, help="SLURM account to charge."),
+            click.option("--qos", default=None, help="SLURM quality of service."),
+            click.option("--constraint", default=None, help="SLURM node features (--constraint)."),
+            click.option(
+                "--exclusive/--no-exclusive",
+                default=True,
+                show_default=True,
+                help="SLURM: own the nodes (performance runs should).",
+            ),
+            click.option("--mail-type", default=None, help="SLURM notifications, e.g. END,FAIL."),
+            click.option("--mail-user", default=None, help="Address for SLURM notifications."),
+            click.option(
+                "--module", multiple=True, help="`module load` this in the job (repeatable)."
+            ),
+            click.option(
+                "--prelude", multiple=True, help="Shell line run before the benchmark (repeatable)."
+            ),
+            click.option(
+                "--sbatch-arg", multiple=True, help="Extra sbatch option, e.g. --gres=gpu:1."
+            ),
+            click.option(
+                "--launcher",
+                type=click.Choice(["srun", "mpirun"]),
+                default="srun",
+                show_default=True,
+                help="SLURM: start ranks with srun or the MPI's mpirun.",
+            ),
+            click.option(
+                "--array-limit",
+                type=int,
+                default=1,
+                show_default=True,
+                help="SLURM: repeats (array tasks) running at the same time.",
+            ),
+            click.option(
+                "--slurm-dir",
+                type=click.Path(file_okay=False),
+                default=None,
+                help="SLURM: run directory on a shared file system (default OUT/slurm).",
+            ),
+            click.option("--wait", is_flag=True, help="SLURM: wait for the jobs and collect them."),
+        ]
+    ):
         fn = decorator(fn)
     return fn
 
 
 def coll_options(fn):
-    for decorator in reversed([
-        click.option("--ranks", type=int, default=None,
-                     help="MPI ranks (default: the cores of this machine; on SLURM nodes x "
-                          "--ntasks-per-node)."),
-        click.option("--node-size", type=int, default=None,
-                     help="Emulate nodes of K consecutive ranks on one machine (sets "
-                          "LANECOLL_NODE_SIZE; such runs are marked as emulated)."),
-        click.option("--repetitions", type=int, default=None,
-                     help="Timed repetitions per count (default 100 like the paper; --quick 20)."),
-        click.option("--regular-only", is_flag=True,
-                     help="Refuse node sizes that do not divide the ranks."),
-    ]):
+    for decorator in reversed(
+        [
+            click.option(
+                "--ranks",
+                type=int,
+                default=None,
+                help="MPI ranks (default: the cores of this machine; on SLURM nodes x "
+                "--ntasks-per-node).",
+            ),
+            click.option(
+                "--node-size",
+                type=int,
+                default=None,
+                help="Emulate nodes of K consecutive ranks on one machine (sets "
+                "LANECOLL_NODE_SIZE; such runs are marked as emulated).",
+            ),
+            click.option(
+                "--repetitions",
+                type=int,
+                default=None,
+                help="Timed repetitions per count (default 100 like the paper; --quick 20).",
+            ),
+            click.option(
+                "--regular-only",
+                is_flag=True,
+                help="Refuse node sizes that do not divide the ranks.",
+            ),
+        ]
+    ):
         fn = decorator(fn)
     return fn
-
-
 
 
 def split_options(kw: dict) -> tuple[dict, dict]:
     """(common + backend options, the suite's own options)."""
     shared = set(COMMON_KEYS) | set(SLURM_KEYS) | {"on"}
-    return ({k: v for k, v in kw.items() if k in shared},
-            {k: v for k, v in kw.items() if k not in shared})
+    return (
+        {k: v for k, v in kw.items() if k in shared},
+        {k: v for k, v in kw.items() if k not in shared},
+    )

@@ -1,4 +1,5 @@
 """`hpcscope run SUITE`: plan, build, launch on the chosen backend, store, write outputs."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,8 +7,15 @@ from pathlib import Path
 import click
 
 from hpcscope import runner
-from hpcscope.cli.common import (count_list, cpu_list, csv_list, err, handle_errors,
-                                 peak_overrides, store_of)
+from hpcscope.cli.common import (
+    count_list,
+    cpu_list,
+    csv_list,
+    err,
+    handle_errors,
+    peak_overrides,
+    store_of,
+)
 from hpcscope.cli.options import coll_options, common_run_options, split_options
 from hpcscope.launch.backends import backend_for
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
@@ -23,8 +31,9 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
     common and backend options; `opts` the suite's own. Returns None for a dry run."""
     nodes = backend_for(kw["on"]).nodes(kw)
     topology, mpis, builds = runner.prepare(suite, kw["mpi"], err)
-    context = runner.make_context(topology, mpis, builds, bool(opts.get("quick")),
-                                  nodes_available=nodes)
+    context = runner.make_context(
+        topology, mpis, builds, bool(opts.get("quick")), nodes_available=nodes
+    )
     if kw["on"] == "slurm" and kw["ntasks_per_node"]:
         opts = {**opts, "ranks": nodes * kw["ntasks_per_node"], "nodes": nodes}
     plan = runner.make_plan(suite, context, opts)
@@ -72,11 +81,16 @@ def execute_command(ctx: click.Context, suite: str, kw: dict) -> runner.Outcome 
 
 
 @run.command("p2p")
-@click.option("--placements", default=None,
-              help="Comma list of smt, core, numa, socket, node (default: all this machine offers).")
+@click.option(
+    "--placements",
+    default=None,
+    help="Comma list of smt, core, numa, socket, node (default: all this machine offers).",
+)
 @click.option("--cpus", default=None, help="Explicit CPUs for rank 0 and 1, e.g. 0,7.")
 @click.option("--sizes", default="0:4M", show_default=True, help="Message size range MIN:MAX.")
-@click.option("--tests", default=None, help="Comma list of latency, bw, bibw, mbw_mr (default all).")
+@click.option(
+    "--tests", default=None, help="Comma list of latency, bw, bibw, mbw_mr (default all)."
+)
 @click.option("--validate", is_flag=True, help="Untimed pass that checks every received byte.")
 @common_run_options
 @click.pass_context
@@ -94,24 +108,42 @@ def run_p2p(ctx, **kw) -> None:
 
 
 def p2p_opts(own: dict, shared: dict) -> dict:
-    return {"placements": csv_list(own["placements"]), "cpus": cpu_list(own["cpus"]),
-            "sizes": own["sizes"], "tests": csv_list(own["tests"]), "validate": own["validate"],
-            "quick": shared["quick"], "repeat": shared["repeat"]}
+    return {
+        "placements": csv_list(own["placements"]),
+        "cpus": cpu_list(own["cpus"]),
+        "sizes": own["sizes"],
+        "tests": csv_list(own["tests"]),
+        "validate": own["validate"],
+        "quick": shared["quick"],
+        "repeat": shared["repeat"],
+    }
 
 
 @run.command("coll")
-@click.option("--collectives", default=None,
-              help="Comma list of bcast, gather, scatter, allgather, alltoall, reduce, "
-                   "allreduce, reduce_scatter_block, scan, exscan (default all).")
-@click.option("--algorithms", default=None,
-              help="Comma list of native, lane, hier, lane_v, tuned (default native,lane,hier,lane_v; "
-                   "lane_v: lane with vector node collectives, where it exists).")
-@click.option("--counts", default=None,
-              help="Comma list of counts (MPI_INT elements) or multiples of p, e.g. 1p,10p,100p.")
+@click.option(
+    "--collectives",
+    default=None,
+    help="Comma list of bcast, gather, scatter, allgather, alltoall, reduce, "
+    "allreduce, reduce_scatter_block, scan, exscan (default all).",
+)
+@click.option(
+    "--algorithms",
+    default=None,
+    help="Comma list of native, lane, hier, lane_v, tuned (default native,lane,hier,lane_v; "
+    "lane_v: lane with vector node collectives, where it exists).",
+)
+@click.option(
+    "--counts",
+    default=None,
+    help="Comma list of counts (MPI_INT elements) or multiples of p, e.g. 1p,10p,100p.",
+)
 @coll_options
 @click.option("--no-validate", is_flag=True, help="Skip the untimed check against native.")
-@click.option("--interleave", is_flag=True,
-              help="Alternate the algorithms inside each repetition (fairer on a noisy machine).")
+@click.option(
+    "--interleave",
+    is_flag=True,
+    help="Alternate the algorithms inside each repetition (fairer on a noisy machine).",
+)
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -130,11 +162,19 @@ def run_coll(ctx, **kw) -> None:
 
 
 def coll_opts(own: dict, shared: dict) -> dict:
-    return {"collectives": csv_list(own["collectives"]), "algorithms": csv_list(own["algorithms"]),
-            "counts": count_list(own["counts"]), "node_size": own["node_size"],
-            "ranks": own["ranks"], "repetitions": own["repetitions"],
-            "regular_only": own["regular_only"], "validate": not own["no_validate"],
-            "interleave": own["interleave"], "quick": shared["quick"], "repeat": shared["repeat"]}
+    return {
+        "collectives": csv_list(own["collectives"]),
+        "algorithms": csv_list(own["algorithms"]),
+        "counts": count_list(own["counts"]),
+        "node_size": own["node_size"],
+        "ranks": own["ranks"],
+        "repetitions": own["repetitions"],
+        "regular_only": own["regular_only"],
+        "validate": not own["no_validate"],
+        "interleave": own["interleave"],
+        "quick": shared["quick"],
+        "repeat": shared["repeat"],
+    }
 
 
 @run.command("lanes")
@@ -157,21 +197,37 @@ def run_lanes(ctx, **kw) -> None:
 
 
 def lanes_opts(own: dict, shared: dict) -> dict:
-    return {"node_size": own["node_size"], "ranks": own["ranks"],
-            "repetitions": own["repetitions"], "regular_only": own["regular_only"],
-            "quick": shared["quick"], "repeat": shared["repeat"]}
+    return {
+        "node_size": own["node_size"],
+        "ranks": own["ranks"],
+        "repetitions": own["repetitions"],
+        "regular_only": own["regular_only"],
+        "quick": shared["quick"],
+        "repeat": shared["repeat"],
+    }
 
 
 @run.command("node")
-@click.option("--cpu", is_flag=True, help="CPU: operations/s per precision and thread count, DGEMM.")
+@click.option(
+    "--cpu", is_flag=True, help="CPU: operations/s per precision and thread count, DGEMM."
+)
 @click.option("--mem", is_flag=True, help="Memory: STREAM, block sweep, pointer-chase latency.")
-@click.option("--disk", is_flag=True, help="Disk: O_DIRECT sequential/random throughput, IOPS, latency.")
+@click.option(
+    "--disk", is_flag=True, help="Disk: O_DIRECT sequential/random throughput, IOPS, latency."
+)
 @click.option("--net", is_flag=True, help="Network: TCP/UDP throughput and latency on 127.0.0.1.")
 @click.option("--threads", default=None, help="Comma list of thread counts (default 1..cores).")
-@click.option("--disk-dir", type=click.Path(file_okay=False), default=None,
-              help="Directory for the disk test files (default: a fresh one in /var/tmp).")
-@click.option("--peak", multiple=True,
-              help="Override a theoretical peak, e.g. --peak disk=2GB/s --peak net=100Gbit/s.")
+@click.option(
+    "--disk-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Directory for the disk test files (default: a fresh one in /var/tmp).",
+)
+@click.option(
+    "--peak",
+    multiple=True,
+    help="Override a theoretical peak, e.g. --peak disk=2GB/s --peak net=100Gbit/s.",
+)
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -196,6 +252,13 @@ def node_opts(own: dict, shared: dict) -> dict:
     try:
         thread_list = [int(t) for t in threads] if threads else None
     except ValueError:
-        raise runner.UsageError(f"--threads '{own['threads']}': give whole numbers, e.g. 1,2,4") from None
-    return {**parts, "threads": thread_list, "disk_dir": own["disk_dir"],
-            "peaks": peak_overrides(own["peak"]), "quick": shared["quick"]}
+        raise runner.UsageError(
+            f"--threads '{own['threads']}': give whole numbers, e.g. 1,2,4"
+        ) from None
+    return {
+        **parts,
+        "threads": thread_list,
+        "disk_dir": own["disk_dir"],
+        "peaks": peak_overrides(own["peak"]),
+        "quick": shared["quick"],
+    }

@@ -1,4 +1,5 @@
 """`hpcscope slurm status|collect|cancel|script`: runs submitted with `--on slurm`."""
+
 from __future__ import annotations
 
 import functools
@@ -32,6 +33,7 @@ def _guard(fn):
         except SlurmError as exc:
             err.print(f"[red]SLURM:[/red] {exc}")
             sys.exit(runner.EXIT_USAGE)
+
     return wrapper
 
 
@@ -47,8 +49,13 @@ def status(ctx, run_ref: str) -> None:
 
 @slurm.command("collect")
 @click.argument("run_ref", metavar="[RUN]", default="last")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Folder for figures and tables (default hpcscope-out/run-ID).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Folder for figures and tables (default hpcscope-out/run-ID).",
+)
 @click.pass_context
 @_guard
 def collect_cmd(ctx, run_ref: str, out_dir: str | None) -> None:
@@ -76,8 +83,9 @@ def cancel(ctx, run_ref: str) -> None:
     err.print(backend.collect(run_id).text())
 
 
-@slurm.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-               hidden=True)
+@slurm.command(
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, hidden=True
+)
 @click.argument("suite")
 @click.pass_context
 def script(ctx, suite: str) -> None:

@@ -1,4 +1,5 @@
 """`hpcscope list`, `show` and `export`: what is stored."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,15 @@ def list_runs(ctx, fmt: str) -> None:
         return
     table = Table("id", "started", "suite", "status", "host", "backend", "label")
     for r in runs:
-        table.add_row(str(r["id"]), str(r["started"])[:19], r["suite"], r["status"],
-                      r.get("host") or "", r.get("backend") or "", r.get("label") or "")
+        table.add_row(
+            str(r["id"]),
+            str(r["started"])[:19],
+            r["suite"],
+            r["status"],
+            r.get("host") or "",
+            r.get("backend") or "",
+            r.get("label") or "",
+        )
     out.print(table)
 
 
@@ -40,8 +48,13 @@ def show(ctx, run_ref: str) -> None:
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
-@click.option("--format", "fmt", type=click.Choice(["csv", "json", "markdown", "osu"]),
-              default="csv", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "json", "markdown", "osu"]),
+    default="csv",
+    show_default=True,
+)
 @click.pass_context
 @handle_errors
 def export(ctx, run_ref: str, fmt: str) -> None:

@@ -7,12 +7,13 @@ minimum (the paper's "best of"); a mock-up point ringed in red is a guideline vi
 lanes: one figure per (MPI, benchmark, N, n): median time per k, and the factor of
 verdicts.lanes_table against the count (1 = no gain; L lanes: up to L).
 """
+
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import matplotlib
 
@@ -22,8 +23,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 from hpcscope.analysis.verdicts import coll_table, lanes_table  # noqa: E402
 from hpcscope.figures.common import save_png_svg  # noqa: E402
 
-COLORS = {"native": "#1f77b4", "lane": "#d62728", "hier": "#2ca02c", "lane_v": "#ff7f0e",
-          "tuned": "#9467bd"}
+COLORS = {
+    "native": "#1f77b4",
+    "lane": "#d62728",
+    "hier": "#2ca02c",
+    "lane_v": "#ff7f0e",
+    "tuned": "#9467bd",
+}
 
 
 def _safe(text: str) -> str:
@@ -40,8 +46,9 @@ def coll_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
         names = sorted(by_coll)
         cols = min(5, len(names))
         nrows = math.ceil(len(names) / cols)
-        fig, axes = plt.subplots(nrows, cols, figsize=(3.4 * cols, 2.9 * nrows), dpi=110,
-                                 squeeze=False)
+        fig, axes = plt.subplots(
+            nrows, cols, figsize=(3.4 * cols, 2.9 * nrows), dpi=110, squeeze=False
+        )
         for ax, name in zip(axes.flat, names):
             points = sorted(by_coll[name], key=lambda r: r["count"])
             algs: list[str] = []
@@ -54,11 +61,20 @@ def coll_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
                 color = COLORS.get(alg)
                 ax.plot(xs, med, marker="o", markersize=3, label=alg, color=color)
                 ax.plot(xs, mins, linestyle="none", marker="_", markersize=6, color=color)
-                bad = [(r["count"], r[f"{alg}_median"]) for r in points
-                       if r.get(f"{alg}_verdict") == "violation"]
+                bad = [
+                    (r["count"], r[f"{alg}_median"])
+                    for r in points
+                    if r.get(f"{alg}_verdict") == "violation"
+                ]
                 if bad:
-                    ax.plot(*zip(*bad), linestyle="none", marker="o", markersize=9,
-                            markerfacecolor="none", markeredgecolor="red")
+                    ax.plot(
+                        *zip(*bad),
+                        linestyle="none",
+                        marker="o",
+                        markersize=9,
+                        markerfacecolor="none",
+                        markeredgecolor="red",
+                    )
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_title(name, fontsize=9)
@@ -67,10 +83,13 @@ def coll_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
             ax.tick_params(labelsize=7)
             ax.grid(True, which="both", alpha=0.25)
             ax.legend(fontsize=7)
-        for ax in list(axes.flat)[len(names):]:
+        for ax in list(axes.flat)[len(names) :]:
             ax.set_visible(False)
-        fig.suptitle(f"{mpi}: N={nodes} nodes x n={ppn} (p={p}); line = median, "
-                     "dash = min, red ring = guideline violation", fontsize=9)
+        fig.suptitle(
+            f"{mpi}: N={nodes} nodes x n={ppn} (p={p}); line = median, "
+            "dash = min, red ring = guideline violation",
+            fontsize=9,
+        )
         fig.tight_layout()
         paths += save_png_svg(fig, out_dir, _safe(f"coll_{mpi}_N{nodes}_n{ppn}"))
     return paths
@@ -92,11 +111,19 @@ def lanes_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
             if fx:
                 right.plot(*zip(*fx), marker="o", markersize=3, label=f"k={k}")
         title = "time per step" if bench == "lane_pattern" else "time of k concurrent alltoalls"
-        left.set(xscale="log", yscale="log", xlabel="count c (MPI_INT)", ylabel="median (us)",
-                 title=title)
-        right.set(xscale="log", xlabel="count c (MPI_INT)",
-                  ylabel="t(1)/t(k): speed-up" if bench == "lane_pattern" else "t(k)/t(1)",
-                  title="factor vs one lane")
+        left.set(
+            xscale="log",
+            yscale="log",
+            xlabel="count c (MPI_INT)",
+            ylabel="median (us)",
+            title=title,
+        )
+        right.set(
+            xscale="log",
+            xlabel="count c (MPI_INT)",
+            ylabel="t(1)/t(k): speed-up" if bench == "lane_pattern" else "t(k)/t(1)",
+            title="factor vs one lane",
+        )
         right.axhline(1.0, color="grey", linewidth=0.8)
         for ax in (left, right):
             ax.grid(True, which="both", alpha=0.25)

@@ -6,6 +6,7 @@ image never runs scripts, event handlers or external loads, whatever text the ma
 into it (host names, device names in lstopo's drawing). Sanitising as well costs little,
 so `sanitize_svg` strips scripts, on* attributes and external references first.
 """
+
 from __future__ import annotations
 
 import base64
@@ -36,9 +37,8 @@ class Figure:
     id: str
     title: str
     caption: str
-    uri: str                 # data:image/svg+xml;base64,...
+    uri: str  # data:image/svg+xml;base64,...
     alt: str = ""
-
 
 
 def save_png_svg(fig, out_dir: Path, stem: str) -> list[Path]:
@@ -51,6 +51,7 @@ def save_png_svg(fig, out_dir: Path, stem: str) -> list[Path]:
     plt.close(fig)
     return paths
 
+
 def sanitize_svg(svg: str) -> str:
     """Drop <script>, <foreignObject>, on* handlers and non-fragment links."""
     svg = _SCRIPT.sub("", svg)
@@ -61,7 +62,8 @@ def sanitize_svg(svg: str) -> str:
 
 def svg_uri(svg: str) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(
-        sanitize_svg(svg).encode("utf-8")).decode("ascii")
+        sanitize_svg(svg).encode("utf-8")
+    ).decode("ascii")
 
 
 def fig_uri(fig) -> str:
@@ -82,8 +84,13 @@ def lstopo_svg(topology_xml: str, timeout_s: float = 30.0) -> str | None:
         xml = Path(tmp) / "topology.xml"
         xml.write_text(topology_xml, encoding="utf-8")
         try:
-            done = subprocess.run([exe, "-i", str(xml), "--of", "svg"], capture_output=True,
-                                  text=True, timeout=timeout_s, check=False)
+            done = subprocess.run(
+                [exe, "-i", str(xml), "--of", "svg"],
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
     if done.returncode != 0 or "<svg" not in done.stdout:

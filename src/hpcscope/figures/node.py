@@ -4,6 +4,7 @@ disk bandwidth vs block size (sequential vs random), network throughput vs strea
 the pointer chase with hwloc's cache sizes marked. Reference tools are drawn as open
 markers beside hpcscope's own kernels. Each point is the median of the raw repetitions.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -14,8 +15,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from hpcscope.analysis import node_table  # noqa: E402
 from hpcscope.figures.common import save_png_svg  # noqa: E402
@@ -30,20 +31,34 @@ def _series(samples: list[dict], pick, x_key: str, label) -> dict[str, list[tupl
     for s in samples:
         if pick(s) and x_key in s["params"]:
             points[label(s)][float(s["params"][x_key])].extend(s["values"])
-    return {name: sorted((x, float(np.median(v))) for x, v in by_x.items())
-            for name, by_x in points.items()}
+    return {
+        name: sorted((x, float(np.median(v))) for x, v in by_x.items())
+        for name, by_x in points.items()
+    }
 
 
-def _plot(series: dict[str, list[tuple[float, float]]], title: str, xlabel: str, ylabel: str,
-          logx: bool = False, peaks: list[tuple[str, float]] = ()) -> Any:
+def _plot(
+    series: dict[str, list[tuple[float, float]]],
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    logx: bool = False,
+    peaks: list[tuple[str, float]] = (),
+) -> Any:
     if not series:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4.0), dpi=100)
     for name, pts in sorted(series.items()):
         reference = name.split()[0] not in node_table.OURS
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="s" if reference else "o",
-                markersize=5, fillstyle="none" if reference else "full",
-                linestyle=":" if reference else "-", label=name)
+        ax.plot(
+            [p[0] for p in pts],
+            [p[1] for p in pts],
+            marker="s" if reference else "o",
+            markersize=5,
+            fillstyle="none" if reference else "full",
+            linestyle=":" if reference else "-",
+            label=name,
+        )
     for name, value in peaks:
         ax.axhline(value, color="0.3", linestyle="--", linewidth=1)
         ax.text(ax.get_xlim()[0], value, f" peak {name}: {value:.4g}", fontsize=7, va="bottom")
@@ -63,40 +78,96 @@ def _plot(series: dict[str, list[tuple[float, float]]], title: str, xlabel: str,
 def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> dict[str, Any]:
     """{file stem: matplotlib figure} for whatever the samples contain."""
     figs: dict[str, Any] = {}
-    flops = _series(samples, lambda s: s["metric"] == "flops", "threads",
-                    lambda s: f"{s['benchmark']} {s['params'].get('workload', '')} "
-                              f"{s['params'].get('precision', '')}")
-    peak_lines = [(p["name"], p["value"]) for p in peaks
-                  if p.get("unit") == "GFLOP/s" and p.get("value") and
-                  any(p["name"] in label for label in flops)]
-    figs["node_flops_vs_threads"] = _plot(flops, "Floating-point rate vs threads",
-                                          "threads", "GFLOP/s (median)", peaks=peak_lines)
+    flops = _series(
+        samples,
+        lambda s: s["metric"] == "flops",
+        "threads",
+        lambda s: (
+            f"{s['benchmark']} {s['params'].get('workload', '')} {s['params'].get('precision', '')}"
+        ),
+    )
+    peak_lines = [
+        (p["name"], p["value"])
+        for p in peaks
+        if p.get("unit") == "GFLOP/s"
+        and p.get("value")
+        and any(p["name"] in label for label in flops)
+    ]
+    figs["node_flops_vs_threads"] = _plot(
+        flops, "Floating-point rate vs threads", "threads", "GFLOP/s (median)", peaks=peak_lines
+    )
     figs["node_int_vs_threads"] = _plot(
-        _series(samples, lambda s: s["metric"] == "throughput" and s["unit"] == "GOP/s",
-                "threads", lambda s: f"{s['benchmark']} {s['params'].get('precision', '')}"),
-        "Integer operations vs threads", "threads", "GOP/s (median)")
+        _series(
+            samples,
+            lambda s: s["metric"] == "throughput" and s["unit"] == "GOP/s",
+            "threads",
+            lambda s: f"{s['benchmark']} {s['params'].get('precision', '')}",
+        ),
+        "Integer operations vs threads",
+        "threads",
+        "GOP/s (median)",
+    )
     figs["node_stream_vs_threads"] = _plot(
-        _series(samples, lambda s: s["metric"] == "bandwidth" and
-                s["params"].get("workload") == "stream" or
-                (s["benchmark"] == "likwid-bench" and s["metric"] == "bandwidth"),
-                "threads", lambda s: f"{s['benchmark']} {s['params'].get('op', '')}"),
-        "STREAM bandwidth vs threads", "threads", "MB/s (median)")
+        _series(
+            samples,
+            lambda s: (
+                s["metric"] == "bandwidth"
+                and s["params"].get("workload") == "stream"
+                or (s["benchmark"] == "likwid-bench" and s["metric"] == "bandwidth")
+            ),
+            "threads",
+            lambda s: f"{s['benchmark']} {s['params'].get('op', '')}",
+        ),
+        "STREAM bandwidth vs threads",
+        "threads",
+        "MB/s (median)",
+    )
     figs["node_mem_vs_block"] = _plot(
-        _series(samples, lambda s: s["benchmark"] == "mem" and s["metric"] == "bandwidth"
-                and "block" in s["params"], "block",
-                lambda s: f"mem {s['params'].get('pattern', '')} {s['params'].get('op', '')} "
-                          f"{s['params'].get('threads', '')}t"),
-        "Memory bandwidth vs block size", "block (bytes)", "MB/s (median)", logx=True)
+        _series(
+            samples,
+            lambda s: (
+                s["benchmark"] == "mem" and s["metric"] == "bandwidth" and "block" in s["params"]
+            ),
+            "block",
+            lambda s: (
+                f"mem {s['params'].get('pattern', '')} {s['params'].get('op', '')} "
+                f"{s['params'].get('threads', '')}t"
+            ),
+        ),
+        "Memory bandwidth vs block size",
+        "block (bytes)",
+        "MB/s (median)",
+        logx=True,
+    )
     figs["node_disk_vs_block"] = _plot(
-        _series(samples, lambda s: s["metric"] == "bandwidth" and s["benchmark"] in ("disk", "fio"),
-                "block", lambda s: f"{s['benchmark']} {s['params'].get('pattern', '')} "
-                                   f"{s['params'].get('op', '')} d{s['params'].get('depth', '')}"),
-        "Disk throughput (O_DIRECT) vs block size", "block (bytes)", "MB/s (median)", logx=True)
+        _series(
+            samples,
+            lambda s: s["metric"] == "bandwidth" and s["benchmark"] in ("disk", "fio"),
+            "block",
+            lambda s: (
+                f"{s['benchmark']} {s['params'].get('pattern', '')} "
+                f"{s['params'].get('op', '')} d{s['params'].get('depth', '')}"
+            ),
+        ),
+        "Disk throughput (O_DIRECT) vs block size",
+        "block (bytes)",
+        "MB/s (median)",
+        logx=True,
+    )
     figs["node_net_vs_streams"] = _plot(
-        _series(samples, lambda s: s["metric"] == "throughput" and s["unit"] == "Mbit/s",
-                "streams", lambda s: f"{s['benchmark']} {s['params'].get('protocol', '')} "
-                                     f"{s['params'].get('block', '')}B"),
-        "Network throughput on loopback vs streams", "streams", "Mbit/s (median)")
+        _series(
+            samples,
+            lambda s: s["metric"] == "throughput" and s["unit"] == "Mbit/s",
+            "streams",
+            lambda s: (
+                f"{s['benchmark']} {s['params'].get('protocol', '')} "
+                f"{s['params'].get('block', '')}B"
+            ),
+        ),
+        "Network throughput on loopback vs streams",
+        "streams",
+        "Mbit/s (median)",
+    )
     chase = pointer_chase(samples)
     if chase:
         figs["node_pointer_chase"] = pointer_chase_figure(*chase, caches)
@@ -129,8 +200,15 @@ def pointer_chase_figure(x: list[float], y: list[float], unit: str, caches: dict
         if name.endswith("i"):
             continue
         ax.axvline(size, color="0.5", linestyle="--", linewidth=1)
-        ax.text(size, ymax, f" {name} {format_bytes(size)}", fontsize=7, rotation=90,
-                va="top", ha="right")
+        ax.text(
+            size,
+            ymax,
+            f" {name} {format_bytes(size)}",
+            fontsize=7,
+            rotation=90,
+            va="top",
+            ha="right",
+        )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("Working set (bytes)")
@@ -160,8 +238,9 @@ def efficiency_figure(rows: list[dict]) -> Any:
     return fig
 
 
-def write(samples: list[dict], peaks: list[dict], caches: dict[str, int],
-          out_dir: Path) -> list[Path]:
+def write(
+    samples: list[dict], peaks: list[dict], caches: dict[str, int], out_dir: Path
+) -> list[Path]:
     written: list[Path] = []
     for stem, fig in figures(samples, peaks, caches).items():
         written += save_png_svg(fig, out_dir, stem)

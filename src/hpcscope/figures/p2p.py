@@ -5,6 +5,7 @@ smallest to the largest launch median, so run-to-run spread is visible rather th
 in an average. Error bars show the nonparametric 95% CI of the pooled samples where it
 exists. 0 B is drawn on a symmetric-log axis (linear below 1 B) since log(0) is undefined.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -14,8 +15,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib import ticker  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib import ticker  # noqa: E402
 
 from hpcscope.figures.common import save_png_svg  # noqa: E402
 from hpcscope.formatting import size_tick  # noqa: E402
@@ -45,9 +46,14 @@ def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:
         out[label] = {}
         for size, medians in sorted(by_size.items()):
             summary = stats.summarize(pooled[label][size])
-            out[label][size] = {"center": float(np.median(medians)), "low": min(medians),
-                                "high": max(medians), "ci_low": summary.ci_low,
-                                "ci_high": summary.ci_high, "launches": len(medians)}
+            out[label][size] = {
+                "center": float(np.median(medians)),
+                "low": min(medians),
+                "high": max(medians),
+                "ci_low": summary.ci_low,
+                "ci_high": summary.ci_high,
+                "launches": len(medians),
+            }
     return out
 
 
@@ -60,23 +66,35 @@ def plot_metric(samples: list[dict], metric: str, title: str):
     for label, points in sorted(data.items()):
         x = np.array(sorted(points))
         y = np.array([points[v]["center"] for v in x])
-        line, = ax.plot(x, y, marker="o", markersize=3, label=label)
-        ax.fill_between(x, [points[v]["low"] for v in x], [points[v]["high"] for v in x],
-                        color=line.get_color(), alpha=0.2, linewidth=0)
+        (line,) = ax.plot(x, y, marker="o", markersize=3, label=label)
+        ax.fill_between(
+            x,
+            [points[v]["low"] for v in x],
+            [points[v]["high"] for v in x],
+            color=line.get_color(),
+            alpha=0.2,
+            linewidth=0,
+        )
     ax.set_xscale("symlog", base=2, linthresh=1)
     ax.set_yscale(yscale)
     ax.set_xlabel("Message size (bytes)")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=11)
-    ax.text(0.0, -0.26, "line: median of launch medians; band: lowest to highest launch median",
-            transform=ax.transAxes, fontsize=7, color="0.4")
+    ax.text(
+        0.0,
+        -0.26,
+        "line: median of launch medians; band: lowest to highest launch median",
+        transform=ax.transAxes,
+        fontsize=7,
+        color="0.4",
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
     ax.yaxis.set_major_formatter(plain)
     ax.yaxis.set_minor_formatter(ticker.NullFormatter())
     largest = max(max(points) for points in data.values())
-    ticks = [0] + [2 ** k for k in range(0, 23, 2) if 2 ** k <= max(largest, 1)]
+    ticks = [0] + [2**k for k in range(0, 23, 2) if 2**k <= max(largest, 1)]
     ax.set_xticks(ticks)
     ax.set_xticklabels([size_tick(t) for t in ticks], rotation=45, fontsize=7)
     fig.tight_layout()

@@ -5,6 +5,7 @@ Left: relative width of the 95 % CI of the median of the pooled samples. Right: 
 the launch medians, (max - min) / median. A dashed line marks the 5 % limit above which
 the report calls a result unstable. Box plots show the launch medians at a few sizes.
 """
+
 from __future__ import annotations
 
 import matplotlib
@@ -27,15 +28,25 @@ def spread_figure(curves: dict[str, dict[int, dict]], what: str):
     for label, points in sorted(curves.items()):
         x = np.array(sorted(points))
         centre = np.array([points[s]["center"] for s in x])
-        ci = np.array([
-            max(points[s]["center"] - points[s]["ci_low"], points[s]["ci_high"] - points[s]["center"])
-            if points[s]["ci_low"] is not None else np.nan for s in x])
+        ci = np.array(
+            [
+                max(
+                    points[s]["center"] - points[s]["ci_low"],
+                    points[s]["ci_high"] - points[s]["center"],
+                )
+                if points[s]["ci_low"] is not None
+                else np.nan
+                for s in x
+            ]
+        )
         spread = np.array([points[s]["high"] - points[s]["low"] for s in x])
         with np.errstate(divide="ignore", invalid="ignore"):
             left.plot(x, 100 * ci / centre, marker="o", markersize=3, label=label)
             right.plot(x, 100 * spread / centre, marker="o", markersize=3, label=label)
-    for ax, title in ((left, "95% CI half-width of the median"),
-                      (right, "spread of launch medians (max-min)")):
+    for ax, title in (
+        (left, "95% CI half-width of the median"),
+        (right, "spread of launch medians (max-min)"),
+    ):
         ax.axhline(100 * LIMIT, color="0.3", linestyle="--", linewidth=1)
         ax.set_xscale("symlog", base=2, linthresh=1)
         ax.set_title(f"{what}: {title}", fontsize=9)
@@ -44,7 +55,7 @@ def spread_figure(curves: dict[str, dict[int, dict]], what: str):
         ax.set_yscale("symlog", linthresh=1)
         ax.set_xlabel("Message size (bytes)")
         ax.grid(True, alpha=0.3)
-        ticks = [0] + [2 ** k for k in range(0, 23, 4)]
+        ticks = [0] + [2**k for k in range(0, 23, 4)]
         ax.set_xticks(ticks)
         ax.set_xticklabels([size_tick(t) for t in ticks], fontsize=7)
         ax.set_ylim(bottom=0)
@@ -66,8 +77,12 @@ def box_figure(samples: list[dict], metric: str, sizes_wanted: int = 6):
     if not groups:
         return None
     all_sizes = sorted({size for g in groups.values() for size in g})
-    pick = sorted({all_sizes[int(round(i))] for i in
-                   np.linspace(0, len(all_sizes) - 1, min(sizes_wanted, len(all_sizes)))})
+    pick = sorted(
+        {
+            all_sizes[int(round(i))]
+            for i in np.linspace(0, len(all_sizes) - 1, min(sizes_wanted, len(all_sizes)))
+        }
+    )
     labels = sorted(groups)
     fig, ax = plt.subplots(figsize=(9.5, 3.2), dpi=100)
     width = 0.8 / len(labels)
@@ -79,8 +94,14 @@ def box_figure(samples: list[dict], metric: str, sizes_wanted: int = 6):
                 data.append(100 * (vals / np.median(vals) - 1))
                 pos.append(i + (k - (len(labels) - 1) / 2) * width)
         if data:
-            bp = ax.boxplot(data, positions=pos, widths=width * 0.9, patch_artist=True,
-                            manage_ticks=False, flierprops={"markersize": 2})
+            bp = ax.boxplot(
+                data,
+                positions=pos,
+                widths=width * 0.9,
+                patch_artist=True,
+                manage_ticks=False,
+                flierprops={"markersize": 2},
+            )
             colour = f"C{k}"
             for box in bp["boxes"]:
                 box.set_facecolor(colour)

@@ -4,11 +4,13 @@ A backend implements the Backend protocol of launch/base.py. Adding one (e.g. a 
 or a network-namespace backend) is its module plus one BACKENDS line here; the runner and
 the command line find it by name (`hpcscope run SUITE --on NAME`).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from hpcscope.launch.base import Backend
 from hpcscope.launch.local import LocalBackend
@@ -35,7 +37,7 @@ class BackendEntry:
     name: str
     description: str
     make: Callable[[BackendContext], Backend]
-    nodes: Callable[[dict[str, Any]], int]   # nodes the plan may span, from the options
+    nodes: Callable[[dict[str, Any]], int]  # nodes the plan may span, from the options
 
 
 def _local(ctx: BackendContext) -> Backend:
@@ -44,14 +46,21 @@ def _local(ctx: BackendContext) -> Backend:
 
 def _slurm(ctx: BackendContext) -> Backend:
     rundir = ctx.options.get("slurm_dir")
-    return SlurmBackend(ctx.store, SlurmOptions.from_options(ctx.options),
-                        rundir=Path(rundir) if rundir else ctx.folder / "slurm")
+    return SlurmBackend(
+        ctx.store,
+        SlurmOptions.from_options(ctx.options),
+        rundir=Path(rundir) if rundir else ctx.folder / "slurm",
+    )
 
 
 BACKENDS: dict[str, BackendEntry] = {
     "local": BackendEntry("local", "this machine, one job at a time", _local, lambda o: 1),
-    "slurm": BackendEntry("slurm", "SLURM job arrays (sbatch), collected from their files",
-                          _slurm, lambda o: o.get("nodes") or 1),
+    "slurm": BackendEntry(
+        "slurm",
+        "SLURM job arrays (sbatch), collected from their files",
+        _slurm,
+        lambda o: o.get("nodes") or 1,
+    ),
 }
 
 
@@ -59,5 +68,4 @@ def backend_for(name: str) -> BackendEntry:
     try:
         return BACKENDS[name]
     except KeyError:
-        raise ValueError(f"unknown backend {name!r}; choose one of "
-                         f"{', '.join(BACKENDS)}") from None
+        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}") from None

@@ -4,6 +4,7 @@ Every backend runs Jobs and hands each finished job's output to `ingest`, which 
 records and stores them as they arrive, so an interrupted run keeps what it finished.
 A backend is one module plus one line in launch/backends.py (docs/architecture.md).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -23,11 +24,11 @@ class BackendError(RuntimeError):
 
 @dataclass
 class JobState:
-    job: Job | None          # None when read back from the store (the plan is not kept)
-    state: str               # PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, CANCELLED, NODE_FAIL
+    job: Job | None  # None when read back from the store (the plan is not kept)
+    state: str  # PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, CANCELLED, NODE_FAIL
     returncode: int | None = None
-    detail: str = ""         # stderr tail or scheduler reason
-    backend_id: str = ""     # e.g. the SLURM job id
+    detail: str = ""  # stderr tail or scheduler reason
+    backend_id: str = ""  # e.g. the SLURM job id
 
 
 @dataclass
@@ -49,11 +50,15 @@ class CollectReport:
         return [s for s in self.states if s.state in TERMINAL and s.state != "COMPLETED"]
 
     def text(self) -> str:
-        lines = [f"run {self.run_id}: collected {self.new_tasks} task(s), "
-                 f"{self.new_records} record(s) new; {len(self.states)} task(s) in all"]
+        lines = [
+            f"run {self.run_id}: collected {self.new_tasks} task(s), "
+            f"{self.new_records} record(s) new; {len(self.states)} task(s) in all"
+        ]
         if self.pending:
-            lines.append(f"{self.pending} task(s) still pending or running: run "
-                         f"`hpcscope slurm collect {self.run_id}` again when they finish")
+            lines.append(
+                f"{self.pending} task(s) still pending or running: run "
+                f"`hpcscope slurm collect {self.run_id}` again when they finish"
+            )
         for s in self.failed:
             first = s.detail.splitlines()[0] if s.detail else ""
             name = s.job.name if s.job else "?"

@@ -3,6 +3,7 @@
 One place decides process groups (so a timeout or Ctrl-C kills mpirun *and* its ranks),
 environment merging and how failures are reported.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,12 +17,22 @@ def start(argv: list[str], env: dict[str, str], cwd: str | None = None) -> subpr
     full_env = dict(os.environ)
     full_env.update(env)
     try:
-        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, env=full_env, cwd=cwd, text=True,
-                                bufsize=1, start_new_session=True)
+        return subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=full_env,
+            cwd=cwd,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+        )
     except FileNotFoundError as exc:
-        raise FileNotFoundError(f"cannot start {argv[0]}: not found; is it installed "
-                                "(scripts/install-deps) and built (hpcscope build)?") from exc
+        raise FileNotFoundError(
+            f"cannot start {argv[0]}: not found; is it installed "
+            "(scripts/install-deps) and built (hpcscope build)?"
+        ) from exc
 
 
 def kill_group(proc: subprocess.Popen, grace_s: float = 3.0) -> None:

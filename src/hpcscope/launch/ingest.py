@@ -4,10 +4,11 @@ All backends go through here: local runs feed lines while the program still runs
 collection feeds the files jobs wrote. Each record is committed on its own, so whatever
 finished before a crash or Ctrl-C stays in the store.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from hpcscope.results.parsers import PARSERS
 from hpcscope.results.records import RecordError, parse_line
@@ -18,13 +19,18 @@ from hpcscope.results.store import Store
 class IngestResult:
     records: int = 0
     meta: dict | None = None
-    errors: list[str] = field(default_factory=list)     # error records written by the program
-    problems: list[str] = field(default_factory=list)   # malformed lines (contract broken)
-    noise: list[str] = field(default_factory=list)      # non-JSON lines (e.g. MPI warnings)
+    errors: list[str] = field(default_factory=list)  # error records written by the program
+    problems: list[str] = field(default_factory=list)  # malformed lines (contract broken)
+    noise: list[str] = field(default_factory=list)  # non-JSON lines (e.g. MPI warnings)
 
 
-def ingest_lines(store: Store, launch_id: int, lines: Iterable[str], source: str,
-                 result: IngestResult | None = None) -> IngestResult:
+def ingest_lines(
+    store: Store,
+    launch_id: int,
+    lines: Iterable[str],
+    source: str,
+    result: IngestResult | None = None,
+) -> IngestResult:
     """Validate and store each JSONL line. Non-JSON lines are kept as noise, not records:
     MPI libraries print warnings to stdout and those must not kill a measurement."""
     result = result or IngestResult()
@@ -49,8 +55,9 @@ def ingest_lines(store: Store, launch_id: int, lines: Iterable[str], source: str
     return result
 
 
-def ingest_tool_output(store: Store, launch_id: int, tool: str, text: str,
-                       result: IngestResult, notes: list[str]) -> IngestResult:
+def ingest_tool_output(
+    store: Store, launch_id: int, tool: str, text: str, result: IngestResult, notes: list[str]
+) -> IngestResult:
     """A reference tool's whole stdout (fio, iperf3, likwid-bench) through its parser in
     results.parsers; output the parser does not understand becomes an error record and a
     line in `notes` (the launch's stderr tail)."""

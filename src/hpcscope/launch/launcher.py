@@ -10,6 +10,7 @@ so that one placement gives the same binding whatever the backend:
 
 A new launcher (e.g. SimGrid's smpirun) is one more function here.
 """
+
 from __future__ import annotations
 
 import shlex
@@ -50,7 +51,9 @@ class LaunchSpec:
         return args
 
 
-def launcher_args(flavor: str, placement: Placement, hostnames: list[str] | None = None) -> LaunchSpec:
+def launcher_args(
+    flavor: str, placement: Placement, hostnames: list[str] | None = None
+) -> LaunchSpec:
     """Binding arguments for `mpirun` (Open MPI), `mpiexec` (MPICH hydra) or `srun`.
 
     The rank count (-np / -n) is the caller's; these arguments only pin rank i to
@@ -63,48 +66,65 @@ def launcher_args(flavor: str, placement: Placement, hostnames: list[str] | None
     cpu-list:ordered` was tried and does not keep the order in Open MPI 4.1.4.
     """
     if placement.skipped:
-        raise ValueError(f"placement '{placement.name}' was skipped ({placement.skipped}): "
-                         "it has no CPUs to bind")
+        raise ValueError(
+            f"placement '{placement.name}' was skipped ({placement.skipped}): "
+            "it has no CPUs to bind"
+        )
     if flavor not in FLAVORS:
         raise ValueError(f"unknown launcher flavor {flavor!r}: valid are {', '.join(FLAVORS)}")
     nodes = max(placement.nodes, 1)
     ranks = placement.ranks
     if ranks % nodes:
-        raise ValueError(f"placement '{placement.name}': {ranks} ranks do not divide evenly over {nodes} nodes")
+        raise ValueError(
+            f"placement '{placement.name}': {ranks} ranks do not divide evenly over {nodes} nodes"
+        )
     per_node = ranks // nodes
     hosts = list(hostnames) if hostnames else []
     if flavor != "srun":
         if not hosts and nodes == 1:
             hosts = ["localhost"]
         if len(hosts) < nodes:
-            raise ValueError(f"placement '{placement.name}' spans {nodes} nodes but "
-                             f"{len(hosts)} host name(s) were given: {hosts}")
-    node_cpus = [placement.cpus[n * per_node:(n + 1) * per_node] for n in range(nodes)]
+            raise ValueError(
+                f"placement '{placement.name}' spans {nodes} nodes but "
+                f"{len(hosts)} host name(s) were given: {hosts}"
+            )
+    node_cpus = [placement.cpus[n * per_node : (n + 1) * per_node] for n in range(nodes)]
     cpulist = ",".join(map(str, node_cpus[0]))
 
     if flavor == "openmpi":
-        lines = [f"rank {r}={hosts[r // per_node]} slot={cpu}" for r, cpu in enumerate(placement.cpus)]
-        return LaunchSpec(args=["--rankfile", "{rankfile}", "--mca", "rmaps_rank_file_physical", "1"],
-                          files={"rankfile": "\n".join(lines) + "\n"})
+        lines = [
+            f"rank {r}={hosts[r // per_node]} slot={cpu}" for r, cpu in enumerate(placement.cpus)
+        ]
+        return LaunchSpec(
+            args=["--rankfile", "{rankfile}", "--mca", "rmaps_rank_file_physical", "1"],
+            files={"rankfile": "\n".join(lines) + "\n"},
+        )
 
     # Hydra's user binding and srun's map_cpu give one list for the local ranks of every node.
     if any(c != node_cpus[0] for c in node_cpus):
-        raise ValueError(f"placement '{placement.name}' uses different CPUs on different nodes; "
-                         f"{flavor} binds every node with the same list")
+        raise ValueError(
+            f"placement '{placement.name}' uses different CPUs on different nodes; "
+            f"{flavor} binds every node with the same list"
+        )
     if flavor == "mpich":
         args = ["-bind-to", f"user:{cpulist}"]
         if nodes > 1:
             args = ["-hosts", ",".join(hosts[:nodes]), "-ppn", str(per_node)] + args
         return LaunchSpec(args=args)
-    return LaunchSpec(args=[f"--nodes={nodes}", f"--ntasks-per-node={per_node}",
-                            f"--cpu-bind=map_cpu:{cpulist}"])
+    return LaunchSpec(
+        args=[f"--nodes={nodes}", f"--ntasks-per-node={per_node}", f"--cpu-bind=map_cpu:{cpulist}"]
+    )
 
 
 def job_placement(job: Job) -> Placement:
     """The placement a pinned job asked for (its CPUs; the class name from its tags)."""
-    return Placement(name=str(job.tags.get("placement", "cpus")),
-                                   cpus=list(job.cpus or []), nodes=job.nodes,
-                                   description="", skipped=None)
+    return Placement(
+        name=str(job.tags.get("placement", "cpus")),
+        cpus=list(job.cpus or []),
+        nodes=job.nodes,
+        description="",
+        skipped=None,
+    )
 
 
 def mpirun_argv(job: Job, workdir: Path) -> list[str]:
@@ -121,8 +141,11 @@ def mpirun_argv(job: Job, workdir: Path) -> list[str]:
         spec = launcher_args(mpi.flavor, job_placement(job), [socket.gethostname()])
         argv += spec.materialize(workdir / job.name.replace("/", "_"))
     elif mpi.flavor == "openmpi":
-        argv += (["--oversubscribe", "--bind-to", "none"] if job.oversubscribe
-                 else ["--bind-to", "core", "--map-by", "core"])
+        argv += (
+            ["--oversubscribe", "--bind-to", "none"]
+            if job.oversubscribe
+            else ["--bind-to", "core", "--map-by", "core"]
+        )
     else:
         argv += ["-bind-to", "none" if job.oversubscribe else "core"]
     return argv + job.program
@@ -141,8 +164,9 @@ def _local_cpus(job: Job) -> list[int] | None:
     return list(job.cpus[:node_ranks])
 
 
-def slurm_argv(job: Job, how: str, *, exclusive: bool = True, srun_mpi: str | None = None
-               ) -> list[str]:
+def slurm_argv(
+    job: Job, how: str, *, exclusive: bool = True, srun_mpi: str | None = None
+) -> list[str]:
     """Shell words that start the job's ranks inside a SLURM allocation, with `srun` or the
     MPI library's own mpirun (`how`); the program follows, every word shell-quoted."""
     q = shlex.quote
@@ -163,8 +187,7 @@ def slurm_argv(job: Job, how: str, *, exclusive: bool = True, srun_mpi: str | No
             argv += ["-np", str(job.ranks)]
             if cpus:
                 # Written at run time: hostnames are only known inside the allocation.
-                argv += ["--rankfile", '"$rankfile"', "--mca", "rmaps_rank_file_physical",
-                         "1"]
+                argv += ["--rankfile", '"$rankfile"', "--mca", "rmaps_rank_file_physical", "1"]
             elif node_ranks:
                 argv += ["--map-by", f"ppr:{node_ranks}:node"]
             if job.oversubscribe:
@@ -189,8 +212,12 @@ def slurm_argv(job: Job, how: str, *, exclusive: bool = True, srun_mpi: str | No
         # on node 2) on another CPU than rank 0 (alone on node 1). Bind by global rank
         # instead; exec keeps the PMI environment the MPI library needs.
         table = " ".join(map(str, by_rank))
-        argv += ["bash", "-c", q(f'c=({table}); exec taskset -c "${{c[$SLURM_PROCID]}}" "$@"'),
-                 "hpcscope-bind"]
+        argv += [
+            "bash",
+            "-c",
+            q(f'c=({table}); exec taskset -c "${{c[$SLURM_PROCID]}}" "$@"'),
+            "hpcscope-bind",
+        ]
     return argv + [q(a) for a in job.program]
 
 
@@ -199,7 +226,7 @@ def _rank_cpus(job: Job) -> list[int] | None:
     node_ranks = per_node(job)
     if not job.cpus or not node_ranks or job.nodes < 2:
         return None
-    slices = {tuple(job.cpus[i:i + node_ranks]) for i in range(0, len(job.cpus), node_ranks)}
+    slices = {tuple(job.cpus[i : i + node_ranks]) for i in range(0, len(job.cpus), node_ranks)}
     return list(job.cpus) if len(slices) > 1 else None
 
 

@@ -4,12 +4,13 @@ Records are ingested line by line while the program runs, so a crash, a killed r
 timeout or Ctrl-C loses at most the record in flight. After each MPI job the binding
 reported from inside the processes is checked against the placement that was asked for.
 """
+
 from __future__ import annotations
 
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from hpcscope.launch import command, launcher
 from hpcscope.launch.base import CollectReport, JobState
@@ -51,8 +52,9 @@ def run_job(store: Store, run_id: int, job: Job, workdir: Path, topology=None) -
         if job.output == "jsonl":
             ingest_lines(store, launch_id, proc.stdout, job.name, result)
         else:
-            ingest_tool_output(store, launch_id, job.output, proc.stdout.read(), result,
-                               stderr_tail)
+            ingest_tool_output(
+                store, launch_id, job.output, proc.stdout.read(), result, stderr_tail
+            )
         returncode = proc.wait()
         state = "TIMEOUT" if expired.is_set() else ("COMPLETED" if returncode == 0 else "FAILED")
     except KeyboardInterrupt:
@@ -81,8 +83,14 @@ def _binding_problem(job: Job, meta: dict, topology) -> str | None:
     return None
 
 
-def _detail(job: Job, argv: list[str], result: IngestResult, stderr_tail: list[str],
-            state: str, returncode: int | None) -> str:
+def _detail(
+    job: Job,
+    argv: list[str],
+    result: IngestResult,
+    stderr_tail: list[str],
+    state: str,
+    returncode: int | None,
+) -> str:
     lines = [f"command: {subprocess.list2cmdline(argv)}"]
     if state == "TIMEOUT":
         lines.append(f"killed after the time limit of {job.timeout_s:.0f} s")
@@ -103,12 +111,17 @@ class LocalBackend:
     name = "local"
     blocking = True
 
-    def __init__(self, store: Store, workdir: Path, topology=None,
-                 on_job: Callable[[Job, JobState | None], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        workdir: Path,
+        topology=None,
+        on_job: Callable[[Job, JobState | None], None] | None = None,
+    ) -> None:
         self.store = store
         self.workdir = workdir
         self.topology = topology
-        self.on_job = on_job or (lambda job, state: None)   # progress: before and after a job
+        self.on_job = on_job or (lambda job, state: None)  # progress: before and after a job
 
     def submit(self, run_id: int, jobs: list[Job]) -> None:
         for job in jobs:
@@ -117,15 +130,17 @@ class LocalBackend:
 
     def poll(self, run_id: int) -> list[JobState]:
         """States of the run's launches (JobState.job is None: the plan is not stored)."""
-        return [JobState(None, l["status"], l.get("returncode"), l.get("stderr_tail") or "")
-                for l in self.store.launches(run_id)]
+        return [
+            JobState(None, l["status"], l.get("returncode"), l.get("stderr_tail") or "")
+            for l in self.store.launches(run_id)
+        ]
 
     def cancel(self, run_id: int) -> None:
         """Nothing is queued locally: a running job is stopped by Ctrl-C (KeyboardInterrupt
         kills its process group and marks the run interrupted)."""
 
     def wait(self, run_id: int, progress: bool = True, console=None) -> list[JobState]:
-        return self.poll(run_id)   # submit returned after the last job
+        return self.poll(run_id)  # submit returned after the last job
 
     def collect(self, run_id: int) -> CollectReport:
         """Records were stored as they arrived; this only reports the launches' states."""

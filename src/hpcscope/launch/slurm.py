@@ -16,29 +16,38 @@ Backend data of a run (store.get_run_backend_data(run)["slurm"]):
     groups: [{name, script, job_id, shape: {...}, tasks: [{name, tags, launch_id}]}],
     ingested: {"<job_id>_<index>": final state}     # collect ingests each key once
 """
+
 from __future__ import annotations
 
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from hpcscope.launch import slurm_parse as sp
 from hpcscope.launch.base import BackendError, CollectReport, JobState
 from hpcscope.launch.ingest import IngestResult, ingest_lines, ingest_tool_output
-from hpcscope.launch.slurm_script import (JobGroup, ScriptError, SlurmOptions, group_jobs,
-                                          render)
+from hpcscope.launch.slurm_script import JobGroup, ScriptError, SlurmOptions, group_jobs, render
 from hpcscope.plan.job import Job
 from hpcscope.results.store import Store
 
 COMMAND_TIMEOUT_S = 60.0
-_UNREACHABLE = ("unable to contact slurm controller", "unable to establish control machine",
-                "socket timed out", "zero bytes were transmitted",
-                "connection refused", "communication connection failure")
-_NO_CONFIG = ("unable to process configuration file", "cannot stat file",
-              "could not establish a configuration source")
+_UNREACHABLE = (
+    "unable to contact slurm controller",
+    "unable to establish control machine",
+    "socket timed out",
+    "zero bytes were transmitted",
+    "connection refused",
+    "communication connection failure",
+)
+_NO_CONFIG = (
+    "unable to process configuration file",
+    "cannot stat file",
+    "could not establish a configuration source",
+)
 _INVALID_ID = "invalid job id specified"
 
 
@@ -49,9 +58,12 @@ class SlurmError(BackendError):
 Runner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
-def run_command(argv: list[str], timeout: float = COMMAND_TIMEOUT_S,
-                env: dict[str, str] | None = None,
-                cwd: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_command(
+    argv: list[str],
+    timeout: float = COMMAND_TIMEOUT_S,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Run one SLURM command (the only place this module starts a process).
 
     Returns the finished process whatever its exit status (callers decide what a failure
@@ -61,25 +73,39 @@ def run_command(argv: list[str], timeout: float = COMMAND_TIMEOUT_S,
     full_env = dict(os.environ)
     full_env.update(env or {})
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              env=full_env, cwd=cwd, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=full_env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+        )
     except FileNotFoundError:
-        raise SlurmError(f"SLURM commands not found on PATH ({argv[0]}): install "
-                         "slurm-client or load the slurm module (`module load slurm`)"
-                         ) from None
+        raise SlurmError(
+            f"SLURM commands not found on PATH ({argv[0]}): install "
+            "slurm-client or load the slurm module (`module load slurm`)"
+        ) from None
     except subprocess.TimeoutExpired:
-        raise SlurmError(f"`{' '.join(argv[:2])}` did not answer within {timeout:.0f} s: "
-                         "the SLURM controller is overloaded or unreachable; check "
-                         "`scontrol ping` and try again") from None
+        raise SlurmError(
+            f"`{' '.join(argv[:2])}` did not answer within {timeout:.0f} s: "
+            "the SLURM controller is overloaded or unreachable; check "
+            "`scontrol ping` and try again"
+        ) from None
     text = proc.stderr.lower()
     conf = full_env.get("SLURM_CONF", "the default slurm.conf")
     if proc.returncode != 0 and any(s in text for s in _NO_CONFIG):
-        raise SlurmError(f"SLURM cannot read its configuration ({_first_line(proc.stderr)}):"
-                         f" SLURM_CONF is {conf}; set SLURM_CONF or load the slurm module")
+        raise SlurmError(
+            f"SLURM cannot read its configuration ({_first_line(proc.stderr)}):"
+            f" SLURM_CONF is {conf}; set SLURM_CONF or load the slurm module"
+        )
     if proc.returncode != 0 and any(s in text for s in _UNREACHABLE):
-        raise SlurmError(f"cannot reach the SLURM controller ({_first_line(proc.stderr)}): "
-                         f"check that slurmctld runs (`scontrol ping`) and that {conf} "
-                         "(SLURM_CONF) names this cluster")
+        raise SlurmError(
+            f"cannot reach the SLURM controller ({_first_line(proc.stderr)}): "
+            f"check that slurmctld runs (`scontrol ping`) and that {conf} "
+            "(SLURM_CONF) names this cluster"
+        )
     return proc
 
 
@@ -93,22 +119,30 @@ def explain_submit_error(stderr: str, options: SlurmOptions) -> str:
     text = stderr.lower()
     hint = ""
     if "invalid partition" in text:
-        hint = (f"partition {options.partition!r} does not exist: `sinfo -s` lists the "
-                "partitions; pass --partition NAME")
+        hint = (
+            f"partition {options.partition!r} does not exist: `sinfo -s` lists the "
+            "partitions; pass --partition NAME"
+        )
     elif "invalid account" in text:
-        hint = (f"account {options.account!r} is not valid for you here: "
-                "`sacctmgr show assoc user=$USER format=account,partition` lists yours; "
-                "pass --account NAME")
+        hint = (
+            f"account {options.account!r} is not valid for you here: "
+            "`sacctmgr show assoc user=$USER format=account,partition` lists yours; "
+            "pass --account NAME"
+        )
     elif "time limit" in text or "--time" in text:
-        hint = ("change --time: minutes (--time 10) or [D-]HH:MM:SS, within the partition's "
-                "MaxTime (`scontrol show partition P`)")
+        hint = (
+            "change --time: minutes (--time 10) or [D-]HH:MM:SS, within the partition's "
+            "MaxTime (`scontrol show partition P`)"
+        )
     elif "invalid qos" in text:
         hint = "the QOS is not valid: `sacctmgr show qos` lists them; change --qos"
     elif "feature" in text or "constraint" in text:
         hint = "no node has these --constraint features: `sinfo -o '%N %f'` lists them"
     elif "node configuration is not available" in text or "node count" in text:
-        hint = ("the partition cannot give that many nodes or tasks per node: lower --nodes "
-                "or --ntasks-per-node, or pick another --partition (`sinfo -s`)")
+        hint = (
+            "the partition cannot give that many nodes or tasks per node: lower --nodes "
+            "or --ntasks-per-node, or pick another --partition (`sinfo -s`)"
+        )
     message = f"sbatch refused the job: {stderr.strip()}"
     return message + (f"\n  what to change: {hint}" if hint else "")
 
@@ -116,10 +150,16 @@ def explain_submit_error(stderr: str, options: SlurmOptions) -> str:
 def _job_of(group: dict[str, Any], task: dict[str, Any]) -> Job:
     """A Job rebuilt from the store (a new shell has no plan), enough to name a task."""
     shape = group.get("shape", {})
-    return Job(suite=shape.get("suite", ""), name=task["name"],
-               program=list(shape.get("program", [])), ranks=shape.get("ranks", 1),
-               cpus=shape.get("cpus"), nodes=shape.get("nodes", 1), tags=task.get("tags", {}),
-               output=shape.get("output", "jsonl"))
+    return Job(
+        suite=shape.get("suite", ""),
+        name=task["name"],
+        program=list(shape.get("program", [])),
+        ranks=shape.get("ranks", 1),
+        cpus=shape.get("cpus"),
+        nodes=shape.get("nodes", 1),
+        tags=task.get("tags", {}),
+        output=shape.get("output", "jsonl"),
+    )
 
 
 def _tail(path: Path, lines: int = 30) -> list[str]:
@@ -136,9 +176,14 @@ class SlurmBackend:
     name = "slurm"
     blocking = False
 
-    def __init__(self, store: Store, options: SlurmOptions | None = None,
-                 rundir: Path | None = None, runner: Runner = run_command,
-                 poll_interval_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        store: Store,
+        options: SlurmOptions | None = None,
+        rundir: Path | None = None,
+        runner: Runner = run_command,
+        poll_interval_s: float = 2.0,
+    ) -> None:
         self.store = store
         self.options = options or SlurmOptions()
         self.rundir = rundir
@@ -150,8 +195,10 @@ class SlurmBackend:
     def _data(self, run_id: int) -> dict[str, Any]:
         data = self.store.get_run_backend_data(run_id).get("slurm")
         if not data:
-            raise SlurmError(f"run {run_id} was not submitted to SLURM (no job ids stored); "
-                             "`hpcscope list` shows each run's backend")
+            raise SlurmError(
+                f"run {run_id} was not submitted to SLURM (no job ids stored); "
+                "`hpcscope list` shows each run's backend"
+            )
         return data
 
     def _save(self, run_id: int, data: dict[str, Any]) -> None:
@@ -160,8 +207,9 @@ class SlurmBackend:
     def _save_empty(self, run_id: int) -> None:
         self.store.set_run_backend_data(run_id, {"slurm": {}})
 
-    def _run(self, data: dict[str, Any] | None, argv: list[str],
-             cwd: str | None = None) -> subprocess.CompletedProcess[str]:
+    def _run(
+        self, data: dict[str, Any] | None, argv: list[str], cwd: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """SLURM_CONF recorded at submit time is used when this shell does not set one."""
         env = {}
         conf = (data or {}).get("slurm_conf")
@@ -176,13 +224,15 @@ class SlurmBackend:
                 f"run {run_id}'s SLURM directory {str(rundir) or '(none recorded)'} does not "
                 "exist here; the jobs write their results there. Collect on a machine that "
                 "mounts it (it must be on a file system shared with the compute nodes), or "
-                "restore it. Nothing in the store was changed.")
+                "restore it. Nothing in the store was changed."
+            )
         return rundir
 
     # -- scripts and submission -----------------------------------------------------
 
-    def scripts(self, run_id: int | str, jobs: list[Job],
-                rundir: Path) -> list[tuple[JobGroup, str]]:
+    def scripts(
+        self, run_id: int | str, jobs: list[Job], rundir: Path
+    ) -> list[tuple[JobGroup, str]]:
         """The batch scripts for a plan, without submitting (`hpcscope slurm script`)."""
         return [(g, render(g, run_id, rundir, self.options)) for g in group_jobs(jobs)]
 
@@ -196,12 +246,16 @@ class SlurmBackend:
         name = self.options.partition or default
         listing = ", ".join(f"{p} ({n} nodes)" for p, n in sizes.items()) or "none"
         if self.options.partition and self.options.partition not in sizes:
-            raise SlurmError(f"partition {self.options.partition!r} does not exist on this "
-                             f"cluster; partitions: {listing}. Pass --partition NAME")
+            raise SlurmError(
+                f"partition {self.options.partition!r} does not exist on this "
+                f"cluster; partitions: {listing}. Pass --partition NAME"
+            )
         if name and nodes > sizes.get(name, nodes):
-            raise SlurmError(f"the plan needs {nodes} nodes but partition {name!r} has "
-                             f"{sizes[name]}: lower --nodes or choose a bigger --partition "
-                             f"({listing})")
+            raise SlurmError(
+                f"the plan needs {nodes} nodes but partition {name!r} has "
+                f"{sizes[name]}: lower --nodes or choose a bigger --partition "
+                f"({listing})"
+            )
 
     def submit(self, run_id: int, jobs: list[Job]) -> None:
         """Write the scripts, sbatch them, record job ids and one PENDING launch per task.
@@ -214,46 +268,70 @@ class SlurmBackend:
         rundir = Path(self.rundir or Path("hpcscope-out") / f"run-{run_id}" / "slurm")
         rundir = rundir.absolute()
         rundir.mkdir(parents=True, exist_ok=True)
-        rendered = self.scripts(run_id, jobs, rundir)   # may raise ScriptError
+        rendered = self.scripts(run_id, jobs, rundir)  # may raise ScriptError
         data: dict[str, Any] = {
-            "rundir": str(rundir), "slurm_conf": os.environ.get("SLURM_CONF", ""),
-            "options": asdict(self.options), "cancel_requested": False,
-            "groups": [], "ingested": {}}
+            "rundir": str(rundir),
+            "slurm_conf": os.environ.get("SLURM_CONF", ""),
+            "options": asdict(self.options),
+            "cancel_requested": False,
+            "groups": [],
+            "ingested": {},
+        }
         self.check_partition(data, max(j.nodes for j in jobs))
         self._save(run_id, data)
         try:
             self._submit_groups(run_id, rendered, data, rundir)
         except BaseException:
-            if not data["groups"]:   # nothing reached SLURM: not a SLURM run after all
+            if not data["groups"]:  # nothing reached SLURM: not a SLURM run after all
                 self._save_empty(run_id)
             raise
 
-    def _submit_groups(self, run_id: int, rendered: list[tuple[JobGroup, str]],
-                       data: dict[str, Any], rundir: Path) -> None:
+    def _submit_groups(
+        self, run_id: int, rendered: list[tuple[JobGroup, str]], data: dict[str, Any], rundir: Path
+    ) -> None:
         for group, text in rendered:
             script = rundir / f"{group.name}.sbatch"
             script.write_text(text)
             proc = self._run(data, ["sbatch", "--parsable", str(script)], cwd=str(rundir))
             if proc.returncode != 0:
                 queued = len(data["groups"])
-                raise SlurmError(explain_submit_error(proc.stderr, self.options)
-                                 + (f"\n  {queued} group(s) were queued before this one: "
-                                    f"`hpcscope slurm cancel {run_id}` removes them"
-                                    if queued else ""))
+                raise SlurmError(
+                    explain_submit_error(proc.stderr, self.options)
+                    + (
+                        f"\n  {queued} group(s) were queued before this one: "
+                        f"`hpcscope slurm cancel {run_id}` removes them"
+                        if queued
+                        else ""
+                    )
+                )
             job_id = sp.parse_sbatch(proc.stdout)
             job = group.first
-            entry = {"name": group.name, "script": str(script), "job_id": job_id,
-                     "shape": {"suite": job.suite, "program": job.program,
-                               "ranks": job.ranks, "nodes": job.nodes, "cpus": job.cpus,
-                               "output": job.output,
-                               "mpi": job.mpi.flavor if job.mpi else None},
-                     "tasks": []}
+            entry = {
+                "name": group.name,
+                "script": str(script),
+                "job_id": job_id,
+                "shape": {
+                    "suite": job.suite,
+                    "program": job.program,
+                    "ranks": job.ranks,
+                    "nodes": job.nodes,
+                    "cpus": job.cpus,
+                    "output": job.output,
+                    "mpi": job.mpi.flavor if job.mpi else None,
+                },
+                "tasks": [],
+            }
             for index, member in enumerate(group.jobs, 1):
-                launch_id = self.store.add_launch(run_id, member.name, member.tags,
-                                                  backend_id=f"{job_id}_{index}",
-                                                  status="PENDING")
-                entry["tasks"].append({"name": member.name, "tags": member.tags,
-                                       "launch_id": launch_id})
+                launch_id = self.store.add_launch(
+                    run_id,
+                    member.name,
+                    member.tags,
+                    backend_id=f"{job_id}_{index}",
+                    status="PENDING",
+                )
+                entry["tasks"].append(
+                    {"name": member.name, "tags": member.tags, "launch_id": launch_id}
+                )
             data["groups"].append(entry)
             self._save(run_id, data)
 
@@ -273,8 +351,7 @@ class SlurmBackend:
             return found
         ids = sorted({g["job_id"] for g, _ in wanted.values()}, key=int)
         # 1. Queued or running: squeue (one line per array task with -r).
-        proc = self._run(data, ["squeue", "-h", "-r", "-j", ",".join(ids),
-                                "-o", sp.SQUEUE_FORMAT])
+        proc = self._run(data, ["squeue", "-h", "-r", "-j", ",".join(ids), "-o", sp.SQUEUE_FORMAT])
         if proc.returncode == 0:
             for t in sp.parse_squeue(proc.stdout):
                 if t.key in wanted:
@@ -296,13 +373,15 @@ class SlurmBackend:
             found.update(self._from_sacct(data, rundir, {k: wanted[k] for k in missing}))
         return found
 
-    def _from_sacct(self, data: dict[str, Any], rundir: Path,
-                    wanted: dict[str, tuple[dict, int]]) -> dict[str, sp.TaskState]:
+    def _from_sacct(
+        self, data: dict[str, Any], rundir: Path, wanted: dict[str, tuple[dict, int]]
+    ) -> dict[str, sp.TaskState]:
         found: dict[str, sp.TaskState] = {}
         ids = sorted({g["job_id"] for g, _ in wanted.values()}, key=int)
         if data.get("accounting") is not False:
-            proc = self._run(data, ["sacct", "-n", "-P", "-X", "-j", ",".join(ids),
-                                    "-o", sp.SACCT_FIELDS])
+            proc = self._run(
+                data, ["sacct", "-n", "-P", "-X", "-j", ",".join(ids), "-o", sp.SACCT_FIELDS]
+            )
             if sp.accounting_disabled(proc.stdout + proc.stderr):
                 data["accounting"] = False
             elif proc.returncode == 0:
@@ -314,7 +393,7 @@ class SlurmBackend:
             # sacct -c knows raw ids only; each task wrote its raw id next to its output.
             raw: dict[str, str] = {}
             for key, (group, index) in wanted.items():
-                text = (rundir / group["name"] / f"task-{index}.jobid")
+                text = rundir / group["name"] / f"task-{index}.jobid"
                 try:
                     rid = text.read_text().strip()
                 except OSError:
@@ -322,19 +401,34 @@ class SlurmBackend:
                 if rid.isdigit():
                     raw[rid] = key
             if raw:
-                proc = self._run(data, ["sacct", "-c", "-n", "-P", "-j", ",".join(raw),
-                                        "-o", sp.SACCT_FIELDS])
+                proc = self._run(
+                    data, ["sacct", "-c", "-n", "-P", "-j", ",".join(raw), "-o", sp.SACCT_FIELDS]
+                )
                 if proc.returncode == 0:
                     for t in sp.parse_sacct(proc.stdout):
                         if t.raw_id in raw:
                             key = raw[t.raw_id]
                             job_id, _, index = key.partition("_")
-                            found[key] = sp.TaskState(job_id, int(index), t.raw_id, t.state,
-                                                      t.slurm_state, t.reason, t.exit_code)
+                            found[key] = sp.TaskState(
+                                job_id,
+                                int(index),
+                                t.raw_id,
+                                t.state,
+                                t.slurm_state,
+                                t.reason,
+                                t.exit_code,
+                            )
         return found
 
-    def _resolve(self, key: str, group: dict, index: int, t: sp.TaskState | None,
-                 data: dict[str, Any], rundir: Path) -> sp.TaskState:
+    def _resolve(
+        self,
+        key: str,
+        group: dict,
+        index: int,
+        t: sp.TaskState | None,
+        data: dict[str, Any],
+        rundir: Path,
+    ) -> sp.TaskState:
         """A task SLURM no longer reports: decide from what it left behind."""
         if t is not None:
             return t
@@ -342,20 +436,40 @@ class SlurmBackend:
         rc_file = rundir / group["name"] / f"task-{index}.rc"
         if rc_file.exists():
             rc = int(rc_file.read_text().strip() or 1)
-            return sp.TaskState(job_id, index, job_id, "COMPLETED" if rc == 0 else "FAILED",
-                                "(from task exit status)", "", rc)
+            return sp.TaskState(
+                job_id,
+                index,
+                job_id,
+                "COMPLETED" if rc == 0 else "FAILED",
+                "(from task exit status)",
+                "",
+                rc,
+            )
         if data.get("cancel_requested"):
             return sp.TaskState(job_id, index, job_id, "CANCELLED", "CANCELLED", "", None)
         if not (rundir / group["name"] / f"task-{index}.jobid").exists():
             # SLURM forgets an array task cancelled before it was split off the pending
             # array record: no scontrol entry, no completion log line.
-            return sp.TaskState(job_id, index, job_id, "CANCELLED", "CANCELLED",
-                                "never started and SLURM no longer knows it (cancelled "
-                                "while pending, e.g. by scancel)", None)
-        return sp.TaskState(job_id, index, job_id, "FAILED", "UNKNOWN",
-                            "SLURM no longer knows this task and it left no exit status "
-                            "(purged before collect, and no accounting or completion log)",
-                            None)
+            return sp.TaskState(
+                job_id,
+                index,
+                job_id,
+                "CANCELLED",
+                "CANCELLED",
+                "never started and SLURM no longer knows it (cancelled "
+                "while pending, e.g. by scancel)",
+                None,
+            )
+        return sp.TaskState(
+            job_id,
+            index,
+            job_id,
+            "FAILED",
+            "UNKNOWN",
+            "SLURM no longer knows this task and it left no exit status "
+            "(purged before collect, and no accounting or completion log)",
+            None,
+        )
 
     def poll(self, run_id: int) -> list[JobState]:
         """The state of every task of the run (ingested tasks: their final state)."""
@@ -375,42 +489,60 @@ class SlurmBackend:
                 if t.state == "PENDING" and t.reason in sp.HOPELESS_REASONS:
                     detail = f"{t.reason}: {sp.HOPELESS_REASONS[t.reason]}"
                 out.append(JobState(job, t.state, t.exit_code, detail, key))
-        self._save(run_id, data)   # keeps what was learnt (accounting on/off)
+        self._save(run_id, data)  # keeps what was learnt (accounting on/off)
         return out
 
     def hopeless(self, states: list[JobState]) -> list[JobState]:
         """Pending tasks that will never start (the request does not fit)."""
-        return [s for s in states if s.state == "PENDING"
-                and s.detail.split(":")[0] in sp.HOPELESS_REASONS]
+        return [
+            s
+            for s in states
+            if s.state == "PENDING" and s.detail.split(":")[0] in sp.HOPELESS_REASONS
+        ]
 
     def wait(self, run_id: int, progress: bool = True, console=None) -> list[JobState]:
         """Block until every task has finished (rich progress bar on stderr), then return
         the states. Raises SlurmError when pending tasks can never start. Ctrl-C stops
         waiting only: the jobs keep running, `hpcscope slurm collect` picks them up."""
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
-            TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         console = console or Console(stderr=True)
-        bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                       MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                       transient=not console.is_terminal, disable=not progress)
+        bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=not console.is_terminal,
+            disable=not progress,
+        )
         with bar:
             task = None
             while True:
                 states = self.poll(run_id)
                 done = sum(1 for s in states if s.state in sp.TERMINAL)
                 counts = {k: sum(1 for s in states if s.state == k) for k in sp.ACTIVE}
-                text = (f"run {run_id} on SLURM: {counts['PENDING']} pending, "
-                        f"{counts['RUNNING']} running")
+                text = (
+                    f"run {run_id} on SLURM: {counts['PENDING']} pending, "
+                    f"{counts['RUNNING']} running"
+                )
                 if task is None:
                     task = bar.add_task(text, total=len(states))
                 bar.update(task, completed=done, description=text)
                 stuck = self.hopeless(states)
                 if stuck and len(stuck) == sum(counts.values()):
-                    raise SlurmError(f"{len(stuck)} task(s) of run {run_id} will never start:"
-                                     f" {stuck[0].detail}. Remove them with `hpcscope slurm "
-                                     f"cancel {run_id}`")
+                    raise SlurmError(
+                        f"{len(stuck)} task(s) of run {run_id} will never start:"
+                        f" {stuck[0].detail}. Remove them with `hpcscope slurm "
+                        f"cancel {run_id}`"
+                    )
                 if done == len(states):
                     return states
                 time.sleep(self.poll_interval_s)
@@ -418,9 +550,13 @@ class SlurmBackend:
     def cancel(self, run_id: int) -> None:
         """scancel every job of the run that is not finished; collect keeps what exists."""
         data = self._data(run_id)
-        ids = [g["job_id"] for g in data["groups"]
-               if any(f"{g['job_id']}_{i}" not in data["ingested"]
-                      for i in range(1, len(g["tasks"]) + 1))]
+        ids = [
+            g["job_id"]
+            for g in data["groups"]
+            if any(
+                f"{g['job_id']}_{i}" not in data["ingested"] for i in range(1, len(g["tasks"]) + 1)
+            )
+        ]
         data["cancel_requested"] = True
         self._save(run_id, data)
         if ids:
@@ -437,8 +573,9 @@ class SlurmBackend:
         report = CollectReport(run_id)
         states = self.poll(run_id)
         data = self._data(run_id)
-        by_key = {(g["job_id"], i): (g, t) for g in data["groups"]
-                  for i, t in enumerate(g["tasks"], 1)}
+        by_key = {
+            (g["job_id"], i): (g, t) for g in data["groups"] for i, t in enumerate(g["tasks"], 1)
+        }
         final: list[JobState] = []
         for state in states:
             key = state.backend_id
@@ -457,8 +594,15 @@ class SlurmBackend:
                 self.store.finish_run(run_id, "failed" if failed else "ok")
         return report
 
-    def _ingest_task(self, state: JobState, group: dict, index: int, task: dict,
-                     rundir: Path, report: CollectReport) -> JobState:
+    def _ingest_task(
+        self,
+        state: JobState,
+        group: dict,
+        index: int,
+        task: dict,
+        rundir: Path,
+        report: CollectReport,
+    ) -> JobState:
         base = rundir / group["name"] / f"task-{index}"
         result = IngestResult()
         out = base.with_suffix(".jsonl")
@@ -469,23 +613,27 @@ class SlurmBackend:
                 if group.get("shape", {}).get("output", "jsonl") == "jsonl":
                     ingest_lines(self.store, launch_id, f, str(out), result)
                 else:
-                    ingest_tool_output(self.store, launch_id, state.job.output, f.read(), result,
-                                       lines)
+                    ingest_tool_output(
+                        self.store, launch_id, state.job.output, f.read(), result, lines
+                    )
         returncode = state.returncode
         rc_file = base.with_suffix(".rc")
         if rc_file.exists():
             text = rc_file.read_text().strip()
             returncode = int(text) if text.lstrip("-").isdigit() else returncode
         status = state.state
-        if status == "COMPLETED" and (returncode not in (0, None) or result.errors
-                                      or result.problems or not out.exists()):
+        if status == "COMPLETED" and (
+            returncode not in (0, None) or result.errors or result.problems or not out.exists()
+        ):
             status = "FAILED"
         detail = [f"SLURM {state.state} (job {state.backend_id}), script {group['script']}"]
         if state.detail:
             detail.append(state.detail)
         if not out.exists():
-            detail.append(f"no output file {out}: the task did not start or the run "
-                          "directory is not shared with the compute nodes")
+            detail.append(
+                f"no output file {out}: the task did not start or the run "
+                "directory is not shared with the compute nodes"
+            )
         detail += [f"benchmark error: {e}" for e in result.errors]
         detail += [f"malformed output: {p}" for p in result.problems[:5]]
         err = _tail(base.with_suffix(".err"))
@@ -507,8 +655,10 @@ class SlurmBackend:
         """One line per group: job id, task counts per state, reasons (`slurm status`)."""
         data = self._data(run_id)
         states = self.poll(run_id)
-        lines = [f"run {run_id}: {len(states)} task(s) in {len(data['groups'])} SLURM "
-                 f"job(s); directory {data['rundir']}"]
+        lines = [
+            f"run {run_id}: {len(states)} task(s) in {len(data['groups'])} SLURM "
+            f"job(s); directory {data['rundir']}"
+        ]
         for group in data["groups"]:
             mine = [s for s in states if s.backend_id.startswith(group["job_id"] + "_")]
             counts: dict[str, int] = {}
@@ -519,11 +669,23 @@ class SlurmBackend:
             reasons = sorted({s.detail for s in mine if s.state == "PENDING" and s.detail})
             lines += [f"{'':14}pending: {r}" for r in reasons]
         collected = len(data["ingested"])
-        lines.append(f"collected {collected} of {len(states)} task(s)"
-                     + ("" if collected == len(states) else
-                        f"; `hpcscope slurm collect {run_id}` ingests the finished ones"))
+        lines.append(
+            f"collected {collected} of {len(states)} task(s)"
+            + (
+                ""
+                if collected == len(states)
+                else f"; `hpcscope slurm collect {run_id}` ingests the finished ones"
+            )
+        )
         return "\n".join(lines)
 
 
-__all__ = ["SlurmBackend", "SlurmError", "ScriptError", "SlurmOptions", "CollectReport",
-           "run_command", "explain_submit_error"]
+__all__ = [
+    "SlurmBackend",
+    "SlurmError",
+    "ScriptError",
+    "SlurmOptions",
+    "CollectReport",
+    "run_command",
+    "explain_submit_error",
+]

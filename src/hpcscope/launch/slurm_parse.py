@@ -9,6 +9,7 @@ gets a raw job id of its own once it starts (e.g. 127), and `sacct -c` (job-comp
 log, used when accounting is off) knows only raw ids. The batch script writes its raw id
 next to its output, so the backend can always map raw ids back to array indexes.
 """
+
 from __future__ import annotations
 
 import re
@@ -23,30 +24,45 @@ SACCT_FIELDS = "JobID,State,ExitCode"
 
 # What a backend reports, from the many states SLURM knows (JobState in launch/base.py).
 _NORMAL = {
-    "PENDING": "PENDING", "REQUEUED": "PENDING", "REQUEUE_HOLD": "PENDING",
-    "REQUEUE_FED": "PENDING", "RESV_DEL_HOLD": "PENDING", "SPECIAL_EXIT": "PENDING",
-    "RUNNING": "RUNNING", "CONFIGURING": "RUNNING", "COMPLETING": "RUNNING",
-    "SUSPENDED": "RUNNING", "STOPPED": "RUNNING", "SIGNALING": "RUNNING",
-    "STAGE_OUT": "RUNNING", "RESIZING": "RUNNING",
-    "COMPLETED": "COMPLETED", "FAILED": "FAILED", "OUT_OF_MEMORY": "FAILED",
-    "TIMEOUT": "TIMEOUT", "DEADLINE": "TIMEOUT",
-    "CANCELLED": "CANCELLED", "PREEMPTED": "CANCELLED", "REVOKED": "CANCELLED",
-    "NODE_FAIL": "NODE_FAIL", "BOOT_FAIL": "NODE_FAIL",
+    "PENDING": "PENDING",
+    "REQUEUED": "PENDING",
+    "REQUEUE_HOLD": "PENDING",
+    "REQUEUE_FED": "PENDING",
+    "RESV_DEL_HOLD": "PENDING",
+    "SPECIAL_EXIT": "PENDING",
+    "RUNNING": "RUNNING",
+    "CONFIGURING": "RUNNING",
+    "COMPLETING": "RUNNING",
+    "SUSPENDED": "RUNNING",
+    "STOPPED": "RUNNING",
+    "SIGNALING": "RUNNING",
+    "STAGE_OUT": "RUNNING",
+    "RESIZING": "RUNNING",
+    "COMPLETED": "COMPLETED",
+    "FAILED": "FAILED",
+    "OUT_OF_MEMORY": "FAILED",
+    "TIMEOUT": "TIMEOUT",
+    "DEADLINE": "TIMEOUT",
+    "CANCELLED": "CANCELLED",
+    "PREEMPTED": "CANCELLED",
+    "REVOKED": "CANCELLED",
+    "NODE_FAIL": "NODE_FAIL",
+    "BOOT_FAIL": "NODE_FAIL",
 }
 
 # Pending reasons that never resolve by waiting: the request cannot fit the partition.
 HOPELESS_REASONS = {
     "PartitionConfig": "the request does not fit the partition (more nodes or tasks per "
-                       "node than it has): lower --nodes/--ntasks-per-node or pick "
-                       "another --partition (`sinfo -s` lists them)",
+    "node than it has): lower --nodes/--ntasks-per-node or pick "
+    "another --partition (`sinfo -s` lists them)",
     "PartitionNodeLimit": "more nodes than the partition allows: lower --nodes or pick "
-                          "another --partition (`sinfo -s`)",
+    "another --partition (`sinfo -s`)",
     "PartitionTimeLimit": "--time exceeds the partition's limit: lower --time "
-                          "(`scontrol show partition P` shows MaxTime)",
+    "(`scontrol show partition P` shows MaxTime)",
     "BadConstraints": "no node has the requested --constraint features "
-                      "(`sinfo -o '%N %f'` lists them)",
+    "(`sinfo -o '%N %f'` lists them)",
     "InvalidAccount": "the account is not valid: fix --account "
-                      "(`sacctmgr show assoc user=$USER` lists yours)",
+    "(`sacctmgr show assoc user=$USER` lists yours)",
     "InvalidQOS": "the QOS is not valid: fix --qos (`sacctmgr show qos`)",
     "QOSMaxNodePerJobLimit": "more nodes than the QOS allows: lower --nodes or change --qos",
     "QOSMaxWallDurationPerJobLimit": "--time exceeds the QOS limit: lower --time",
@@ -63,13 +79,13 @@ class SlurmParseError(ValueError):
 class TaskState:
     """One array task (or a plain job when task is None) as a SLURM command reported it."""
 
-    job_id: str            # the array job id ("123"), or the raw id when the array is unknown
-    task: int | None       # array index, None for a raw id from sacct -c
-    raw_id: str            # the task's own job id; == job_id until it starts
-    state: str             # normalised: PENDING RUNNING COMPLETED FAILED TIMEOUT CANCELLED NODE_FAIL
-    slurm_state: str       # as SLURM printed it, e.g. "CANCELLED by 0", "OUT_OF_MEMORY"
-    reason: str = ""       # pending reason (squeue %r / scontrol Reason)
-    exit_code: int | None = None   # exit status, or -signal when killed by a signal
+    job_id: str  # the array job id ("123"), or the raw id when the array is unknown
+    task: int | None  # array index, None for a raw id from sacct -c
+    raw_id: str  # the task's own job id; == job_id until it starts
+    state: str  # normalised: PENDING RUNNING COMPLETED FAILED TIMEOUT CANCELLED NODE_FAIL
+    slurm_state: str  # as SLURM printed it, e.g. "CANCELLED by 0", "OUT_OF_MEMORY"
+    reason: str = ""  # pending reason (squeue %r / scontrol Reason)
+    exit_code: int | None = None  # exit status, or -signal when killed by a signal
 
     @property
     def key(self) -> str:
@@ -149,8 +165,9 @@ def parse_squeue(stdout: str) -> list[TaskState]:
 def _scontrol_pairs(line: str) -> dict[str, str]:
     """'A=1 B=x y C=2' -> {A: '1', B: 'x y', C: '2'}: a value runs to the next ' Key='."""
     pairs: dict[str, str] = {}
-    for m in re.finditer(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=(.*?)(?=\s+[A-Za-z][A-Za-z0-9_/:]*=|\s*$)",
-                         line):
+    for m in re.finditer(
+        r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=(.*?)(?=\s+[A-Za-z][A-Za-z0-9_/:]*=|\s*$)", line
+    ):
         pairs[m.group(1)] = m.group(2)
     return pairs
 
@@ -174,8 +191,7 @@ def parse_scontrol(stdout: str) -> list[TaskState]:
         job = array or raw
         for index in indexes or [None]:
             raw_id = raw if indexes is None or len(indexes) == 1 else job
-            tasks.append(TaskState(job, index, raw_id, normal_state(state), state, reason,
-                                   code))
+            tasks.append(TaskState(job, index, raw_id, normal_state(state), state, reason, code))
     return tasks
 
 
@@ -196,8 +212,17 @@ def parse_sacct(stdout: str) -> list[TaskState]:
             continue
         job, indexes = _split_array_id(ident)
         for index in indexes or [None]:
-            tasks.append(TaskState(job, index, job if indexes else ident,
-                                   normal_state(state), state, "", parse_exit_code(code)))
+            tasks.append(
+                TaskState(
+                    job,
+                    index,
+                    job if indexes else ident,
+                    normal_state(state),
+                    state,
+                    "",
+                    parse_exit_code(code),
+                )
+            )
     return tasks
 
 

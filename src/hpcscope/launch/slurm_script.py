@@ -16,6 +16,7 @@ rejected when it contains a newline or control character (which would start a ne
 executed line). Everything in the script body is shlex-quoted. Only --prelude lines are
 emitted verbatim: they are shell commands the user asked to run.
 """
+
 from __future__ import annotations
 
 import math
@@ -41,37 +42,44 @@ class SlurmOptions:
 
     partition: str | None = None
     account: str | None = None
-    time: str | None = None          # minutes ("10") or [D-]HH:MM:SS; None: from job timeouts
+    time: str | None = None  # minutes ("10") or [D-]HH:MM:SS; None: from job timeouts
     qos: str | None = None
     constraint: str | None = None
     mail_type: str | None = None
     mail_user: str | None = None
-    exclusive: bool = True           # performance runs own their nodes
-    modules: list[str] = field(default_factory=list)    # -> `module load X`
-    prelude: list[str] = field(default_factory=list)    # shell lines, verbatim
+    exclusive: bool = True  # performance runs own their nodes
+    modules: list[str] = field(default_factory=list)  # -> `module load X`
+    prelude: list[str] = field(default_factory=list)  # shell lines, verbatim
     sbatch_args: list[str] = field(default_factory=list)  # extra #SBATCH options
-    launcher: str = "srun"           # "srun" or "mpirun" (the MPI library's own)
-    srun_mpi: str | None = None      # srun --mpi=...; None: pmix for Open MPI, pmi2 for MPICH
-    array_limit: int = 1             # %K: array tasks (repeats) running at the same time
+    launcher: str = "srun"  # "srun" or "mpirun" (the MPI library's own)
+    srun_mpi: str | None = None  # srun --mpi=...; None: pmix for Open MPI, pmi2 for MPICH
+    array_limit: int = 1  # %K: array tasks (repeats) running at the same time
 
     @classmethod
-    def from_options(cls, kw: dict) -> "SlurmOptions":
+    def from_options(cls, kw: dict) -> SlurmOptions:
         """From the command line's option names (`hpcscope run ... --on slurm`)."""
-        return cls(partition=kw.get("partition"), account=kw.get("account"),
-                   time=kw.get("time"), qos=kw.get("qos"), constraint=kw.get("constraint"),
-                   mail_type=kw.get("mail_type"), mail_user=kw.get("mail_user"),
-                   exclusive=kw.get("exclusive", True), modules=list(kw.get("module") or ()),
-                   prelude=list(kw.get("prelude") or ()),
-                   sbatch_args=list(kw.get("sbatch_arg") or ()),
-                   launcher=kw.get("launcher") or "srun",
-                   array_limit=kw.get("array_limit") or 1)
+        return cls(
+            partition=kw.get("partition"),
+            account=kw.get("account"),
+            time=kw.get("time"),
+            qos=kw.get("qos"),
+            constraint=kw.get("constraint"),
+            mail_type=kw.get("mail_type"),
+            mail_user=kw.get("mail_user"),
+            exclusive=kw.get("exclusive", True),
+            modules=list(kw.get("module") or ()),
+            prelude=list(kw.get("prelude") or ()),
+            sbatch_args=list(kw.get("sbatch_arg") or ()),
+            launcher=kw.get("launcher") or "srun",
+            array_limit=kw.get("array_limit") or 1,
+        )
 
 
 @dataclass
 class JobGroup:
     """Jobs run as one array: task i (from 1) runs jobs[i-1]."""
 
-    name: str            # safe for paths and #SBATCH lines, unique in its run
+    name: str  # safe for paths and #SBATCH lines, unique in its run
     jobs: list[Job]
 
     @property
@@ -88,9 +96,18 @@ def safe_name(text: str, limit: int = 64) -> str:
 def _shape(job: Job) -> tuple:
     """What must be equal for jobs to share one batch script (everything but name/tags)."""
     mpi = (job.mpi.flavor, job.mpi.mpirun) if job.mpi else None
-    return (tuple(job.program), mpi, job.ranks, tuple(job.cpus or ()), job.nodes,
-            tuple(sorted(job.env.items())), job.timeout_s, job.output, job.oversubscribe,
-            job.suite)
+    return (
+        tuple(job.program),
+        mpi,
+        job.ranks,
+        tuple(job.cpus or ()),
+        job.nodes,
+        tuple(sorted(job.env.items())),
+        job.timeout_s,
+        job.output,
+        job.oversubscribe,
+        job.suite,
+    )
 
 
 def group_jobs(jobs: list[Job]) -> list[JobGroup]:
@@ -115,19 +132,25 @@ def group_jobs(jobs: list[Job]) -> list[JobGroup]:
 def _one_line(option: str, value: str) -> str:
     """A directive value: one line, no control characters, quoted if it has spaces."""
     if _CONTROL.search(value):
-        raise ScriptError(f"{option} {value!r} contains a newline or control character; "
-                          "a SLURM directive must be one plain line")
+        raise ScriptError(
+            f"{option} {value!r} contains a newline or control character; "
+            "a SLURM directive must be one plain line"
+        )
     if '"' in value:
-        raise ScriptError(f"{option} {value!r} contains a double quote, which #SBATCH "
-                          "lines cannot carry; remove it")
+        raise ScriptError(
+            f"{option} {value!r} contains a double quote, which #SBATCH "
+            "lines cannot carry; remove it"
+        )
     return f'"{value}"' if re.search(r"\s", value) else value
 
 
 def check_time(value: str) -> str:
     value = value.strip()
     if not _TIME.fullmatch(value):
-        raise ScriptError(f"--time {value!r} is not a SLURM time limit: give minutes "
-                          "(--time 10) or [D-]HH:MM:SS (--time 1:30:00, --time 1-00:00:00)")
+        raise ScriptError(
+            f"--time {value!r} is not a SLURM time limit: give minutes "
+            "(--time 10) or [D-]HH:MM:SS (--time 1:30:00, --time 1-00:00:00)"
+        )
     return value
 
 
@@ -138,8 +161,9 @@ def _time_for(group: JobGroup, options: SlurmOptions) -> str:
     return str(math.ceil(max(j.timeout_s for j in group.jobs) / 60) + 1)
 
 
-def directives(group: JobGroup, run_id: int | str, rundir: Path,
-               options: SlurmOptions) -> list[str]:
+def directives(
+    group: JobGroup, run_id: int | str, rundir: Path, options: SlurmOptions
+) -> list[str]:
     """The #SBATCH lines (without the prefix), in a fixed order: golden-testable."""
     job = group.first
     out_pattern = str(rundir).replace("%", "%%") + "/slurm-%A_%a.out"
@@ -164,16 +188,22 @@ def directives(group: JobGroup, run_id: int | str, rundir: Path,
     if options.exclusive:
         lines.append("--exclusive")
     lines.append(f"--time={_time_for(group, options)}")
-    for option, value in (("--partition", options.partition), ("--account", options.account),
-                          ("--qos", options.qos), ("--constraint", options.constraint),
-                          ("--mail-type", options.mail_type),
-                          ("--mail-user", options.mail_user)):
+    for option, value in (
+        ("--partition", options.partition),
+        ("--account", options.account),
+        ("--qos", options.qos),
+        ("--constraint", options.constraint),
+        ("--mail-type", options.mail_type),
+        ("--mail-user", options.mail_user),
+    ):
         if value:
             lines.append(f"{option}={_one_line(option, value)}")
     for arg in options.sbatch_args:
         if not arg.startswith("-"):
-            raise ScriptError(f"--sbatch-arg {arg!r} is not an sbatch option (it must start "
-                              "with '-', e.g. --sbatch-arg=--gres=gpu:1)")
+            raise ScriptError(
+                f"--sbatch-arg {arg!r} is not an sbatch option (it must start "
+                "with '-', e.g. --sbatch-arg=--gres=gpu:1)"
+            )
         if "=" in arg:
             key, _, value = arg.partition("=")
             lines.append(f"{_one_line('--sbatch-arg', key)}={_one_line('--sbatch-arg', value)}")
@@ -186,8 +216,9 @@ def launch_line(job: Job, options: SlurmOptions) -> list[str]:
     """The shell words that start the job's ranks inside the allocation."""
     if options.launcher not in launcher.SLURM_LAUNCHERS:
         raise ScriptError(f"launcher {options.launcher!r} is unknown: use srun or mpirun")
-    return launcher.slurm_argv(job, options.launcher, exclusive=options.exclusive,
-                               srun_mpi=options.srun_mpi)
+    return launcher.slurm_argv(
+        job, options.launcher, exclusive=options.exclusive, srun_mpi=options.srun_mpi
+    )
 
 
 def render(group: JobGroup, run_id: int | str, rundir: Path, options: SlurmOptions) -> str:
@@ -222,8 +253,13 @@ def render(group: JobGroup, run_id: int | str, rundir: Path, options: SlurmOptio
         'mkdir -p -- "$group"',
         'echo "${SLURM_JOB_ID:-}" >"$group/task-$task.jobid"',
     ]
-    if options.launcher == "mpirun" and job.mpi is not None and job.mpi.flavor != "mpich" \
-            and job.cpus and options.exclusive:
+    if (
+        options.launcher == "mpirun"
+        and job.mpi is not None
+        and job.mpi.flavor != "mpich"
+        and job.cpus
+        and options.exclusive
+    ):
         lines += launcher.rankfile_script(job)
     lines += [
         " ".join(launch_line(job, options))

@@ -45,6 +45,7 @@ MPI_Allreduce of 460800 bytes through bench/mpi/coll (2 shared, loaded cores):
                                in the benchmark (hwloc topology load, ~12 ms per rank),
                                not the simulation (an MPI hello: 0.5 s CPU for 1152 ranks).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -54,24 +55,28 @@ NODE_NAME_SEP = "-"
 
 # SimGrid's INFO chatter (one line per rank and collective selection) costs time and
 # drowns errors at thousands of ranks.
-QUIET_LOGS = ("--log=smpi_colls.thres:warning", "--log=smpi_coll.thres:warning",
-              "--log=xbt_cfg.thres:warning", "--log=smpi_config.thres:warning")
+QUIET_LOGS = (
+    "--log=smpi_colls.thres:warning",
+    "--log=smpi_coll.thres:warning",
+    "--log=xbt_cfg.thres:warning",
+    "--log=smpi_config.thres:warning",
+)
 
 
 @dataclass(frozen=True)
 class SmpiOptions:
     coll_selector: str = "ompi"
-    bw_factor: str = "0:1"             # SMPI piecewise syntax "0:f0;S1:f1;..."
+    bw_factor: str = "0:1"  # SMPI piecewise syntax "0:f0;S1:f1;..."
     lat_factor: str = "0:1"
     crosstraffic: bool = False
-    host_speed: float | None = None    # flop/s of the simulating machine; None: omit
+    host_speed: float | None = None  # flop/s of the simulating machine; None: omit
     simulate_computation: bool = True
     privatize: bool = True
     shared_malloc_threshold: int | None = None  # bytes; every malloc >= this is shared
     privatize_libs: tuple[str, ...] = ()  # shared libraries with globals, e.g. liblanecoll.so.0
-    library_path: str | None = None     # LD_LIBRARY_PATH for privatize_libs
+    library_path: str | None = None  # LD_LIBRARY_PATH for privatize_libs
     quiet: bool = True
-    extra_cfg: tuple[str, ...] = ()     # more "name:value" settings, passed as --cfg=...
+    extra_cfg: tuple[str, ...] = ()  # more "name:value" settings, passed as --cfg=...
 
 
 @dataclass(frozen=True)
@@ -97,9 +102,16 @@ def _factor_ok(text: str) -> bool:
     return bool(sizes) and sizes[0] == 0 and sizes == sorted(sizes) and all(f > 0 for f in factors)
 
 
-def smpirun_command(program: str, args: list[str] | tuple[str, ...] = (), *, platform: str,
-                    hostfile: str, np: int, options: SmpiOptions = SmpiOptions(),
-                    smpirun: str = "smpirun") -> SmpiCommand:
+def smpirun_command(
+    program: str,
+    args: list[str] | tuple[str, ...] = (),
+    *,
+    platform: str,
+    hostfile: str,
+    np: int,
+    options: SmpiOptions = SmpiOptions(),
+    smpirun: str = "smpirun",
+) -> SmpiCommand:
     """argv and env to run `program args` on np simulated ranks.
 
     platform: SimGrid XML path; hostfile: one host per rank (sim_platform.hostfile).
@@ -108,15 +120,19 @@ def smpirun_command(program: str, args: list[str] | tuple[str, ...] = (), *, pla
         raise ValueError(f"np={np!r}: needs at least one rank")
     for name in ("bw_factor", "lat_factor"):
         if not _factor_ok(getattr(options, name)):
-            raise ValueError(f"{name}={getattr(options, name)!r}: write 'bytes:factor' pairs "
-                             "separated by ';' starting at 0 bytes, e.g. '0:1' or '0:0.9;65536:1'")
+            raise ValueError(
+                f"{name}={getattr(options, name)!r}: write 'bytes:factor' pairs "
+                "separated by ';' starting at 0 bytes, e.g. '0:1' or '0:0.9;65536:1'"
+            )
     argv = [smpirun, "-np", str(np), "-platform", str(platform), "-hostfile", str(hostfile)]
     if not options.privatize:
         argv.append("-no-privatize")
-    cfg = [f"smpi/coll-selector:{options.coll_selector}",
-           f"smpi/bw-factor:{options.bw_factor}",
-           f"smpi/lat-factor:{options.lat_factor}",
-           f"network/crosstraffic:{1 if options.crosstraffic else 0}"]
+    cfg = [
+        f"smpi/coll-selector:{options.coll_selector}",
+        f"smpi/bw-factor:{options.bw_factor}",
+        f"smpi/lat-factor:{options.lat_factor}",
+        f"network/crosstraffic:{1 if options.crosstraffic else 0}",
+    ]
     if options.host_speed is not None:
         if not options.host_speed > 0:
             raise ValueError(f"host_speed={options.host_speed!r}: flop/s, must be > 0")
@@ -140,8 +156,9 @@ def smpirun_command(program: str, args: list[str] | tuple[str, ...] = (), *, pla
     return SmpiCommand(argv=argv, env=env)
 
 
-def smpicc_command(repo: str | Path, program: str, output: str | Path, *,
-                   smpicc: str = "smpicc") -> list[str]:
+def smpicc_command(
+    repo: str | Path, program: str, output: str | Path, *, smpicc: str = "smpicc"
+) -> list[str]:
     """argv building bench/mpi/<program>.c with lanecoll and bench/common into one binary.
 
     One compile-and-link line rather than cmake: lanecoll is compiled in statically (no
@@ -150,10 +167,26 @@ def smpicc_command(repo: str | Path, program: str, output: str | Path, *,
     LC_* and PMPI_* directly. Needs hwloc headers (bench/common/binding.c)."""
     repo = Path(repo)
     lanecoll_src = sorted(p for p in (repo / "lanecoll" / "src").rglob("*.c") if p.name != "pmpi.c")
-    common = [repo / "bench" / "common" / f for f in
-              ("jsonl.c", "timer.c", "options.c", "binding.c", "binding_mpi.c")]
-    return [smpicc, "-std=c11", "-O2", "-Wall", "-Wextra",
-            f"-I{repo / 'lanecoll' / 'include'}", f"-I{repo / 'lanecoll' / 'src'}",
-            f"-I{repo / 'bench' / 'common'}", f"-I{repo / 'bench' / 'mpi'}",
-            "-o", str(output), str(repo / "bench" / "mpi" / f"{program}.c"),
-            *map(str, common), *map(str, lanecoll_src), "-lhwloc", "-lm", "-lpthread"]
+    common = [
+        repo / "bench" / "common" / f
+        for f in ("jsonl.c", "timer.c", "options.c", "binding.c", "binding_mpi.c")
+    ]
+    return [
+        smpicc,
+        "-std=c11",
+        "-O2",
+        "-Wall",
+        "-Wextra",
+        f"-I{repo / 'lanecoll' / 'include'}",
+        f"-I{repo / 'lanecoll' / 'src'}",
+        f"-I{repo / 'bench' / 'common'}",
+        f"-I{repo / 'bench' / 'mpi'}",
+        "-o",
+        str(output),
+        str(repo / "bench" / "mpi" / f"{program}.c"),
+        *map(str, common),
+        *map(str, lanecoll_src),
+        "-lhwloc",
+        "-lm",
+        "-lpthread",
+    ]

@@ -1,5 +1,6 @@
 """What else shaped the numbers: kernel, compiler, CPU model, frequency policy, SMT state,
 and the environment variables MPI libraries and schedulers read. Stored with every run."""
+
 from __future__ import annotations
 
 import os
@@ -10,8 +11,19 @@ from pathlib import Path
 
 import hpcscope
 
-_VARIABLE_PREFIXES = ("OMPI_", "MPICH_", "MPIR_", "UCX_", "I_MPI_", "SLURM_", "OMP_",
-                      "HPCSCOPE_", "LANECOLL_", "HYDRA_", "PMIX_")
+_VARIABLE_PREFIXES = (
+    "OMPI_",
+    "MPICH_",
+    "MPIR_",
+    "UCX_",
+    "I_MPI_",
+    "SLURM_",
+    "OMP_",
+    "HPCSCOPE_",
+    "LANECOLL_",
+    "HYDRA_",
+    "PMIX_",
+)
 
 
 def _read(path: str) -> str | None:
@@ -52,6 +64,7 @@ def capture() -> dict:
         "smt": _read("/sys/devices/system/cpu/smt/control"),
         "python": platform.python_version(),
         "hpcscope": hpcscope.__version__,
-        "variables": {k: v for k, v in sorted(os.environ.items())
-                      if k.startswith(_VARIABLE_PREFIXES)},
+        "variables": {
+            k: v for k, v in sorted(os.environ.items()) if k.startswith(_VARIABLE_PREFIXES)
+        },
     }

@@ -4,6 +4,7 @@ Debian installs Open MPI and MPICH side by side with suffixed wrappers (mpicc.op
 mpicc.mpich); a cluster usually has one `mpicc` from a module. `--mpi` accepts a flavor,
 `auto` (the first one found), `all`, or a path to any mpicc wrapper.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,14 +27,19 @@ class MpiSpec:
     @property
     def label(self) -> str:
         return {"openmpi": "Open MPI", "mpich": "MPICH"}.get(self.flavor, self.flavor) + (
-            f" {self.version}" if self.version else "")
-
+            f" {self.version}" if self.version else ""
+        )
 
 
 FLAVORS = ("openmpi", "mpich")
-_WRAPPERS = {"openmpi": ("mpicc.openmpi", "mpirun.openmpi"), "mpich": ("mpicc.mpich", "mpirun.mpich")}
-_INSTALL_HINT = {"openmpi": "apt-get install openmpi-bin libopenmpi-dev",
-                 "mpich": "apt-get install mpich libmpich-dev"}
+_WRAPPERS = {
+    "openmpi": ("mpicc.openmpi", "mpirun.openmpi"),
+    "mpich": ("mpicc.mpich", "mpirun.mpich"),
+}
+_INSTALL_HINT = {
+    "openmpi": "apt-get install openmpi-bin libopenmpi-dev",
+    "mpich": "apt-get install mpich libmpich-dev",
+}
 
 
 class MpiNotFound(Exception):
@@ -54,8 +60,10 @@ def flavor_of(mpicc: str) -> str:
         return "openmpi"
     if "MPICH" in _output([mpicc, "-v"]):
         return "mpich"
-    raise MpiNotFound(f"{mpicc} is neither an Open MPI nor an MPICH compiler wrapper; "
-                      "pass --mpi openmpi, --mpi mpich or the path of their mpicc")
+    raise MpiNotFound(
+        f"{mpicc} is neither an Open MPI nor an MPICH compiler wrapper; "
+        "pass --mpi openmpi, --mpi mpich or the path of their mpicc"
+    )
 
 
 def version_of(flavor: str, mpirun: str) -> str:
@@ -71,7 +79,7 @@ def _from_wrapper(mpicc: str) -> MpiSpec:
         raise MpiNotFound(f"{mpicc}: not an executable; pass the path of an mpicc wrapper")
     flavor = flavor_of(path)
     folder = Path(path).parent
-    suffix = Path(path).name.removeprefix("mpicc")          # ".openmpi", ".mpich" or ""
+    suffix = Path(path).name.removeprefix("mpicc")  # ".openmpi", ".mpich" or ""
     for name in (f"mpirun{suffix}", f"mpiexec{suffix}", "mpirun", "mpiexec"):
         candidate = folder / name
         if candidate.exists():
@@ -82,9 +90,13 @@ def _from_wrapper(mpicc: str) -> MpiSpec:
 def _flavor(flavor: str) -> MpiSpec | None:
     mpicc, mpirun = _WRAPPERS[flavor]
     if shutil.which(mpicc) and shutil.which(mpirun):
-        return MpiSpec(flavor, shutil.which(mpicc), shutil.which(mpirun),
-                       version_of(flavor, shutil.which(mpirun)))
-    if shutil.which("mpicc"):                       # a cluster module's plain wrapper
+        return MpiSpec(
+            flavor,
+            shutil.which(mpicc),
+            shutil.which(mpirun),
+            version_of(flavor, shutil.which(mpirun)),
+        )
+    if shutil.which("mpicc"):  # a cluster module's plain wrapper
         try:
             spec = _from_wrapper("mpicc")
         except MpiNotFound:
@@ -103,18 +115,24 @@ def discover(spec: str) -> list[MpiSpec]:
         if word in ("auto", "all"):
             hits = [m for m in (_flavor(f) for f in FLAVORS) if m]
             if not hits:
-                raise MpiNotFound("no MPI library found; install one, e.g. "
-                                  f"{_INSTALL_HINT['openmpi']}, or run scripts/install-deps")
+                raise MpiNotFound(
+                    "no MPI library found; install one, e.g. "
+                    f"{_INSTALL_HINT['openmpi']}, or run scripts/install-deps"
+                )
             found.extend(hits[:1] if word == "auto" else hits)
         elif word in FLAVORS:
             hit = _flavor(word)
             if not hit:
-                raise MpiNotFound(f"{word} is not installed (no {_WRAPPERS[word][0]}); "
-                                  f"install it with: {_INSTALL_HINT[word]}")
+                raise MpiNotFound(
+                    f"{word} is not installed (no {_WRAPPERS[word][0]}); "
+                    f"install it with: {_INSTALL_HINT[word]}"
+                )
             found.append(hit)
         else:
-            raise MpiNotFound(f"unknown MPI '{word}': use openmpi, mpich, auto, all "
-                              "or the path of an mpicc wrapper")
+            raise MpiNotFound(
+                f"unknown MPI '{word}': use openmpi, mpich, auto, all "
+                "or the path of an mpicc wrapper"
+            )
     unique = {m.mpicc: m for m in found}
     return list(unique.values())
 

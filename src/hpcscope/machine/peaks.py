@@ -11,6 +11,7 @@ says that the measured best is used instead. Every efficiency names the Peak it 
 Units match the sample records: GFLOP/s for flops, MB/s (10^6 B/s) for memory and disk
 bandwidth, Mbit/s for network throughput.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,16 +21,17 @@ from typing import Any
 
 @dataclass
 class Peak:
-    name: str                 # "fp64", "fp32", "fp16", "bf16", "bf16_amx", "mem", "disk", "net"
-    value: float | None       # None: unknown (the formula says what is used instead)
-    unit: str                 # same unit as the samples it bounds
-    formula: str              # shown to the user
-    source: str               # where each input came from, and what was assumed
-    metric: str = "flops"     # the sample metric it bounds
+    name: str  # "fp64", "fp32", "fp16", "bf16", "bf16_amx", "mem", "disk", "net"
+    value: float | None  # None: unknown (the formula says what is used instead)
+    unit: str  # same unit as the samples it bounds
+    formula: str  # shown to the user
+    source: str  # where each input came from, and what was assumed
+    metric: str = "flops"  # the sample metric it bounds
     match: dict[str, Any] = field(default_factory=dict)  # sample params/benchmark it bounds
 
 
 # ---------------------------------------------------------------------------- cpuinfo
+
 
 @dataclass
 class CpuInfo:
@@ -40,7 +42,7 @@ class CpuInfo:
     flags: set[str] = field(default_factory=set)
     mhz: float | None = None
     processors: int = 0
-    cores: int = 0            # distinct (physical id, core id); 0 when not reported
+    cores: int = 0  # distinct (physical id, core id); 0 when not reported
 
 
 def parse_cpuinfo(text: str) -> CpuInfo:
@@ -82,12 +84,13 @@ def parse_cpuinfo(text: str) -> CpuInfo:
 
 # ------------------------------------------------------------ FLOPs per cycle by uarch
 
+
 @dataclass
 class Uarch:
     name: str
-    dp_per_cycle: int         # FP64 FLOPs per cycle per core
-    detail: str               # why, shown in the formula
-    known: bool = True        # False: assumed from the ISA only
+    dp_per_cycle: int  # FP64 FLOPs per cycle per core
+    detail: str  # why, shown in the formula
+    known: bool = True  # False: assumed from the ISA only
 
 
 _INTEL_FAMILY6 = {
@@ -128,12 +131,21 @@ def _skylake_sp(model_name: str) -> Uarch:
     m = re.search(r"(Platinum|Gold|Silver|Bronze|W)[- ](\d{4})", model_name)
     if m:
         tier, number = m.group(1), m.group(2)
-        two = tier in ("Platinum", "W") or (tier == "Gold" and (number[0] == "6" or number == "5122"))
+        two = tier in ("Platinum", "W") or (
+            tier == "Gold" and (number[0] == "6" or number == "5122")
+        )
         units = 2 if two else 1
-        return Uarch(f"Skylake-SP/Cascade Lake ({tier} {number})", 16 * units,
-                     f"AVX-512, {units} FMA unit{'s' if units > 1 else ''}")
-    return Uarch("Skylake-SP/Cascade Lake (SKU unknown)", 32,
-                 "AVX-512, 2 FMA units assumed (1 on Silver/Bronze/Gold 5xxx)", known=False)
+        return Uarch(
+            f"Skylake-SP/Cascade Lake ({tier} {number})",
+            16 * units,
+            f"AVX-512, {units} FMA unit{'s' if units > 1 else ''}",
+        )
+    return Uarch(
+        "Skylake-SP/Cascade Lake (SKU unknown)",
+        32,
+        "AVX-512, 2 FMA units assumed (1 on Silver/Bronze/Gold 5xxx)",
+        known=False,
+    )
 
 
 def _amd(family: int, model: int, flags: set[str]) -> Uarch | None:
@@ -178,6 +190,7 @@ def identify_uarch(cpu: CpuInfo) -> Uarch:
 
 # ---------------------------------------------------------------------- frequency
 
+
 def _frequency(cpu: CpuInfo, overrides: dict) -> tuple[float | None, str]:
     """GHz and where it came from: the user's value, the nominal clock in the model name,
     a measured clock, or the 'cpu MHz' line (what the kernel last saw: on VMs the host's
@@ -188,10 +201,13 @@ def _frequency(cpu: CpuInfo, overrides: dict) -> tuple[float | None, str]:
     if m:
         return float(m.group(1)), f"nominal, from the model name '{cpu.model_name}'"
     if "measured_ghz" in overrides:
-        return float(overrides["measured_ghz"]), "measured (dependent-add chain), nominal not reported"
+        return float(
+            overrides["measured_ghz"]
+        ), "measured (dependent-add chain), nominal not reported"
     if cpu.mhz:
-        return cpu.mhz / 1000.0, ("nominal not reported; /proc/cpuinfo 'cpu MHz' used "
-                                  "(turbo may run above it)")
+        return cpu.mhz / 1000.0, (
+            "nominal not reported; /proc/cpuinfo 'cpu MHz' used (turbo may run above it)"
+        )
     return None, "no frequency known"
 
 
@@ -216,6 +232,7 @@ def _parse_value(text: Any, unit: str) -> float:
 
 # ------------------------------------------------------------------------- peaks
 
+
 def _cores(topology: Any, cpu: CpuInfo) -> tuple[int, str]:
     for attr in ("cores", "n_cores", "core_count"):
         v = topology.get(attr) if isinstance(topology, dict) else getattr(topology, attr, None)
@@ -236,19 +253,32 @@ def flops_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> li
     u = identify_uarch(cpu)
     ghz, freq_src = _frequency(cpu, overrides)
     assumed = "" if u.known else "; FMA units not known for this model: assumed from the ISA"
-    src = (f"{cpu.model_name or 'CPU'} identified as {u.name}{assumed}; cores from {cores_src}; "
-           f"frequency {freq_src}")
+    src = (
+        f"{cpu.model_name or 'CPU'} identified as {u.name}{assumed}; cores from {cores_src}; "
+        f"frequency {freq_src}"
+    )
     out = []
 
     def add(name: str, per_cycle: float, what: str, extra: str = "") -> None:
         if f"{name}" in overrides:
             v = _parse_value(overrides[name], "GFLOP/s")
-            out.append(Peak(name, v, "GFLOP/s", f"user value {v:g} GFLOP/s", "--peak " + name,
-                            "flops", {"precision": name}))
+            out.append(
+                Peak(
+                    name,
+                    v,
+                    "GFLOP/s",
+                    f"user value {v:g} GFLOP/s",
+                    "--peak " + name,
+                    "flops",
+                    {"precision": name},
+                )
+            )
             return
         value = cores * ghz * per_cycle if ghz else None
-        formula = (f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x {per_cycle:g} {what} "
-                   f"FLOP/cycle ({u.detail}{extra})")
+        formula = (
+            f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x {per_cycle:g} {what} "
+            f"FLOP/cycle ({u.detail}{extra})"
+        )
         out.append(Peak(name, value, "GFLOP/s", formula, src, "flops", {"precision": name}))
 
     add("fp64", u.dp_per_cycle, "FP64")
@@ -260,9 +290,18 @@ def flops_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> li
     if "amx_bf16" in cpu.flags:
         # TDPBF16PS: 16x16x32 multiply-adds every 16 cycles per core (Intel optimization manual).
         value = cores * ghz * 1024 if ghz else None
-        out.append(Peak("bf16_amx", value, "GFLOP/s",
-                        f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x 1024 BF16 FLOP/cycle "
-                        "(AMX TDPBF16PS, one tile unit)", src, "flops", {"precision": "bf16_amx"}))
+        out.append(
+            Peak(
+                "bf16_amx",
+                value,
+                "GFLOP/s",
+                f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x 1024 BF16 FLOP/cycle "
+                "(AMX TDPBF16PS, one tile unit)",
+                src,
+                "flops",
+                {"precision": "bf16_amx"},
+            )
+        )
     return out
 
 
@@ -270,22 +309,35 @@ def memory_peak(dmidecode_text: str | None, overrides: dict) -> Peak:
     match = {"benchmark": "mem"}
     if "mem" in overrides:
         v = _parse_value(overrides["mem"], "MB/s")
-        return Peak("mem", v, "MB/s", f"user value {v:g} MB/s", "--peak mem=...", "bandwidth", match)
+        return Peak(
+            "mem", v, "MB/s", f"user value {v:g} MB/s", "--peak mem=...", "bandwidth", match
+        )
     dimms = parse_dmidecode_memory(dmidecode_text or "")
     if dimms:
         rate = min(d[0] for d in dimms)
         width = min(d[1] for d in dimms)
         n = len(dimms)
         value = n * rate * width / 8  # MT/s x bytes per transfer = MB/s
-        return Peak("mem", value, "MB/s",
-                    f"{n} channels x {rate:g} MT/s x {width // 8} bytes",
-                    "dmidecode -t memory (configured speed, data width); one populated DIMM per "
-                    "channel assumed", "bandwidth", match)
-    return Peak("mem", None, "MB/s",
-                "unknown: channels and transfer rate not reported (no dmidecode data); the "
-                "best measured bandwidth is used instead, labelled 'measured best'",
-                "dmidecode unavailable or not permitted (VMs usually hide DIMMs)", "bandwidth",
-                match)
+        return Peak(
+            "mem",
+            value,
+            "MB/s",
+            f"{n} channels x {rate:g} MT/s x {width // 8} bytes",
+            "dmidecode -t memory (configured speed, data width); one populated DIMM per "
+            "channel assumed",
+            "bandwidth",
+            match,
+        )
+    return Peak(
+        "mem",
+        None,
+        "MB/s",
+        "unknown: channels and transfer rate not reported (no dmidecode data); the "
+        "best measured bandwidth is used instead, labelled 'measured best'",
+        "dmidecode unavailable or not permitted (VMs usually hide DIMMs)",
+        "bandwidth",
+        match,
+    )
 
 
 def parse_dmidecode_memory(text: str) -> list[tuple[float, int]]:
@@ -294,54 +346,97 @@ def parse_dmidecode_memory(text: str) -> list[tuple[float, int]]:
     for block in text.split("\n\n"):
         if "Memory Device" not in block or "No Module Installed" in block:
             continue
-        speed = re.search(r"Configured (?:Memory|Clock) Speed:\s*(\d+)\s*MT/s", block) or \
-            re.search(r"\n\s*Speed:\s*(\d+)\s*MT/s", block)
+        speed = re.search(r"Configured (?:Memory|Clock) Speed:\s*(\d+)\s*MT/s", block) or re.search(
+            r"\n\s*Speed:\s*(\d+)\s*MT/s", block
+        )
         width = re.search(r"Data Width:\s*(\d+)\s*bits", block)
         if speed and width:
             out.append((float(speed.group(1)), int(width.group(1))))
     return out
 
 
-def device_peaks(overrides: dict, link_mbit: dict[str, int] | None = None,
-                 disk_model: str | None = None) -> list[Peak]:
+def device_peaks(
+    overrides: dict, link_mbit: dict[str, int] | None = None, disk_model: str | None = None
+) -> list[Peak]:
     out = []
     if "disk" in overrides:
         v = _parse_value(overrides["disk"], "MB/s")
-        out.append(Peak("disk", v, "MB/s", f"user value {v:g} MB/s", "--peak disk=...",
-                        "bandwidth", {"benchmark": "disk"}))
+        out.append(
+            Peak(
+                "disk",
+                v,
+                "MB/s",
+                f"user value {v:g} MB/s",
+                "--peak disk=...",
+                "bandwidth",
+                {"benchmark": "disk"},
+            )
+        )
     else:
-        out.append(Peak("disk", None, "MB/s",
-                        "unknown: the device does not report a rated bandwidth; the best "
-                        "measured bandwidth is used instead; give it with --peak disk=2GB/s",
-                        f"device model: {disk_model or 'not reported'}", "bandwidth",
-                        {"benchmark": "disk"}))
+        out.append(
+            Peak(
+                "disk",
+                None,
+                "MB/s",
+                "unknown: the device does not report a rated bandwidth; the best "
+                "measured bandwidth is used instead; give it with --peak disk=2GB/s",
+                f"device model: {disk_model or 'not reported'}",
+                "bandwidth",
+                {"benchmark": "disk"},
+            )
+        )
     if "net" in overrides:
         v = _parse_value(overrides["net"], "Mbit/s")
-        out.append(Peak("net", v, "Mbit/s", f"user value {v:g} Mbit/s", "--peak net=...",
-                        "throughput", {"benchmark": "net"}))
+        out.append(
+            Peak(
+                "net",
+                v,
+                "Mbit/s",
+                f"user value {v:g} Mbit/s",
+                "--peak net=...",
+                "throughput",
+                {"benchmark": "net"},
+            )
+        )
     else:
         # Loopback has no link: the node suite measures 127.0.0.1, so a NIC speed would be
         # the wrong bound; it is shown for two-node runs.
         nics = {k: v for k, v in (link_mbit or {}).items() if v and v > 0}
         text = ", ".join(f"{k} {v} Mbit/s" for k, v in sorted(nics.items())) or "none reported"
-        out.append(Peak("net", None, "Mbit/s",
-                        "unknown for loopback (127.0.0.1 has no link speed; memory-copy bound); "
-                        "the best measured throughput is used instead",
-                        f"NIC link speeds (sysfs): {text}", "throughput", {"benchmark": "net"}))
+        out.append(
+            Peak(
+                "net",
+                None,
+                "Mbit/s",
+                "unknown for loopback (127.0.0.1 has no link speed; memory-copy bound); "
+                "the best measured throughput is used instead",
+                f"NIC link speeds (sysfs): {text}",
+                "throughput",
+                {"benchmark": "net"},
+            )
+        )
     return out
 
 
-def compute_peaks(cpuinfo_text: str, topology: Any = None, overrides: dict | None = None, *,
-                  dmidecode_text: str | None = None, link_mbit: dict[str, int] | None = None,
-                  disk_model: str | None = None) -> list[Peak]:
+def compute_peaks(
+    cpuinfo_text: str,
+    topology: Any = None,
+    overrides: dict | None = None,
+    *,
+    dmidecode_text: str | None = None,
+    link_mbit: dict[str, int] | None = None,
+    disk_model: str | None = None,
+) -> list[Peak]:
     """All peaks of the node. `overrides` keys: fp64/fp32/fp16/bf16 (GFLOP/s), freq (GHz),
     measured_ghz, mem/disk (MB/s or '2GB/s'), net (Mbit/s or '100Gbit/s')."""
     overrides = dict(overrides or {})
     cpu = parse_cpuinfo(cpuinfo_text)
     cores, cores_src = _cores(topology, cpu)
-    return (flops_peaks(cpu, cores, cores_src, overrides)
-            + [memory_peak(dmidecode_text, overrides)]
-            + device_peaks(overrides, link_mbit, disk_model))
+    return (
+        flops_peaks(cpu, cores, cores_src, overrides)
+        + [memory_peak(dmidecode_text, overrides)]
+        + device_peaks(overrides, link_mbit, disk_model)
+    )
 
 
 def read_machine() -> dict[str, Any]:
@@ -365,11 +460,16 @@ def read_machine() -> dict[str, Any]:
             pass
     dmi = None
     try:
-        dmi = subprocess.run(["dmidecode", "-t", "memory"], capture_output=True, text=True,
-                             timeout=10).stdout
+        dmi = subprocess.run(
+            ["dmidecode", "-t", "memory"], capture_output=True, text=True, timeout=10
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         pass
     models = [read(p).strip() for p in glob.glob("/sys/block/*/device/model")]
-    return {"cpuinfo_text": read("/proc/cpuinfo"), "dmidecode_text": dmi, "link_mbit": links,
-            "disk_model": ", ".join(m for m in models if m) or None,
-            "cpus": os.cpu_count()}
+    return {
+        "cpuinfo_text": read("/proc/cpuinfo"),
+        "dmidecode_text": dmi,
+        "link_mbit": links,
+        "disk_model": ", ".join(m for m in models if m) or None,
+        "cpus": os.cpu_count(),
+    }

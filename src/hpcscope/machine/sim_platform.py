@@ -32,6 +32,7 @@ Cost: the file has H*H routes for H = N*S hosts (Hydra preset: 72 hosts, 5184 ro
 written in under 0.1 s). SimGrid keeps an H x H table for Full routing: fine for a few
 hundred hosts, not for thousands.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,60 +51,67 @@ class PlatformError(ValueError):
 @dataclass(frozen=True)
 class PlatformSpec:
     name: str
-    nodes: int                         # N
-    sockets: int                       # S per node
-    cores_per_socket: int              # C
-    lanes: int                         # L physical lanes (NICs, rails) per node
-    lane_placement: str                # 'per-socket' (L == S) or 'per-node'
-    lane_bandwidth: float              # bytes/s, one lane, one direction
-    lane_latency: float                # s, one way, node to node over one lane
-    intra_bandwidth: float             # bytes/s, socket to socket inside a node
-    intra_latency: float               # s
-    loopback_bandwidth: float          # bytes/s, two ranks on the same host (socket)
-    loopback_latency: float            # s
-    core_speed: float = 1e9            # flop/s per core (only used when SMPI simulates computation)
+    nodes: int  # N
+    sockets: int  # S per node
+    cores_per_socket: int  # C
+    lanes: int  # L physical lanes (NICs, rails) per node
+    lane_placement: str  # 'per-socket' (L == S) or 'per-node'
+    lane_bandwidth: float  # bytes/s, one lane, one direction
+    lane_latency: float  # s, one way, node to node over one lane
+    intra_bandwidth: float  # bytes/s, socket to socket inside a node
+    intra_latency: float  # s
+    loopback_bandwidth: float  # bytes/s, two ranks on the same host (socket)
+    loopback_latency: float  # s
+    core_speed: float = 1e9  # flop/s per core (only used when SMPI simulates computation)
     switch: str = "non-blocking"
-    taper: float = 1.0                 # tapered switch: injection/core bandwidth ratio (2.0 = 2:1)
-    source: str = ""                   # where every number comes from
+    taper: float = 1.0  # tapered switch: injection/core bandwidth ratio (2.0 = 2:1)
+    source: str = ""  # where every number comes from
 
     def validate(self) -> None:
         """Raises PlatformError naming the first bad parameter and how to fix it."""
         if not self.name or any(c.isspace() or c in "<>&\"'" for c in self.name):
-            raise PlatformError(f"name {self.name!r}: use a non-empty name without spaces or "
-                                "XML special characters")
+            raise PlatformError(
+                f"name {self.name!r}: use a non-empty name without spaces or XML special characters"
+            )
         for field_name in ("nodes", "sockets", "cores_per_socket", "lanes"):
             value = getattr(self, field_name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise PlatformError(f"{field_name}={value!r}: must be an integer >= 1")
-        for field_name in ("lane_bandwidth", "intra_bandwidth", "loopback_bandwidth",
-                           "core_speed"):
+        for field_name in ("lane_bandwidth", "intra_bandwidth", "loopback_bandwidth", "core_speed"):
             value = getattr(self, field_name)
             if not _finite(value) or value <= 0:
-                raise PlatformError(f"{field_name}={value!r}: must be a positive number "
-                                    "(bytes/s for bandwidths, flop/s for core_speed)")
+                raise PlatformError(
+                    f"{field_name}={value!r}: must be a positive number "
+                    "(bytes/s for bandwidths, flop/s for core_speed)"
+                )
         for field_name in ("lane_latency", "intra_latency", "loopback_latency"):
             value = getattr(self, field_name)
             # Zero latency is rejected too: SMPI's flow weights and the TCP-window bound
             # divide by route latency, and no real link has none.
             if not _finite(value) or value <= 0:
-                raise PlatformError(f"{field_name}={value!r}: must be a positive number of "
-                                    "seconds (e.g. 1e-6)")
+                raise PlatformError(
+                    f"{field_name}={value!r}: must be a positive number of seconds (e.g. 1e-6)"
+                )
         if self.lane_placement not in PLACEMENTS:
-            raise PlatformError(f"lane_placement={self.lane_placement!r}: use one of "
-                                f"{', '.join(PLACEMENTS)}")
+            raise PlatformError(
+                f"lane_placement={self.lane_placement!r}: use one of {', '.join(PLACEMENTS)}"
+            )
         if self.lane_placement == "per-socket" and self.lanes != self.sockets:
             raise PlatformError(
                 f"lanes={self.lanes} with lane_placement='per-socket' and sockets={self.sockets}:"
                 " one NIC per socket needs lanes == sockets; set lanes="
-                f"{self.sockets} or use lane_placement='per-node'")
+                f"{self.sockets} or use lane_placement='per-node'"
+            )
         if self.switch not in SWITCHES:
             raise PlatformError(f"switch={self.switch!r}: use one of {', '.join(SWITCHES)}")
         if not _finite(self.taper) or self.taper < 1:
-            raise PlatformError(f"taper={self.taper!r}: must be >= 1 (1 = full bisection, "
-                                "2 = 2:1 oversubscribed)")
+            raise PlatformError(
+                f"taper={self.taper!r}: must be >= 1 (1 = full bisection, 2 = 2:1 oversubscribed)"
+            )
         if self.switch == "non-blocking" and self.taper != 1:
-            raise PlatformError(f"taper={self.taper} with switch='non-blocking': set "
-                                "switch='tapered' or taper=1")
+            raise PlatformError(
+                f"taper={self.taper} with switch='non-blocking': set switch='tapered' or taper=1"
+            )
 
     @property
     def hosts_per_node(self) -> int:
@@ -126,7 +134,7 @@ class PlatformSpec:
     def hosts(self) -> list[str]:
         return [self.host(i, j) for i in range(self.nodes) for j in range(self.hosts_per_node)]
 
-    def with_(self, **changes) -> "PlatformSpec":
+    def with_(self, **changes) -> PlatformSpec:
         """A copy with some parameters changed (e.g. spec.with_(nodes=4))."""
         return replace(self, **changes)
 
@@ -152,25 +160,31 @@ def platform_xml(spec: PlatformSpec) -> str:
     per_socket = spec.lane_placement == "per-socket"
     nic_bw = spec.lane_bandwidth * (1 if per_socket else spec.lanes)
     half_lat = spec.lane_latency / 2
-    out = ["<?xml version='1.0'?>",
-           '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
-           '<platform version="4.1">',
-           f"<!-- hpcscope PlatformSpec {spec.name}: N={spec.nodes} nodes x S={spec.sockets} "
-           f"sockets x C={spec.cores_per_socket} cores, L={spec.lanes} lanes "
-           f"{spec.lane_placement}, switch {spec.switch} (taper {_num(spec.taper)}) -->"]
+    out = [
+        "<?xml version='1.0'?>",
+        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+        '<platform version="4.1">',
+        f"<!-- hpcscope PlatformSpec {spec.name}: N={spec.nodes} nodes x S={spec.sockets} "
+        f"sockets x C={spec.cores_per_socket} cores, L={spec.lanes} lanes "
+        f"{spec.lane_placement}, switch {spec.switch} (taper {_num(spec.taper)}) -->",
+    ]
     if spec.source:
         out.append(f"<!-- source: {_xml_comment(spec.source)} -->")
     if not per_socket:
-        out.append(f"<!-- lanes per node: one NIC of {spec.lanes} x {_num(spec.lane_bandwidth)} "
-                   "Bps per node host; one process can use all lanes (rail striping) -->")
+        out.append(
+            f"<!-- lanes per node: one NIC of {spec.lanes} x {_num(spec.lane_bandwidth)} "
+            "Bps per node host; one process can use all lanes (rail striping) -->"
+        )
     out.append(f'<zone id="{spec.name}" routing="Full">')
     speed = _num(spec.core_speed)
     for h in spec.hosts():
         out.append(f'  <host id="{h}" speed="{speed}f" core="{spec.cores_per_host}"/>')
 
     def link(name: str, bw: float, lat: float, policy: str = "SHARED") -> None:
-        out.append(f'  <link id="{name}" bandwidth="{_num(bw)}Bps" latency="{_num(lat)}s" '
-                   f'sharing_policy="{policy}"/>')
+        out.append(
+            f'  <link id="{name}" bandwidth="{_num(bw)}Bps" latency="{_num(lat)}s" '
+            f'sharing_policy="{policy}"/>'
+        )
 
     for h in spec.hosts():
         link(f"{h}-up", nic_bw, half_lat)
@@ -181,8 +195,11 @@ def platform_xml(spec: PlatformSpec) -> str:
             for a in range(spec.sockets):
                 for b in range(spec.sockets):
                     if a != b:
-                        link(f"n{i}-x{a}{b}" if spec.sockets <= 10 else f"n{i}-x{a}_{b}",
-                             spec.intra_bandwidth, spec.intra_latency)
+                        link(
+                            f"n{i}-x{a}{b}" if spec.sockets <= 10 else f"n{i}-x{a}_{b}",
+                            spec.intra_bandwidth,
+                            spec.intra_latency,
+                        )
     core_lanes = spec.hosts_per_node if per_socket else 1
     if spec.switch == "tapered":
         for lane in range(core_lanes):
@@ -228,14 +245,18 @@ def rank_hosts(spec: PlatformSpec, ppn: int, layout: str = "alternating") -> lis
         raise PlatformError(f"ppn={ppn!r}: processes per node must be an integer >= 1")
     per_node_cores = spec.sockets * spec.cores_per_socket
     if ppn > per_node_cores:
-        raise PlatformError(f"ppn={ppn}: more ranks per node than the {per_node_cores} cores "
-                            f"of a node (S={spec.sockets} x C={spec.cores_per_socket}); lower "
-                            "ppn or raise cores_per_socket")
+        raise PlatformError(
+            f"ppn={ppn}: more ranks per node than the {per_node_cores} cores "
+            f"of a node (S={spec.sockets} x C={spec.cores_per_socket}); lower "
+            "ppn or raise cores_per_socket"
+        )
     hpn = spec.hosts_per_node
     if hpn > 1 and ppn % hpn:
-        raise PlatformError(f"ppn={ppn} is not divisible by sockets={spec.sockets}: every "
-                            "socket (host) needs the same number of ranks; use a multiple of "
-                            f"{spec.sockets}")
+        raise PlatformError(
+            f"ppn={ppn} is not divisible by sockets={spec.sockets}: every "
+            "socket (host) needs the same number of ranks; use a multiple of "
+            f"{spec.sockets}"
+        )
     per_host = ppn // hpn
     hosts = []
     for node in range(spec.nodes):
@@ -257,48 +278,80 @@ _GBIT = 1e9 / 8  # bytes/s per Gbit/s
 # Intra-node and loopback numbers are assumptions shared by the presets: a UPI/QPI-class
 # socket link (~20 GB/s, 0.3 us) and an in-socket shared-memory copy (~10 GB/s, 0.2 us).
 # Nobody measured them on these machines; replace them with a calibration when known.
-_INTRA = dict(intra_bandwidth=20e9, intra_latency=0.3e-6,
-              loopback_bandwidth=10e9, loopback_latency=0.2e-6)
+_INTRA = dict(
+    intra_bandwidth=20e9, intra_latency=0.3e-6, loopback_bandwidth=10e9, loopback_latency=0.2e-6
+)
 
 PRESETS: dict[str, PlatformSpec] = {
     "hydra": PlatformSpec(
-        name="hydra", nodes=36, sockets=2, cores_per_socket=16, lanes=2,
-        lane_placement="per-socket", lane_bandwidth=100 * _GBIT, lane_latency=1.0e-6,
-        core_speed=2.1e9 * 16, **_INTRA,
-        source=("Paper (Traff & Hunold, Table 1 and section 2): 36 nodes, 2 sockets x 16 cores "
-                "(Xeon Gold 6130, 2.1 GHz), dual-rail OmniPath with one rail per socket on "
-                "separate networks. Assumed: 100 Gbit/s per rail (OmniPath 100 Series line "
-                "rate; the paper gives no rate), 1.0 us one-way lane latency, switch "
-                "non-blocking, core speed 2.1 GHz x 16 flop/cycle, intra-node and loopback "
-                "numbers (see _INTRA).")),
+        name="hydra",
+        nodes=36,
+        sockets=2,
+        cores_per_socket=16,
+        lanes=2,
+        lane_placement="per-socket",
+        lane_bandwidth=100 * _GBIT,
+        lane_latency=1.0e-6,
+        core_speed=2.1e9 * 16,
+        **_INTRA,
+        source=(
+            "Paper (Traff & Hunold, Table 1 and section 2): 36 nodes, 2 sockets x 16 cores "
+            "(Xeon Gold 6130, 2.1 GHz), dual-rail OmniPath with one rail per socket on "
+            "separate networks. Assumed: 100 Gbit/s per rail (OmniPath 100 Series line "
+            "rate; the paper gives no rate), 1.0 us one-way lane latency, switch "
+            "non-blocking, core speed 2.1 GHz x 16 flop/cycle, intra-node and loopback "
+            "numbers (see _INTRA)."
+        ),
+    ),
     "vsc3": PlatformSpec(
-        name="vsc3", nodes=100, sockets=2, cores_per_socket=8, lanes=2,
-        lane_placement="per-socket", lane_bandwidth=32 * _GBIT, lane_latency=1.5e-6,
-        core_speed=2.6e9 * 8, **_INTRA,
-        source=("Paper (Table 1, Table 3): VSC-3, 16 processes per node on 2 sockets (Xeon "
-                "E5-2650v2, 2.6 GHz, 8 cores each), InfiniBand Intel QDR-80 dual rail; the "
-                "machine has 2020 nodes, the lane-pattern run used N=100. Assumed: one rail "
-                "per socket, QDR data rate 32 Gbit/s per rail (40 Gbit/s signalling, 8b/10b), "
-                "1.5 us one-way latency, non-blocking switch, 8 flop/cycle, intra-node and "
-                "loopback numbers (see _INTRA).")),
+        name="vsc3",
+        nodes=100,
+        sockets=2,
+        cores_per_socket=8,
+        lanes=2,
+        lane_placement="per-socket",
+        lane_bandwidth=32 * _GBIT,
+        lane_latency=1.5e-6,
+        core_speed=2.6e9 * 8,
+        **_INTRA,
+        source=(
+            "Paper (Table 1, Table 3): VSC-3, 16 processes per node on 2 sockets (Xeon "
+            "E5-2650v2, 2.6 GHz, 8 cores each), InfiniBand Intel QDR-80 dual rail; the "
+            "machine has 2020 nodes, the lane-pattern run used N=100. Assumed: one rail "
+            "per socket, QDR data rate 32 Gbit/s per rail (40 Gbit/s signalling, 8b/10b), "
+            "1.5 us one-way latency, non-blocking switch, 8 flop/cycle, intra-node and "
+            "loopback numbers (see _INTRA)."
+        ),
+    ),
     "jupiter": PlatformSpec(
-        name="jupiter", nodes=36, sockets=2, cores_per_socket=8, lanes=1,
-        lane_placement="per-node", lane_bandwidth=32 * _GBIT, lane_latency=1.5e-6,
-        core_speed=2.3e9 * 4, **_INTRA,
-        source=("Paper (appendix D): 'Jupiter', 36 nodes of 2 x 8-core AMD Opteron 6134 at "
-                "2.3 GHz, single-lane InfiniBand through a Mellanox MT4036 QDR switch, used "
-                "as the single-lane sanity check. Assumed: QDR data rate 32 Gbit/s, 1.5 us "
-                "one-way latency, non-blocking switch, 4 flop/cycle, intra-node and loopback "
-                "numbers (see _INTRA).")),
+        name="jupiter",
+        nodes=36,
+        sockets=2,
+        cores_per_socket=8,
+        lanes=1,
+        lane_placement="per-node",
+        lane_bandwidth=32 * _GBIT,
+        lane_latency=1.5e-6,
+        core_speed=2.3e9 * 4,
+        **_INTRA,
+        source=(
+            "Paper (appendix D): 'Jupiter', 36 nodes of 2 x 8-core AMD Opteron 6134 at "
+            "2.3 GHz, single-lane InfiniBand through a Mellanox MT4036 QDR switch, used "
+            "as the single-lane sanity check. Assumed: QDR data rate 32 Gbit/s, 1.5 us "
+            "one-way latency, non-blocking switch, 4 flop/cycle, intra-node and loopback "
+            "numbers (see _INTRA)."
+        ),
+    ),
 }
 
 
 # --- user platform files --------------------------------------------------------------
 
+
 @dataclass
 class PlatformFile:
     path: str
-    hosts: dict[str, int] = field(default_factory=dict)   # host name -> cores
+    hosts: dict[str, int] = field(default_factory=dict)  # host name -> cores
     links: list[str] = field(default_factory=list)
 
 
@@ -351,8 +404,9 @@ def load_platform_file(path: str) -> PlatformFile:
             try:
                 cores = int(attrs.get("core", "1"))
             except ValueError:
-                problems.append(f"{where}: host {name!r} core={attrs.get('core')!r} is not an "
-                                "integer")
+                problems.append(
+                    f"{where}: host {name!r} core={attrs.get('core')!r} is not an integer"
+                )
                 return
             if cores < 1:
                 problems.append(f"{where}: host {name!r} core={cores}: must be >= 1")
@@ -380,13 +434,17 @@ def load_platform_file(path: str) -> PlatformFile:
     try:
         parser.Parse(data, True)
     except expat.ExpatError as exc:
-        raise PlatformError(f"{path}:{exc.lineno}: not well-formed XML "
-                            f"({expat.ErrorString(exc.code)}, column {exc.offset + 1})") from None
+        raise PlatformError(
+            f"{path}:{exc.lineno}: not well-formed XML "
+            f"({expat.ErrorString(exc.code)}, column {exc.offset + 1})"
+        ) from None
     if problems:
         raise PlatformError(problems[0])
     if not info.hosts:
         raise PlatformError(f"{path}: no <host> or <cluster>: SMPI needs hosts to place ranks")
     if not info.links:
-        raise PlatformError(f"{path}: no <link>, <backbone> or <cluster>: ranks on different "
-                            "hosts could not communicate")
+        raise PlatformError(
+            f"{path}: no <link>, <backbone> or <cluster>: ranks on different "
+            "hosts could not communicate"
+        )
     return info

@@ -13,13 +13,15 @@ Numbering: `os_index` is what the OS and the launchers use (taskset, rankfiles, 
 map_cpu); packages and cores are numbered by hwloc's logical order (document order), since
 their OS indices may be sparse; NUMA nodes by OS index (what numactl uses).
 """
+
 from __future__ import annotations
 
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from hpcscope.formatting import format_bytes
 
@@ -35,42 +37,42 @@ class TopologyError(RuntimeError):
 
 @dataclass
 class Package:
-    index: int                      # logical index (0, 1, ...)
-    os_index: int                   # physical package id, may be sparse
-    cpus: list[int]                 # PU OS indices
-    model: str = ""                 # hwloc info CPUModel, if discovered
+    index: int  # logical index (0, 1, ...)
+    os_index: int  # physical package id, may be sparse
+    cpus: list[int]  # PU OS indices
+    model: str = ""  # hwloc info CPUModel, if discovered
 
 
 @dataclass
 class NumaNode:
     os_index: int
-    memory: int                     # bytes local to this node
-    cpus: list[int]                 # PU OS indices; empty for memory-only nodes (HBM, CXL)
+    memory: int  # bytes local to this node
+    cpus: list[int]  # PU OS indices; empty for memory-only nodes (HBM, CXL)
 
 
 @dataclass
 class Core:
-    index: int                      # logical index over the whole machine
-    package: int                    # logical package index
-    numa: int                       # NUMA node OS index
-    pus: list[int]                  # PU OS indices, in hwloc order (smt_index order)
+    index: int  # logical index over the whole machine
+    package: int  # logical package index
+    numa: int  # NUMA node OS index
+    pus: list[int]  # PU OS indices, in hwloc order (smt_index order)
 
 
 @dataclass
 class PU:
     os_index: int
-    core: int                       # logical core index
-    package: int                    # logical package index
-    numa: int                       # NUMA node OS index
-    smt_index: int                  # 0 for the first hardware thread of its core
+    core: int  # logical core index
+    package: int  # logical package index
+    numa: int  # NUMA node OS index
+    smt_index: int  # 0 for the first hardware thread of its core
 
 
 @dataclass
 class Cache:
-    level: int                      # 1, 2, 3, ...
-    type: str                       # "data", "unified" or "instruction"
-    size: int                       # bytes of this instance
-    cpus: list[int]                 # PU OS indices sharing this instance
+    level: int  # 1, 2, 3, ...
+    type: str  # "data", "unified" or "instruction"
+    size: int  # bytes of this instance
+    cpus: list[int]  # PU OS indices sharing this instance
 
     @property
     def name(self) -> str:
@@ -81,12 +83,12 @@ class Cache:
 
 @dataclass
 class Nic:
-    name: str                       # OS name: eth0, ib0, mlx5_0, hfi1_0
-    type: str                       # "network" (Ethernet/IPoIB netdev) or "openfabrics"
-    subtype: str = ""               # hwloc subtype attribute when present
-    link_speed_gbs: float | None = None   # PCI link speed in GB/s; None when unknown
+    name: str  # OS name: eth0, ib0, mlx5_0, hfi1_0
+    type: str  # "network" (Ethernet/IPoIB netdev) or "openfabrics"
+    subtype: str = ""  # hwloc subtype attribute when present
+    link_speed_gbs: float | None = None  # PCI link speed in GB/s; None when unknown
     pci_busid: str = ""
-    address: str = ""               # MAC address, or NodeGUID for OpenFabrics devices
+    address: str = ""  # MAC address, or NodeGUID for OpenFabrics devices
 
 
 @dataclass
@@ -111,7 +113,7 @@ class Topology:
             raise TopologyError(f"hwloc XML does not parse: {exc}") from exc
         machine = root.find("object")
         if root.tag != "topology" or machine is None:
-            raise TopologyError("not an hwloc topology: expected <topology><object type=\"Machine\">")
+            raise TopologyError('not an hwloc topology: expected <topology><object type="Machine">')
         return _Parser(machine).build(text)
 
     @classmethod
@@ -126,15 +128,18 @@ class Topology:
         if exe is None:
             raise TopologyError(
                 "hwloc's lstopo is not installed; it discovers the machine topology. "
-                "Install it with `apt-get install hwloc` (Debian/Ubuntu) or load an hwloc module.")
+                "Install it with `apt-get install hwloc` (Debian/Ubuntu) or load an hwloc module."
+            )
         try:
-            proc = subprocess.run([exe, "--of", "xml"], capture_output=True, text=True,
-                                  timeout=120, check=False)
+            proc = subprocess.run(
+                [exe, "--of", "xml"], capture_output=True, text=True, timeout=120, check=False
+            )
         except subprocess.TimeoutExpired as exc:
             raise TopologyError(f"{exe} --of xml did not finish in 120 s") from exc
         if proc.returncode != 0:
             raise TopologyError(
-                f"{exe} --of xml failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+                f"{exe} --of xml failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"
+            )
         return cls.from_xml(proc.stdout)
 
     # ----- queries ------------------------------------------------------------------
@@ -177,16 +182,20 @@ class Topology:
         """One line, e.g. '1 package x 2 cores x 1 hardware thread, 1 NUMA node, 5.6 GiB;
         L1d 32 KiB, L2 512 KiB per core, L3 32 MiB shared by 2 cores'."""
         npk = len(self.packages)
-        cores_per = _uniform([sum(1 for c in self.cores if c.package == p.index) for p in self.packages])
+        cores_per = _uniform(
+            [sum(1 for c in self.cores if c.package == p.index) for p in self.packages]
+        )
         threads = _uniform([len(c.pus) for c in self.cores])
         nnuma = len(self.numa_nodes)
-        head = (f"{_plural(npk, 'package')} x {_plural(cores_per, 'core')} x "
-                f"{_plural(threads, 'hardware thread')}, {_plural(nnuma, 'NUMA node')}, "
-                f"{format_bytes(self.total_memory)}")
+        head = (
+            f"{_plural(npk, 'package')} x {_plural(cores_per, 'core')} x "
+            f"{_plural(threads, 'hardware thread')}, {_plural(nnuma, 'NUMA node')}, "
+            f"{format_bytes(self.total_memory)}"
+        )
         per_core, shared = [], []
         for name, size in self.cache_sizes().items():
             if name.endswith("i"):
-                continue   # instruction caches matter little for data movement; kept in the tree
+                continue  # instruction caches matter little for data movement; kept in the tree
             n = self._cores_sharing(name)
             if n <= 1:
                 per_core.append(f"{name} {format_bytes(size)}")
@@ -209,27 +218,37 @@ class Topology:
             pset = set(pkg.cpus)
             for node in self.numa_nodes:
                 if node.cpus and set(node.cpus) <= pset:
-                    lines.append(f"    NUMA node {node.os_index} ({format_bytes(node.memory)}):"
-                                 f" CPUs {format_cpulist(node.cpus)}")
+                    lines.append(
+                        f"    NUMA node {node.os_index} ({format_bytes(node.memory)}):"
+                        f" CPUs {format_cpulist(node.cpus)}"
+                    )
                     for llc in self.last_level_caches():
                         common = sorted(set(llc.cpus) & set(node.cpus))
                         if common:
-                            lines.append(f"      {llc.name} {format_bytes(llc.size)}"
-                                         f" (CPUs {format_cpulist(llc.cpus)})")
+                            lines.append(
+                                f"      {llc.name} {format_bytes(llc.size)}"
+                                f" (CPUs {format_cpulist(llc.cpus)})"
+                            )
                             for core in self.cores:
                                 if core.pus[0] in common:
-                                    lines.append(f"        core {core.index}: PU "
-                                                 + ",".join(map(str, core.pus)))
+                                    lines.append(
+                                        f"        core {core.index}: PU "
+                                        + ",".join(map(str, core.pus))
+                                    )
                     if not self.last_level_caches():
                         for core in self.cores:
                             if core.pus[0] in node.cpus:
-                                lines.append(f"      core {core.index}: PU " + ",".join(map(str, core.pus)))
+                                lines.append(
+                                    f"      core {core.index}: PU " + ",".join(map(str, core.pus))
+                                )
         memory_only = [n for n in self.numa_nodes if not n.cpus]
         for node in memory_only:
             lines.append(f"  NUMA node {node.os_index} ({format_bytes(node.memory)}): memory only")
         for nic in self.nics:
             speed = f", PCI {nic.link_speed_gbs:g} GB/s" if nic.link_speed_gbs else ""
-            extra = ", ".join(x for x in (nic.subtype, nic.address, nic.pci_busid and f"PCI {nic.pci_busid}") if x)
+            extra = ", ".join(
+                x for x in (nic.subtype, nic.address, nic.pci_busid and f"PCI {nic.pci_busid}") if x
+            )
             lines.append(f"  NIC {nic.name} ({nic.type}{', ' + extra if extra else ''}{speed})")
         return "\n".join(lines)
 
@@ -245,11 +264,18 @@ class Topology:
     def _cores_sharing(self, cache_name: str) -> int:
         """How many cores one instance of this cache level serves (largest instance)."""
         pu_core = {p.os_index: p.core for p in self.pus}
-        return max((len({pu_core[c] for c in cache.cpus if c in pu_core})
-                    for cache in self.caches if cache.name == cache_name), default=0)
+        return max(
+            (
+                len({pu_core[c] for c in cache.cpus if c in pu_core})
+                for cache in self.caches
+                if cache.name == cache_name
+            ),
+            default=0,
+        )
 
 
 # ----- parsing ----------------------------------------------------------------------------
+
 
 class _Parser:
     """Collects hwloc objects by type, then derives relations from cpusets."""
@@ -264,14 +290,23 @@ class _Parser:
             raise TopologyError("hwloc XML has no PU objects: cannot place processes")
         pu_ids = [int(e.get("os_index", "0")) for e in pu_elems]
 
-        packages = [Package(index=i, os_index=int(e.get("os_index", str(i))), cpus=_cpus(e),
-                            model=_info(e, "CPUModel"))
-                    for i, e in enumerate(e for e, _ in objs if e.get("type") in ("Package", "Socket"))]
-        if not packages:   # some platforms report no package: treat the machine as one
+        packages = [
+            Package(
+                index=i,
+                os_index=int(e.get("os_index", str(i))),
+                cpus=_cpus(e),
+                model=_info(e, "CPUModel"),
+            )
+            for i, e in enumerate(e for e, _ in objs if e.get("type") in ("Package", "Socket"))
+        ]
+        if not packages:  # some platforms report no package: treat the machine as one
             packages = [Package(index=0, os_index=0, cpus=sorted(pu_ids))]
 
-        numa_nodes = [NumaNode(os_index=int(e.get("os_index", "0")), memory=_memory(e), cpus=_cpus(e))
-                      for e, _ in objs if e.get("type") == "NUMANode"]
+        numa_nodes = [
+            NumaNode(os_index=int(e.get("os_index", "0")), memory=_memory(e), cpus=_cpus(e))
+            for e, _ in objs
+            if e.get("type") == "NUMANode"
+        ]
         numa_nodes.sort(key=lambda n: n.os_index)
         if not numa_nodes:
             numa_nodes = [NumaNode(os_index=0, memory=_memory(self.machine), cpus=sorted(pu_ids))]
@@ -303,23 +338,46 @@ class _Parser:
         cores: list[Core] = []
         for ci, li in sorted(logical.items(), key=lambda kv: kv[1]):
             members = [c for c in pu_ids if core_of_pu[c] == ci]
-            cores.append(Core(index=li, package=owner(members[0], pkg_sets),
-                              numa=numa_of(members[0]), pus=members))
+            cores.append(
+                Core(
+                    index=li,
+                    package=owner(members[0], pkg_sets),
+                    numa=numa_of(members[0]),
+                    pus=members,
+                )
+            )
         pus: list[PU] = []
         for cpu in pu_ids:
             core = cores[logical[core_of_pu[cpu]]]
-            pus.append(PU(os_index=cpu, core=core.index, package=core.package, numa=numa_of(cpu),
-                          smt_index=core.pus.index(cpu)))
+            pus.append(
+                PU(
+                    os_index=cpu,
+                    core=core.index,
+                    package=core.package,
+                    numa=numa_of(cpu),
+                    smt_index=core.pus.index(cpu),
+                )
+            )
 
         caches = [c for c in (_cache(e) for e, _ in objs) if c is not None]
         nics = [n for n in (_nic(e, parent) for e, parent in objs) if n is not None]
         total = sum(n.memory for n in numa_nodes) or _memory(self.machine)
-        return Topology(hostname=_info(self.machine, "HostName"), packages=packages,
-                        numa_nodes=numa_nodes, cores=cores, pus=pus, caches=caches, nics=nics,
-                        total_memory=total, xml=text)
+        return Topology(
+            hostname=_info(self.machine, "HostName"),
+            packages=packages,
+            numa_nodes=numa_nodes,
+            cores=cores,
+            pus=pus,
+            caches=caches,
+            nics=nics,
+            total_memory=total,
+            xml=text,
+        )
 
 
-def _walk(elem: ET.Element, parent: ET.Element | None) -> Iterator[tuple[ET.Element, ET.Element | None]]:
+def _walk(
+    elem: ET.Element, parent: ET.Element | None
+) -> Iterator[tuple[ET.Element, ET.Element | None]]:
     """All <object> elements in document order, each with its parent object."""
     yield elem, parent
     for child in elem.findall("object"):
@@ -376,7 +434,9 @@ def _cache(elem: ET.Element) -> Cache | None:
     ctype = _CACHE_TYPES.get(int(elem.get("cache_type", "-1")), "")
     if not ctype:
         ctype = "instruction" if kind.endswith("iCache") else "unified"
-    return Cache(level=level, type=ctype, size=int(elem.get("cache_size", "0") or 0), cpus=_cpus(elem))
+    return Cache(
+        level=level, type=ctype, size=int(elem.get("cache_size", "0") or 0), cpus=_cpus(elem)
+    )
 
 
 def _nic(elem: ET.Element, parent: ET.Element | None) -> Nic | None:
@@ -391,13 +451,20 @@ def _nic(elem: ET.Element, parent: ET.Element | None) -> Nic | None:
     if parent is not None and parent.get("type") == "PCIDev":
         busid = parent.get("pci_busid", "")
         raw = float(parent.get("pci_link_speed", "0") or 0)
-        speed = raw if raw > 0 else None   # 0 means hwloc could not read it (e.g. virtio)
+        speed = raw if raw > 0 else None  # 0 means hwloc could not read it (e.g. virtio)
     address = _info(elem, "Address") or _info(elem, "NodeGUID")
-    return Nic(name=elem.get("name", ""), type=kind, subtype=elem.get("subtype", ""),
-               link_speed_gbs=speed, pci_busid=busid, address=address)
+    return Nic(
+        name=elem.get("name", ""),
+        type=kind,
+        subtype=elem.get("subtype", ""),
+        link_speed_gbs=speed,
+        pci_busid=busid,
+        address=address,
+    )
 
 
 # ----- CPU lists as taskset and /sys write them --------------------------------------------
+
 
 def format_cpulist(cpus: list[int]) -> str:
     """[0, 1, 2, 5] -> '0-2,5' (the syntax of taskset -c and /sys cpulist files)."""

@@ -21,6 +21,7 @@ starts at core 0. If CPU 0 is noisy (interrupts, housekeeping), pass explicit CP
 
 CPU numbers are OS indices (what taskset, lstopo's P#, rankfiles and srun use).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,27 +48,37 @@ class PlacementError(RuntimeError):
 
 @dataclass
 class Placement:
-    name: str                       # class name, or "cpus:0,7" for an explicit list
-    cpus: list[int]                 # OS CPU index per rank (rank i on cpus[i]); [] when skipped
-    nodes: int                      # distinct nodes the ranks span
+    name: str  # class name, or "cpus:0,7" for an explicit list
+    cpus: list[int]  # OS CPU index per rank (rank i on cpus[i]); [] when skipped
+    nodes: int  # distinct nodes the ranks span
     description: str
-    skipped: str | None = None      # why this machine cannot offer the class
-    relation: str = ""              # the class whose relation the CPUs satisfy
+    skipped: str | None = None  # why this machine cannot offer the class
+    relation: str = ""  # the class whose relation the CPUs satisfy
 
     @property
     def ranks(self) -> int:
         return len(self.cpus)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "cpus": list(self.cpus), "nodes": self.nodes,
-                "description": self.description, "skipped": self.skipped,
-                "relation": self.relation}
+        return {
+            "name": self.name,
+            "cpus": list(self.cpus),
+            "nodes": self.nodes,
+            "description": self.description,
+            "skipped": self.skipped,
+            "relation": self.relation,
+        }
 
 
 # ----- planning ---------------------------------------------------------------------------
 
-def plan_placements(topo: Topology, classes: list[str], explicit_cpus: list[int] | None = None,
-                    nodes_available: int = 1) -> list[Placement]:
+
+def plan_placements(
+    topo: Topology,
+    classes: list[str],
+    explicit_cpus: list[int] | None = None,
+    nodes_available: int = 1,
+) -> list[Placement]:
     """One Placement per requested class (in the order given), then one for explicit CPUs.
 
     Raises ValueError for an unknown class or an invalid explicit CPU list; a class the
@@ -75,8 +86,10 @@ def plan_placements(topo: Topology, classes: list[str], explicit_cpus: list[int]
     """
     unknown = [c for c in classes if c not in CLASSES]
     if unknown:
-        raise ValueError(f"unknown placement class {', '.join(map(repr, unknown))}: "
-                         f"valid classes are {', '.join(CLASSES)} (or explicit CPUs such as 0,1)")
+        raise ValueError(
+            f"unknown placement class {', '.join(map(repr, unknown))}: "
+            f"valid classes are {', '.join(CLASSES)} (or explicit CPUs such as 0,1)"
+        )
     planners = {"smt": _plan_smt, "core": _plan_core, "numa": _plan_numa, "socket": _plan_socket}
     out: list[Placement] = []
     for cls in classes:
@@ -90,8 +103,14 @@ def plan_placements(topo: Topology, classes: list[str], explicit_cpus: list[int]
 
 
 def _skip(name: str, reason: str, nodes: int = 1) -> Placement:
-    return Placement(name=name, cpus=[], nodes=nodes, description=f"{name}: skipped ({reason})",
-                     skipped=reason, relation=name)
+    return Placement(
+        name=name,
+        cpus=[],
+        nodes=nodes,
+        description=f"{name}: skipped ({reason})",
+        skipped=reason,
+        relation=name,
+    )
 
 
 def _where(topo: Topology, cpu: int) -> str:
@@ -103,9 +122,16 @@ def _plan_smt(topo: Topology) -> Placement:
     for core in topo.cores:
         if len(core.pus) >= 2:
             a, b = core.pus[0], core.pus[1]
-            return Placement("smt", [a, b], 1, relation="smt", description=(
-                f"two hardware threads of core {core.index} (package {core.package}, NUMA node "
-                f"{core.numa}): CPUs {a} and {b}; they share the core's L1/L2 and execution units"))
+            return Placement(
+                "smt",
+                [a, b],
+                1,
+                relation="smt",
+                description=(
+                    f"two hardware threads of core {core.index} (package {core.package}, NUMA node "
+                    f"{core.numa}): CPUs {a} and {b}; they share the core's L1/L2 and execution units"
+                ),
+            )
     return _skip("smt", f"no SMT: each core has {topo.smt} hardware thread")
 
 
@@ -113,8 +139,9 @@ def _plan_core(topo: Topology) -> Placement:
     # Two cores that share the last-level cache and a NUMA node: the cheapest path between
     # cores. Without cache information the package stands in for the cache domain.
     llcs = topo.last_level_caches()
-    domains = [(set(c.cpus), f"{c.name} {format_bytes(c.size)}") for c in llcs] or \
-              [(set(p.cpus), f"package {p.index}") for p in topo.packages]
+    domains = [(set(c.cpus), f"{c.name} {format_bytes(c.size)}") for c in llcs] or [
+        (set(p.cpus), f"package {p.index}") for p in topo.packages
+    ]
     for cpus, label in domains:
         by_numa: dict[int, list[int]] = {}
         for core in topo.cores:
@@ -123,9 +150,16 @@ def _plan_core(topo: Topology) -> Placement:
         for numa, members in by_numa.items():
             if len(members) >= 2:
                 c0, c1 = topo.cores[members[0]], topo.cores[members[1]]
-                return Placement("core", [c0.pus[0], c1.pus[0]], 1, relation="core", description=(
-                    f"cores {c0.index} and {c1.index} of package {c0.package}, NUMA node {numa}, "
-                    f"sharing {label}: CPUs {c0.pus[0]} and {c1.pus[0]}"))
+                return Placement(
+                    "core",
+                    [c0.pus[0], c1.pus[0]],
+                    1,
+                    relation="core",
+                    description=(
+                        f"cores {c0.index} and {c1.index} of package {c0.package}, NUMA node {numa}, "
+                        f"sharing {label}: CPUs {c0.pus[0]} and {c1.pus[0]}"
+                    ),
+                )
     if max(sum(1 for c in topo.cores if c.package == p.index) for p in topo.packages) < 2:
         return _skip("core", "1 core per package")
     return _skip("core", "no two cores share a last-level cache and a NUMA node")
@@ -138,9 +172,16 @@ def _plan_numa(topo: Topology) -> Placement:
         if len(nodes) >= 2:
             firsts = [next(c for c in topo.cores if c.pus[0] in n.cpus) for n in nodes[:2]]
             a, b = firsts[0].pus[0], firsts[1].pus[0]
-            return Placement("numa", [a, b], 1, relation="numa", description=(
-                f"first cores of NUMA nodes {nodes[0].os_index} and {nodes[1].os_index} of package "
-                f"{pkg.index}: CPUs {a} and {b}"))
+            return Placement(
+                "numa",
+                [a, b],
+                1,
+                relation="numa",
+                description=(
+                    f"first cores of NUMA nodes {nodes[0].os_index} and {nodes[1].os_index} of package "
+                    f"{pkg.index}: CPUs {a} and {b}"
+                ),
+            )
     return _skip("numa", "one NUMA node per package")
 
 
@@ -149,8 +190,13 @@ def _plan_socket(topo: Topology) -> Placement:
         return _skip("socket", f"{len(topo.packages)} package")
     firsts = [next(c for c in topo.cores if c.package == p.index) for p in topo.packages[:2]]
     a, b = firsts[0].pus[0], firsts[1].pus[0]
-    return Placement("socket", [a, b], 1, relation="socket", description=(
-        f"first cores of packages 0 and 1: {_where(topo, a)} and {_where(topo, b)}"))
+    return Placement(
+        "socket",
+        [a, b],
+        1,
+        relation="socket",
+        description=(f"first cores of packages 0 and 1: {_where(topo, a)} and {_where(topo, b)}"),
+    )
 
 
 def _plan_node(topo: Topology, nodes_available: int) -> Placement:
@@ -161,9 +207,16 @@ def _plan_node(topo: Topology, nodes_available: int) -> Placement:
     # two ranks pinned to one CPU would time-share it (milliseconds per message).
     first = topo.cores[0].pus[0]
     second = topo.cores[1].pus[0] if len(topo.cores) > 1 else first
-    return Placement("node", [first, second], 2, relation="node", description=(
-        f"one rank on each of 2 nodes, on CPU {first} and CPU {second} (first cores; "
-        "nodes assumed alike)"))
+    return Placement(
+        "node",
+        [first, second],
+        2,
+        relation="node",
+        description=(
+            f"one rank on each of 2 nodes, on CPU {first} and CPU {second} (first cores; "
+            "nodes assumed alike)"
+        ),
+    )
 
 
 def relation_of(topo: Topology, cpus: list[int]) -> str:
@@ -187,23 +240,35 @@ def explicit_placement(topo: Topology, cpus: list[int]) -> Placement:
     valid = {p.os_index for p in topo.pus}
     bad = [c for c in cpus if c not in valid]
     if bad:
-        raise ValueError(f"CPU {', '.join(map(str, bad))} does not exist on this machine: valid CPUs "
-                         f"are {topo.cpu_range()} (OS indices, as lstopo's P# and taskset -c)")
+        raise ValueError(
+            f"CPU {', '.join(map(str, bad))} does not exist on this machine: valid CPUs "
+            f"are {topo.cpu_range()} (OS indices, as lstopo's P# and taskset -c)"
+        )
     dups = sorted({c for c in cpus if cpus.count(c) > 1})
     if dups:
-        raise ValueError(f"CPU {', '.join(map(str, dups))} given more than once: ranks sharing one "
-                         f"hardware thread time-share it, which measures the scheduler, not the "
-                         f"hardware; give distinct CPUs")
+        raise ValueError(
+            f"CPU {', '.join(map(str, dups))} given more than once: ranks sharing one "
+            f"hardware thread time-share it, which measures the scheduler, not the "
+            f"hardware; give distinct CPUs"
+        )
     rel = relation_of(topo, cpus)
     name = "cpus:" + ",".join(map(str, cpus))
     where = "; ".join(f"rank {r} on {_where(topo, c)}" for r, c in enumerate(cpus))
-    corresponds = ("" if rel == "single" else
-                   f"; corresponds to class '{rel}' ({_RELATION_TEXT[rel]})")
-    return Placement(name, list(cpus), 1, relation=rel,
-                     description=f"explicit CPUs {','.join(map(str, cpus))}: {where}{corresponds}")
+    corresponds = (
+        "" if rel == "single" else f"; corresponds to class '{rel}' ({_RELATION_TEXT[rel]})"
+    )
+    return Placement(
+        name,
+        list(cpus),
+        1,
+        relation=rel,
+        description=f"explicit CPUs {','.join(map(str, cpus))}: {where}{corresponds}",
+    )
 
 
-def max_ranks_check(topo: Topology, ranks: int, nodes: int = 1, oversubscribe: bool = False) -> str | None:
+def max_ranks_check(
+    topo: Topology, ranks: int, nodes: int = 1, oversubscribe: bool = False
+) -> str | None:
     """Refuse more ranks than hardware threads unless oversubscription is asked for.
 
     Returns None when the ranks fit, a warning text when they do not but oversubscribe is
@@ -212,12 +277,16 @@ def max_ranks_check(topo: Topology, ranks: int, nodes: int = 1, oversubscribe: b
     capacity = len(topo.pus) * max(nodes, 1)
     if ranks <= capacity:
         return None
-    what = (f"{ranks} ranks but {_node_count(nodes)} {'has' if nodes == 1 else 'have'} "
-            f"{capacity} hardware threads")
+    what = (
+        f"{ranks} ranks but {_node_count(nodes)} {'has' if nodes == 1 else 'have'} "
+        f"{capacity} hardware threads"
+    )
     if oversubscribe:
         return f"{what}: oversubscribed, run for correctness only; its timings mean nothing"
-    raise PlacementError(f"{what}. Use at most {capacity} ranks, or pass --oversubscribe for "
-                         f"correctness-only runs (ranks then time-share CPUs and timings mean nothing)")
+    raise PlacementError(
+        f"{what}. Use at most {capacity} ranks, or pass --oversubscribe for "
+        f"correctness-only runs (ranks then time-share CPUs and timings mean nothing)"
+    )
 
 
 def _node_count(nodes: int) -> str:
@@ -226,9 +295,11 @@ def _node_count(nodes: int) -> str:
 
 # ----- verification -----------------------------------------------------------------------
 
-_FIX_HINT = ("check that the binding arguments reached the launcher (Open MPI: --rankfile with "
-             "--mca rmaps_rank_file_physical 1; MPICH: -bind-to user:...; srun: "
-             "--cpu-bind=map_cpu:...) and that no cgroup, cpuset or SLURM allocation hides these CPUs")
+_FIX_HINT = (
+    "check that the binding arguments reached the launcher (Open MPI: --rankfile with "
+    "--mca rmaps_rank_file_physical 1; MPICH: -bind-to user:...; srun: "
+    "--cpu-bind=map_cpu:...) and that no cgroup, cpuset or SLURM allocation hides these CPUs"
+)
 
 
 def verify_binding(placement: Placement, ranks_meta: list[dict[str, Any]], topo: Topology) -> None:
@@ -244,8 +315,10 @@ def verify_binding(placement: Placement, ranks_meta: list[dict[str, Any]], topo:
         raise PlacementError(f"placement '{name}' was skipped ({placement.skipped}) but ranks ran")
     metas = sorted(ranks_meta, key=lambda m: int(m.get("rank", 0)))
     if len(metas) != placement.ranks:
-        raise PlacementError(f"placement '{name}' plans {placement.ranks} ranks but "
-                             f"{len(metas)} reported where they ran")
+        raise PlacementError(
+            f"placement '{name}' plans {placement.ranks} ranks but "
+            f"{len(metas)} reported where they ran"
+        )
     all_cpus = sorted(p.os_index for p in topo.pus)
 
     for want, meta in zip(placement.cpus, metas):
@@ -258,12 +331,16 @@ def verify_binding(placement: Placement, ranks_meta: list[dict[str, Any]], topo:
             cause = "the launcher ignored the binding"
         elif got:
             state = "bound elsewhere"
-            cause = ("the launcher bound it to another CPU (logical vs OS numbering? Open MPI needs "
-                     "rmaps_rank_file_physical 1)")
+            cause = (
+                "the launcher bound it to another CPU (logical vs OS numbering? Open MPI needs "
+                "rmaps_rank_file_physical 1)"
+            )
         else:
             state, cause = "no CPUs reported", "the benchmark could not read its binding"
-        raise PlacementError(f"placement '{name}' asked rank {rank} on CPU {want} but it ran on "
-                             f"CPUs {got} ({state}): {cause}; {_FIX_HINT}")
+        raise PlacementError(
+            f"placement '{name}' asked rank {rank} on CPU {want} but it ran on "
+            f"CPUs {got} ({state}): {cause}; {_FIX_HINT}"
+        )
 
     rel = placement.relation or name
     hosts = [str(m.get("host", "")) for m in metas]
@@ -271,16 +348,23 @@ def verify_binding(placement: Placement, ranks_meta: list[dict[str, Any]], topo:
     def values(key: str) -> list[Any]:
         missing = [m.get("rank") for m in metas if m.get(key) is None]
         if missing:
-            raise PlacementError(f"placement '{name}': rank {missing[0]} did not report its {key!r}; "
-                                 "the benchmark's binding report is incomplete")
+            raise PlacementError(
+                f"placement '{name}': rank {missing[0]} did not report its {key!r}; "
+                "the benchmark's binding report is incomplete"
+            )
         return [m[key] for m in metas]
 
     def fail(why: str) -> None:
-        shown = ", ".join(f"rank {m.get('rank')}: host {m.get('host')} socket {m.get('socket')} "
-                          f"numa {m.get('numa')} core {m.get('core')}" for m in metas)
-        raise PlacementError(f"placement '{name}' needs {_RELATION_TEXT.get(rel, rel)} but {why} "
-                             f"({shown}); the topology the plan used differs from where the ranks "
-                             f"ran, or {_FIX_HINT}")
+        shown = ", ".join(
+            f"rank {m.get('rank')}: host {m.get('host')} socket {m.get('socket')} "
+            f"numa {m.get('numa')} core {m.get('core')}"
+            for m in metas
+        )
+        raise PlacementError(
+            f"placement '{name}' needs {_RELATION_TEXT.get(rel, rel)} but {why} "
+            f"({shown}); the topology the plan used differs from where the ranks "
+            f"ran, or {_FIX_HINT}"
+        )
 
     if rel == "node":
         if len(set(hosts)) != placement.nodes:

@@ -13,6 +13,7 @@ Summary: a geometric mean of the B/A median ratios per (metric, unit) only - rat
 different metrics mean different things (a latency ratio below 1 is good, a bandwidth
 ratio below 1 is bad), so they are never mixed into one number.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,7 @@ from hpcscope.results import stats
 from hpcscope.results.cells import LAUNCH_TAGS, group_cells
 from hpcscope.results.store import Store
 
-_HIDDEN = ("mpi_version",)   # kept in the match key, too long to repeat on every row
+_HIDDEN = ("mpi_version",)  # kept in the match key, too long to repeat on every row
 
 
 @dataclass
@@ -40,12 +41,12 @@ class Row:
     metric: str
     unit: str
     params: dict[str, Any]
-    config: dict[str, Any]            # tags shared by both runs (the matched configuration)
+    config: dict[str, Any]  # tags shared by both runs (the matched configuration)
     median_a: float
     median_b: float
-    ratio: float                      # median_b / median_a
+    ratio: float  # median_b / median_a
     p_value: float
-    verdict: str                      # faster | slower | same (B relative to A)
+    verdict: str  # faster | slower | same (B relative to A)
     n_a: int
     n_b: int
     launches_a: int
@@ -68,7 +69,7 @@ class Summary:
     metric: str
     unit: str
     rows: int
-    geomean_ratio: float              # geometric mean of median_b / median_a
+    geomean_ratio: float  # geometric mean of median_b / median_a
     faster: int
     slower: int
     same: int
@@ -81,10 +82,12 @@ class Summary:
         direction = "better" if better else "worse"
         if change < 0.005:
             direction, change = "unchanged", 0.0
-        return (f"{self.metric} ({self.unit}): geometric mean of B/A = "
-                f"{self.geomean_ratio:.3f} over {self.rows} measurements "
-                f"({change:.1%} {direction}); {self.faster} faster, {self.slower} slower, "
-                f"{self.same} not significant")
+        return (
+            f"{self.metric} ({self.unit}): geometric mean of B/A = "
+            f"{self.geomean_ratio:.3f} over {self.rows} measurements "
+            f"({change:.1%} {direction}); {self.faster} faster, {self.slower} slower, "
+            f"{self.same} not significant"
+        )
 
 
 def _lower_is_better(metric: str, unit: str) -> bool:
@@ -98,12 +101,14 @@ def _lower_is_better(metric: str, unit: str) -> bool:
 
 def _compared_tags(a: list[dict], b: list[dict]) -> set[str]:
     """Tags constant within each run whose value differs between the runs."""
+
     def constants(samples: list[dict]) -> dict[str, Any]:
         seen: dict[str, set[str]] = defaultdict(set)
         for s in samples:
             for k, v in s["tags"].items():
                 seen[k].add(json.dumps(v, sort_keys=True))
         return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
+
     ca, cb = constants(a), constants(b)
     return {k for k in ca.keys() & cb.keys() if ca[k] != cb[k]}
 
@@ -113,8 +118,10 @@ def compare_samples(a: list[dict], b: list[dict], threshold: float = 0.05) -> li
     drop = _compared_tags(a, b) | set(LAUNCH_TAGS)
 
     def strip(samples: list[dict]) -> list[dict]:
-        return [dict(s, tags={k: v for k, v in s["tags"].items() if k not in drop})
-                for s in samples]
+        return [
+            dict(s, tags={k: v for k, v in s["tags"].items() if k not in drop}) for s in samples
+        ]
+
     ga, gb = group_cells(strip(a)), group_cells(strip(b))
     rows: list[Row] = []
     for key in sorted(ga.keys() & gb.keys(), key=_sort_key):
@@ -123,9 +130,26 @@ def compare_samples(a: list[dict], b: list[dict], threshold: float = 0.05) -> li
         values_a = [v for vs in ga[key].values() for v in vs]
         values_b = [v for vs in gb[key].values() for v in vs]
         c = stats.compare(values_a, values_b, threshold, lower_is_better=lib)
-        rows.append(Row(bench, metric, unit, json.loads(params), json.loads(tags),
-                        c.median_a, c.median_b, c.ratio, c.p_value, c.verdict, c.n_a, c.n_b,
-                        len(ga[key]), len(gb[key]), lib, list(c.warnings)))
+        rows.append(
+            Row(
+                bench,
+                metric,
+                unit,
+                json.loads(params),
+                json.loads(tags),
+                c.median_a,
+                c.median_b,
+                c.ratio,
+                c.p_value,
+                c.verdict,
+                c.n_a,
+                c.n_b,
+                len(ga[key]),
+                len(gb[key]),
+                lib,
+                list(c.warnings),
+            )
+        )
     return rows
 
 
@@ -133,8 +157,13 @@ def _sort_key(key: tuple) -> tuple:
     bench, metric, unit, tags, params = key
     p = json.loads(params)
     numeric = tuple(sorted((k, v) for k, v in p.items() if isinstance(v, (int, float))))
-    return (bench, metric, tags, tuple(sorted((k, str(v)) for k, v in p.items()
-                                              if not isinstance(v, (int, float)))), numeric)
+    return (
+        bench,
+        metric,
+        tags,
+        tuple(sorted((k, str(v)) for k, v in p.items() if not isinstance(v, (int, float)))),
+        numeric,
+    )
 
 
 def compare_runs(store: Store, a: int, b: int, threshold: float = 0.05) -> list[Row]:
@@ -158,10 +187,18 @@ def summarize(rows: list[Row]) -> list[Summary]:
     out = []
     for (metric, unit), rs in sorted(by.items()):
         g = math.exp(sum(math.log(r.ratio) for r in rs) / len(rs))
-        out.append(Summary(metric, unit, len(rs), g,
-                           sum(r.verdict == "faster" for r in rs),
-                           sum(r.verdict == "slower" for r in rs),
-                           sum(r.verdict == "same" for r in rs), rs[0].lower_is_better))
+        out.append(
+            Summary(
+                metric,
+                unit,
+                len(rs),
+                g,
+                sum(r.verdict == "faster" for r in rs),
+                sum(r.verdict == "slower" for r in rs),
+                sum(r.verdict == "same" for r in rs),
+                rs[0].lower_is_better,
+            )
+        )
     return out
 
 
@@ -181,40 +218,72 @@ _STYLE = {"faster": "green", "slower": "red", "same": "dim"}
 def print_comparison(rows: list[Row], console: Console, title: str = "B relative to A") -> None:
     """Terminal table (rich) and the per-metric geometric means."""
     if not rows:
-        console.print("[yellow]no measurement is present in both runs[/yellow] (different "
-                      "suites, sizes or placements?)")
+        console.print(
+            "[yellow]no measurement is present in both runs[/yellow] (different "
+            "suites, sizes or placements?)"
+        )
         return
-    table = Table("benchmark", "metric", "configuration", "median A", "median B", "B/A",
-                  "p", "verdict", "n A/B", title=title)
+    table = Table(
+        "benchmark",
+        "metric",
+        "configuration",
+        "median A",
+        "median B",
+        "B/A",
+        "p",
+        "verdict",
+        "n A/B",
+        title=title,
+    )
     for r in changed_first(rows):
         style = _STYLE.get(r.verdict, "")
-        table.add_row(r.benchmark, f"{r.metric} ({r.unit})", r.label, _fmt(r.median_a),
-                      _fmt(r.median_b), f"{r.ratio:.3f}", f"{r.p_value:.2g}",
-                      f"[{style}]{r.verdict}[/{style}]" if style else r.verdict,
-                      f"{r.n_a}/{r.n_b}")
+        table.add_row(
+            r.benchmark,
+            f"{r.metric} ({r.unit})",
+            r.label,
+            _fmt(r.median_a),
+            _fmt(r.median_b),
+            f"{r.ratio:.3f}",
+            f"{r.p_value:.2g}",
+            f"[{style}]{r.verdict}[/{style}]" if style else r.verdict,
+            f"{r.n_a}/{r.n_b}",
+        )
     console.print(table)
     for s in summarize(rows):
         console.print(s.text)
 
 
 def _env() -> Environment:
-    return Environment(loader=PackageLoader("hpcscope.report", "templates"),
-                       autoescape=select_autoescape(default=True, default_for_string=True))
+    return Environment(
+        loader=PackageLoader("hpcscope.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
 
 
 def render_comparison(rows: list[Row], heading: str = "Comparison") -> Markup:
     """The comparison section as an HTML fragment (used inside the report); rendered with
     autoescaping, so it is marked safe for the page that embeds it."""
-    return Markup(_env().get_template("compare_section.html").render(
-        rows=changed_first(rows), summaries=summarize(rows), heading=heading, fmt=_fmt))
+    return Markup(
+        _env()
+        .get_template("compare_section.html")
+        .render(rows=changed_first(rows), summaries=summarize(rows), heading=heading, fmt=_fmt)
+    )
 
 
 def write_comparison_html(rows: list[Row], path: Path, title: str = "hpcscope comparison") -> Path:
     """A standalone page with the comparison table; no scripts, no external requests."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    html = _env().get_template("compare_page.html").render(
-        title=title, rows=changed_first(rows), summaries=summarize(rows), fmt=_fmt,
-        heading=title)
+    html = (
+        _env()
+        .get_template("compare_page.html")
+        .render(
+            title=title,
+            rows=changed_first(rows),
+            summaries=summarize(rows),
+            fmt=_fmt,
+            heading=title,
+        )
+    )
     path.write_text(html, encoding="utf-8")
     return path

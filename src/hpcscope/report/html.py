@@ -6,6 +6,7 @@ data: URIs (inert, see hpcscope.figures.common), and a Content-Security-Policy f
 any load that is not inline. Every string from the machine or the user goes through
 jinja2 autoescaping. Each section appears only when its data exist.
 """
+
 from __future__ import annotations
 
 import csv
@@ -14,14 +15,15 @@ import re
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from hpcscope.analysis import node_table, tables as coll_tables, verdicts
+from hpcscope.analysis import node_table, verdicts
 from hpcscope.analysis import observations as obs
+from hpcscope.analysis import tables as coll_tables
 from hpcscope.figures import coll as coll_figs
 from hpcscope.figures import node as node_figs
 from hpcscope.figures import p2p as p2p_figs
@@ -34,8 +36,17 @@ from hpcscope.results import stats
 from hpcscope.results.store import Store
 
 # What goes to the top of the page; breakpoints and fits stay in their section.
-HIGHLIGHT_KINDS = ("flat", "ratio", "dip", "plateau", "inversion", "guideline", "efficiency",
-                   "unstable", "cache_plateau")
+HIGHLIGHT_KINDS = (
+    "flat",
+    "ratio",
+    "dip",
+    "plateau",
+    "inversion",
+    "guideline",
+    "efficiency",
+    "unstable",
+    "cache_plateau",
+)
 
 
 @dataclass
@@ -50,7 +61,7 @@ class Table:
     title: str
     columns: list[str]
     rows: list[list[Cell]]
-    csv: str = ""                    # file name next to index.html
+    csv: str = ""  # file name next to index.html
     caption: str = ""
 
 
@@ -62,7 +73,7 @@ class Section:
     figures: list[Figure] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     observations: list[obs.Observation] = field(default_factory=list)
-    items: list[tuple[str, str]] = field(default_factory=list)   # definition list
+    items: list[tuple[str, str]] = field(default_factory=list)  # definition list
     notes: list[str] = field(default_factory=list)
     warning: str = ""
 
@@ -74,7 +85,7 @@ def _num(x: Any, digits: int = 4) -> str:
         return "yes" if x else "no"
     if isinstance(x, float):
         if x.is_integer() and abs(x) < 1e15:
-            return str(int(x))          # sizes and counts stored as floats
+            return str(int(x))  # sizes and counts stored as floats
         return f"{x:.{digits}g}" if abs(x) < 1e6 else f"{x:.3e}"
     if isinstance(x, (list, tuple)):
         return ", ".join(_num(v) for v in x)
@@ -98,21 +109,40 @@ class _Writer:
     def __init__(self, out_dir: Path, run_id: int) -> None:
         self.out_dir, self.run_id = out_dir, run_id
 
-    def table(self, tid: str, title: str, columns: list[str], rows: list[list[Any]],
-              caption: str = "", classes: list[list[str]] | None = None) -> Table:
+    def table(
+        self,
+        tid: str,
+        title: str,
+        columns: list[str],
+        rows: list[list[Any]],
+        caption: str = "",
+        classes: list[list[str]] | None = None,
+    ) -> Table:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"run{self.run_id}_{tid}") + ".csv"
         with open(self.out_dir / name, "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
             w.writerow(columns)
             for row in rows:
                 w.writerow(["" if v is None else v for v in row])
-        cells = [[Cell(_num(v), " ".join(c for c in ((classes[i][j] if classes else ""),
-                                                     "" if _numeric(v) else "text") if c))
-                  for j, v in enumerate(row)] for i, row in enumerate(rows)]
+        cells = [
+            [
+                Cell(
+                    _num(v),
+                    " ".join(
+                        c
+                        for c in ((classes[i][j] if classes else ""), "" if _numeric(v) else "text")
+                        if c
+                    ),
+                )
+                for j, v in enumerate(row)
+            ]
+            for i, row in enumerate(rows)
+        ]
         return Table(f"run{self.run_id}-{tid}", title, columns, cells, name, caption)
 
 
 # ------------------------------------------------------------------------ sections
+
 
 def _machine(run: dict, w: _Writer) -> Section | None:
     xml = run.get("topology_xml")
@@ -130,30 +160,62 @@ def _machine(run: dict, w: _Writer) -> Section | None:
             sec.intro = topo.summary()
             svg = lstopo_svg(xml)
             if svg:
-                sec.figures.append(Figure(f"run{w.run_id}-lstopo", "Topology (hwloc lstopo)",
-                                          "hwloc's drawing of the stored topology: packages, "
-                                          "NUMA nodes, caches, cores, hardware threads, "
-                                          "devices.", svg_uri(svg), "hwloc topology drawing"))
+                sec.figures.append(
+                    Figure(
+                        f"run{w.run_id}-lstopo",
+                        "Topology (hwloc lstopo)",
+                        "hwloc's drawing of the stored topology: packages, "
+                        "NUMA nodes, caches, cores, hardware threads, "
+                        "devices.",
+                        svg_uri(svg),
+                        "hwloc topology drawing",
+                    )
+                )
             else:
                 sec.notes.append(topo.describe())
-            sec.tables.append(w.table("caches", "Caches", ["cache", "size per instance",
-                                                           "instances", "CPUs per instance"],
-                                      [[c.name, format_bytes(c.size), n, len(cpus)]
-                                       for c, n, cpus in _cache_rows(topo)]))
+            sec.tables.append(
+                w.table(
+                    "caches",
+                    "Caches",
+                    ["cache", "size per instance", "instances", "CPUs per instance"],
+                    [
+                        [c.name, format_bytes(c.size), n, len(cpus)]
+                        for c, n, cpus in _cache_rows(topo)
+                    ],
+                )
+            )
             if topo.nics:
-                sec.tables.append(w.table("nics", "Network interfaces",
-                                          ["name", "type", "subtype", "PCI link (GB/s)", "PCI bus"],
-                                          [[n.name, n.type, n.subtype, n.link_speed_gbs,
-                                            n.pci_busid] for n in topo.nics]))
+                sec.tables.append(
+                    w.table(
+                        "nics",
+                        "Network interfaces",
+                        ["name", "type", "subtype", "PCI link (GB/s)", "PCI bus"],
+                        [
+                            [n.name, n.type, n.subtype, n.link_speed_gbs, n.pci_busid]
+                            for n in topo.nics
+                        ],
+                    )
+                )
     if peaks:
-        sec.tables.append(w.table(
-            "peaks", "Theoretical peaks",
-            ["name", "value", "unit", "formula", "source"],
-            [[p["data"].get("name", ""), p["data"].get("value"), p["data"].get("unit", ""),
-              p["data"].get("formula", p.get("text", "")), p["data"].get("source", "")]
-             for p in peaks],
-            "Every efficiency in this report divides by one of these; the formula says how "
-            "it was computed."))
+        sec.tables.append(
+            w.table(
+                "peaks",
+                "Theoretical peaks",
+                ["name", "value", "unit", "formula", "source"],
+                [
+                    [
+                        p["data"].get("name", ""),
+                        p["data"].get("value"),
+                        p["data"].get("unit", ""),
+                        p["data"].get("formula", p.get("text", "")),
+                        p["data"].get("source", ""),
+                    ]
+                    for p in peaks
+                ],
+                "Every efficiency in this report divides by one of these; the formula says how "
+                "it was computed.",
+            )
+        )
     return sec
 
 
@@ -171,10 +233,19 @@ def _environment(run: dict, w: _Writer) -> Section | None:
     if not env and not mpis:
         return None
     sec = Section(f"run{w.run_id}-env", "Environment")
-    labels = {"hostname": "host name", "kernel": "kernel", "os": "operating system",
-              "cpu_model": "CPU", "compiler": "compiler", "governor": "frequency governor",
-              "max_freq_khz": "max frequency (kHz)", "turbo_disabled": "turbo disabled",
-              "smt": "SMT", "python": "Python", "hpcscope": "hpcscope"}
+    labels = {
+        "hostname": "host name",
+        "kernel": "kernel",
+        "os": "operating system",
+        "cpu_model": "CPU",
+        "compiler": "compiler",
+        "governor": "frequency governor",
+        "max_freq_khz": "max frequency (kHz)",
+        "turbo_disabled": "turbo disabled",
+        "smt": "SMT",
+        "python": "Python",
+        "hpcscope": "hpcscope",
+    }
     for key, name in labels.items():
         if key in env:
             value = env.pop(key)
@@ -183,13 +254,26 @@ def _environment(run: dict, w: _Writer) -> Section | None:
     for key, value in sorted(env.items()):
         sec.items.append((key, json.dumps(value) if not isinstance(value, str) else value))
     if mpis:
-        sec.tables.append(w.table("mpi", "MPI libraries", ["flavor", "version", "mpicc", "mpirun"],
-                                  [[m.get("flavor"), m.get("version"), m.get("mpicc"),
-                                    m.get("mpirun")] for m in mpis]))
+        sec.tables.append(
+            w.table(
+                "mpi",
+                "MPI libraries",
+                ["flavor", "version", "mpicc", "mpirun"],
+                [
+                    [m.get("flavor"), m.get("version"), m.get("mpicc"), m.get("mpirun")]
+                    for m in mpis
+                ],
+            )
+        )
     if variables:
-        sec.tables.append(w.table("variables", "Environment variables read by MPI and "
-                                  "schedulers", ["variable", "value"],
-                                  [[k, v] for k, v in sorted(variables.items())]))
+        sec.tables.append(
+            w.table(
+                "variables",
+                "Environment variables read by MPI and schedulers",
+                ["variable", "value"],
+                [[k, v] for k, v in sorted(variables.items())],
+            )
+        )
     return sec
 
 
@@ -197,87 +281,181 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
     p2p = [s for s in samples if s["benchmark"] == "p2p"]
     if not p2p:
         return None
-    sec = Section(f"run{w.run_id}-p2p", "Point-to-point by placement",
-                  "Two ranks placed on two hardware threads of a core (smt), two cores of a "
-                  "socket (core), two NUMA nodes (numa), two sockets (socket) or two nodes "
-                  "(node). Curves: median over launches of each launch's median; band: "
-                  "smallest to largest launch median.")
+    sec = Section(
+        f"run{w.run_id}-p2p",
+        "Point-to-point by placement",
+        "Two ranks placed on two hardware threads of a core (smt), two cores of a "
+        "socket (core), two NUMA nodes (numa), two sockets (socket) or two nodes "
+        "(node). Curves: median over launches of each launch's median; band: "
+        "smallest to largest launch median.",
+    )
     centres: dict[str, dict[str, dict[float, float]]] = {}
     for metric in p2p_figs.METRICS:
         data = p2p_figs.curves(p2p, metric)
         if not data:
             continue
-        centres[metric] = {label: {s: v["center"] for s, v in pts.items()}
-                           for label, pts in data.items()}
-        fig = p2p_figs.plot_metric(p2p, metric, f"{metric.replace('_', ' ').capitalize()}"
-                                      " by placement")
+        centres[metric] = {
+            label: {s: v["center"] for s, v in pts.items()} for label, pts in data.items()
+        }
+        fig = p2p_figs.plot_metric(
+            p2p, metric, f"{metric.replace('_', ' ').capitalize()} by placement"
+        )
         if fig is not None:
-            sec.figures.append(Figure(f"run{w.run_id}-p2p-{metric}", metric.replace("_", " "),
-                                      f"{p2p_figs.METRICS[metric][0]} vs message size.",
-                                      fig_uri(fig), f"{metric} vs message size"))
+            sec.figures.append(
+                Figure(
+                    f"run{w.run_id}-p2p-{metric}",
+                    metric.replace("_", " "),
+                    f"{p2p_figs.METRICS[metric][0]} vs message size.",
+                    fig_uri(fig),
+                    f"{metric} vs message size",
+                )
+            )
         unit = next(s["unit"] for s in p2p if s["metric"] == metric)
         rows = []
         classes = []
         for label in sorted(data, key=obs._placement_rank):
             for size, v in sorted(data[label].items()):
                 rel = ((v["high"] - v["low"]) / v["center"]) if v["center"] else None
-                rows.append([label, size, v["center"], v["ci_low"], v["ci_high"], v["low"],
-                             v["high"], v["launches"], _pct(rel)])
-                classes.append([""] * 8 + ["warn" if rel is not None and rel > stats.CV_LIMIT
-                                           else ""])
-        sec.tables.append(w.table(f"p2p_{metric}", f"{metric.replace('_', ' ')} ({unit})",
-                                  ["MPI placement", "bytes", "median", "CI low", "CI high",
-                                   "min launch", "max launch", "launches", "launch spread"],
-                                  rows, "median: of launch medians; CI: nonparametric 95% "
-                                  "CI of the median of all samples; spread: (max-min)/median "
-                                  "of launch medians, highlighted above 5%.", classes))
+                rows.append(
+                    [
+                        label,
+                        size,
+                        v["center"],
+                        v["ci_low"],
+                        v["ci_high"],
+                        v["low"],
+                        v["high"],
+                        v["launches"],
+                        _pct(rel),
+                    ]
+                )
+                classes.append(
+                    [""] * 8 + ["warn" if rel is not None and rel > stats.CV_LIMIT else ""]
+                )
+        sec.tables.append(
+            w.table(
+                f"p2p_{metric}",
+                f"{metric.replace('_', ' ')} ({unit})",
+                [
+                    "MPI placement",
+                    "bytes",
+                    "median",
+                    "CI low",
+                    "CI high",
+                    "min launch",
+                    "max launch",
+                    "launches",
+                    "launch spread",
+                ],
+                rows,
+                "median: of launch medians; CI: nonparametric 95% "
+                "CI of the median of all samples; spread: (max-min)/median "
+                "of launch medians, highlighted above 5%.",
+                classes,
+            )
+        )
         if metric in ("latency", "bandwidth"):
             fig = stability_figs.spread_figure(data, metric)
             if fig is not None:
-                sec.figures.append(Figure(f"run{w.run_id}-p2p-{metric}-stability",
-                                          f"{metric} stability", "Relative CI half-width "
-                                          "and launch-to-launch spread; dashed: 5% limit.",
-                                          fig_uri(fig), f"{metric} stability"))
+                sec.figures.append(
+                    Figure(
+                        f"run{w.run_id}-p2p-{metric}-stability",
+                        f"{metric} stability",
+                        "Relative CI half-width and launch-to-launch spread; dashed: 5% limit.",
+                        fig_uri(fig),
+                        f"{metric} stability",
+                    )
+                )
             fig = stability_figs.box_figure(p2p, metric)
             if fig is not None:
-                sec.figures.append(Figure(f"run{w.run_id}-p2p-{metric}-box",
-                                          f"{metric} distributions", "Box plots of all "
-                                          "samples relative to their median (box: quartiles; "
-                                          "whiskers: 1.5 IQR).", fig_uri(fig),
-                                          f"{metric} box plots"))
+                sec.figures.append(
+                    Figure(
+                        f"run{w.run_id}-p2p-{metric}-box",
+                        f"{metric} distributions",
+                        "Box plots of all "
+                        "samples relative to their median (box: quartiles; "
+                        "whiskers: 1.5 IQR).",
+                        fig_uri(fig),
+                        f"{metric} box plots",
+                    )
+                )
     found = obs.p2p_observations(centres.get("latency", {}), centres.get("bandwidth", {}))
     fits = [o for o in found if o.kind == "fit"]
     sec.observations = [o for o in found if o.kind != "fit"]
     if fits:
-        sec.tables.append(w.table(
-            "hockney", "Hockney model per placement and segment: T(m) = alpha + m/beta",
-            ["MPI placement", "from bytes", "to bytes", "alpha (us)", "beta (MB/s)",
-             "points", "rms rel. residual"],
-            [[o.subject, o.numbers["from_bytes"], o.numbers["to_bytes"], o.numbers["alpha_us"],
-              o.numbers["beta_MBps"], o.numbers["points"],
-              _pct((o.numbers["cost"] / max(o.numbers["points"], 1)) ** 0.5)] for o in fits],
-            "Segments from a penalised piecewise least-squares fit of the latency curve "
-            "(see Methods); beta '-' means no size dependence in that segment."))
+        sec.tables.append(
+            w.table(
+                "hockney",
+                "Hockney model per placement and segment: T(m) = alpha + m/beta",
+                [
+                    "MPI placement",
+                    "from bytes",
+                    "to bytes",
+                    "alpha (us)",
+                    "beta (MB/s)",
+                    "points",
+                    "rms rel. residual",
+                ],
+                [
+                    [
+                        o.subject,
+                        o.numbers["from_bytes"],
+                        o.numbers["to_bytes"],
+                        o.numbers["alpha_us"],
+                        o.numbers["beta_MBps"],
+                        o.numbers["points"],
+                        _pct((o.numbers["cost"] / max(o.numbers["points"], 1)) ** 0.5),
+                    ]
+                    for o in fits
+                ],
+                "Segments from a penalised piecewise least-squares fit of the latency curve "
+                "(see Methods); beta '-' means no size dependence in that segment.",
+            )
+        )
     unstable_rows = []
     for metric in ("latency", "bandwidth"):
         for label, by_size in sorted(_per_launch(p2p, metric).items()):
             found = []
             for size, groups in sorted(by_size.items()):
-                found.extend(obs.instability(f"{label} {metric} at {format_bytes(size)}",
-                                             groups, size=size))
+                found.extend(
+                    obs.instability(f"{label} {metric} at {format_bytes(size)}", groups, size=size)
+                )
             for o in found:
-                unstable_rows.append([label, metric, o.numbers["bytes"], o.numbers["launches"],
-                                      o.numbers["median"], _pct(o.numbers["cv"]),
-                                      _pct(o.numbers["spread"]), o.text.split(": ", 1)[1]])
+                unstable_rows.append(
+                    [
+                        label,
+                        metric,
+                        o.numbers["bytes"],
+                        o.numbers["launches"],
+                        o.numbers["median"],
+                        _pct(o.numbers["cv"]),
+                        _pct(o.numbers["spread"]),
+                        o.text.split(": ", 1)[1],
+                    ]
+                )
             summary = obs.instability_summary(f"{label} {metric}", found)
             if summary:
                 sec.observations.append(summary)
     if unstable_rows:
-        sec.tables.append(w.table("unstable", "Unstable measurements", ["MPI placement",
-                                  "metric", "bytes", "launches", "median", "CV",
-                                  "launch spread", "why"], unstable_rows,
-                                  "Hoefler & Belli: report variation; these exceed the 5% "
-                                  "limit on CV, launch spread or CI half-width."))
+        sec.tables.append(
+            w.table(
+                "unstable",
+                "Unstable measurements",
+                [
+                    "MPI placement",
+                    "metric",
+                    "bytes",
+                    "launches",
+                    "median",
+                    "CV",
+                    "launch spread",
+                    "why",
+                ],
+                unstable_rows,
+                "Hoefler & Belli: report variation; these exceed the 5% "
+                "limit on CV, launch spread or CI half-width.",
+            )
+        )
     return sec
 
 
@@ -294,46 +472,67 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
     coll = [s for s in samples if s["benchmark"] in ("coll", "lane_pattern", "multi_coll")]
     if not coll:
         return None
-    sec = Section(f"run{w.run_id}-coll", "Collectives",
-                  "Native MPI collectives against full-lane (lane; lane_v with vector node "
-                  "collectives) and hierarchical (hier) mock-ups built from the library's own collectives. Guideline (Traeff & "
-                  "Hunold): the native collective should be no slower than a mock-up of "
-                  "itself; a mock-up significantly faster (Mann-Whitney p < 0.05 and at "
-                  "least 5%) is a violation, highlighted in red.")
-    emulated = sorted({str(s["tags"]["emulated_nodes"]) for s in coll
-                       if s["tags"].get("emulated_nodes")})
+    sec = Section(
+        f"run{w.run_id}-coll",
+        "Collectives",
+        "Native MPI collectives against full-lane (lane; lane_v with vector node "
+        "collectives) and hierarchical (hier) mock-ups built from the library's own collectives. Guideline (Traeff & "
+        "Hunold): the native collective should be no slower than a mock-up of "
+        "itself; a mock-up significantly faster (Mann-Whitney p < 0.05 and at "
+        "least 5%) is a violation, highlighted in red.",
+    )
+    emulated = sorted(
+        {str(s["tags"]["emulated_nodes"]) for s in coll if s["tags"].get("emulated_nodes")}
+    )
     if emulated:
-        sec.warning = ("Emulated nodes: ranks were grouped into nodes by hpcscope "
-                       f"({', '.join(emulated)}), not by the hardware; lane effects here "
-                       "are not those of a real multi-node network.")
+        sec.warning = (
+            "Emulated nodes: ranks were grouped into nodes by hpcscope "
+            f"({', '.join(emulated)}), not by the hardware; lane effects here "
+            "are not those of a real multi-node network."
+        )
     rows = verdicts.coll_table(coll)
     if rows:
         cols = coll_tables.coll_columns(rows)
-        sec.tables.append(w.table(
-            "coll", "Collective times, speed-ups and guideline verdicts", [t for _, t in cols],
-            [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in rows],
-            "avg and min over all repetitions (us; each repetition the max over ranks); "
-            "speed-up = median native / median mock-up.",
-            [[_verdict_class(k, r.get(k)) for k, _ in cols] for r in rows]))
+        sec.tables.append(
+            w.table(
+                "coll",
+                "Collective times, speed-ups and guideline verdicts",
+                [t for _, t in cols],
+                [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in rows],
+                "avg and min over all repetitions (us; each repetition the max over ranks); "
+                "speed-up = median native / median mock-up.",
+                [[_verdict_class(k, r.get(k)) for k, _ in cols] for r in rows],
+            )
+        )
         sec.observations.extend(verdicts.guideline_observations(rows))
     lanes = verdicts.lanes_table(coll)
     if lanes:
         cols = coll_tables.LANES_COLUMNS
-        sec.tables.append(w.table(
-            "lanes", "Lane pattern and multi-collective", [t for _, t in cols],
-            [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in lanes],
-            "lane pattern: factor = t(k=1)/t(k), up to L with L physical lanes; "
-            "multi-collective: factor = t(k)/t(1), about 1 up to k = L."))
+        sec.tables.append(
+            w.table(
+                "lanes",
+                "Lane pattern and multi-collective",
+                [t for _, t in cols],
+                [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in lanes],
+                "lane pattern: factor = t(k=1)/t(k), up to L with L physical lanes; "
+                "multi-collective: factor = t(k)/t(1), about 1 up to k = L.",
+            )
+        )
     with tempfile.TemporaryDirectory() as tmp:
         for kind, fn in (("coll", coll_figs.coll_figures), ("lanes", coll_figs.lanes_figures)):
             for path in fn(coll, Path(tmp)):
                 if path.suffix == ".svg":
-                    sec.figures.append(Figure(
-                        f"run{w.run_id}-{path.stem}", path.stem.replace("_", " "),
-                        "Line: median; dash: minimum; red ring: guideline violation."
-                        if kind == "coll" else "Median time per lane count k and the "
-                        "factor against one lane.",
-                        svg_uri(path.read_text(encoding="utf-8")), path.stem))
+                    sec.figures.append(
+                        Figure(
+                            f"run{w.run_id}-{path.stem}",
+                            path.stem.replace("_", " "),
+                            "Line: median; dash: minimum; red ring: guideline violation."
+                            if kind == "coll"
+                            else "Median time per lane count k and the factor against one lane.",
+                            svg_uri(path.read_text(encoding="utf-8")),
+                            path.stem,
+                        )
+                    )
     return sec
 
 
@@ -351,28 +550,57 @@ def _node(run: dict, samples: list[dict], w: _Writer) -> Section | None:
     node = [s for s in samples if node_table.is_node_sample(s)]
     if not node:
         return None
-    peaks = [dict(n["data"], text=n.get("text", "")) for n in run.get("notes") or []
-             if n.get("kind") == "peak"]
-    sec = Section(f"run{w.run_id}-node", "Node suite",
-                  "CPU, memory, disk and network of one node against theoretical peaks "
-                  "and against reference tools (dgemm, likwid-bench, fio, iperf3).")
+    peaks = [
+        dict(n["data"], text=n.get("text", ""))
+        for n in run.get("notes") or []
+        if n.get("kind") == "peak"
+    ]
+    sec = Section(
+        f"run{w.run_id}-node",
+        "Node suite",
+        "CPU, memory, disk and network of one node against theoretical peaks "
+        "and against reference tools (dgemm, likwid-bench, fio, iperf3).",
+    )
     rows = node_table.node_table(node, peaks)
     if rows:
         columns = list(rows[0].keys())
         percent = ("eff_vs_peak", "eff_vs_reference")
-        classes = [["bad" if c == "eff_vs_peak" and isinstance(r.get(c), float) and r[c] > 1
-                    else "" for c in columns] for r in rows]
-        sec.tables.append(w.table("node", "Node measurements", columns,
-                                  [[_pct(r[c]) if c in percent and isinstance(r.get(c), float)
-                                    else r.get(c) for c in columns] for r in rows],
-                                  "eff_vs_peak = best of our values / peak; eff_vs_reference "
-                                  "= our best / the reference tool's best (latency: its "
-                                  "median / ours).", classes))
+        classes = [
+            [
+                "bad" if c == "eff_vs_peak" and isinstance(r.get(c), float) and r[c] > 1 else ""
+                for c in columns
+            ]
+            for r in rows
+        ]
+        sec.tables.append(
+            w.table(
+                "node",
+                "Node measurements",
+                columns,
+                [
+                    [
+                        _pct(r[c]) if c in percent and isinstance(r.get(c), float) else r.get(c)
+                        for c in columns
+                    ]
+                    for r in rows
+                ],
+                "eff_vs_peak = best of our values / peak; eff_vs_reference "
+                "= our best / the reference tool's best (latency: its "
+                "median / ours).",
+                classes,
+            )
+        )
     fig = node_figs.efficiency_figure(rows)
     if fig is not None:
-        sec.figures.append(Figure(f"run{w.run_id}-node-eff", "Efficiency vs peak",
-                                  "Best value as % of the theoretical peak; red: above peak.",
-                                  fig_uri(fig), "efficiency bars"))
+        sec.figures.append(
+            Figure(
+                f"run{w.run_id}-node-eff",
+                "Efficiency vs peak",
+                "Best value as % of the theoretical peak; red: above peak.",
+                fig_uri(fig),
+                "efficiency bars",
+            )
+        )
     sec.observations.extend(node_table.efficiency_observations(rows))
     chase = node_figs.pointer_chase(node)
     if chase:
@@ -384,11 +612,15 @@ def _node(run: dict, samples: list[dict], w: _Writer) -> Section | None:
                 caches = {}
         x, y, unit = chase
         sec.observations.extend(obs.cache_plateaus(x, y, caches, unit=unit))
-        sec.figures.append(Figure(f"run{w.run_id}-chase", "Pointer chase",
-                                  "Latency per dependent load vs working set; dashed: cache "
-                                  "sizes from the topology.",
-                                  fig_uri(node_figs.pointer_chase_figure(x, y, unit, caches)),
-                                  "pointer chase"))
+        sec.figures.append(
+            Figure(
+                f"run{w.run_id}-chase",
+                "Pointer chase",
+                "Latency per dependent load vs working set; dashed: cache sizes from the topology.",
+                fig_uri(node_figs.pointer_chase_figure(x, y, unit, caches)),
+                "pointer chase",
+            )
+        )
     return sec
 
 
@@ -408,39 +640,59 @@ def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple
         nl = sorted({len(v) for v in configs.values()})
         how = {
             "p2p": "OSU definitions: latency = half a blocking ping-pong round trip; bandwidth "
-                   "= bytes x window (64 non-blocking sends, 1-byte ack) / time; MB = 10^6 B. "
-                   "Timed in blocks of iterations so timer overhead stays out of sub-microsecond "
-                   "values.",
+            "= bytes x window (64 non-blocking sends, 1-byte ack) / time; MB = 10^6 B. "
+            "Timed in blocks of iterations so timer overhead stays out of sub-microsecond "
+            "values.",
             "coll": "Each repetition starts after MPI_Barrier; its time is the completion time "
-                    "of the slowest process (max over ranks); the first calls (communicator "
-                    "set-up) are warm-ups.",
+            "of the slowest process (max over ranks); the first calls (communicator "
+            "set-up) are warm-ups.",
         }.get(bench, "Values as the benchmark or reference tool reports them.")
-        items.append((bench, f"{how} Warm-ups discarded per sample: {_span(warm)}. Values per "
-                             f"sample: {_span(per_sample)}. Launches per configuration: "
-                             f"{_span(nl)} (separate executions; statistics pool them as "
-                             "below)."))
+        items.append(
+            (
+                bench,
+                f"{how} Warm-ups discarded per sample: {_span(warm)}. Values per "
+                f"sample: {_span(per_sample)}. Launches per configuration: "
+                f"{_span(nl)} (separate executions; statistics pool them as "
+                "below).",
+            )
+        )
     timers = [l["meta"]["timer"] for l in launches if l.get("meta") and l["meta"].get("timer")]
     if timers:
         res = sorted({t.get("resolution_ns") for t in timers})
         ovh = sorted({t.get("overhead_ns") for t in timers})
-        items.append(("timer", f"resolution {_span(res)} ns, overhead {_span(ovh)} ns "
-                               "(measured by each benchmark at start)."))
-    items.append(("statistics", "Centre: median; uncertainty: nonparametric 95% CI of the "
-                  "median from order statistics (Le Boudec 2010), since timings are not "
-                  "normal. Across launches: median of the launch medians, and the spread of "
-                  "the launch medians. Means of rates are harmonic. A result is flagged "
-                  f"unstable when its CV, its launch spread or its CI half-width exceeds "
-                  f"{stats.CV_LIMIT:.0%}. Nothing is dropped or smoothed (Hoefler & Belli, "
-                  "SC15, rules 5, 9, 10)."))
-    items.append(("observations", "Computed from the medians, never canned: Hockney model "
-                  "T(m) = alpha + m/beta fitted per segment with relative (1/T-weighted) "
-                  "least squares; segments by exact dynamic programming minimising the sum of "
-                  "squared relative residuals plus a penalty of 0.02 per segment, at least 3 "
-                  "sizes per segment; flat region: sizes within 10% of the smallest latency; "
-                  "dip: a bandwidth more than 8% (and more than its CI) below the geometric "
-                  "mean of its neighbours; ratios between placements at 8 B and at the largest "
-                  "size; comparisons: Mann-Whitney U, p < 0.05 and a Hodges-Lehmann shift of "
-                  "more than 5%."))
+        items.append(
+            (
+                "timer",
+                f"resolution {_span(res)} ns, overhead {_span(ovh)} ns "
+                "(measured by each benchmark at start).",
+            )
+        )
+    items.append(
+        (
+            "statistics",
+            "Centre: median; uncertainty: nonparametric 95% CI of the "
+            "median from order statistics (Le Boudec 2010), since timings are not "
+            "normal. Across launches: median of the launch medians, and the spread of "
+            "the launch medians. Means of rates are harmonic. A result is flagged "
+            f"unstable when its CV, its launch spread or its CI half-width exceeds "
+            f"{stats.CV_LIMIT:.0%}. Nothing is dropped or smoothed (Hoefler & Belli, "
+            "SC15, rules 5, 9, 10).",
+        )
+    )
+    items.append(
+        (
+            "observations",
+            "Computed from the medians, never canned: Hockney model "
+            "T(m) = alpha + m/beta fitted per segment with relative (1/T-weighted) "
+            "least squares; segments by exact dynamic programming minimising the sum of "
+            "squared relative residuals plus a penalty of 0.02 per segment, at least 3 "
+            "sizes per segment; flat region: sizes within 10% of the smallest latency; "
+            "dip: a bandwidth more than 8% (and more than its CI) below the geometric "
+            "mean of its neighbours; ratios between placements at 8 B and at the largest "
+            "size; comparisons: Mann-Whitney U, p < 0.05 and a Hodges-Lehmann shift of "
+            "more than 5%.",
+        )
+    )
     return items
 
 
@@ -451,8 +703,9 @@ def _span(values: list[Any]) -> str:
     return str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
 
 
-def _run_context(store: Store, run_id: int, out_dir: Path,
-                 machine_shown_in: int | None = None) -> dict[str, Any]:
+def _run_context(
+    store: Store, run_id: int, out_dir: Path, machine_shown_in: int | None = None
+) -> dict[str, Any]:
     """`machine_shown_in`: an earlier run of the same machine whose machine and
     environment sections this run shares, so a multi-suite report shows them once."""
     run = store.run(run_id)
@@ -460,30 +713,44 @@ def _run_context(store: Store, run_id: int, out_dir: Path,
     launches = store.launches(run_id)
     w = _Writer(out_dir, run_id)
     machine = (None, None) if machine_shown_in else (_machine(run, w), _environment(run, w))
-    sections = [s for s in (*machine, _p2p(samples, w), _coll(samples, w),
-                            _node(run, samples, w)) if s is not None]
+    sections = [
+        s
+        for s in (*machine, _p2p(samples, w), _coll(samples, w), _node(run, samples, w))
+        if s is not None
+    ]
     notes = run.get("notes") or []
     bad = [l for l in launches if l["status"] != "COMPLETED"]
     labels = []
     labels += [n["text"] for n in notes if n.get("kind") == "banner"]
     if any(s["tags"].get("emulated_nodes") for s in samples):
-        labels.append("partly emulated: collectives ran on nodes emulated by grouping ranks "
-                      "(see that section)")
-    return {"id": run_id, "run": run, "sections": sections, "labels": labels,
-            "machine_shown_in": machine_shown_in,
-            "methods": _methods(run, samples, launches),
-            "skipped": [n for n in notes if n.get("kind") == "skipped"],
-            "warnings": [n for n in notes if n.get("kind") == "warning"],
-            "info": [n for n in notes if n.get("kind") == "info"],
-            "failed": bad, "n_launches": len(launches), "n_samples": len(samples),
-            "observations": [o for s in sections for o in s.observations
-                             if o.kind in HIGHLIGHT_KINDS]}
+        labels.append(
+            "partly emulated: collectives ran on nodes emulated by grouping ranks "
+            "(see that section)"
+        )
+    return {
+        "id": run_id,
+        "run": run,
+        "sections": sections,
+        "labels": labels,
+        "machine_shown_in": machine_shown_in,
+        "methods": _methods(run, samples, launches),
+        "skipped": [n for n in notes if n.get("kind") == "skipped"],
+        "warnings": [n for n in notes if n.get("kind") == "warning"],
+        "info": [n for n in notes if n.get("kind") == "info"],
+        "failed": bad,
+        "n_launches": len(launches),
+        "n_samples": len(samples),
+        "observations": [o for s in sections for o in s.observations if o.kind in HIGHLIGHT_KINDS],
+    }
 
 
 def _env() -> Environment:
-    env = Environment(loader=PackageLoader("hpcscope.report", "templates"),
-                      autoescape=select_autoescape(default=True, default_for_string=True),
-                      trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("hpcscope.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["num"] = _num
     return env
 
@@ -519,19 +786,58 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
         name = f"compare_run{first}_run{other}.csv"
         with open(out_dir / name, "w", newline="", encoding="utf-8") as fh:
             cw = csv.writer(fh)
-            cw.writerow(["benchmark", "metric", "unit", "configuration", "median_a",
-                         "median_b", "ratio_b_over_a", "p_value", "verdict", "n_a", "n_b"])
+            cw.writerow(
+                [
+                    "benchmark",
+                    "metric",
+                    "unit",
+                    "configuration",
+                    "median_a",
+                    "median_b",
+                    "ratio_b_over_a",
+                    "p_value",
+                    "verdict",
+                    "n_a",
+                    "n_b",
+                ]
+            )
             for r in rows:
-                cw.writerow([r.benchmark, r.metric, r.unit, r.label, r.median_a, r.median_b,
-                             r.ratio, r.p_value, r.verdict, r.n_a, r.n_b])
-        comparisons.append({"a": first, "b": other, "csv": name,
-                            "differs": compare_mod.compared_tags(store, first, other),
-                            "html": compare_mod.render_comparison(
-                                rows, f"Run {other} compared with run {first}")})
-    html = _env().get_template("report.html").render(
-        runs=runs, comparisons=comparisons,
-        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        title=_title(store, run_ids))
+                cw.writerow(
+                    [
+                        r.benchmark,
+                        r.metric,
+                        r.unit,
+                        r.label,
+                        r.median_a,
+                        r.median_b,
+                        r.ratio,
+                        r.p_value,
+                        r.verdict,
+                        r.n_a,
+                        r.n_b,
+                    ]
+                )
+        comparisons.append(
+            {
+                "a": first,
+                "b": other,
+                "csv": name,
+                "differs": compare_mod.compared_tags(store, first, other),
+                "html": compare_mod.render_comparison(
+                    rows, f"Run {other} compared with run {first}"
+                ),
+            }
+        )
+    html = (
+        _env()
+        .get_template("report.html")
+        .render(
+            runs=runs,
+            comparisons=comparisons,
+            generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            title=_title(store, run_ids),
+        )
+    )
     path = out_dir / "index.html"
     path.write_text(html, encoding="utf-8")
     return path

@@ -1,5 +1,6 @@
 """`hpcscope show RUN`: what ran, where, what was skipped or failed, and a summary of every
 measurement, pooled over the repeated launches of the same configuration."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,10 @@ def _fmt(x: float | None) -> str:
 
 def print_run(store: Store, run_id: int, console: Console) -> None:
     run = store.run(run_id)
-    console.print(f"[bold]run {run_id}[/bold] {run['suite']} on {run['host']} "
-                  f"({run['backend']}): [bold]{run['status']}[/bold]")
+    console.print(
+        f"[bold]run {run_id}[/bold] {run['suite']} on {run['host']} "
+        f"({run['backend']}): [bold]{run['status']}[/bold]"
+    )
     console.print(f"started {run['started']}, finished {run.get('finished') or '-'}")
     for m in run.get("mpi") or []:
         console.print(f"MPI: {m.get('flavor')} {m.get('version')} ({m.get('mpicc')})")
@@ -38,8 +41,18 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
         by_metric[key[:3]].append((key, g))
     flagged: dict[str, int] = defaultdict(int)
     for (bench, metric, unit), rows in by_metric.items():
-        table = Table("configuration", "params", "launches", "n", "median", "95% CI of median",
-                      "min", "CV", "flags", title=f"{bench}: {metric} ({unit})")
+        table = Table(
+            "configuration",
+            "params",
+            "launches",
+            "n",
+            "median",
+            "95% CI of median",
+            "min",
+            "CV",
+            "flags",
+            title=f"{bench}: {metric} ({unit})",
+        )
         for (_, _, _, tags, params), per_launch in rows:
             cell = summarize_cell(per_launch, unit)
             s = cell.all
@@ -48,17 +61,27 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
             flags = [_flag(w) for w in s.warnings]
             for w in s.warnings:
                 flagged[_flag(w)] += 1
-            table.add_row(config, _short_params(params), str(cell.launches), str(s.n),
-                          _fmt(s.median), ci, _fmt(s.min),
-                          f"{100 * s.cv:.1f}%" if s.cv is not None else "-", " ".join(flags))
+            table.add_row(
+                config,
+                _short_params(params),
+                str(cell.launches),
+                str(s.n),
+                _fmt(s.median),
+                ci,
+                _fmt(s.min),
+                f"{100 * s.cv:.1f}%" if s.cv is not None else "-",
+                " ".join(flags),
+            )
         console.print(table)
     for flag, count in flagged.items():
         console.print(f"[yellow]{flag}[/yellow] on {count} rows: {_FLAGS.get(flag, flag)}")
 
 
-_FLAGS = {"unstable": "coefficient of variation above 5%; treat the median with care",
-          "wide-ci": "the 95% CI of the median is wider than 5% of it; take more samples",
-          "few": "too few samples for a nonparametric 95% CI of the median; use --repeat"}
+_FLAGS = {
+    "unstable": "coefficient of variation above 5%; treat the median with care",
+    "wide-ci": "the 95% CI of the median is wider than 5% of it; take more samples",
+    "few": "too few samples for a nonparametric 95% CI of the median; use --repeat",
+}
 
 
 def _flag(warning: str) -> str:
@@ -81,4 +104,6 @@ def _order(item: tuple) -> tuple:
 
 def _short_params(params_json: str) -> str:
     params = json.loads(params_json)
-    return ", ".join(f"{k}={v}" for k, v in params.items() if k not in ("iterations", "block", "test", "window"))
+    return ", ".join(
+        f"{k}={v}" for k, v in params.items() if k not in ("iterations", "block", "test", "window")
+    )

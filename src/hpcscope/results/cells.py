@@ -9,6 +9,7 @@ A cell is (benchmark, metric, unit, configuration tags, identifying params):
   - params in SETTING_PARAMS say how a value was measured, not what (iteration counts
     and block lengths change with the size; `repeat` counts in-launch repetitions): pooled.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,13 +36,17 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-CellKey = tuple[str, str, str, str, str]   # benchmark, metric, unit, tags json, params json
+CellKey = tuple[str, str, str, str, str]  # benchmark, metric, unit, tags json, params json
 
 
 def cell_key(sample: dict[str, Any]) -> CellKey:
-    return (sample["benchmark"], sample["metric"], sample["unit"],
-            canonical(config_tags(sample.get("tags") or {})),
-            canonical(identity(sample.get("params") or {})))
+    return (
+        sample["benchmark"],
+        sample["metric"],
+        sample["unit"],
+        canonical(config_tags(sample.get("tags") or {})),
+        canonical(identity(sample.get("params") or {})),
+    )
 
 
 def group_cells(samples: Iterable[dict[str, Any]]) -> dict[CellKey, dict[Any, list[float]]]:
@@ -74,5 +79,10 @@ def summarize_cell(per_launch: dict[Any, list[float]], unit: str) -> Cell:
     groups = [v for v in per_launch.values() if v]
     everything = summarize([x for g in groups for x in g], rate)
     across = pooled(groups, rate) if len(groups) > 1 else None
-    return Cell(unit, len(groups), everything, across,
-                list(everything.warnings) + (list(across.warnings) if across else []))
+    return Cell(
+        unit,
+        len(groups),
+        everything,
+        across,
+        list(everything.warnings) + (list(across.warnings) if across else []),
+    )

@@ -10,6 +10,7 @@ Markdown, OSU text and `p2p_table` pool the launches that differ only in `repeat
 all their raw values, and give the across-launch view (median of launch medians, spread)
 next to it, because several launches are not i.i.d. (Hoefler & Belli SC15, Sec. 4.2).
 """
+
 from __future__ import annotations
 
 import csv
@@ -25,11 +26,13 @@ from hpcscope.results.stats import is_rate, summarize
 from hpcscope.results.store import Store
 
 METRIC_ORDER = ("latency", "bandwidth", "bibandwidth", "message_rate")
-OSU_FIELD_WIDTH = 18            # OSU point-to-point FIELD_WIDTH; sizes are %-10d
-OSU_TITLES = {"latency": ("Latency Test", "Latency"),
-              "bandwidth": ("Bandwidth Test", "Bandwidth"),
-              "bibandwidth": ("Bi-Directional Bandwidth Test", "Bandwidth"),
-              "message_rate": ("Multiple Bandwidth / Message Rate Test", "Messages/s")}
+OSU_FIELD_WIDTH = 18  # OSU point-to-point FIELD_WIDTH; sizes are %-10d
+OSU_TITLES = {
+    "latency": ("Latency Test", "Latency"),
+    "bandwidth": ("Bandwidth Test", "Bandwidth"),
+    "bibandwidth": ("Bi-Directional Bandwidth Test", "Bandwidth"),
+    "message_rate": ("Multiple Bandwidth / Message Rate Test", "Messages/s"),
+}
 
 Samples = Sequence[dict[str, Any]]
 
@@ -46,8 +49,7 @@ _key = canonical
 
 
 def _placement_rank(name: str) -> tuple[int, str]:
-    return (PLACEMENT_ORDER.index(name) if name in PLACEMENT_ORDER else len(PLACEMENT_ORDER),
-            name)
+    return (PLACEMENT_ORDER.index(name) if name in PLACEMENT_ORDER else len(PLACEMENT_ORDER), name)
 
 
 def _metric_rank(name: str) -> tuple[int, str]:
@@ -84,13 +86,28 @@ def _cell(group: Samples) -> dict[str, Any]:
     cell = summarize_cell(per_launch, group[0]["unit"])
     summary, across = cell.all, cell.across
     return {
-        "unit": cell.unit, "n": summary.n, "launches": cell.launches,
-        "mean": summary.mean, "std": summary.std, "cv": summary.cv,
-        "median": summary.median, "ci_low": summary.ci_low, "ci_high": summary.ci_high,
-        "min": summary.min, "max": summary.max, "warnings": cell.warnings,
-        "across": None if across is None else {
-            "median": across.median, "ci_low": across.ci_low, "ci_high": across.ci_high,
-            "spread": across.spread, "cv": across.cv, "medians": across.medians},
+        "unit": cell.unit,
+        "n": summary.n,
+        "launches": cell.launches,
+        "mean": summary.mean,
+        "std": summary.std,
+        "cv": summary.cv,
+        "median": summary.median,
+        "ci_low": summary.ci_low,
+        "ci_high": summary.ci_high,
+        "min": summary.min,
+        "max": summary.max,
+        "warnings": cell.warnings,
+        "across": None
+        if across is None
+        else {
+            "median": across.median,
+            "ci_low": across.ci_low,
+            "ci_high": across.ci_high,
+            "spread": across.spread,
+            "cv": across.cv,
+            "medians": across.medians,
+        },
     }
 
 
@@ -99,8 +116,9 @@ def _common_tags(samples: Samples, ignore: Iterable[str]) -> dict[str, Any]:
     return {k: v for k, v in samples[0]["tags"].items() if k not in skip}
 
 
-def p2p_table(samples: Samples, metric: str = "latency",
-              mpi: str | None = None) -> list[dict[str, Any]]:
+def p2p_table(
+    samples: Samples, metric: str = "latency", mpi: str | None = None
+) -> list[dict[str, Any]]:
     """Rows for point-to-point tables and figures, sorted by message size:
 
         [{"bytes": 8, "placements": {"core": cell, "socket": cell, ...}}, ...]
@@ -120,25 +138,33 @@ def p2p_table(samples: Samples, metric: str = "latency",
     if mpi is not None:
         chosen = [s for s in chosen if str(s["tags"].get("mpi", "")) == mpi]
     elif len(mpis) > 1:
-        raise ValueError(f"samples of {len(mpis)} MPI libraries ({', '.join(mpis)}); "
-                         "choose one with mpi=")
+        raise ValueError(
+            f"samples of {len(mpis)} MPI libraries ({', '.join(mpis)}); choose one with mpi="
+        )
     others = {_key(_common_tags([s], ("placement", *POOLED_TAGS))) for s in chosen}
     if len(others) > 1:
-        raise ValueError("samples differ in tags other than placement and repeat "
-                         f"({', '.join(sorted(others))}); filter them first")
-    kinds = {_key({k: v for k, v in _identity(s["params"]).items() if k != "bytes"})
-             for s in chosen}
+        raise ValueError(
+            "samples differ in tags other than placement and repeat "
+            f"({', '.join(sorted(others))}); filter them first"
+        )
+    kinds = {
+        _key({k: v for k, v in _identity(s["params"]).items() if k != "bytes"}) for s in chosen
+    }
     if len(kinds) > 1:
-        raise ValueError("samples differ in params other than bytes and measurement "
-                         f"settings ({', '.join(sorted(kinds))}); filter them first")
+        raise ValueError(
+            "samples differ in params other than bytes and measurement "
+            f"settings ({', '.join(sorted(kinds))}); filter them first"
+        )
     by_size: dict[int, dict[str, list[dict[str, Any]]]] = {}
     for s in chosen:
         placement = str(s["tags"].get("placement", ""))
         by_size.setdefault(s["params"]["bytes"], {}).setdefault(placement, []).append(s)
     rows = []
     for size in sorted(by_size):
-        cells = {p: _cell(g) for p, g in
-                 sorted(by_size[size].items(), key=lambda kv: _placement_rank(kv[0]))}
+        cells = {
+            p: _cell(g)
+            for p, g in sorted(by_size[size].items(), key=lambda kv: _placement_rank(kv[0]))
+        }
         rows.append({"bytes": size, "placements": cells})
     return rows
 
@@ -160,22 +186,39 @@ def to_json(source: Store | Samples, run_id: int | None = None) -> str:
         out_samples.append(dict(s, summary=summary))
     groups: dict[str, list[dict[str, Any]]] = {}
     for s in samples:
-        key = _key([s["benchmark"], s["metric"], s["unit"], _identity(s["params"]),
-                    _common_tags([s], POOLED_TAGS)])
+        key = _key(
+            [
+                s["benchmark"],
+                s["metric"],
+                s["unit"],
+                _identity(s["params"]),
+                _common_tags([s], POOLED_TAGS),
+            ]
+        )
         groups.setdefault(key, []).append(s)
     pooled_out = []
     for group in groups.values():
         first = group[0]
-        pooled_out.append({"benchmark": first["benchmark"], "metric": first["metric"],
-                           "unit": first["unit"], "params": _identity(first["params"]),
-                           "tags": _common_tags(group, POOLED_TAGS),
-                           "launch_ids": sorted({s["launch_id"] for s in group}),
-                           "cell": _cell(group)})
+        pooled_out.append(
+            {
+                "benchmark": first["benchmark"],
+                "metric": first["metric"],
+                "unit": first["unit"],
+                "params": _identity(first["params"]),
+                "tags": _common_tags(group, POOLED_TAGS),
+                "launch_ids": sorted({s["launch_id"] for s in group}),
+                "cell": _cell(group),
+            }
+        )
     run = source.run(run_id) if isinstance(source, Store) and run_id is not None else None
     if run is not None:
-        run.pop("topology_xml", None)    # large; `hpcscope export` is about measurements
-    return json.dumps({"run": run, "samples": out_samples, "pooled": pooled_out},
-                      indent=1, sort_keys=False) + "\n"
+        run.pop("topology_xml", None)  # large; `hpcscope export` is about measurements
+    return (
+        json.dumps(
+            {"run": run, "samples": out_samples, "pooled": pooled_out}, indent=1, sort_keys=False
+        )
+        + "\n"
+    )
 
 
 CSV_STATS = ("n", "median", "ci_low", "ci_high", "min", "max", "mean", "std", "cv")
@@ -188,14 +231,32 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
     by a tag or a fixed column is written as param_<name>."""
     samples = _samples(source, run_id)
     tag_cols = sorted({k for s in samples for k in s["tags"]})
-    fixed = {"launch_id", "launch", "benchmark", "metric", "unit", "warmups", *CSV_STATS,
-             "warnings"}
+    fixed = {
+        "launch_id",
+        "launch",
+        "benchmark",
+        "metric",
+        "unit",
+        "warmups",
+        *CSV_STATS,
+        "warnings",
+    }
     tag_names = {k: (f"tag_{k}" if k in fixed else k) for k in tag_cols}
     param_keys = sorted({k for s in samples for k in s["params"]})
     taken = fixed | set(tag_names.values())
     param_names = {k: (f"param_{k}" if k in taken else k) for k in param_keys}
-    header = (["launch_id", "launch", *tag_names.values(), "benchmark", "metric", "unit",
-               *param_names.values(), "warmups", *CSV_STATS, "warnings"])
+    header = [
+        "launch_id",
+        "launch",
+        *tag_names.values(),
+        "benchmark",
+        "metric",
+        "unit",
+        *param_names.values(),
+        "warmups",
+        *CSV_STATS,
+        "warnings",
+    ]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
@@ -203,12 +264,19 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
         summary = summarize(s["values"], is_rate(s["unit"]))
         stats = summary.to_dict()
         writer.writerow(
-            [s["launch_id"], s.get("launch", ""),
-             *(_csv_value(s["tags"].get(k)) for k in tag_cols),
-             s["benchmark"], s["metric"], s["unit"],
-             *(_csv_value(s["params"].get(k)) for k in param_keys),
-             s["warmups"], *(_csv_value(stats[k]) for k in CSV_STATS),
-             "; ".join(summary.warnings)])
+            [
+                s["launch_id"],
+                s.get("launch", ""),
+                *(_csv_value(s["tags"].get(k)) for k in tag_cols),
+                s["benchmark"],
+                s["metric"],
+                s["unit"],
+                *(_csv_value(s["params"].get(k)) for k in param_keys),
+                s["warmups"],
+                *(_csv_value(stats[k]) for k in CSV_STATS),
+                "; ".join(summary.warnings),
+            ]
+        )
     return buf.getvalue()
 
 
@@ -216,7 +284,7 @@ def _csv_value(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return repr(value)              # full precision; formatting is the reader's job
+        return repr(value)  # full precision; formatting is the reader's job
     if isinstance(value, (dict, list)):
         return _key(value)
     return str(value)
@@ -245,7 +313,7 @@ def to_markdown(source: Store | Samples, run_id: int | None = None) -> str:
 
 
 def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> str:
-    columns: dict[tuple[str, str, str], None] = {}   # (metric, unit, placement), ordered
+    columns: dict[tuple[str, str, str], None] = {}  # (metric, unit, placement), ordered
     cells: dict[str, dict[tuple[str, str, str], list[dict[str, Any]]]] = {}
     rows: dict[str, dict[str, Any]] = {}
     for s in samples:
@@ -255,22 +323,26 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
         row = _key(params)
         rows[row] = params
         cells.setdefault(row, {}).setdefault(col, []).append(s)
-    ordered_cols = sorted(columns, key=lambda c: (_metric_rank(c[0]), c[1],
-                                                  _placement_rank(c[2])))
+    ordered_cols = sorted(columns, key=lambda c: (_metric_rank(c[0]), c[1], _placement_rank(c[2])))
     ordered_rows = sorted(rows, key=lambda r: _params_rank(rows[r]))
     launches = len({s["launch_id"] for s in samples})
-    title = " ".join([f"### {benchmark or 'unknown benchmark'}",
-                      *(f"{k}={v}" for k, v in sorted(tags.items()))])
+    title = " ".join(
+        [f"### {benchmark or 'unknown benchmark'}", *(f"{k}={v}" for k, v in sorted(tags.items()))]
+    )
     size_head = "bytes" if all(set(p) == {"bytes"} for p in rows.values()) else "params"
     head = [size_head]
     for metric, unit, placement in ordered_cols:
         name = f"{metric} {placement}".strip()
         head += [f"{name} mean ({unit})", f"{name} std"]
-    lines = [title, "",
-             f"Mean and standard deviation over all raw values of {launches} launch(es); "
-             "means of rates are harmonic.", "",
-             "| " + " | ".join(head) + " |",
-             "|" + "|".join(["---:"] * len(head)) + "|"]
+    lines = [
+        title,
+        "",
+        f"Mean and standard deviation over all raw values of {launches} launch(es); "
+        "means of rates are harmonic.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join(["---:"] * len(head)) + "|",
+    ]
     warnings: list[str] = []
     for row in ordered_rows:
         line = [_params_label(rows[row])]
@@ -282,8 +354,9 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
             cell = _cell(group)
             line += [_fmt(cell["mean"]), _fmt(cell["std"])]
             unstable = [w for w in cell["warnings"] if "unstable" in w or "differ" in w]
-            warnings += [f"{size_head} {_params_label(rows[row])}, {col[0]} {col[2]}: {w}"
-                         for w in unstable]
+            warnings += [
+                f"{size_head} {_params_label(rows[row])}, {col[0]} {col[2]}: {w}" for w in unstable
+            ]
         lines.append("| " + " | ".join(line) + " |")
     if warnings:
         lines += ["", "Warnings:", ""] + [f"- {w}" for w in warnings]
@@ -310,11 +383,15 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
     order: dict[str, tuple[Any, ...]] = {}
     for s in samples:
         other = {k: v for k, v in _identity(s["params"]).items() if k != "bytes"}
-        key = _key([s["metric"], s["unit"], s["benchmark"], other,
-                    _common_tags([s], POOLED_TAGS)])
-        order[key] = (_metric_rank(s["metric"]), s["unit"], s["benchmark"],
-                      str(s["tags"].get("mpi", "")),
-                      _placement_rank(str(s["tags"].get("placement", ""))), key)
+        key = _key([s["metric"], s["unit"], s["benchmark"], other, _common_tags([s], POOLED_TAGS)])
+        order[key] = (
+            _metric_rank(s["metric"]),
+            s["unit"],
+            s["benchmark"],
+            str(s["tags"].get("mpi", "")),
+            _placement_rank(str(s["tags"].get("placement", ""))),
+            key,
+        )
         blocks.setdefault(key, []).append(s)
     out = []
     for key in sorted(blocks, key=order.__getitem__):
@@ -324,13 +401,19 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
         test, column = OSU_TITLES.get(metric, (f"{metric} test", metric.capitalize()))
         tags = _common_tags(group, POOLED_TAGS)
         other = {k: v for k, v in _identity(first["params"]).items() if k != "bytes"}
-        described = ", ".join([first["benchmark"] or "unknown benchmark",
-                               *(f"{k}={v}" for k, v in sorted(tags.items())),
-                               *(f"{k}={v}" for k, v in sorted(other.items()))])
+        described = ", ".join(
+            [
+                first["benchmark"] or "unknown benchmark",
+                *(f"{k}={v}" for k, v in sorted(tags.items())),
+                *(f"{k}={v}" for k, v in sorted(other.items())),
+            ]
+        )
         launches = len({s["launch_id"] for s in group})
-        lines = [f"# OSU MPI {test} (hpcscope: {described})",
-                 f"# median of all values per size over {launches} launch(es)",
-                 f"{'# Size':<10}{column + ' (' + unit + ')':>{OSU_FIELD_WIDTH}}"]
+        lines = [
+            f"# OSU MPI {test} (hpcscope: {described})",
+            f"# median of all values per size over {launches} launch(es)",
+            f"{'# Size':<10}{column + ' (' + unit + ')':>{OSU_FIELD_WIDTH}}",
+        ]
         sizes: dict[int, list[dict[str, Any]]] = {}
         for s in group:
             sizes.setdefault(s["params"]["bytes"], []).append(s)
@@ -347,6 +430,5 @@ FORMATS = {"json": to_json, "csv": to_csv, "markdown": to_markdown, "osu": to_os
 def export(source: Store | Samples, run_id: int | None, fmt: str) -> str:
     """Dispatch for `hpcscope export RUN --format FMT`."""
     if fmt not in FORMATS:
-        raise ValueError(f"unknown export format {fmt!r}; choose one of "
-                         + ", ".join(FORMATS))
+        raise ValueError(f"unknown export format {fmt!r}; choose one of " + ", ".join(FORMATS))
     return FORMATS[fmt](source, run_id)

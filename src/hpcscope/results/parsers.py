@@ -9,11 +9,13 @@ failure becomes an error record with the tool's own message.
 
 A Job names its parser in `Job.output`; every backend looks it up in PARSERS here.
 """
+
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hpcscope.results.records import SCHEMA
 
@@ -21,15 +23,27 @@ from hpcscope.results.records import SCHEMA
 def _meta(tool: str, version: str, options: dict[str, Any]) -> dict[str, Any]:
     # The tools time themselves; their timer quality is not reported, hence zeros with
     # "source" saying so (the contract requires the fields).
-    return {"type": "meta", "schema": SCHEMA, "benchmark": tool, "version": version or "unknown",
-            "mpi": None, "ranks": [],
-            "timer": {"resolution_ns": 0, "overhead_ns": 0, "source": f"{tool}'s own"},
-            "options": options}
+    return {
+        "type": "meta",
+        "schema": SCHEMA,
+        "benchmark": tool,
+        "version": version or "unknown",
+        "mpi": None,
+        "ranks": [],
+        "timer": {"resolution_ns": 0, "overhead_ns": 0, "source": f"{tool}'s own"},
+        "options": options,
+    }
 
 
 def _sample(metric: str, unit: str, params: dict[str, Any], values: list[float]) -> dict:
-    return {"type": "sample", "metric": metric, "unit": unit, "params": params,
-            "values": values, "warmups": 0}
+    return {
+        "type": "sample",
+        "metric": metric,
+        "unit": unit,
+        "params": params,
+        "values": values,
+        "warmups": 0,
+    }
 
 
 def _merge(samples: list[dict]) -> list[dict]:
@@ -60,8 +74,12 @@ def _json_documents(text: str) -> list[Any]:
 
 # ------------------------------------------------------------------ likwid-bench
 
-_LIKWID_OPS = {"peakflops": ("flops", "cpu_peak"), "stream": ("bandwidth", "stream"),
-               "copy": ("bandwidth", "stream"), "triad": ("bandwidth", "stream")}
+_LIKWID_OPS = {
+    "peakflops": ("flops", "cpu_peak"),
+    "stream": ("bandwidth", "stream"),
+    "copy": ("bandwidth", "stream"),
+    "triad": ("bandwidth", "stream"),
+}
 
 
 def parse_likwid_bench(text: str) -> list[dict]:
@@ -75,14 +93,18 @@ def parse_likwid_bench(text: str) -> list[dict]:
         metric, workload = _LIKWID_OPS.get(base, ("bandwidth", base))
         if not threads:
             continue
-        params: dict[str, Any] = {"workload": workload, "threads": int(threads.group(1)),
-                                  "kernel": test}
+        params: dict[str, Any] = {
+            "workload": workload,
+            "threads": int(threads.group(1)),
+            "kernel": test,
+        }
         if metric == "flops":
             mflops = re.search(r"MFlops/s:\s+([\d.]+)", block)
             if not mflops:
                 continue
-            params.update(op="fma" if "fma" in test else "madd",
-                          precision="fp32" if "_sp" in test else "fp64")
+            params.update(
+                op="fma" if "fma" in test else "madd", precision="fp32" if "_sp" in test else "fp64"
+            )
             samples.append(_sample("flops", "GFLOP/s", params, [float(mflops.group(1)) / 1e3]))
         else:
             mbytes = re.search(r"MByte/s:\s+([\d.]+)", block)
@@ -104,6 +126,7 @@ def parse_likwid_bench(text: str) -> list[dict]:
 
 # --------------------------------------------------------------------------- fio
 
+
 def _size(text: str) -> int:
     m = re.fullmatch(r"(\d+)([kKmMgG]?)i?[bB]?", str(text).strip())
     if not m:
@@ -117,16 +140,21 @@ def parse_fio(text: str) -> list[dict]:
         tail = " ".join(text.strip().splitlines()[-3:])[-300:]
         return [_meta("fio", "", {}), {"type": "error", "message": f"fio gave no JSON: {tail}"}]
     first = docs[0]
-    options = first.get("global options") or (first["jobs"][0].get("job options", {})
-                                               if first["jobs"] else {})
+    options = first.get("global options") or (
+        first["jobs"][0].get("job options", {}) if first["jobs"] else {}
+    )
     records = [_meta("fio", first.get("fio version", ""), options)]
     samples = []
     for doc in docs:
         for job in doc["jobs"]:
             o = {**doc.get("global options", {}), **job.get("job options", {})}
             if job.get("error"):
-                records.append({"type": "error", "message": f"fio job {job.get('jobname')} "
-                                f"failed with error {job['error']}"})
+                records.append(
+                    {
+                        "type": "error",
+                        "message": f"fio job {job.get('jobname')} failed with error {job['error']}",
+                    }
+                )
                 continue
             rw = o.get("rw", "read")
             threads = int(o.get("numjobs", 1))
@@ -136,20 +164,35 @@ def parse_fio(text: str) -> list[dict]:
                 r = job.get(op, {})
                 if not r.get("io_bytes"):
                     continue
-                params = {"workload": "disk", "op": op,
-                          "pattern": "rand" if rw.startswith("rand") else "seq",
-                          "block": _size(o.get("bs", "4k")), "threads": threads, "depth": depth,
-                          "engine": engine, "direct": str(o.get("direct", "0")) == "1"}
+                params = {
+                    "workload": "disk",
+                    "op": op,
+                    "pattern": "rand" if rw.startswith("rand") else "seq",
+                    "block": _size(o.get("bs", "4k")),
+                    "threads": threads,
+                    "depth": depth,
+                    "engine": engine,
+                    "direct": str(o.get("direct", "0")) == "1",
+                }
                 samples.append(_sample("bandwidth", "MB/s", params, [r["bw_bytes"] / 1e6]))
                 samples.append(_sample("iops", "IOPS", dict(params), [r["iops"]]))
                 clat = r.get("clat_ns", {})
                 if clat.get("N"):
                     samples.append(_sample("latency", "us", dict(params), [clat["mean"] / 1e3]))
                     pct = clat.get("percentile", {})
-                    summary = {"type": "summary", "metric": "latency", "unit": "us",
-                               "params": dict(params), "source": "fio clat percentiles"}
-                    for name, key in (("p50", "50.000000"), ("p90", "90.000000"),
-                                      ("p99", "99.000000"), ("p99_9", "99.900000")):
+                    summary = {
+                        "type": "summary",
+                        "metric": "latency",
+                        "unit": "us",
+                        "params": dict(params),
+                        "source": "fio clat percentiles",
+                    }
+                    for name, key in (
+                        ("p50", "50.000000"),
+                        ("p90", "90.000000"),
+                        ("p99", "99.000000"),
+                        ("p99_9", "99.900000"),
+                    ):
                         if key in pct:
                             summary[name] = pct[key] / 1e3
                     records.append(summary)
@@ -157,6 +200,7 @@ def parse_fio(text: str) -> list[dict]:
 
 
 # ------------------------------------------------------------------------ iperf3
+
 
 def parse_iperf3(text: str) -> list[dict]:
     docs = [d for d in _json_documents(text) if "start" in d or "error" in d]
@@ -178,13 +222,23 @@ def parse_iperf3(text: str) -> list[dict]:
             bits = bits * (1 - rx["lost_percent"] / 100)
         if bits is None:
             continue
-        params = {"workload": "net", "protocol": protocol, "op": "stream",
-                  "block": int(ts.get("blksize", 0)), "streams": int(ts.get("num_streams", 1)),
-                  "host": d["start"].get("connecting_to", {}).get("host", "")}
+        params = {
+            "workload": "net",
+            "protocol": protocol,
+            "op": "stream",
+            "block": int(ts.get("blksize", 0)),
+            "streams": int(ts.get("num_streams", 1)),
+            "host": d["start"].get("connecting_to", {}).get("host", ""),
+        }
         samples.append(_sample("throughput", "Mbit/s", params, [bits / 1e6]))
     if len(records) == 1 and not samples:
-        records.append({"type": "error", "message": "iperf3 gave no result: "
-                        + " ".join(text.strip().splitlines()[-3:])[-300:]})
+        records.append(
+            {
+                "type": "error",
+                "message": "iperf3 gave no result: "
+                + " ".join(text.strip().splitlines()[-3:])[-300:],
+            }
+        )
     return records + _merge(samples)
 
 

@@ -9,6 +9,7 @@ Non-finite numbers: the C writer prints NaN/Inf as null (JSON has neither), and 
 json module would accept the non-standard tokens NaN/Infinity; both are rejected for
 sample values, because a statistic over them means nothing.
 """
+
 from __future__ import annotations
 
 import json
@@ -59,8 +60,7 @@ def parse_line(line: str, where: str) -> dict[str, Any]:
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
         raise _fail(where, f"not a JSON record ({exc})", line) from None
     if not isinstance(record, dict):
-        raise _fail(where, f"a record must be a JSON object, not {type(record).__name__}",
-                    line)
+        raise _fail(where, f"a record must be a JSON object, not {type(record).__name__}", line)
     validate(record, where, text=line)
     return record
 
@@ -74,12 +74,20 @@ def validate(record: dict[str, Any], where: str, text: str | None = None) -> Non
     kind = record.get("type")
     if kind not in RECORD_TYPES:
         if "type" not in record:
-            raise _fail(where, "record has no 'type' (one of "
-                        + ", ".join(RECORD_TYPES) + ")", shown)
-        raise _fail(where, f"unknown record type {kind!r} (expected one of "
-                    + ", ".join(RECORD_TYPES) + ")", shown)
-    problem = {"meta": _meta_problem, "sample": _sample_problem,
-               "summary": _summary_problem, "error": _error_problem}[kind](record)
+            raise _fail(
+                where, "record has no 'type' (one of " + ", ".join(RECORD_TYPES) + ")", shown
+            )
+        raise _fail(
+            where,
+            f"unknown record type {kind!r} (expected one of " + ", ".join(RECORD_TYPES) + ")",
+            shown,
+        )
+    problem = {
+        "meta": _meta_problem,
+        "sample": _sample_problem,
+        "summary": _summary_problem,
+        "error": _error_problem,
+    }[kind](record)
     if problem:
         raise _fail(where, f"{kind} record {problem}", shown)
 
@@ -88,10 +96,12 @@ def _meta_problem(r: dict[str, Any]) -> str | None:
     if "schema" not in r:
         return "has no 'schema' (expected " + SCHEMA + ")"
     if r["schema"] not in SUPPORTED_SCHEMAS:
-        return (f"has schema {r['schema']!r} but this hpcscope reads only "
-                + ", ".join(SUPPORTED_SCHEMAS)
-                + ": rebuild the benchmarks with this hpcscope (`hpcscope build`) "
-                  "or upgrade hpcscope")
+        return (
+            f"has schema {r['schema']!r} but this hpcscope reads only "
+            + ", ".join(SUPPORTED_SCHEMAS)
+            + ": rebuild the benchmarks with this hpcscope (`hpcscope build`) "
+            "or upgrade hpcscope"
+        )
     for key in ("benchmark", "version", "mpi", "ranks", "timer", "options"):
         if key not in r:
             return f"has no {key!r}"
@@ -159,8 +169,7 @@ def _sample_problem(r: dict[str, Any]) -> str | None:
         return "'values' must be a non-empty list of numbers (raw values, never only a mean)"
     for i, v in enumerate(values):
         if v is None:
-            return (f"values[{i}] is null: the benchmark measured a non-finite number "
-                    "(NaN or Inf)")
+            return f"values[{i}] is null: the benchmark measured a non-finite number (NaN or Inf)"
         if not _is_number(v):
             return f"values[{i}] is {v!r}, not a number"
         if not math.isfinite(v):
@@ -184,8 +193,9 @@ def _error_problem(r: dict[str, Any]) -> str | None:
     return None
 
 
-def parse_stream(lines: Iterable[str], where: str, *, skip_noise: bool = False,
-                 warnings: list[str] | None = None) -> Iterator[dict[str, Any]]:
+def parse_stream(
+    lines: Iterable[str], where: str, *, skip_noise: bool = False, warnings: list[str] | None = None
+) -> Iterator[dict[str, Any]]:
     """Yield validated records from the lines a benchmark wrote; line numbers start at 1.
 
     Blank lines are ignored. With `skip_noise`, lines that do not start with "{" (an MPI
@@ -212,10 +222,17 @@ def parse_stream(lines: Iterable[str], where: str, *, skip_noise: bool = False,
         kind = record["type"]
         if kind == "meta":
             if seen_meta:
-                raise _fail(here, "second meta record in one output (one per run of a "
-                            "benchmark binary; were two outputs concatenated?)", line)
+                raise _fail(
+                    here,
+                    "second meta record in one output (one per run of a "
+                    "benchmark binary; were two outputs concatenated?)",
+                    line,
+                )
             seen_meta = True
         elif kind in ("sample", "summary") and not seen_meta and "benchmark" not in record:
-            raise _fail(here, f"{kind} record before the meta record (the benchmark must "
-                        "write meta first)", line)
+            raise _fail(
+                here,
+                f"{kind} record before the meta record (the benchmark must write meta first)",
+                line,
+            )
         yield record

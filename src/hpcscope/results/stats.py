@@ -23,6 +23,7 @@ ways to tell the masses when reporting performance results", SC15. The rules use
 Nothing here smooths, drops or invents values: outliers stay in, and a statistic that
 cannot be computed (CI from too few samples) is None with a warning saying why.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,8 @@ import numpy as np
 from scipy import stats as sps
 
 CI_LEVEL = 0.95
-CV_LIMIT = 0.05            # above: "unstable" (Hoefler & Belli use 5 % as an example bound)
-ALPHA = 0.05               # significance level for compare()
+CV_LIMIT = 0.05  # above: "unstable" (Hoefler & Belli use 5 % as an example bound)
+ALPHA = 0.05  # significance level for compare()
 _TIME_UNITS = {"ns", "us", "ms", "s", "sec", "cycles"}
 
 
@@ -51,11 +52,13 @@ def lower_is_better(unit: str) -> bool:
         return False
     if unit.strip() in _TIME_UNITS:
         return True
-    raise ValueError(f"cannot tell whether a lower or a higher value in {unit!r} is "
-                     "better; pass lower_is_better explicitly")
+    raise ValueError(
+        f"cannot tell whether a lower or a higher value in {unit!r} is "
+        "better; pass lower_is_better explicitly"
+    )
 
 
-@lru_cache(maxsize=4096)   # pure in (n, level); scipy's binomial calls are slow
+@lru_cache(maxsize=4096)  # pure in (n, level); scipy's binomial calls are slow
 def median_ci_ranks(n: int, level: float = CI_LEVEL) -> tuple[int, int, float] | None:
     """1-based ranks (j, k) of the order statistics bounding the median, and the exact
     coverage, or None when n is too small for `level`.
@@ -68,9 +71,9 @@ def median_ci_ranks(n: int, level: float = CI_LEVEL) -> tuple[int, int, float] |
     if n < 1:
         return None
     tail = (1.0 - level) / 2.0
-    q = int(sps.binom.ppf(tail, n, 0.5))       # smallest q with cdf(q) >= tail
+    q = int(sps.binom.ppf(tail, n, 0.5))  # smallest q with cdf(q) >= tail
     if sps.binom.cdf(q, n, 0.5) > tail + 1e-12:
-        q -= 1                                  # largest q with cdf(q) <= tail
+        q -= 1  # largest q with cdf(q) <= tail
     if q < 0:
         return None
     j = q + 1
@@ -93,14 +96,14 @@ class Summary:
 
     n: int
     median: float
-    ci_low: float | None      # nonparametric CI of the median; None when n is too small
+    ci_low: float | None  # nonparametric CI of the median; None when n is too small
     ci_high: float | None
     ci_coverage: float | None  # exact coverage of [ci_low, ci_high] (>= the level asked)
     min: float
     max: float
-    mean: float | None        # harmonic when rate (None if a rate value is <= 0)
-    std: float | None         # sample standard deviation (ddof=1); None for n=1
-    cv: float | None          # std / arithmetic mean
+    mean: float | None  # harmonic when rate (None if a rate value is <= 0)
+    std: float | None  # sample standard deviation (ddof=1); None for n=1
+    cv: float | None  # std / arithmetic mean
     rate: bool = False
     warnings: list[str] = field(default_factory=list)
 
@@ -113,13 +116,19 @@ def _as_array(values: Sequence[float]) -> np.ndarray:
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError("summarize needs a non-empty list of numbers")
     if not np.all(np.isfinite(arr)):
-        raise ValueError("values contain NaN or Inf; the record validation should have "
-                         "rejected them")
+        raise ValueError(
+            "values contain NaN or Inf; the record validation should have rejected them"
+        )
     return arr
 
 
-def summarize(values: Sequence[float], rate: bool = False, *, level: float = CI_LEVEL,
-              cv_limit: float = CV_LIMIT) -> Summary:
+def summarize(
+    values: Sequence[float],
+    rate: bool = False,
+    *,
+    level: float = CI_LEVEL,
+    cv_limit: float = CV_LIMIT,
+) -> Summary:
     """Median with its nonparametric CI, min, max, mean, std, CV, and stability warnings.
 
     rate=True: the values are rates (e.g. MB/s) and `mean` is the harmonic mean
@@ -133,8 +142,10 @@ def summarize(values: Sequence[float], rate: bool = False, *, level: float = CI_
     ranks = median_ci_ranks(n, level)
     if ranks is None:
         ci_low = ci_high = coverage = None
-        warnings.append(f"n={n}: too few samples for a {level:.0%} CI of the median "
-                        f"(need >= {min_n_for_ci(level)})")
+        warnings.append(
+            f"n={n}: too few samples for a {level:.0%} CI of the median "
+            f"(need >= {min_n_for_ci(level)})"
+        )
     else:
         j, k, coverage = ranks
         ci_low, ci_high = float(ordered[j - 1]), float(ordered[k - 1])
@@ -155,11 +166,24 @@ def summarize(values: Sequence[float], rate: bool = False, *, level: float = CI_
     if ci_low is not None and ci_high is not None and median != 0:
         half = max(median - ci_low, ci_high - median) / abs(median)
         if half > cv_limit:
-            warnings.append(f"{level:.0%} CI of the median reaches {half:.1%} from it "
-                            f"(more than {cv_limit:.0%}): take more samples")
-    return Summary(n=n, median=median, ci_low=ci_low, ci_high=ci_high,
-                   ci_coverage=coverage, min=float(ordered[0]), max=float(ordered[-1]),
-                   mean=mean, std=std, cv=cv, rate=rate, warnings=warnings)
+            warnings.append(
+                f"{level:.0%} CI of the median reaches {half:.1%} from it "
+                f"(more than {cv_limit:.0%}): take more samples"
+            )
+    return Summary(
+        n=n,
+        median=median,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        ci_coverage=coverage,
+        min=float(ordered[0]),
+        max=float(ordered[-1]),
+        mean=mean,
+        std=std,
+        cv=cv,
+        rate=rate,
+        warnings=warnings,
+    )
 
 
 @dataclass
@@ -188,8 +212,13 @@ class Pooled:
         return asdict(self)
 
 
-def pooled(groups: Sequence[Sequence[float]], rate: bool = False, *,
-           level: float = CI_LEVEL, spread_limit: float = CV_LIMIT) -> Pooled:
+def pooled(
+    groups: Sequence[Sequence[float]],
+    rate: bool = False,
+    *,
+    level: float = CI_LEVEL,
+    spread_limit: float = CV_LIMIT,
+) -> Pooled:
     """Summarise one measurement over several launches: per-launch summaries, then the
     across-launch median/CI of the launch medians and their spread.
 
@@ -201,34 +230,48 @@ def pooled(groups: Sequence[Sequence[float]], rate: bool = False, *,
     per_launch = [summarize(g, rate, level=level, cv_limit=spread_limit) for g in groups]
     medians = [s.median for s in per_launch]
     across = summarize(medians, level=level, cv_limit=spread_limit)
-    everything = summarize([v for g in groups for v in g], rate, level=level,
-                           cv_limit=spread_limit)
+    everything = summarize([v for g in groups for v in g], rate, level=level, cv_limit=spread_limit)
     k = len(groups)
     warnings: list[str] = []
     spread: float | None = None
     if k < 2:
-        warnings.append("1 launch: stability across launches cannot be judged (run "
-                        "several repeats)")
+        warnings.append(
+            "1 launch: stability across launches cannot be judged (run several repeats)"
+        )
     else:
         centre = float(np.median(medians))
         spread = (max(medians) - min(medians)) / abs(centre) if centre else None
         if spread is not None and spread > spread_limit:
-            warnings.append(f"launch medians differ by {spread:.1%} (more than "
-                            f"{spread_limit:.0%}): not stable across launches")
+            warnings.append(
+                f"launch medians differ by {spread:.1%} (more than "
+                f"{spread_limit:.0%}): not stable across launches"
+            )
         with_ci = [s for s in per_launch if s.ci_low is not None and s.ci_high is not None]
         if len(with_ci) >= 2:
-            highest_low = max(s.ci_low for s in with_ci)    # type: ignore[type-var]
-            lowest_high = min(s.ci_high for s in with_ci)   # type: ignore[type-var]
+            highest_low = max(s.ci_low for s in with_ci)  # type: ignore[type-var]
+            lowest_high = min(s.ci_high for s in with_ci)  # type: ignore[type-var]
             if highest_low > lowest_high:
-                warnings.append("launch medians' CIs do not overlap: launches differ more "
-                                "than within-launch noise explains")
+                warnings.append(
+                    "launch medians' CIs do not overlap: launches differ more "
+                    "than within-launch noise explains"
+                )
         if across.ci_low is None:
-            warnings.append(f"{k} launches: too few for a {level:.0%} CI across launches "
-                            f"(need >= {min_n_for_ci(level)})")
-    return Pooled(launches=k, per_launch=per_launch, medians=medians,
-                  median=float(np.median(medians)), ci_low=across.ci_low,
-                  ci_high=across.ci_high, spread=spread,
-                  cv=across.cv if k > 1 else None, all=everything, warnings=warnings)
+            warnings.append(
+                f"{k} launches: too few for a {level:.0%} CI across launches "
+                f"(need >= {min_n_for_ci(level)})"
+            )
+    return Pooled(
+        launches=k,
+        per_launch=per_launch,
+        medians=medians,
+        median=float(np.median(medians)),
+        ci_low=across.ci_low,
+        ci_high=across.ci_high,
+        spread=spread,
+        cv=across.cv if k > 1 else None,
+        all=everything,
+        warnings=warnings,
+    )
 
 
 @dataclass
@@ -243,9 +286,9 @@ class Comparison:
     ratio: float
     rel_diff: float
     p_value: float
-    shift: float              # Hodges-Lehmann estimate of b - a (median pairwise difference)
+    shift: float  # Hodges-Lehmann estimate of b - a (median pairwise difference)
     significant: bool
-    verdict: str              # "faster", "slower" or "same": b relative to a
+    verdict: str  # "faster", "slower" or "same": b relative to a
     lower_is_better: bool
     warnings: list[str] = field(default_factory=list)
 
@@ -263,13 +306,19 @@ def hodges_lehmann_shift(a: np.ndarray, b: np.ndarray) -> float:
     tests. Cost O(n_a n_b) (thinned above _HL_MAX_PAIRS pairs)."""
     thin = math.ceil(math.sqrt(a.size * b.size / _HL_MAX_PAIRS))
     if thin > 1:
-        a, b = np.sort(a)[thin // 2::thin], np.sort(b)[thin // 2::thin]
+        a, b = np.sort(a)[thin // 2 :: thin], np.sort(b)[thin // 2 :: thin]
     return float(np.median(np.subtract.outer(b, a)))
 
 
-def compare(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, *,
-            lower_is_better: bool = True, alpha: float = ALPHA,
-            resolution: float = 0.0) -> Comparison:
+def compare(
+    a: Sequence[float],
+    b: Sequence[float],
+    threshold: float = 0.05,
+    *,
+    lower_is_better: bool = True,
+    alpha: float = ALPHA,
+    resolution: float = 0.0,
+) -> Comparison:
     """Is b faster or slower than a? Mann-Whitney U, two-sided (Hoefler & Belli SC15,
     Rule 7: compare distributions with a nonparametric test, not means by eye).
 
@@ -289,7 +338,7 @@ def compare(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, *,
     rel_diff = ratio - 1.0
     warnings: list[str] = []
     if np.all(xa == xa[0]) and np.all(xb == xa[0]):
-        p = 1.0               # identical constants: scipy's tie correction divides by 0
+        p = 1.0  # identical constants: scipy's tie correction divides by 0
     else:
         p = float(sps.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
         if math.isnan(p):
@@ -298,11 +347,13 @@ def compare(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, *,
     # exact integers, since the binomial overflows a float beyond ~1000 samples.
     arrangements = math.comb(xa.size + xb.size, xa.size)
     if arrangements <= 2 / alpha:
-        warnings.append(f"n={xa.size} vs n={xb.size}: too few samples for any Mann-Whitney "
-                        f"p < {alpha} (smallest possible is {min(2 / arrangements, 1.0):.3f})")
+        warnings.append(
+            f"n={xa.size} vs n={xb.size}: too few samples for any Mann-Whitney "
+            f"p < {alpha} (smallest possible is {min(2 / arrangements, 1.0):.3f})"
+        )
     shift = hodges_lehmann_shift(xa, xb)
     relevant = abs(shift) > threshold * abs(ma) if ma != 0 else shift != 0
-    more_than_a_tick = abs(shift) > resolution * (1 + 1e-6)   # 1e-6: decimal rounding
+    more_than_a_tick = abs(shift) > resolution * (1 + 1e-6)  # 1e-6: decimal rounding
     significant = p < alpha and relevant and more_than_a_tick
     if not significant:
         verdict = "same"
@@ -310,7 +361,17 @@ def compare(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, *,
         verdict = "faster"
     else:
         verdict = "slower"
-    return Comparison(n_a=int(xa.size), n_b=int(xb.size), median_a=ma, median_b=mb,
-                      ratio=ratio, rel_diff=rel_diff, p_value=p, shift=shift,
-                      significant=significant,
-                      verdict=verdict, lower_is_better=lower_is_better, warnings=warnings)
+    return Comparison(
+        n_a=int(xa.size),
+        n_b=int(xb.size),
+        median_a=ma,
+        median_b=mb,
+        ratio=ratio,
+        rel_diff=rel_diff,
+        p_value=p,
+        shift=shift,
+        significant=significant,
+        verdict=verdict,
+        lower_is_better=lower_is_better,
+        warnings=warnings,
+    )

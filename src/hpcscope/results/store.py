@@ -13,6 +13,7 @@ are derived from them (hpcscope.results.stats), never stored in their place.
 The schema version is kept in `PRAGMA user_version`; a database written by a newer
 hpcscope is refused with a clear message rather than misread.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,7 +22,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,17 @@ DEFAULT_DB = "hpcscope.db"
 RUN_STATUSES = ("running", "ok", "failed", "interrupted", "partial")
 BACKENDS = ("local", "slurm", "lab", "sim")
 # Launch states follow hpcscope.launch.base.JobState (SLURM vocabulary) plus our own.
-LAUNCH_STATUSES = ("PENDING", "RUNNING", "COMPLETED", "FAILED", "TIMEOUT", "CANCELLED",
-                   "NODE_FAIL", "INTERRUPTED", "SKIPPED")
+LAUNCH_STATUSES = (
+    "PENDING",
+    "RUNNING",
+    "COMPLETED",
+    "FAILED",
+    "TIMEOUT",
+    "CANCELLED",
+    "NODE_FAIL",
+    "INTERRUPTED",
+    "SKIPPED",
+)
 BUSY_TIMEOUT_S = 60.0
 
 _SCHEMA = """
@@ -111,7 +121,7 @@ def default_path(path: str | os.PathLike[str] | None = None) -> Path:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def _dumps(value: Any) -> str:
@@ -124,11 +134,14 @@ class Store:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = default_path(path)
         if self.path.parent and not self.path.parent.exists():
-            raise StoreError(f"cannot create the store {self.path}: folder "
-                             f"{self.path.parent} does not exist (create it or pass "
-                             "another --db)")
-        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S,
-                                   isolation_level=None)  # explicit transactions
+            raise StoreError(
+                f"cannot create the store {self.path}: folder "
+                f"{self.path.parent} does not exist (create it or pass "
+                "another --db)"
+            )
+        self._db = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None
+        )  # explicit transactions
         try:
             self._db.row_factory = sqlite3.Row
             self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
@@ -138,8 +151,10 @@ class Store:
             self._init_schema()
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise StoreError(f"{self.path} is not a usable hpcscope store ({exc}); pass "
-                             "another file with --db or HPCSCOPE_DB") from None
+            raise StoreError(
+                f"{self.path} is not a usable hpcscope store ({exc}); pass "
+                "another file with --db or HPCSCOPE_DB"
+            ) from None
         except BaseException:
             self._db.close()
             raise
@@ -159,18 +174,23 @@ class Store:
                     raise
                 time.sleep(0.05)
         if str(mode).lower() != "wal":
-            raise StoreError(f"{self.path}: SQLite refused WAL mode (journal mode {mode}); "
-                             "the store must be on a local file system, not e.g. NFS")
+            raise StoreError(
+                f"{self.path}: SQLite refused WAL mode (journal mode {mode}); "
+                "the store must be on a local file system, not e.g. NFS"
+            )
 
     def _init_schema(self) -> None:
         with self._write():
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
                 tables = self._db.execute(
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+                ).fetchone()[0]
                 if tables:
-                    raise StoreError(f"{self.path} is an SQLite database but not an "
-                                     "hpcscope store; pass another file with --db")
+                    raise StoreError(
+                        f"{self.path} is an SQLite database but not an "
+                        "hpcscope store; pass another file with --db"
+                    )
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
@@ -179,10 +199,13 @@ class Store:
                 raise StoreError(
                     f"{self.path} was written by a newer hpcscope (store schema {version}; "
                     f"this hpcscope knows up to {SCHEMA_VERSION}): upgrade hpcscope, or "
-                    "use another --db")
+                    "use another --db"
+                )
             elif version < SCHEMA_VERSION:  # pragma: no cover - no older schema exists yet
-                raise StoreError(f"{self.path} has store schema {version}, older than "
-                                 f"{SCHEMA_VERSION}, and no migration exists")
+                raise StoreError(
+                    f"{self.path} has store schema {version}, older than "
+                    f"{SCHEMA_VERSION}, and no migration exists"
+                )
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -208,40 +231,72 @@ class Store:
 
     # -- runs -------------------------------------------------------------------------
 
-    def create_run(self, suite: str, *, command: Sequence[str] = (),
-                   options: dict[str, Any] | None = None, host: str = "",
-                   backend: str = "local", label: str = "", topology_xml: str | None = None,
-                   environment: dict[str, Any] | None = None,
-                   mpi: list[Any] | None = None) -> int:
+    def create_run(
+        self,
+        suite: str,
+        *,
+        command: Sequence[str] = (),
+        options: dict[str, Any] | None = None,
+        host: str = "",
+        backend: str = "local",
+        label: str = "",
+        topology_xml: str | None = None,
+        environment: dict[str, Any] | None = None,
+        mpi: list[Any] | None = None,
+    ) -> int:
         """Start a run (status 'running'); returns its id."""
         _check(backend, BACKENDS, "backend")
         with self._write() as db:
             cur = db.execute(
                 "INSERT INTO runs (started, status, suite, command, options, host, backend,"
                 " label, topology_xml, environment, mpi) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (_now(), "running", suite, _dumps(list(command)), _dumps(options or {}),
-                 host, backend, label, topology_xml, _dumps(environment or {}),
-                 _dumps(mpi or [])))
+                (
+                    _now(),
+                    "running",
+                    suite,
+                    _dumps(list(command)),
+                    _dumps(options or {}),
+                    host,
+                    backend,
+                    label,
+                    topology_xml,
+                    _dumps(environment or {}),
+                    _dumps(mpi or []),
+                ),
+            )
             return int(cur.lastrowid)  # type: ignore[arg-type]
 
-    def update_run(self, run_id: int, *, host: str | None = None, label: str | None = None,
-                   topology_xml: str | None = None,
-                   environment: dict[str, Any] | None = None,
-                   mpi: list[Any] | None = None) -> None:
+    def update_run(
+        self,
+        run_id: int,
+        *,
+        host: str | None = None,
+        label: str | None = None,
+        topology_xml: str | None = None,
+        environment: dict[str, Any] | None = None,
+        mpi: list[Any] | None = None,
+    ) -> None:
         """Fill in run facts learnt after the run started (topology, environment, MPIs)."""
-        fields = {"host": host, "label": label, "topology_xml": topology_xml,
-                  "environment": None if environment is None else _dumps(environment),
-                  "mpi": None if mpi is None else _dumps(mpi)}
+        fields = {
+            "host": host,
+            "label": label,
+            "topology_xml": topology_xml,
+            "environment": None if environment is None else _dumps(environment),
+            "mpi": None if mpi is None else _dumps(mpi),
+        }
         fields = {k: v for k, v in fields.items() if v is not None}
         if not fields:
             return
         with self._write() as db:
             self._need_run(run_id)
-            db.execute(f"UPDATE runs SET {', '.join(k + ' = ?' for k in fields)} "
-                       "WHERE id = ?", (*fields.values(), run_id))
+            db.execute(
+                f"UPDATE runs SET {', '.join(k + ' = ?' for k in fields)} WHERE id = ?",
+                (*fields.values(), run_id),
+            )
 
-    def add_note(self, run_id: int, kind: str, text: str,
-                 data: dict[str, Any] | None = None) -> None:
+    def add_note(
+        self, run_id: int, kind: str, text: str, data: dict[str, Any] | None = None
+    ) -> None:
         """Append a note (e.g. kind 'skipped': a placement this machine cannot offer)."""
         note = {"kind": kind, "text": text, "data": data or {}, "at": _now()}
         with self._write() as db:
@@ -253,16 +308,16 @@ class Store:
         _check(status, RUN_STATUSES, "run status")
         with self._write() as db:
             self._need_run(run_id)
-            db.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?",
-                       (status, _now(), run_id))
+            db.execute(
+                "UPDATE runs SET status = ?, finished = ? WHERE id = ?", (status, _now(), run_id)
+            )
 
     def set_run_backend_data(self, run_id: int, data: dict[str, Any]) -> None:
         """Merge `data` into the run's backend bookkeeping (SLURM job ids, run dir...)."""
         with self._write() as db:
             current = json.loads(self._need_run(run_id)["backend_data"])
             current.update(data)
-            db.execute("UPDATE runs SET backend_data = ? WHERE id = ?",
-                       (_dumps(current), run_id))
+            db.execute("UPDATE runs SET backend_data = ? WHERE id = ?", (_dumps(current), run_id))
 
     def get_run_backend_data(self, run_id: int) -> dict[str, Any]:
         return json.loads(self._need_run(run_id)["backend_data"])
@@ -273,17 +328,19 @@ class Store:
         if text == "last":
             row = self._db.execute("SELECT max(id) FROM runs").fetchone()
             if row[0] is None:
-                raise StoreError(f"no runs in {self.path} yet: start one with "
-                                 "`hpcscope run SUITE`")
+                raise StoreError(f"no runs in {self.path} yet: start one with `hpcscope run SUITE`")
             return int(row[0])
         try:
             run_id = int(text)
         except ValueError:
-            raise StoreError(f"run {text!r} is neither a run id nor 'last'; "
-                             "`hpcscope list` shows the runs") from None
+            raise StoreError(
+                f"run {text!r} is neither a run id nor 'last'; `hpcscope list` shows the runs"
+            ) from None
         if self._db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
-            raise StoreError(f"no run {run_id} in {self.path}; `hpcscope list` shows the "
-                             "runs (or pass another --db)")
+            raise StoreError(
+                f"no run {run_id} in {self.path}; `hpcscope list` shows the "
+                "runs (or pass another --db)"
+            )
         return run_id
 
     def run(self, run_id: int) -> dict[str, Any]:
@@ -296,7 +353,8 @@ class Store:
             " (SELECT count(*) FROM launches l WHERE l.run_id = r.id) AS n_launches, "
             " (SELECT count(*) FROM samples s JOIN launches l ON s.launch_id = l.id "
             "   WHERE l.run_id = r.id) AS n_samples "
-            "FROM runs r ORDER BY r.id").fetchall()
+            "FROM runs r ORDER BY r.id"
+        ).fetchall()
         return [_run_dict(row) for row in rows]
 
     def _need_run(self, run_id: int) -> sqlite3.Row:
@@ -307,8 +365,14 @@ class Store:
 
     # -- launches and records ---------------------------------------------------------
 
-    def add_launch(self, run_id: int, name: str, tags: dict[str, Any] | None = None,
-                   backend_id: str = "", status: str = "RUNNING") -> int:
+    def add_launch(
+        self,
+        run_id: int,
+        name: str,
+        tags: dict[str, Any] | None = None,
+        backend_id: str = "",
+        status: str = "RUNNING",
+    ) -> int:
         """One execution of a benchmark program; its `tags` go with every record of it."""
         status = _check(status.upper(), LAUNCH_STATUSES, "launch status")
         with self._write() as db:
@@ -316,14 +380,14 @@ class Store:
             cur = db.execute(
                 "INSERT INTO launches (run_id, name, tags, status, started, backend_id) "
                 "VALUES (?,?,?,?,?,?)",
-                (run_id, name, _dumps(tags or {}), status, _now(), backend_id))
+                (run_id, name, _dumps(tags or {}), status, _now(), backend_id),
+            )
             return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def set_launch_backend_id(self, launch_id: int, backend_id: str) -> None:
         with self._write() as db:
             self._need_launch(launch_id)
-            db.execute("UPDATE launches SET backend_id = ? WHERE id = ?",
-                       (backend_id, launch_id))
+            db.execute("UPDATE launches SET backend_id = ? WHERE id = ?", (backend_id, launch_id))
 
     def add_record(self, launch_id: int, record: dict[str, Any]) -> None:
         """Store one validated record and commit it at once (a crash loses nothing).
@@ -338,45 +402,63 @@ class Store:
             launch = self._need_launch(launch_id)
             if kind == "meta":
                 if launch["meta"] is not None:
-                    raise StoreError(f"launch {launch_id} already has a meta record; one "
-                                     "launch is one execution of one benchmark")
-                db.execute("UPDATE launches SET meta = ? WHERE id = ?",
-                           (_dumps(record), launch_id))
+                    raise StoreError(
+                        f"launch {launch_id} already has a meta record; one "
+                        "launch is one execution of one benchmark"
+                    )
+                db.execute("UPDATE launches SET meta = ? WHERE id = ?", (_dumps(record), launch_id))
             elif kind == "sample":
                 benchmark = record.get("benchmark")
                 if not benchmark and launch["meta"] is not None:
                     benchmark = json.loads(launch["meta"])["benchmark"]
                 db.execute(
-                    'INSERT INTO samples (launch_id, benchmark, metric, unit, params, '
+                    "INSERT INTO samples (launch_id, benchmark, metric, unit, params, "
                     '"values", warmups) VALUES (?,?,?,?,?,?,?)',
-                    (launch_id, benchmark or "", record["metric"], record["unit"],
-                     _dumps(record["params"]), json.dumps(record["values"]),
-                     record["warmups"]))
+                    (
+                        launch_id,
+                        benchmark or "",
+                        record["metric"],
+                        record["unit"],
+                        _dumps(record["params"]),
+                        json.dumps(record["values"]),
+                        record["warmups"],
+                    ),
+                )
             elif kind == "summary":
-                db.execute("INSERT INTO summaries (launch_id, record) VALUES (?,?)",
-                           (launch_id, _dumps(record)))
+                db.execute(
+                    "INSERT INTO summaries (launch_id, record) VALUES (?,?)",
+                    (launch_id, _dumps(record)),
+                )
             else:
-                db.execute("INSERT INTO errors (launch_id, message) VALUES (?,?)",
-                           (launch_id, record["message"]))
+                db.execute(
+                    "INSERT INTO errors (launch_id, message) VALUES (?,?)",
+                    (launch_id, record["message"]),
+                )
 
-    def finish_launch(self, launch_id: int, status: str, returncode: int | None = None,
-                      stderr_tail: str = "") -> None:
+    def finish_launch(
+        self, launch_id: int, status: str, returncode: int | None = None, stderr_tail: str = ""
+    ) -> None:
         status = _check(status.upper(), LAUNCH_STATUSES, "launch status")
         with self._write() as db:
             self._need_launch(launch_id)
-            db.execute("UPDATE launches SET status = ?, returncode = ?, finished = ?, "
-                       "stderr_tail = ? WHERE id = ?",
-                       (status, returncode, _now(), stderr_tail, launch_id))
+            db.execute(
+                "UPDATE launches SET status = ?, returncode = ?, finished = ?, "
+                "stderr_tail = ? WHERE id = ?",
+                (status, returncode, _now(), stderr_tail, launch_id),
+            )
 
     def launches(self, run_id: int) -> list[dict[str, Any]]:
         """The run's launches in order, with decoded tags/meta and their error messages."""
         self._need_run(run_id)
-        rows = self._db.execute("SELECT * FROM launches WHERE run_id = ? ORDER BY id",
-                                (run_id,)).fetchall()
+        rows = self._db.execute(
+            "SELECT * FROM launches WHERE run_id = ? ORDER BY id", (run_id,)
+        ).fetchall()
         errors: dict[int, list[str]] = {}
         for row in self._db.execute(
-                "SELECT e.launch_id, e.message FROM errors e JOIN launches l "
-                "ON e.launch_id = l.id WHERE l.run_id = ? ORDER BY e.id", (run_id,)):
+            "SELECT e.launch_id, e.message FROM errors e JOIN launches l "
+            "ON e.launch_id = l.id WHERE l.run_id = ? ORDER BY e.id",
+            (run_id,),
+        ):
             errors.setdefault(row[0], []).append(row[1])
         out = []
         for row in rows:
@@ -385,15 +467,18 @@ class Store:
             out.append(launch)
         return out
 
-    def samples(self, run_id: int, benchmark: str | None = None,
-                metric: str | None = None) -> list[dict[str, Any]]:
+    def samples(
+        self, run_id: int, benchmark: str | None = None, metric: str | None = None
+    ) -> list[dict[str, Any]]:
         """The run's samples, each merged with its launch: keys id, launch_id, launch (name),
         tags, benchmark, metric, unit, params, values, warmups. Callers group by
         tags['placement'], tags['mpi'], params['bytes']."""
         self._need_run(run_id)
-        sql = ('SELECT s.id, s.launch_id, l.name AS launch, l.tags, s.benchmark, s.metric, '
-               's.unit, s.params, s."values", s.warmups FROM samples s '
-               'JOIN launches l ON s.launch_id = l.id WHERE l.run_id = ?')
+        sql = (
+            "SELECT s.id, s.launch_id, l.name AS launch, l.tags, s.benchmark, s.metric, "
+            's.unit, s.params, s."values", s.warmups FROM samples s '
+            "JOIN launches l ON s.launch_id = l.id WHERE l.run_id = ?"
+        )
         args: list[Any] = [run_id]
         if benchmark is not None:
             sql += " AND s.benchmark = ?"
@@ -408,7 +493,9 @@ class Store:
         """Summary records as the binaries wrote them (informative; stats recompute)."""
         rows = self._db.execute(
             "SELECT s.launch_id, s.record FROM summaries s JOIN launches l "
-            "ON s.launch_id = l.id WHERE l.run_id = ? ORDER BY s.id", (run_id,)).fetchall()
+            "ON s.launch_id = l.id WHERE l.run_id = ? ORDER BY s.id",
+            (run_id,),
+        ).fetchall()
         return [dict(json.loads(row["record"]), launch_id=row["launch_id"]) for row in rows]
 
     def _need_launch(self, launch_id: int) -> sqlite3.Row:

@@ -4,11 +4,13 @@ A suite module `hpcscope.suites.<name>` exposes `plan(ctx: PlanContext, opts: di
 SuitePlan`. Planning never runs anything: it only decides what to run, so the same plan
 can be printed (dry run), executed locally, or turned into a SLURM batch script.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.plan.job import Job
@@ -18,18 +20,18 @@ from hpcscope.plan.job import Job
 class Note:
     """Something the user must be told and the store must keep (skips, warnings, peaks)."""
 
-    kind: str      # "skipped", "warning", "peak", "info"
+    kind: str  # "skipped", "warning", "peak", "info"
     text: str
     data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class PlanContext:
-    topology: Any                      # hpcscope.machine.topology.Topology
-    mpis: list[MpiSpec]                # the MPI libraries chosen by --mpi (may be empty)
+    topology: Any  # hpcscope.machine.topology.Topology
+    mpis: list[MpiSpec]  # the MPI libraries chosen by --mpi (may be empty)
     binary: Callable[[str, MpiSpec | None], Path]  # program name -> built executable
     quick: bool = False
-    nodes_available: int = 1           # >1 on SLURM / lab backends
+    nodes_available: int = 1  # >1 on SLURM / lab backends
 
 
 @dataclass

@@ -25,6 +25,7 @@ plan opts (all optional):
     repeat        int | None         launches per MPI library (default 1), round-robin over
                                      the libraries so a slow phase does not bias one
 """
+
 from __future__ import annotations
 
 import re
@@ -34,8 +35,18 @@ from typing import Any
 from hpcscope.plan.job import Job
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
-COLLECTIVES = ("bcast", "gather", "scatter", "allgather", "alltoall", "reduce", "allreduce",
-               "reduce_scatter_block", "scan", "exscan")
+COLLECTIVES = (
+    "bcast",
+    "gather",
+    "scatter",
+    "allgather",
+    "alltoall",
+    "reduce",
+    "allreduce",
+    "reduce_scatter_block",
+    "scan",
+    "exscan",
+)
 ALGORITHMS = ("native", "lane", "hier", "lane_v")
 VALID_ALGORITHMS = ALGORITHMS + ("tuned",)  # tuned: MPI_<Coll> under an interposition
 DEFAULT_REPS, QUICK_REPS = 100, 20
@@ -56,15 +67,22 @@ def count_spec(counts: list | None) -> str | None:
     items = [str(c).strip() for c in counts]
     bad = [c for c in items if not _COUNT.match(c)]
     if bad:
-        raise ValueError(f"counts {bad} are not counts; give integers, optionally with a p "
-                         "suffix meaning times the number of ranks (e.g. 1p, 100p, 4096)")
+        raise ValueError(
+            f"counts {bad} are not counts; give integers, optionally with a p "
+            "suffix meaning times the number of ranks (e.g. 1p, 100p, 4096)"
+        )
     return ",".join(items)
 
 
-MAX_BYTES_PER_PROCESS = 1 << 30    # the coll program's --max-bytes default, passed explicitly
-_ROOTED_OR_BLOCK = {"gather": (1, "p"), "allgather": (1, "p"), "scatter": ("p", 1),
-                    "reduce_scatter_block": ("p", 1), "alltoall": ("p", "p"),
-                    "bcast": (0, 1)}   # (send, receive) elements per count; others (1, 1)
+MAX_BYTES_PER_PROCESS = 1 << 30  # the coll program's --max-bytes default, passed explicitly
+_ROOTED_OR_BLOCK = {
+    "gather": (1, "p"),
+    "allgather": (1, "p"),
+    "scatter": ("p", 1),
+    "reduce_scatter_block": ("p", 1),
+    "alltoall": ("p", "p"),
+    "bcast": (0, 1),
+}  # (send, receive) elements per count; others (1, 1)
 
 
 def buffer_bytes(collective: str, count: int, ranks: int, validate: bool) -> int:
@@ -79,10 +97,10 @@ def check_memory(colls: list[str], counts: str | None, ranks: int, validate: boo
     """Refuse explicit counts before anything runs when their buffers exceed the per-process
     limit or, summed over the ranks of this machine, most of its available memory."""
     if not counts:
-        return   # the program's own sweep drops sizes over the limit and says so
+        return  # the program's own sweep drops sizes over the limit and says so
     available = _available_memory()
     for item in counts.split(","):
-        item = item.split(":")[1] if ":" in item else item   # a sweep FROM:TO[:F]: its end
+        item = item.split(":")[1] if ":" in item else item  # a sweep FROM:TO[:F]: its end
         count = int(item[:-1]) * ranks if item.endswith("p") else int(item)
         for coll in colls:
             need = buffer_bytes(coll, count, ranks, validate)
@@ -90,12 +108,14 @@ def check_memory(colls: list[str], counts: str | None, ranks: int, validate: boo
                 raise ValueError(
                     f"{coll} count {item} on {ranks} ranks needs {need / 2**20:.0f} MiB of "
                     f"buffers per process, above the limit of {MAX_BYTES_PER_PROCESS >> 20} "
-                    "MiB; lower --counts (or measure fewer ranks)")
+                    "MiB; lower --counts (or measure fewer ranks)"
+                )
             if available and need * ranks > 0.8 * available:
                 raise ValueError(
                     f"{coll} count {item} needs {need * ranks / 2**30:.1f} GiB over {ranks} "
                     f"ranks but this machine has {available / 2**30:.1f} GiB available; "
-                    "lower --counts")
+                    "lower --counts"
+                )
 
 
 def _available_memory() -> int | None:
@@ -109,8 +129,9 @@ def _available_memory() -> int | None:
     return None
 
 
-def layout(ctx: PlanContext, opts: dict, suite: str) -> tuple[int, int | None, dict, dict,
-                                                             bool, int, list[Note]]:
+def layout(
+    ctx: PlanContext, opts: dict, suite: str
+) -> tuple[int, int | None, dict, dict, bool, int, list[Note]]:
     """Ranks, node size, job env, job tags, oversubscribe, nodes to span, notes: the part
     of the plan the coll and lanes suites share."""
     notes: list[Note] = []
@@ -124,33 +145,54 @@ def layout(ctx: PlanContext, opts: dict, suite: str) -> tuple[int, int | None, d
     tags: dict[str, Any] = {"ranks": ranks}
     if node_size is not None:
         if not isinstance(node_size, int) or node_size < 1 or node_size > ranks:
-            raise ValueError(f"node_size must be between 1 and the ranks ({ranks}), "
-                             f"got {node_size!r}")
+            raise ValueError(
+                f"node_size must be between 1 and the ranks ({ranks}), got {node_size!r}"
+            )
         full, rest = divmod(ranks, node_size)
         if rest:
-            text = (f"node size {node_size} does not divide {ranks} ranks: the decomposition "
-                    f"is irregular ({full} node(s) of {node_size} and one of {rest}); lane "
-                    "algorithms that need a regular communicator fall back to native and "
-                    "are reported as not timed")
+            text = (
+                f"node size {node_size} does not divide {ranks} ranks: the decomposition "
+                f"is irregular ({full} node(s) of {node_size} and one of {rest}); lane "
+                "algorithms that need a regular communicator fall back to native and "
+                "are reported as not timed"
+            )
             if opts.get("regular_only"):
-                raise ValueError(text + "; choose a node size dividing the ranks or drop "
-                                 "regular_only")
+                raise ValueError(
+                    text + "; choose a node size dividing the ranks or drop regular_only"
+                )
             notes.append(Note("warning", text, {"node_size": node_size, "ranks": ranks}))
         env["LANECOLL_NODE_SIZE"] = str(node_size)
         tags.update({"emulated_nodes": True, "node_size": node_size})
-        notes.append(Note("info", f"{suite}: {ranks} ranks as {full + (1 if rest else 0)} "
-                          f"emulated node(s) of {node_size} (LANECOLL_NODE_SIZE={node_size}); "
-                          "all traffic still goes through this machine's memory",
-                          {"node_size": node_size}))
+        notes.append(
+            Note(
+                "info",
+                f"{suite}: {ranks} ranks as {full + (1 if rest else 0)} "
+                f"emulated node(s) of {node_size} (LANECOLL_NODE_SIZE={node_size}); "
+                "all traffic still goes through this machine's memory",
+                {"node_size": node_size},
+            )
+        )
     elif real_nodes == 1:
-        notes.append(Note("info", f"{suite}: all {ranks} ranks on one node; the lane/hier "
-                          "decompositions are then node-local. Use --node-size K to emulate "
-                          "several nodes", {"ranks": ranks}))
+        notes.append(
+            Note(
+                "info",
+                f"{suite}: all {ranks} ranks on one node; the lane/hier "
+                "decompositions are then node-local. Use --node-size K to emulate "
+                "several nodes",
+                {"ranks": ranks},
+            )
+        )
     oversubscribe = ranks > per_node * real_nodes
     if oversubscribe:
-        notes.append(Note("warning", f"{suite}: {ranks} ranks on {per_node * real_nodes} "
-                          "cores: oversubscribed, so timings are not meaningful (correctness "
-                          "only; MPICH busy-polls)", {"ranks": ranks, "cores": per_node}))
+        notes.append(
+            Note(
+                "warning",
+                f"{suite}: {ranks} ranks on {per_node * real_nodes} "
+                "cores: oversubscribed, so timings are not meaningful (correctness "
+                "only; MPICH busy-polls)",
+                {"ranks": ranks, "cores": per_node},
+            )
+        )
         tags["oversubscribed"] = True
     return ranks, node_size, env, tags, oversubscribe, real_nodes, notes
 
@@ -181,29 +223,53 @@ def _names(given: list | None, valid: tuple[str, ...], what: str) -> list[str]:
 
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     colls = _names(opts.get("collectives"), COLLECTIVES, "collective(s)")
-    algs = (_names(opts.get("algorithms"), VALID_ALGORITHMS, "algorithm(s)")
-            if opts.get("algorithms") else list(ALGORITHMS))
+    algs = (
+        _names(opts.get("algorithms"), VALID_ALGORITHMS, "algorithm(s)")
+        if opts.get("algorithms")
+        else list(ALGORITHMS)
+    )
     counts = count_spec(opts.get("counts")) or (QUICK_COUNTS if opts.get("quick") else None)
     reps, warmup = repetitions(opts)
     ranks, node_size, env, tags, over, nodes, notes = layout(ctx, opts, "coll")
     check_memory(colls, counts, ranks, opts.get("validate") is not False)
     result = SuitePlan(notes=notes)
     for rep, mpi in launches(ctx, opts):
-        program = [str(ctx.binary("coll", mpi)), "--collectives", ",".join(colls),
-                   "--algorithms", ",".join(algs), "--repetitions", str(reps),
-                   "--warmup", str(warmup), "--max-bytes", str(MAX_BYTES_PER_PROCESS)]
+        program = [
+            str(ctx.binary("coll", mpi)),
+            "--collectives",
+            ",".join(colls),
+            "--algorithms",
+            ",".join(algs),
+            "--repetitions",
+            str(reps),
+            "--warmup",
+            str(warmup),
+            "--max-bytes",
+            str(MAX_BYTES_PER_PROCESS),
+        ]
         if counts:
             program += ["--counts", counts]
         if opts.get("validate") is False:
             program.append("--validate=0")
         if opts.get("interleave"):
             program.append("--interleave")
-        name = (f"{mpi.flavor}/coll/np{ranks}" + (f"-ns{node_size}" if node_size else "")
-                + f"/r{rep}")
-        result.jobs.append(Job(
-            suite="coll", name=name, program=program, mpi=mpi, ranks=ranks, nodes=nodes,
-            env=dict(env), tags=dict(tags, mpi=mpi.flavor, mpi_version=mpi.version, repeat=rep),
-            timeout_s=900 if opts.get("quick") else 3600, oversubscribe=over))
+        name = (
+            f"{mpi.flavor}/coll/np{ranks}" + (f"-ns{node_size}" if node_size else "") + f"/r{rep}"
+        )
+        result.jobs.append(
+            Job(
+                suite="coll",
+                name=name,
+                program=program,
+                mpi=mpi,
+                ranks=ranks,
+                nodes=nodes,
+                env=dict(env),
+                tags=dict(tags, mpi=mpi.flavor, mpi_version=mpi.version, repeat=rep),
+                timeout_s=900 if opts.get("quick") else 3600,
+                oversubscribe=over,
+            )
+        )
     return result
 
 
@@ -219,15 +285,17 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
         return []
     columns = tables.coll_columns(rows)
     paths = tables.write_tables(rows, columns, out_dir, "coll_table")
-    not_timed = [s for s in store.summaries(run_id)
-                 if s.get("metric") in ("fallback", "unavailable")]
+    not_timed = [
+        s for s in store.summaries(run_id) if s.get("metric") in ("fallback", "unavailable")
+    ]
     if not_timed:
         lines = ["collective,algorithm,count,why"]
         for s in not_timed:
             prm = s.get("params", {})
             reason = str(s.get("reason", "")).replace('"', "'")
-            lines.append(f'{prm.get("collective")},{prm.get("algorithm")},{prm.get("count")},'
-                         f'"{reason}"')
+            lines.append(
+                f'{prm.get("collective")},{prm.get("algorithm")},{prm.get("count")},"{reason}"'
+            )
         extra = out_dir / "coll_not_timed.csv"
         extra.write_text("\n".join(lines) + "\n")
         paths.append(extra)

@@ -12,6 +12,7 @@ plan opts (all optional): counts (list[int|str] | None), node_size (int | None),
 regular_only (bool), repeat (int | None: launches per library); collectives and
 algorithms are ignored.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,31 +30,56 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     if opts.get("node_size") is None and max(1, int(ctx.nodes_available or 1)) == 1:
         ranks = opts.get("ranks") or coll_suite.cores(ctx)
         if not isinstance(ranks, int) or ranks < 2:
-            raise ValueError("the lanes suite needs at least 2 ranks (2 nodes of 1); pass "
-                             "ranks >= 2")
+            raise ValueError(
+                "the lanes suite needs at least 2 ranks (2 nodes of 1); pass ranks >= 2"
+            )
         opts["node_size"] = max(1, ranks // 2)
-        notes.append(Note("info", f"lanes: one machine, so 2 nodes of {opts['node_size']} "
-                          "ranks are emulated (pass --node-size K to choose)",
-                          {"node_size": opts["node_size"]}))
-    counts = (coll_suite.count_spec(opts.get("counts"))
-              or (coll_suite.QUICK_COUNTS if opts.get("quick") else None))
+        notes.append(
+            Note(
+                "info",
+                f"lanes: one machine, so 2 nodes of {opts['node_size']} "
+                "ranks are emulated (pass --node-size K to choose)",
+                {"node_size": opts["node_size"]},
+            )
+        )
+    counts = coll_suite.count_spec(opts.get("counts")) or (
+        coll_suite.QUICK_COUNTS if opts.get("quick") else None
+    )
     reps, warmup = coll_suite.repetitions(opts)
     ranks, node_size, env, tags, over, nodes, more = coll_suite.layout(ctx, opts, "lanes")
     result = SuitePlan(notes=notes + more)
     for rep, mpi in coll_suite.launches(ctx, opts):
         for prog in PROGRAMS:
-            program = [str(ctx.binary(prog, mpi)), "--repetitions", str(reps),
-                       "--warmup", str(warmup)]
+            program = [
+                str(ctx.binary(prog, mpi)),
+                "--repetitions",
+                str(reps),
+                "--warmup",
+                str(warmup),
+            ]
             if counts:
                 program += ["--counts", counts]
             if opts.get("validate") is False:
                 program.append("--validate=0")
-            name = (f"{mpi.flavor}/{prog}/np{ranks}" + (f"-ns{node_size}" if node_size else "")
-                    + f"/r{rep}")
-            result.jobs.append(Job(
-                suite="lanes", name=name, program=program, mpi=mpi, ranks=ranks, nodes=nodes,
-                env=dict(env), tags=dict(tags, mpi=mpi.flavor, mpi_version=mpi.version, repeat=rep),
-                timeout_s=900 if opts.get("quick") else 3600, oversubscribe=over))
+            name = (
+                f"{mpi.flavor}/{prog}/np{ranks}"
+                + (f"-ns{node_size}" if node_size else "")
+                + f"/r{rep}"
+            )
+            result.jobs.append(
+                Job(
+                    suite="lanes",
+                    name=name,
+                    program=program,
+                    mpi=mpi,
+                    ranks=ranks,
+                    nodes=nodes,
+                    env=dict(env),
+                    tags=dict(tags, mpi=mpi.flavor, mpi_version=mpi.version, repeat=rep),
+                    timeout_s=900 if opts.get("quick") else 3600,
+                    oversubscribe=over,
+                )
+            )
     return result
 
 

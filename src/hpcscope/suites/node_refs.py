@@ -16,11 +16,13 @@ Their output is parsed by hpcscope.results.parsers (Job.output names the parser)
 tool's failure becomes an error record with the tool's own message, and our numbers are
 stored independently.
 """
+
 from __future__ import annotations
 
 import shlex
 import shutil
 import socket
+
 from hpcscope.plan.job import Job
 from hpcscope.suites.base import Note
 
@@ -41,6 +43,7 @@ def likwid_kernels(flags: set[str]) -> tuple[str, str]:
 
 # ------------------------------------------------------------------ job builders
 
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 now (the kernel picks it; a small race is possible)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -51,8 +54,11 @@ def free_port() -> int:
 def missing(tool: str) -> Note | None:
     if shutil.which(tool):
         return None
-    return Note("skipped", f"reference {tool} is not installed: apt-get install {INSTALL[tool]}",
-                {"tool": tool, "install": f"apt-get install {INSTALL[tool]}"})
+    return Note(
+        "skipped",
+        f"reference {tool} is not installed: apt-get install {INSTALL[tool]}",
+        {"tool": tool, "install": f"apt-get install {INSTALL[tool]}"},
+    )
 
 
 def _repeat(cmd: list[str], reps: int) -> list[str]:
@@ -60,45 +66,81 @@ def _repeat(cmd: list[str], reps: int) -> list[str]:
     return ["sh", "-c", f"for i in $(seq {reps}); do {line} || exit $?; done"]
 
 
-def likwid_jobs(flags: set[str], threads: list[int], array_bytes: int, reps: int,
-                tags: dict) -> list[Job]:
+def likwid_jobs(
+    flags: set[str], threads: list[int], array_bytes: int, reps: int, tags: dict
+) -> list[Job]:
     peak, stream = likwid_kernels(flags)
     jobs = []
     for t in threads:
         # 32 kB per thread stays in L1: peakflops then measures the FMA units only.
         # -i fixes the iterations (~0.5 s) instead of likwid's automatic ~1 s calibration.
-        for kernel, size, iters in ((peak, f"{32 * t}kB", 200000 // t),
-                                    (stream, f"{3 * array_bytes // 1000}kB", 20)):
+        for kernel, size, iters in (
+            (peak, f"{32 * t}kB", 200000 // t),
+            (stream, f"{3 * array_bytes // 1000}kB", 20),
+        ):
             cmd = ["likwid-bench", "-t", kernel, "-w", f"N:{size}:{t}", "-i", str(iters)]
-            jobs.append(Job(suite="node", name=f"ref/likwid/{kernel}/t{t}",
-                            program=["sh", "-c", "likwid-bench -v | head -1; "
-                                     + _repeat(cmd, reps)[2]],
-                            output="likwid-bench", tags={**tags, "reference": "likwid-bench"},
-                            timeout_s=120))
+            jobs.append(
+                Job(
+                    suite="node",
+                    name=f"ref/likwid/{kernel}/t{t}",
+                    program=["sh", "-c", "likwid-bench -v | head -1; " + _repeat(cmd, reps)[2]],
+                    output="likwid-bench",
+                    tags={**tags, "reference": "likwid-bench"},
+                    timeout_s=120,
+                )
+            )
     return jobs
 
 
-def fio_jobs(points: list[tuple[str, int, int]], size: int, seconds: float, reps: int,
-             disk_dir: str | None, tags: dict) -> list[Job]:
+def fio_jobs(
+    points: list[tuple[str, int, int]],
+    size: int,
+    seconds: float,
+    reps: int,
+    disk_dir: str | None,
+    tags: dict,
+) -> list[Job]:
     """points: (rw, block bytes, threads). psync + numjobs = our engine (threads x pread/
     pwrite), so depth means the same on both sides. Files in a fresh directory, removed."""
     jobs = []
     for rw, block, threads in points:
         base = shlex.quote(disk_dir) if disk_dir else "/var/tmp"
-        fio = ["fio", "--name=ref", f"--rw={rw}", f"--bs={block}", f"--numjobs={threads}",
-               "--ioengine=psync", "--direct=1", f"--size={size}", f"--runtime={seconds:g}",
-               "--time_based", "--group_reporting", "--output-format=json", '--directory="$d"']
-        script = (f'd=$(mktemp -d {base}/hpcscope-fio-XXXXXX) || exit 2; '
-                  f'trap \'rm -rf "$d"\' EXIT INT TERM; rc=0; '
-                  f'for i in $(seq {reps}); do {" ".join(fio)} || rc=$?; done; exit $rc')
-        jobs.append(Job(suite="node", name=f"ref/fio/{rw}/{block}/t{threads}",
-                        program=["sh", "-c", script], output="fio",
-                        tags={**tags, "reference": "fio"}, timeout_s=60 + reps * (seconds + 30)))
+        fio = [
+            "fio",
+            "--name=ref",
+            f"--rw={rw}",
+            f"--bs={block}",
+            f"--numjobs={threads}",
+            "--ioengine=psync",
+            "--direct=1",
+            f"--size={size}",
+            f"--runtime={seconds:g}",
+            "--time_based",
+            "--group_reporting",
+            "--output-format=json",
+            '--directory="$d"',
+        ]
+        script = (
+            f"d=$(mktemp -d {base}/hpcscope-fio-XXXXXX) || exit 2; "
+            f"trap 'rm -rf \"$d\"' EXIT INT TERM; rc=0; "
+            f"for i in $(seq {reps}); do {' '.join(fio)} || rc=$?; done; exit $rc"
+        )
+        jobs.append(
+            Job(
+                suite="node",
+                name=f"ref/fio/{rw}/{block}/t{threads}",
+                program=["sh", "-c", script],
+                output="fio",
+                tags={**tags, "reference": "fio"},
+                timeout_s=60 + reps * (seconds + 30),
+            )
+        )
     return jobs
 
 
-def iperf3_jobs(points: list[tuple[str, int, int]], seconds: float, reps: int,
-                tags: dict) -> list[Job]:
+def iperf3_jobs(
+    points: list[tuple[str, int, int]], seconds: float, reps: int, tags: dict
+) -> list[Job]:
     """points: (protocol, block, streams). One server per job on a free loopback port,
     stopped when the job ends (also on failure)."""
     jobs = []
@@ -107,16 +149,38 @@ def iperf3_jobs(points: list[tuple[str, int, int]], seconds: float, reps: int,
         secs = max(1, round(seconds))  # iperf3 -t takes whole seconds; 0 would mean forever
         # timeout(1) on both sides: a killed job must not leave a server or client behind.
         limit = reps * (secs + 10) + 10
-        client = ["timeout", str(secs + 10), "iperf3", "-c", "127.0.0.1", "-p", str(port),
-                  "-t", str(secs),
-                  "-P", str(streams), "-l", str(block), "-J"]
+        client = [
+            "timeout",
+            str(secs + 10),
+            "iperf3",
+            "-c",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-t",
+            str(secs),
+            "-P",
+            str(streams),
+            "-l",
+            str(block),
+            "-J",
+        ]
         if protocol == "udp":
             client += ["-u", "-b", "0"]
         line = " ".join(client)
-        script = (f"timeout {limit} iperf3 -s -B 127.0.0.1 -p {port} >/dev/null 2>&1 & srv=$!; "
-                  f"trap 'kill $srv 2>/dev/null' EXIT INT TERM; sleep 0.3; rc=0; "
-                  f"for i in $(seq {reps}); do {line} || rc=$?; done; exit $rc")
-        jobs.append(Job(suite="node", name=f"ref/iperf3/{protocol}/{block}/P{streams}",
-                        program=["sh", "-c", script], output="iperf3",
-                        tags={**tags, "reference": "iperf3"}, timeout_s=limit + 30))
+        script = (
+            f"timeout {limit} iperf3 -s -B 127.0.0.1 -p {port} >/dev/null 2>&1 & srv=$!; "
+            f"trap 'kill $srv 2>/dev/null' EXIT INT TERM; sleep 0.3; rc=0; "
+            f"for i in $(seq {reps}); do {line} || rc=$?; done; exit $rc"
+        )
+        jobs.append(
+            Job(
+                suite="node",
+                name=f"ref/iperf3/{protocol}/{block}/P{streams}",
+                program=["sh", "-c", script],
+                output="iperf3",
+                tags={**tags, "reference": "iperf3"},
+                timeout_s=limit + 30,
+            )
+        )
     return jobs

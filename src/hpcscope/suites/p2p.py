@@ -4,6 +4,7 @@ Repeats are separate launches (Hoefler & Belli: several launches, not one), orde
 round-robin over MPI libraries and placements so that a slow phase of a shared machine
 spreads over all configurations instead of biasing one.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,8 +21,10 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)(?:i?B)?\s*$")
 def parse_size(text: str) -> int:
     match = _SIZE.match(text)
     if not match:
-        raise ValueError(f"'{text}' is not a size; write bytes with an optional K, M or G "
-                         "(binary) suffix, e.g. 0, 64, 16K, 4M")
+        raise ValueError(
+            f"'{text}' is not a size; write bytes with an optional K, M or G "
+            "(binary) suffix, e.g. 0, 64, 16K, 4M"
+        )
     scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[match.group(2).lower()]
     return int(float(match.group(1)) * scale)
 
@@ -50,31 +53,54 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     if repeat < 1:
         raise ValueError("--repeat must be at least 1")
     classes = opts.get("placements") or list(placement_mod.CLASSES)
-    placements = placement_mod.plan_placements(ctx.topology, classes, opts.get("cpus"),
-                                               nodes_available=ctx.nodes_available)
+    placements = placement_mod.plan_placements(
+        ctx.topology, classes, opts.get("cpus"), nodes_available=ctx.nodes_available
+    )
     result = SuitePlan()
     usable = []
     for place in placements:
         if place.skipped:
-            result.notes.append(Note("skipped", f"placement {place.name}: {place.skipped}",
-                                     {"placement": place.name}))
+            result.notes.append(
+                Note(
+                    "skipped", f"placement {place.name}: {place.skipped}", {"placement": place.name}
+                )
+            )
         else:
             usable.append(place)
     for rep in range(1, repeat + 1):
         for mpi in ctx.mpis:
-            program = [str(ctx.binary("p2p", mpi)), "--tests", ",".join(tests),
-                       "--min-size", str(low), "--max-size", str(high)]
+            program = [
+                str(ctx.binary("p2p", mpi)),
+                "--tests",
+                ",".join(tests),
+                "--min-size",
+                str(low),
+                "--max-size",
+                str(high),
+            ]
             if quick:
                 program += ["--scale-iterations", "0.2"]
             if opts.get("validate"):
                 program.append("--validate")
             for place in usable:
-                result.jobs.append(Job(
-                    suite="p2p", name=f"{mpi.flavor}/{place.name}/r{rep}", program=program,
-                    mpi=mpi, ranks=2, cpus=place.cpus, nodes=place.nodes,
-                    tags={"mpi": mpi.flavor, "mpi_version": mpi.version,
-                          "placement": place.name, "repeat": rep},
-                    timeout_s=900))
+                result.jobs.append(
+                    Job(
+                        suite="p2p",
+                        name=f"{mpi.flavor}/{place.name}/r{rep}",
+                        program=program,
+                        mpi=mpi,
+                        ranks=2,
+                        cpus=place.cpus,
+                        nodes=place.nodes,
+                        tags={
+                            "mpi": mpi.flavor,
+                            "mpi_version": mpi.version,
+                            "placement": place.name,
+                            "repeat": rep,
+                        },
+                        timeout_s=900,
+                    )
+                )
     return result
 
 
@@ -85,8 +111,10 @@ def outputs(store, run_id: int, out_dir):
 
     samples = store.samples(run_id, benchmark="p2p")
     written = p2p_figures.write(samples, out_dir)
-    for name, text in (("p2p_table.md", export.to_markdown(samples)),
-                       ("p2p_samples.csv", export.to_csv(samples))):
+    for name, text in (
+        ("p2p_table.md", export.to_markdown(samples)),
+        ("p2p_samples.csv", export.to_csv(samples)),
+    ):
         (out_dir / name).write_text(text)
         written.append(out_dir / name)
     return written

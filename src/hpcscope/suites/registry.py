@@ -4,11 +4,12 @@ A suite is a planner (options -> Jobs and Notes, nothing run) and an output writ
 figures and tables of a finished run). Adding one is its module plus one SUITES line;
 `hpcscope run NAME` and the runner find it here (docs/architecture.md).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from hpcscope.suites import coll, lanes, node, p2p
 from hpcscope.suites.base import PlanContext, SuitePlan
@@ -19,19 +20,35 @@ class Suite:
     name: str
     summary: str
     plan: Callable[[PlanContext, dict], SuitePlan]
-    outputs: Callable[..., list[Path]]          # (store, run_id, out_dir) -> files written
-    needs_mpi: bool                             # its jobs are MPI programs (--mpi applies)
+    outputs: Callable[..., list[Path]]  # (store, run_id, out_dir) -> files written
+    needs_mpi: bool  # its jobs are MPI programs (--mpi applies)
 
 
 SUITES: dict[str, Suite] = {
-    "p2p": Suite("p2p", "MPI point-to-point latency and bandwidth at each placement",
-                 p2p.plan, p2p.outputs, True),
-    "coll": Suite("coll", "collectives: native vs lanecoll's decompositions, with verdicts",
-                  coll.plan, coll.outputs, True),
-    "lanes": Suite("lanes", "lane-pattern and multi-collective benchmarks",
-                   lanes.plan, lanes.outputs, True),
-    "node": Suite("node", "CPU, memory, disk, network vs peak and the standard tools",
-                  node.plan, node.outputs, False),
+    "p2p": Suite(
+        "p2p",
+        "MPI point-to-point latency and bandwidth at each placement",
+        p2p.plan,
+        p2p.outputs,
+        True,
+    ),
+    "coll": Suite(
+        "coll",
+        "collectives: native vs lanecoll's decompositions, with verdicts",
+        coll.plan,
+        coll.outputs,
+        True,
+    ),
+    "lanes": Suite(
+        "lanes", "lane-pattern and multi-collective benchmarks", lanes.plan, lanes.outputs, True
+    ),
+    "node": Suite(
+        "node",
+        "CPU, memory, disk, network vs peak and the standard tools",
+        node.plan,
+        node.outputs,
+        False,
+    ),
 }
 
 
