@@ -25,7 +25,7 @@ int lc_log_open(char *err, size_t errlen)
 int lc_log_enabled(void) { return log_stream != NULL; }
 
 void lc_log_choice(const lc_call *call, long long bytes, const lc_decomp *d,
-                   lc_variant v, const char *reason)
+                   lc_alg v, const char *reason)
 {
     int rank = 0;
     if (!log_stream) return;
@@ -38,6 +38,6 @@ void lc_log_choice(const lc_call *call, long long bytes, const lc_decomp *d,
     }
     fprintf(log_stream, "lanecoll: collective=%s bytes=%lld nodes=%s ppn=%s algorithm=%s "
             "reason=%s\n", lc_coll_name(call->coll), bytes, nodes, ppn,
-            lc_variant_name(v), reason);
+            lc_alg_variant(v), reason);
     fflush(log_stream);
 }

@@ -14,7 +14,7 @@
 int lc_log_open(char *err, size_t errlen);
 int lc_log_enabled(void);
 void lc_log_choice(const lc_call *call, long long bytes, const lc_decomp *d,
-                   lc_variant v, const char *reason);
+                   lc_alg v, const char *reason);
 
 #pragma GCC visibility pop
 

@@ -21,7 +21,7 @@
 typedef enum { POLICY_ERROR, POLICY_WARN, POLICY_SILENT } policy;
 
 static struct {
-    int forced[LC_NCOLL];         /* variant, or -1 when not forced */
+    int forced[LC_NCOLL];         /* algorithm (lc_alg), or -1 when not forced */
     const char *forced_by[LC_NCOLL];
     char forced_var[LC_NCOLL][48];
     policy fallback;
@@ -93,14 +93,16 @@ static void compute_native_only(void)
     __atomic_store_n(&settings_ready, 1, __ATOMIC_RELEASE);
 }
 
+/* The algorithm called `value` for collective coll (LANECOLL_<COLL>), or the variant
+ * name itself for coll < 0 (LANECOLL_ALL: any name some collective has). */
 static int parse_variant(const char *var, const char *value, int coll, int *out)
 {
-    int v = lc_variant_from_name(value);
-    if (v >= 0 && (coll < 0 || lc_restrictions((lc_coll)coll, (lc_variant)v) >= 0)) {
-        *out = v;
+    int a = coll >= 0 ? lc_alg_find(coll, value) : lc_variant_known(value) ? 0 : -1;
+    if (a >= 0) {
+        *out = a;
         return 0;
     }
-    char names[64];
+    char names[256];
     lc_variant_list(coll, names, sizeof names);
     snprintf(settings.error, sizeof settings.error,
              "lanecoll: %s=%s: unknown value (expected one of: %s)", var, value, names);
@@ -123,7 +125,8 @@ static int read_overrides(void)
             settings.forced_by[c] = var;
         } else if (all >= 0) {
             /* LANECOLL_ALL=hier or lane_v leaves the collectives without it native */
-            settings.forced[c] = lc_restrictions(c, all) >= 0 ? all : LC_NATIVE;
+            int a = lc_alg_find(c, all_s);
+            settings.forced[c] = a >= 0 ? a : LC_NATIVE;
             settings.forced_by[c] = "LANECOLL_ALL";
         }
     }
@@ -179,22 +182,22 @@ void lc_select_init(int collective_abort)
 
 /* Chosen variant before restrictions are checked; *rule is the tuning rule that chose
  * it (NULL: forced by the environment when settings.forced[c] >= 0, else default). */
-static lc_variant choose(lc_coll c, long long bytes, const lc_decomp *d,
+static lc_alg choose(lc_coll c, long long bytes, const lc_decomp *d,
                          const lc_rule **rule)
 {
     *rule = NULL;
-    if (settings.forced[c] >= 0) return (lc_variant)settings.forced[c];
+    if (settings.forced[c] >= 0) return (lc_alg)settings.forced[c];
     if (d) {
         int ppn = d->regular ? d->min_ppn : d->max_ppn;
         *rule = lc_tuning_match(&settings.tuning, c, d->nnodes, ppn, bytes);
-        if (*rule) return (lc_variant)(*rule)->variant;
+        if (*rule) return (lc_alg)(*rule)->alg;
     }
     return LC_NATIVE;
 }
 
 /* The reason= text of the log line; only formatted when the log is on (an snprintf
  * costs ~100 ns, more than the rest of the choice). */
-static void log_reason(lc_coll c, const lc_rule *rule, lc_variant chosen,
+static void log_reason(lc_coll c, const lc_rule *rule, lc_alg chosen,
                        const char *fallback, char *why, size_t len)
 {
     int used;
@@ -203,7 +206,7 @@ static void log_reason(lc_coll c, const lc_rule *rule, lc_variant chosen,
     else used = snprintf(why, len, "default");
     if (fallback && used >= 0 && (size_t)used < len)
         snprintf(why + used, len - (size_t)used, "; fallback from %s: %s",
-                 lc_variant_name(chosen), fallback);
+                 lc_alg_variant(chosen), fallback);
 }
 
 lc_route lc_route_for_bytes(lc_coll c, long long bytes)
@@ -225,7 +228,7 @@ static const char *mpi_name(lc_coll c, char *buf, size_t len)
     return buf;
 }
 
-static void on_fallback(const lc_call *call, lc_variant v, const char *reason)
+static void on_fallback(const lc_call *call, lc_alg v, const char *reason)
 {
     char name[32];
     int rank = 0;
@@ -234,7 +237,7 @@ static void on_fallback(const lc_call *call, lc_variant v, const char *reason)
         if (rank == 0) {
             fprintf(stderr, "lanecoll: MPI_%s: %s algorithm cannot run: %s "
                     "(LANECOLL_FALLBACK=error)\n", mpi_name(call->coll, name, sizeof name),
-                    lc_variant_name(v), reason);
+                    lc_alg_variant(v), reason);
             fflush(stderr);
         }
         abort_after_message(call->comm, rank, 3);
@@ -243,7 +246,7 @@ static void on_fallback(const lc_call *call, lc_variant v, const char *reason)
         !__atomic_exchange_n(&warned[call->coll], 1, __ATOMIC_RELAXED))
         fprintf(stderr, "lanecoll: warning: MPI_%s: %s algorithm not usable, running the "
                 "native collective: %s (reported once per collective)\n",
-                mpi_name(call->coll, name, sizeof name), lc_variant_name(v), reason);
+                mpi_name(call->coll, name, sizeof name), lc_alg_variant(v), reason);
 }
 
 /* The path after the wrappers' shortcuts (the choice may be lane/hier, or there is a
@@ -252,7 +255,7 @@ static void on_fallback(const lc_call *call, lc_variant v, const char *reason)
  * on Open MPI 4.1, ~8 ns on MPICH 4.0 here), one scan of this collective's tuning
  * rules, and for lane/hier the restriction check; no strings. LC_ROUTE_RULES skips what
  * lc_route_for_bytes has settled (settings read, no log, a rule covers bytes). */
-lc_variant lc_dispatch(const lc_call *call, long long bytes, lc_route route,
+lc_alg lc_dispatch(const lc_call *call, long long bytes, lc_route route,
                        const lc_decomp **d)
 {
     const char *reason = NULL;
@@ -279,7 +282,7 @@ lc_variant lc_dispatch(const lc_call *call, long long bytes, lc_route route,
               (settings.forced[c] < 0 && lc_tuning_may_pick(&settings.tuning, c, bytes))))
         known = lc_decomposition_state(call->comm, s, &err);
     const lc_rule *rule;
-    lc_variant v = choose(c, bytes, known, &rule), chosen = v;
+    lc_alg v = choose(c, bytes, known, &rule), chosen = v;
     if (v != LC_NATIVE) {
         *d = lc_prepare_state(call, v, s, &reason);
         if (!*d) {

@@ -29,9 +29,9 @@ typedef enum { LC_ROUTE_NATIVE, LC_ROUTE_RULES, LC_ROUTE_FULL } lc_route;
 lc_route lc_route_for_bytes(lc_coll c, long long bytes);
 
 /* The variant to run for `call` (bytes as defined for the tuning file; route from
- * lc_route_for_bytes, not LC_ROUTE_NATIVE). Returns LC_NATIVE, or LC_LANE/LC_HIER/
- * LC_LANE_V with *d set. Applies the fallback policy and writes the log line. */
-lc_variant lc_dispatch(const lc_call *call, long long bytes, lc_route route,
+ * lc_route_for_bytes, not LC_ROUTE_NATIVE). Returns LC_NATIVE, or the algorithm
+ * (LC_A_<coll>_<variant>) with *d set. Applies the fallback policy and writes the log line. */
+lc_alg lc_dispatch(const lc_call *call, long long bytes, lc_route route,
                        const lc_decomp **d);
 
 /* Fast path of every wrapper: 1 when the settings alone make this collective native

@@ -108,7 +108,6 @@ static int parse_rule(const lj_value *r, int index, lc_rule *out, const char *pa
         get_count(r, "max_bytes", 0, INT64_MAX, &out->max_bytes, path, index, err, errlen))
         return -1;
     out->coll = lc_coll_from_name(coll);
-    out->variant = lc_variant_from_name(alg);
     out->nodes = (int)nodes;
     out->ppn = (int)ppn;
     out->line = r->line;
@@ -117,8 +116,9 @@ static int parse_rule(const lj_value *r, int index, lc_rule *out, const char *pa
                  "collective \"%s\"", path, lj_get(r, "collective")->line, index, coll);
         return -1;
     }
-    if (out->variant < 0 || lc_restrictions(out->coll, out->variant) < 0) {
-        char names[64];
+    out->alg = lc_alg_find(out->coll, alg);
+    if (out->alg < 0) {
+        char names[256];
         lc_variant_list(out->coll, names, sizeof names);
         snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: unknown "
                  "algorithm \"%s\" for %s (expected one of: %s)", path,
@@ -189,7 +189,7 @@ static int index_rules(lc_tuning *t, char *err, size_t errlen)
     if (!t->by_coll) { snprintf(err, errlen, "lanecoll: out of memory"); return -1; }
     for (int i = 0; i < t->n; i++) {
         t->count[t->rules[i].coll]++;
-        t->non_native[t->rules[i].coll] += t->rules[i].variant != LC_NATIVE;
+        t->non_native[t->rules[i].coll] += t->rules[i].alg != LC_NATIVE;
     }
     for (int c = 0, at = 0; c < LC_NCOLL; at += t->count[c++]) t->start[c] = next[c] = at;
     for (int i = 0; i < t->n; i++) t->by_coll[next[t->rules[i].coll]++] = t->rules[i];
@@ -233,7 +233,7 @@ int lc_tuning_may_pick(const lc_tuning *t, int coll, long long bytes)
     if (coll < 0 || coll >= LC_NCOLL || !t->non_native[coll]) return 0;
     const lc_rule *r = t->by_coll + t->start[coll], *end = r + t->count[coll];
     for (; r < end; r++)
-        if (r->variant != LC_NATIVE && bytes >= r->min_bytes && bytes <= r->max_bytes)
+        if (r->alg != LC_NATIVE && bytes >= r->min_bytes && bytes <= r->max_bytes)
             return 1;
     return 0;
 }
@@ -245,7 +245,7 @@ int lc_tuning_pick_hull(const lc_tuning *t, int coll, long long *lo, long long *
     *lo = LLONG_MAX;
     *hi = 0;
     for (; r < end; r++) {
-        if (r->variant == LC_NATIVE) continue;
+        if (r->alg == LC_NATIVE) continue;
         if (r->min_bytes < *lo) *lo = r->min_bytes;
         if (r->max_bytes > *hi) *hi = r->max_bytes;
     }

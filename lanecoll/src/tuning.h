@@ -20,7 +20,7 @@ typedef struct lc_rule {
     int coll;              /* lc_coll */
     int nodes, ppn;        /* -1 = any */
     long long min_bytes, max_bytes;
-    int variant;           /* lc_variant */
+    int alg;               /* lc_alg: the algorithm for this collective */
     int line;              /* of the rule in the file */
 } lc_rule;
 

@@ -14,7 +14,7 @@
 
 #include "../internal.h"
 
-int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+int lc_allreduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                       MPI_Op op, const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
@@ -49,25 +49,8 @@ int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type
     return err;
 }
 
-static int allreduce_lane(const void *sendbuf, void *recvbuf, int count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, lc_variant v)
+int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                      MPI_Op op, const lc_decomp *d)
 {
-    lc_call call = { LC_ALLREDUCE, comm, op, -1,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, v, &why);
-    if (!d) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_allreduce_lane(sendbuf, recvbuf, count, datatype, op, d, v == LC_LANE_V);
-}
-
-int LC_Allreduce_lane(const void *sendbuf, void *recvbuf, int count,
-                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return allreduce_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE);
-}
-
-int LC_Allreduce_lane_v(const void *sendbuf, void *recvbuf, int count,
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return allreduce_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE_V);
+    return lc_allreduce_full_lane(sbuf, rbuf, count, type, op, d, 0);
 }

@@ -17,7 +17,7 @@
 
 #include "../internal.h"
 
-int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,
+int lc_bcast_full_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,
                   int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
@@ -48,23 +48,7 @@ int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_de
     return err;
 }
 
-static int bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root,
-                      MPI_Comm comm, lc_variant v)
+int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d)
 {
-    lc_call call = { LC_BCAST, comm, MPI_OP_NULL, root,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_rooted(comm, root) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, v, &why);
-    if (!d) return PMPI_Bcast(buffer, count, datatype, root, comm);
-    return lc_bcast_lane(buffer, count, datatype, root, d, v == LC_LANE_V);
-}
-
-int LC_Bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return bcast_lane(buffer, count, datatype, root, comm, LC_LANE);
-}
-
-int LC_Bcast_lane_v(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return bcast_lane(buffer, count, datatype, root, comm, LC_LANE_V);
+    return lc_bcast_full_lane(buf, count, type, root, d, 0);
 }

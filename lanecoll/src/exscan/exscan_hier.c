@@ -46,14 +46,3 @@ int lc_exscan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     lc_free(emem);
     return err;
 }
-
-int LC_Exscan_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm)
-{
-    lc_call call = { LC_EXSCAN, comm, op, -1,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
-    if (!d) return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_exscan_hier(sendbuf, recvbuf, count, datatype, op, d);
-}

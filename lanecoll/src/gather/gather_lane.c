@@ -45,19 +45,3 @@ int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     lc_free(mem);
     return err;
 }
-
-int LC_Gather_lane(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                   MPI_Comm comm)
-{
-    lc_call call = { LC_GATHER, comm, MPI_OP_NULL, root,
-                     lc_args_ok_rooted_pair(comm, root, sendcount, sendtype, recvcount,
-                                            recvtype, sendbuf == MPI_IN_PLACE) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
-    if (!d)
-        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                           root, comm);
-    return lc_gather_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                          root, d);
-}

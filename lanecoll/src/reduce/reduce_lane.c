@@ -16,7 +16,7 @@
 
 #include "../internal.h"
 
-int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+int lc_reduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                    int root, const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
@@ -52,26 +52,8 @@ int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     return err;
 }
 
-static int reduce_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, int root, MPI_Comm comm, lc_variant v)
+int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                   int root, const lc_decomp *d)
 {
-    lc_call call = { LC_REDUCE, comm, op, root,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) &&
-                     lc_args_ok_rooted(comm, root) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, v, &why);
-    if (!d) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d, v == LC_LANE_V);
-}
-
-int LC_Reduce_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, int root, MPI_Comm comm)
-{
-    return reduce_lane(sendbuf, recvbuf, count, datatype, op, root, comm, LC_LANE);
-}
-
-int LC_Reduce_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, int root, MPI_Comm comm)
-{
-    return reduce_lane(sendbuf, recvbuf, count, datatype, op, root, comm, LC_LANE_V);
+    return lc_reduce_full_lane(sbuf, rbuf, count, type, op, root, d, 0);
 }

@@ -35,15 +35,3 @@ int lc_reduce_scatter_block_lane(const void *sbuf, void *rbuf, int count,
     lc_free(mem);
     return err;
 }
-
-int LC_Reduce_scatter_block_lane(const void *sendbuf, void *recvbuf, int recvcount,
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    lc_call call = { LC_REDUCE_SCATTER_BLOCK, comm, op, -1,
-                     lc_args_ok_count(comm, recvcount, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
-    if (!d)
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    return lc_reduce_scatter_block_lane(sendbuf, recvbuf, recvcount, datatype, op, d);
-}

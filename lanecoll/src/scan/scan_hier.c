@@ -29,14 +29,3 @@ int lc_scan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI
     lc_free(mem);
     return err;
 }
-
-int LC_Scan_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm)
-{
-    lc_call call = { LC_SCAN, comm, op, -1,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
-    if (!d) return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_scan_hier(sendbuf, recvbuf, count, datatype, op, d);
-}
