@@ -68,6 +68,10 @@ typedef struct lc_comm_state {
  * override is set, *use_split_type is set and no colour is computed. */
 int lc_node_color(MPI_Comm comm, int *color, int *use_split_type);
 
+/* Validates LANECOLL_NODE_SIZE / _SIZES / _NAME_SEP for a world of wsize processes:
+ * 0, or -1 with a message naming the variable in err. */
+int lc_node_settings_check(int wsize, char *err, size_t errlen);
+
 /* State of comm, created on demand (never NULL for a valid intracommunicator). */
 lc_comm_state *lc_state(MPI_Comm comm);
 /* Decomposition of comm, built on first use (collective then). NULL on error. */

@@ -1,5 +1,9 @@
-/* Recursive-descent JSON reader (see json.h). Depth is bounded so a hostile file
- * cannot exhaust the stack. */
+/* Recursive-descent JSON reader (see json.h). Limits, so that a hostile or broken file
+ * is refused with a message instead of exhausting the stack or memory:
+ *   nesting depth   at most LJ_MAX_DEPTH (64) levels of objects/arrays
+ *   NUL bytes       refused anywhere in the text (a C string would silently end there)
+ *   duplicate keys  refused within one object (JSON leaves them undefined)
+ * The tuning loader adds its own limits on file size and rules (tuning.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +32,12 @@ static void skip_space(parser *p)
 }
 
 static int parse_value(parser *p, lj_value *v, int depth);
+
+static int fail_key(parser *p, const char *what, const char *key)
+{
+    snprintf(p->err, p->errlen, "line %d: %s \"%s\"", p->line, what, key);
+    return -1;
+}
 
 static int parse_string(parser *p, char **out)
 {
@@ -97,6 +107,12 @@ static int parse_container(parser *p, lj_value *v, int depth)
             if (parse_string(p, &key)) return -1;
             skip_space(p);
             if (*p->s != ':') { free(key); return fail(p, "expected ':' after key"); }
+            for (int i = 0; i < v->n; i++)
+                if (strcmp(v->keys[i], key) == 0) {
+                    int rc = fail_key(p, "duplicate key", key);
+                    free(key);
+                    return rc;
+                }
             p->s++;
         }
         if (push(p, v, key, &cap)) { free(key); return -1; }
@@ -155,7 +171,7 @@ static int parse_number(parser *p, lj_value *v)
 
 static int parse_value(parser *p, lj_value *v, int depth)
 {
-    if (depth > 64) return fail(p, "nesting too deep");
+    if (depth > LJ_MAX_DEPTH) return fail(p, "nesting too deep");
     skip_space(p);
     v->line = p->line;
     char c = *p->s;
@@ -171,10 +187,15 @@ static int parse_value(parser *p, lj_value *v, int depth)
     return fail(p, c ? "unexpected character" : "unexpected end of file");
 }
 
-int lj_parse(const char *text, lj_value *out, char *err, size_t errlen)
+int lj_parse(const char *text, size_t len, lj_value *out, char *err, size_t errlen)
 {
     parser p = { text, 1, err, errlen };
     memset(out, 0, sizeof *out);
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        for (const char *q = text; q < nul; q++) p.line += *q == '\n';
+        return fail(&p, "NUL byte in the file (not a JSON text)");
+    }
     if (parse_value(&p, out, 0)) { lj_free(out); return -1; }
     skip_space(&p);
     if (*p.s) { lj_free(out); return fail(&p, "trailing characters after the document"); }

@@ -10,6 +10,9 @@
 
 #pragma GCC visibility push(hidden)
 
+/* Deepest nesting of objects and arrays accepted. */
+#define LJ_MAX_DEPTH 64
+
 typedef enum { LJ_NULL, LJ_BOOL, LJ_NUMBER, LJ_STRING, LJ_ARRAY, LJ_OBJECT } lj_type;
 
 typedef struct lj_value {
@@ -26,7 +29,9 @@ typedef struct lj_value {
 } lj_value;
 
 /* Parses text into *out. Returns 0, or -1 with "line N: what" in err. */
-int lj_parse(const char *text, lj_value *out, char *err, size_t errlen);
+/* Parses text[0..len) (text[len] must be '\0'). A NUL byte inside it, a duplicate key
+ * in an object or nesting deeper than LJ_MAX_DEPTH is an error. */
+int lj_parse(const char *text, size_t len, lj_value *out, char *err, size_t errlen);
 void lj_free(lj_value *v);
 /* Member `key` of an object, NULL if absent. */
 const lj_value *lj_get(const lj_value *obj, const char *key);

@@ -145,9 +145,45 @@ static int read_policy(void)
     return -1;
 }
 
+/* Every LANECOLL_ variable in the environment must be one lanecoll reads: a misspelt
+ * LANECOLL_ALLREDCUE=lane would otherwise be ignored silently. LANECOLL_TEST_* and
+ * LANECOLL_SKIP_* belong to the test scripts and are let through. */
+extern char **environ;
+static int check_names(void)
+{
+    static const char *const fixed[] = { "ALL", "TUNING", "FALLBACK", "LOG", "NODE_SIZE",
+                                         "NODE_SIZES", "NODE_NAME_SEP" };
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "LANECOLL_", 9) != 0) continue;
+        const char *name = *e + 9;
+        size_t len = strcspn(name, "=");
+        int known = strncmp(name, "TEST_", 5) == 0 || strncmp(name, "SKIP_", 5) == 0;
+        for (size_t i = 0; i < sizeof fixed / sizeof *fixed && !known; i++)
+            known = strlen(fixed[i]) == len && strncmp(name, fixed[i], len) == 0;
+        for (int c = 0; c < LC_NCOLL && !known; c++)
+            known = strlen(settings.forced_var[c]) == len + 9 &&
+                    strncmp(settings.forced_var[c] + 9, name, len) == 0;
+        if (!known) {
+            snprintf(settings.error, sizeof settings.error,
+                     "lanecoll: %.*s: unknown variable (lanecoll reads LANECOLL_<COLL>, "
+                     "LANECOLL_ALL, LANECOLL_TUNING, LANECOLL_FALLBACK, LANECOLL_LOG, "
+                     "LANECOLL_NODE_SIZE, LANECOLL_NODE_SIZES, LANECOLL_NODE_NAME_SEP)",
+                     (int)(len + 9), *e);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* All settings are checked here, at MPI_Init, whether or not an algorithm is forced:
+ * the node override too (used only when a decomposition is built). */
 static void read_settings(void)
 {
-    if (read_overrides() || read_policy()) return;
+    int wsize = 0;
+    if (read_overrides() || check_names() || read_policy()) return;
+    if (PMPI_Comm_size(MPI_COMM_WORLD, &wsize) == MPI_SUCCESS &&
+        lc_node_settings_check(wsize, settings.error, sizeof settings.error))
+        return;
     if (lc_log_open(settings.error, sizeof settings.error)) return;
     const char *path = getenv("LANECOLL_TUNING");
     if (path && *path) {

@@ -12,7 +12,7 @@
 
 #define SCHEMA "lanecoll.tuning/1"
 
-static char *read_file(const char *path, char *err, size_t errlen)
+static char *read_file(const char *path, size_t *lenp, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     if (!f) { snprintf(err, errlen, "lanecoll: tuning file '%s': cannot open", path); return NULL; }
@@ -20,6 +20,13 @@ static char *read_file(const char *path, char *err, size_t errlen)
     char *buf = malloc(cap);
     while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
         len += got;
+        if (len > (size_t)LC_TUNING_MAX_BYTES) {
+            fclose(f);
+            free(buf);
+            snprintf(err, errlen, "lanecoll: tuning file '%s': larger than %ld bytes", path,
+                     LC_TUNING_MAX_BYTES);
+            return NULL;
+        }
         if (len + 1 == cap) {
             char *nb = realloc(buf, cap *= 2);
             if (!nb) { free(buf); buf = NULL; }
@@ -29,6 +36,7 @@ static char *read_file(const char *path, char *err, size_t errlen)
     fclose(f);
     if (!buf) { snprintf(err, errlen, "lanecoll: tuning file '%s': out of memory", path); return NULL; }
     buf[len] = '\0';
+    *lenp = len;
     return buf;
 }
 
@@ -174,6 +182,11 @@ static int load_tree(const lj_value *doc, const char *path, lc_tuning *t, char *
                      path, doc->items[i].line, doc->keys[i]);
             return -1;
         }
+    if (rules->n > LC_TUNING_MAX_RULES) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: %d rules, at most %d",
+                 path, rules->line, rules->n, LC_TUNING_MAX_RULES);
+        return -1;
+    }
     t->rules = calloc(rules->n > 0 ? (size_t)rules->n : 1, sizeof *t->rules);
     if (!t->rules) { snprintf(err, errlen, "lanecoll: out of memory"); return -1; }
     for (int i = 0; i < rules->n; i++, t->n++)
@@ -201,9 +214,10 @@ int lc_tuning_load(const char *path, lc_tuning *t, char *err, size_t errlen)
     char perr[200];
     lj_value doc;
     memset(t, 0, sizeof *t);
-    char *text = read_file(path, err, errlen);
+    size_t len = 0;
+    char *text = read_file(path, &len, err, errlen);
     if (!text) return -1;
-    if (lj_parse(text, &doc, perr, sizeof perr)) {
+    if (lj_parse(text, len, &doc, perr, sizeof perr)) {
         snprintf(err, errlen, "lanecoll: tuning file '%s' %s", path, perr);
         free(text);
         return -1;

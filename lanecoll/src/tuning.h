@@ -6,13 +6,22 @@
  *
  * nodes and ppn are optional (absent = any); byte bounds are inclusive; the first
  * matching rule wins; overlapping byte ranges for the same (collective, nodes, ppn)
- * are an error. */
+ * are an error.
+ *
+ * Limits (a larger or deeper file is refused with a message naming it):
+ *   file size      LC_TUNING_MAX_BYTES (4 MiB)
+ *   rules          LC_TUNING_MAX_RULES (10000); overlap checks are O(rules^2) at load
+ *   nesting depth  LJ_MAX_DEPTH (64, json.h)
+ * The text must not contain a NUL byte, and no object may repeat a key. */
 #ifndef LANECOLL_TUNING_H
 #define LANECOLL_TUNING_H
 
 #include <stddef.h>
 
 #include "internal.h"
+
+#define LC_TUNING_MAX_BYTES (4L * 1024 * 1024)
+#define LC_TUNING_MAX_RULES 10000
 
 #pragma GCC visibility push(hidden)
 
