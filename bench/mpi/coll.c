@@ -60,13 +60,13 @@ static const char *o_colls, *o_algs, *o_counts, *o_out;
 static int64_t o_reps, o_warmup, o_maxbytes;
 static int o_validate, o_interleave;
 
-static const hs_option options[] = {
+static hs_option options[] = {
     {"collectives", HS_OPT_STR, &o_colls,
      "bcast,gather,scatter,allgather,alltoall,reduce,allreduce,reduce_scatter_block,scan,exscan",
      "comma-separated collectives"},
-    {"algorithms", HS_OPT_STR, &o_algs, "native,lane,hier,lane_v",
-     "comma-separated: native (PMPI_<Coll>), lane, hier, lane_v (lanecoll "
-     "LC_<Coll>_lane/_hier/_lane_v; lane_v only for bcast, reduce, allreduce, scan, exscan), "
+    {"algorithms", HS_OPT_STR, &o_algs, NULL /* native + the catalogue's variants */,
+     "comma-separated: native (PMPI_<Coll>), the lanecoll variants (LC_<Coll>_<variant>: "
+     "lane, hier, lane_v, ...; which collective has which: --list-algorithms), "
      "tuned (MPI_<Coll>: the choice of an interposition library such as liblanecoll_pmpi.so)"},
     {"counts", HS_OPT_STR, &o_counts, "auto",
      "auto, a list (64,1p,10p: p suffix = times ranks) or a sweep FROM:TO[:FACTOR] "
@@ -84,6 +84,7 @@ static const hs_option options[] = {
     {0}};
 
 static int sel_coll[NCOLL], sel_alg[NALG];
+static const char *alg_choices; /* "--algorithms: choose from native, lane, ..." */
 enum { SKIP_NONE, SKIP_WRONG, SKIP_MISSING }; /* why an algorithm is not timed */
 
 static int check(int quiet)
@@ -108,19 +109,19 @@ static int check(int quiet)
     for (const char *s = o_algs; *s && !why;) {
         size_t len = strcspn(s, ",");
         int found = 0;
-        for (int a = 0; a < NALG; a++)
+        for (int a = 0; a < n_alg; a++)
             if (strlen(alg_names[a]) == len && !strncmp(alg_names[a], s, len))
                 sel_alg[a] = found = 1;
         if (!found) {
             snprintf(bad, sizeof bad, "unknown algorithm '%.*s'", (int)(len < 40 ? len : 40), s);
-            why = "--algorithms: choose from native, lane, hier, lane_v, tuned";
+            why = alg_choices;
         }
         s += len + (s[len] == ',');
     }
     if (!why) {
         int any_c = 0, any_a = 0;
         for (int c = 0; c < NCOLL; c++) any_c |= sel_coll[c];
-        for (int a = 0; a < NALG; a++) any_a |= sel_alg[a];
+        for (int a = 0; a < n_alg; a++) any_a |= sel_alg[a];
         if (!any_c) why = "--collectives: none selected";
         else if (!any_a) why = "--algorithms: none selected";
         else if (o_reps < 1) why = "--repetitions must be >= 1";
@@ -154,7 +155,7 @@ static int64_t need_bytes(int c, int64_t count, int p)
 static int defined_here(int c)
 {
     if (colls[c].root_only) return HB.rank == 0;
-    if (c == C_EXSCAN) return HB.rank != 0;
+    if (c == C_exscan) return HB.rank != 0;
     return 1;
 }
 
@@ -166,7 +167,7 @@ static void prepare(int c, int64_t count)
     coll_elems(c, count, HB.size, &s, &r);
     for (int64_t i = 0; i < s; i++) sbuf[i] = value_at(HB.rank, i);
     for (int64_t i = 0; i < r; i++) rbuf[i] = SENTINEL;
-    if (c == C_BCAST && HB.rank == 0)
+    if (c == C_bcast && HB.rank == 0)
         for (int64_t i = 0; i < r; i++) rbuf[i] = value_at(0, i);
 }
 
@@ -271,7 +272,7 @@ static int validate(int c, int64_t count, int skip[NALG])
     prepare(c, count);
     TRY(coll_call(c, A_NATIVE, sbuf, rbuf, (int)count, HB.comm));
     memcpy(ref, rbuf, sizeof(int) * (size_t)r);
-    for (int a = A_LANE; a < NALG; a++) {
+    for (int a = A_NATIVE + 1; a < n_alg; a++) {
         if (!sel_alg[a] || skip[a]) continue;
         prepare(c, count);
         int rc = coll_call(c, a, sbuf, rbuf, (int)count, HB.comm);
@@ -476,8 +477,80 @@ static void decomposition_summary(void)
     hs_json_emit(&j, HB.out);
 }
 
+/* JSON string (the catalogue's texts are ASCII; quotes, backslashes and control
+ * characters escaped anyway). */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') printf("\\%c", ch);
+        else if (ch < 0x20) printf("\\u%04x", ch);
+        else putchar(ch);
+    }
+    putchar('"');
+}
+
+/* --list-algorithms: the collectives and the algorithms this build can run, as one JSON
+ * document on stdout (schema hpcscope.algorithms/1; no MPI_Init). native is always
+ * there; the lanecoll variants only when this binary was built with lanecoll. */
+static int list_algorithms(void)
+{
+    printf("{\"schema\":\"hpcscope.algorithms/1\",\"program\":\"coll\",\"version\":");
+    json_string(COLL_VERSION);
+    printf(",\"lanecoll\":%s,\"lanecoll_version\":", HS_HAVE_LANECOLL ? "true" : "false");
+#if HS_HAVE_LANECOLL
+    json_string(LANECOLL_VERSION);
+#else
+    printf("null");
+#endif
+    printf(",\"extra_algorithms\":[{\"variant\":\"tuned\",\"description\":");
+    json_string("MPI_<Coll>: whatever an interposition library (liblanecoll_pmpi.so with "
+                "LANECOLL_TUNING) chooses; native without one");
+    printf("}],\"collectives\":[");
+    for (int c = 0; c < NCOLL; c++) {
+        printf("%s{\"name\":", c ? "," : "");
+        json_string(colls[c].name);
+        printf(",\"block\":%s,\"root\":%s,\"reduction\":%s,\"root_only\":%s,"
+               "\"algorithms\":[{\"variant\":\"native\",\"restrictions\":\"\","
+               "\"cost\":\"the MPI library's own collective (PMPI_<Coll>)\"}",
+               colls[c].block ? "true" : "false", colls[c].rooted ? "true" : "false",
+               colls[c].reduction ? "true" : "false", colls[c].root_only ? "true" : "false");
+        for (int i = 0; i < HS_NDEF; i++) {
+            if (lc_algs[i].coll != c || !lc_algs[i].fn) continue;
+            printf(",{\"variant\":");
+            json_string(lc_algs[i].variant);
+            printf(",\"restrictions\":");
+            json_string(lc_algs[i].restrictions);
+            printf(",\"cost\":");
+            json_string(lc_algs[i].cost);
+            printf("}");
+        }
+        printf("]}");
+    }
+    printf("]}\n");
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    coll_catalog_init();
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--list-algorithms")) return list_algorithms();
+    /* --algorithms defaults to native and every lanecoll variant; its error names all */
+    static char alg_default[256], choices[320];
+    size_t used = 0;
+    for (int a = 0; a < A_TUNED; a++)
+        used += (size_t)snprintf(alg_default + used, sizeof alg_default - used, "%s%s",
+                                 a ? "," : "", alg_names[a]);
+    used = (size_t)snprintf(choices, sizeof choices, "--algorithms: choose from");
+    for (int a = 0; a < n_alg; a++)
+        used += (size_t)snprintf(choices + used, sizeof choices - used, "%s %s",
+                                 a ? "," : "", alg_names[a]);
+    alg_choices = choices;
+    for (hs_option *o = options; o->name; o++)
+        if (o->target == &o_algs) o->def = alg_default;
+
     MPI_Init(&argc, &argv);
     HB.program = "coll";
     HB.comm = MPI_COMM_WORLD;
@@ -533,17 +606,17 @@ int main(int argc, char **argv)
         for (int i = 0; i < lists[c].n && !write_failed; i++) {
             int64_t count = lists[c].counts[i];
             int skip[NALG] = {SKIP_NONE};
-            if (!colls[c].has_hier) skip[A_HIER] = SKIP_MISSING;
-            if (!colls[c].has_lane_v) skip[A_LANE_V] = SKIP_MISSING;
+            for (int a = 0; a < n_alg; a++)
+                if (!coll_has(c, a)) skip[a] = SKIP_MISSING;
             if (o_validate) failed |= validate(c, count, skip);
             int algs[NALG], na = 0;
-            for (int a = 0; a < NALG; a++) {
+            for (int a = 0; a < n_alg; a++) {
                 if (!sel_alg[a] || skip[a] == SKIP_WRONG) continue; /* error record written */
-                if (skip[a] == SKIP_MISSING && a == A_HIER)
+                if (skip[a] == SKIP_MISSING && !strcmp(alg_names[a], "hier"))
                     not_timed(c, a, count, "unavailable",
                               "no hierarchical alltoall (paper, section 3.6)");
                 else if (skip[a] == SKIP_MISSING)
-                    continue; /* lane has no regular/vector choice here: lane_v is lane */
+                    continue; /* e.g. lane_v where lane has no regular/vector choice */
                 else if (probe(c, a, count))
                     algs[na++] = a;
             }

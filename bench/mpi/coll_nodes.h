@@ -17,14 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* HS_HAVE_LANECOLL comes from bench/mpi/CMakeLists.txt (lanecoll linked or not); the
+ * header search is the fallback for other builds. */
+#ifndef HS_HAVE_LANECOLL
 #if defined(__has_include)
 #if __has_include("lanecoll.h")
-#include "lanecoll.h"
 #define HS_HAVE_LANECOLL 1
+#endif
 #endif
 #endif
 #ifndef HS_HAVE_LANECOLL
 #define HS_HAVE_LANECOLL 0
+#endif
+#if HS_HAVE_LANECOLL
+#include "lanecoll.h"
 #endif
 
 typedef struct {
