@@ -24,11 +24,12 @@
 #define HS_HOST_MAX 256 /* bytes for a host name, NUL included (HOST_NAME_MAX is 64) */
 
 typedef struct {
-    int rank;               /* as given by the caller (MPI rank, 0 without MPI) */
-    char host[HS_HOST_MAX]; /* SLURMD_NODENAME under SLURM, else gethostname(); NUL-terminated */
-    int ncpus;              /* number of CPUs in the affinity mask */
-    int *cpus;              /* their OS indices, ascending (malloc'd, ncpus entries) */
-    int core;   /* OS index of the one core holding every CPU of the mask; -1 if several/unknown */
+    int rank; /* as given by the caller (MPI rank, 0 without MPI) */
+    char host
+        [HS_HOST_MAX]; /* SLURMD_NODENAME under SLURM, else gethostname(); NUL-terminated */
+    int ncpus;         /* number of CPUs in the affinity mask */
+    int *cpus;         /* their OS indices, ascending (malloc'd, ncpus entries) */
+    int core; /* OS index of the one core holding every CPU of the mask; -1 if several/unknown */
     int socket; /* OS index of the one package holding them; -1 if several/unknown */
     int numa;   /* OS index of the one NUMA node holding them; -1 if several/unknown */
 } hs_binding;

@@ -61,27 +61,31 @@ static int64_t o_reps, o_warmup, o_maxbytes;
 static int o_validate, o_interleave;
 
 static hs_option options[] = {
-    {"collectives", HS_OPT_STR, &o_colls,
-     "bcast,gather,scatter,allgather,alltoall,reduce,allreduce,reduce_scatter_block,scan,exscan",
-     "comma-separated collectives"},
-    {"algorithms", HS_OPT_STR, &o_algs, NULL /* native + the catalogue's variants */,
-     "comma-separated: native (PMPI_<Coll>), the lanecoll variants (LC_<Coll>_<variant>: "
-     "lane, hier, lane_v, ...; which collective has which: --list-algorithms), "
-     "tuned (MPI_<Coll>: the choice of an interposition library such as liblanecoll_pmpi.so)"},
-    {"counts", HS_OPT_STR, &o_counts, "auto",
-     "auto, a list (64,1p,10p: p suffix = times ranks) or a sweep FROM:TO[:FACTOR] "
-     "(1p:10000p:10); total count or per-process block, see --help text"},
-    {"repetitions", HS_OPT_INT, &o_reps, "100", "timed repetitions per measurement"},
-    {"warmup", HS_OPT_INT, &o_warmup, "5", "discarded calls before the repetitions"},
-    {"max-bytes", HS_OPT_SIZE, &o_maxbytes, "1G",
-     "memory limit per process for the buffers of one measurement"},
-    {"validate", HS_OPT_FLAG, &o_validate, "1",
-     "untimed pass comparing lane/hier results with native, bit for bit (--validate=0: off)"},
-    {"interleave", HS_OPT_FLAG, &o_interleave, "0",
-     "run the algorithms in turn within each repetition (shuffled order) instead of one "
-     "after the other: fairer comparisons on a machine whose speed drifts"},
-    {"out", HS_OPT_STR, &o_out, "-", "output file, - for stdout"},
-    {0}};
+    { "collectives", HS_OPT_STR, &o_colls,
+      "bcast,gather,scatter,allgather,alltoall,reduce,allreduce,reduce_scatter_block,scan,"
+      "exscan",
+      "comma-separated collectives" },
+    { "algorithms", HS_OPT_STR, &o_algs, NULL /* native + the catalogue's variants */,
+      "comma-separated: native (PMPI_<Coll>), the lanecoll variants (LC_<Coll>_<variant>: "
+      "lane, hier, lane_v, ...; which collective has which: --list-algorithms), "
+      "tuned (MPI_<Coll>: the choice of an interposition library such as "
+      "liblanecoll_pmpi.so)" },
+    { "counts", HS_OPT_STR, &o_counts, "auto",
+      "auto, a list (64,1p,10p: p suffix = times ranks) or a sweep FROM:TO[:FACTOR] "
+      "(1p:10000p:10); total count or per-process block, see --help text" },
+    { "repetitions", HS_OPT_INT, &o_reps, "100", "timed repetitions per measurement" },
+    { "warmup", HS_OPT_INT, &o_warmup, "5", "discarded calls before the repetitions" },
+    { "max-bytes", HS_OPT_SIZE, &o_maxbytes, "1G",
+      "memory limit per process for the buffers of one measurement" },
+    { "validate", HS_OPT_FLAG, &o_validate, "1",
+      "untimed pass comparing lane/hier results with native, bit for bit (--validate=0: "
+      "off)" },
+    { "interleave", HS_OPT_FLAG, &o_interleave, "0",
+      "run the algorithms in turn within each repetition (shuffled order) instead of one "
+      "after the other: fairer comparisons on a machine whose speed drifts" },
+    { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
+    { 0 }
+};
 
 static int sel_coll[NCOLL], sel_alg[NALG];
 static const char *alg_choices; /* "--algorithms: choose from native, lane, ..." */
@@ -100,7 +104,8 @@ static int check(int quiet)
             if (strlen(colls[c].name) == len && !strncmp(colls[c].name, s, len))
                 sel_coll[c] = found = 1;
         if (!found) {
-            snprintf(bad, sizeof bad, "unknown collective '%.*s'", (int)(len < 40 ? len : 40), s);
+            snprintf(bad, sizeof bad, "unknown collective '%.*s'",
+                     (int)(len < 40 ? len : 40), s);
             why = "--collectives: choose from bcast, gather, scatter, allgather, alltoall, "
                   "reduce, allreduce, reduce_scatter_block, scan, exscan";
         }
@@ -113,7 +118,8 @@ static int check(int quiet)
             if (strlen(alg_names[a]) == len && !strncmp(alg_names[a], s, len))
                 sel_alg[a] = found = 1;
         if (!found) {
-            snprintf(bad, sizeof bad, "unknown algorithm '%.*s'", (int)(len < 40 ? len : 40), s);
+            snprintf(bad, sizeof bad, "unknown algorithm '%.*s'",
+                     (int)(len < 40 ? len : 40), s);
             why = alg_choices;
         }
         s += len + (s[len] == ',');
@@ -122,11 +128,16 @@ static int check(int quiet)
         int any_c = 0, any_a = 0;
         for (int c = 0; c < NCOLL; c++) any_c |= sel_coll[c];
         for (int a = 0; a < n_alg; a++) any_a |= sel_alg[a];
-        if (!any_c) why = "--collectives: none selected";
-        else if (!any_a) why = "--algorithms: none selected";
-        else if (o_reps < 1) why = "--repetitions must be >= 1";
-        else if (o_warmup < 0) why = "--warmup must be >= 0";
-        else if (o_maxbytes < 1) why = "--max-bytes must be > 0";
+        if (!any_c)
+            why = "--collectives: none selected";
+        else if (!any_a)
+            why = "--algorithms: none selected";
+        else if (o_reps < 1)
+            why = "--repetitions must be >= 1";
+        else if (o_warmup < 0)
+            why = "--warmup must be >= 0";
+        else if (o_maxbytes < 1)
+            why = "--max-bytes must be > 0";
     }
     if (!why) return -1;
     if (!quiet) fprintf(stderr, "coll: %s%s%s (see --help)\n", bad, *bad ? ": " : "", why);
@@ -216,7 +227,7 @@ static int compare_with_ref(int c, int a, int64_t count)
 {
     int64_t s, r;
     coll_elems(c, count, HB.size, &s, &r);
-    long long mine[4] = {0, -1, 0, 0}; /* mismatches, first offset, got, expected */
+    long long mine[4] = { 0, -1, 0, 0 }; /* mismatches, first offset, got, expected */
     if (defined_here(c))
         for (int64_t i = 0; i < r; i++)
             if (rbuf[i] != ref[i] && mine[0]++ == 0) {
@@ -240,11 +251,12 @@ static int compare_with_ref(int c, int a, int64_t count)
             bad = 1;
             const long long *f = all + 4 * first;
             char msg[512];
-            snprintf(msg, sizeof msg,
-                     "validation failed: %s %s count %lld differs from native on %lld rank(s), "
-                     "%lld element(s); first on rank %d at element %lld (got %lld, native %lld)",
-                     colls[c].name, alg_names[a], (long long)count, ranks, total, first, f[1],
-                     f[2], f[3]);
+            snprintf(
+                msg, sizeof msg,
+                "validation failed: %s %s count %lld differs from native on %lld rank(s), "
+                "%lld element(s); first on rank %d at element %lld (got %lld, native %lld)",
+                colls[c].name, alg_names[a], (long long)count, ranks, total, first, f[1],
+                f[2], f[3]);
             hs_json j;
             hs_json_begin(&j, "error");
             hs_json_str(&j, "message", msg);
@@ -278,7 +290,10 @@ static int validate(int c, int64_t count, int skip[NALG])
         int rc = coll_call(c, a, sbuf, rbuf, (int)count, HB.comm);
         if (rc == HS_UNAVAILABLE) continue;
         TRY(rc);
-        if (compare_with_ref(c, a, count)) { skip[a] = SKIP_WRONG; failed = 1; }
+        if (compare_with_ref(c, a, count)) {
+            skip[a] = SKIP_WRONG;
+            failed = 1;
+        }
     }
     return failed;
 }
@@ -395,8 +410,8 @@ static int plan_counts(count_list lists[NCOLL], int64_t *max_send, int64_t *max_
     *max_send = *max_recv = 1;
     for (int c = 0; c < NCOLL; c++) {
         if (!sel_coll[c]) continue;
-        const char *why, *spec = automatic ? (colls[c].block ? "1:10000:10" : "1p:10000p:10")
-                                           : o_counts;
+        const char *why,
+            *spec = automatic ? (colls[c].block ? "1:10000:10" : "1p:10000p:10") : o_counts;
         int n = hs_counts_parse(spec, HB.size, &lists[c].counts, &why);
         if (n < 0) {
             if (HB.rank == 0) hs_json_error(HB.out, "--counts '%s': %s", o_counts, why);
@@ -423,17 +438,21 @@ static int plan_counts(count_list lists[NCOLL], int64_t *max_send, int64_t *max_
             }
             if (HB.rank == 0) {
                 if (too_big)
-                    hs_json_error(HB.out, "%s count %lld on %d ranks needs buffers of more "
-                                  "than INT_MAX elements; lower --counts", colls[c].name,
-                                  (long long)count, HB.size);
+                    hs_json_error(HB.out,
+                                  "%s count %lld on %d ranks needs buffers of more "
+                                  "than INT_MAX elements; lower --counts",
+                                  colls[c].name, (long long)count, HB.size);
                 else
-                    hs_json_error(HB.out, "%s count %lld on %d ranks needs %lld bytes of "
-                                  "buffers per process (send %lld + receive %lld elements of "
-                                  "4 bytes%s), above --max-bytes %lld; raise the limit (e.g. "
-                                  "--max-bytes %lldM) or lower --counts", colls[c].name,
-                                  (long long)count, HB.size, (long long)need, (long long)s,
-                                  (long long)r, o_validate ? ", twice for validation" : "",
-                                  (long long)o_maxbytes, (long long)(need >> 20) + 1);
+                    hs_json_error(
+                        HB.out,
+                        "%s count %lld on %d ranks needs %lld bytes of "
+                        "buffers per process (send %lld + receive %lld elements of "
+                        "4 bytes%s), above --max-bytes %lld; raise the limit (e.g. "
+                        "--max-bytes %lldM) or lower --counts",
+                        colls[c].name, (long long)count, HB.size, (long long)need,
+                        (long long)s, (long long)r,
+                        o_validate ? ", twice for validation" : "", (long long)o_maxbytes,
+                        (long long)(need >> 20) + 1);
             }
             return 2;
         }
@@ -484,9 +503,12 @@ static void json_string(const char *s)
     putchar('"');
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') printf("\\%c", ch);
-        else if (ch < 0x20) printf("\\u%04x", ch);
-        else putchar(ch);
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
     }
     putchar('"');
 }
@@ -515,7 +537,8 @@ static int list_algorithms(void)
                "\"algorithms\":[{\"variant\":\"native\",\"restrictions\":\"\","
                "\"cost\":\"the MPI library's own collective (PMPI_<Coll>)\"}",
                colls[c].block ? "true" : "false", colls[c].rooted ? "true" : "false",
-               colls[c].reduction ? "true" : "false", colls[c].root_only ? "true" : "false");
+               colls[c].reduction ? "true" : "false",
+               colls[c].root_only ? "true" : "false");
         for (int i = 0; i < HS_NDEF; i++) {
             if (lc_algs[i].coll != c || !lc_algs[i].fn) continue;
             printf(",{\"variant\":");
@@ -558,14 +581,15 @@ int main(int argc, char **argv)
     MPI_Comm_size(HB.comm, &HB.size);
     MPI_Comm_set_errhandler(HB.comm, MPI_ERRORS_RETURN);
 
-    int rc = hs_parse_quiet(options, argc, argv,
-                            "MPI collectives, native vs lanecoll full-lane (lane) and "
-                            "hierarchical (hier) mock-ups (Traff & Hunold), as JSONL records.\n"
-                            "count = MPI count for bcast/reduce/allreduce/scan/exscan, the "
-                            "per-process block for gather/scatter/allgather/alltoall/"
-                            "reduce_scatter_block.\nexample: LANECOLL_NODE_SIZE=1 mpirun -np 2 "
-                            "coll --collectives allreduce,bcast --counts 1p:1000p --repetitions 20",
-                            check);
+    int rc = hs_parse_quiet(
+        options, argc, argv,
+        "MPI collectives, native vs lanecoll full-lane (lane) and "
+        "hierarchical (hier) mock-ups (Traff & Hunold), as JSONL records.\n"
+        "count = MPI count for bcast/reduce/allreduce/scan/exscan, the "
+        "per-process block for gather/scatter/allgather/alltoall/"
+        "reduce_scatter_block.\nexample: LANECOLL_NODE_SIZE=1 mpirun -np 2 "
+        "coll --collectives allreduce,bcast --counts 1p:1000p --repetitions 20",
+        check);
     if (rc >= 0) return hs_finish(rc);
     if (!hs_open_out(o_out)) return hs_finish(1);
     if (hs_write_meta_mpi(HB.out, "coll", COLL_VERSION, options, HB.comm) != 0)
@@ -574,8 +598,10 @@ int main(int argc, char **argv)
     rc = hs_nodes_get(HB.comm, &ND);
     if (rc != MPI_SUCCESS) {
         if (HB.rank == 0)
-            hs_json_error(HB.out, "cannot determine the nodes of the ranks (check the "
-                                  "LANECOLL_NODE_* setting '%s')", ND.override);
+            hs_json_error(HB.out,
+                          "cannot determine the nodes of the ranks (check the "
+                          "LANECOLL_NODE_* setting '%s')",
+                          ND.override);
         return hs_finish(1);
     }
     decomposition_summary();
@@ -605,13 +631,14 @@ int main(int argc, char **argv)
         if (!sel_coll[c]) continue;
         for (int i = 0; i < lists[c].n && !write_failed; i++) {
             int64_t count = lists[c].counts[i];
-            int skip[NALG] = {SKIP_NONE};
+            int skip[NALG] = { SKIP_NONE };
             for (int a = 0; a < n_alg; a++)
                 if (!coll_has(c, a)) skip[a] = SKIP_MISSING;
             if (o_validate) failed |= validate(c, count, skip);
             int algs[NALG], na = 0;
             for (int a = 0; a < n_alg; a++) {
-                if (!sel_alg[a] || skip[a] == SKIP_WRONG) continue; /* error record written */
+                if (!sel_alg[a] || skip[a] == SKIP_WRONG)
+                    continue; /* error record written */
                 if (skip[a] == SKIP_MISSING && !strcmp(alg_names[a], "hier"))
                     not_timed(c, a, count, "unavailable",
                               "no hierarchical alltoall (paper, section 3.6)");

@@ -34,7 +34,7 @@ enum {
 #define X(coll, ...) C_##coll,
     LC_COLLECTIVES(X)
 #undef X
-    NCOLL
+        NCOLL
 };
 /* Number of lines of lanecoll_algorithms.def: bounds the algorithm names. */
 enum {
@@ -53,12 +53,13 @@ static int n_alg;
 
 static const struct {
     const char *name;
-    int block;       /* count is a per-process block */
-    int rooted;      /* has a root (always 0 here) */
-    int reduction;   /* has an op (MPI_SUM here) */
-    int root_only;   /* only the root's receive buffer is defined (gather, reduce) */
+    int block;     /* count is a per-process block */
+    int rooted;    /* has a root (always 0 here) */
+    int reduction; /* has an op (MPI_SUM here) */
+    int root_only; /* only the root's receive buffer is defined (gather, reduce) */
 } colls[NCOLL] = {
-#define X(coll, block, rooted, reduction, root_result) {#coll, block, rooted, reduction, root_result},
+#define X(coll, block, rooted, reduction, root_result) \
+    { #coll, block, rooted, reduction, root_result },
     LC_COLLECTIVES(X)
 #undef X
 };
@@ -72,16 +73,17 @@ static const struct {
     hs_lc_fn fn;
 } lc_algs[HS_NDEF + 1] = {
 #if HS_HAVE_LANECOLL
-#define HS_LC_FN(coll, variant) (hs_lc_fn)LC_PUBLIC_FN(coll, variant)
+#define HS_LC_FN(coll, variant) (hs_lc_fn) LC_PUBLIC_FN(coll, variant)
 #else
 #define HS_LC_FN(coll, variant) NULL
 #endif
 #define LC_ALGORITHM(coll, variant, flags, restrictions, cost) \
-    {C_##coll, #variant, restrictions, cost, HS_LC_FN(coll, variant)},
+    { C_##coll, #variant, restrictions, cost, HS_LC_FN(coll, variant) },
 #include "lanecoll_algorithms.def"
 #undef LC_ALGORITHM
 #undef HS_LC_FN
-    {-1, NULL, NULL, NULL, NULL}};
+    { -1, NULL, NULL, NULL, NULL }
+};
 /* lc_fn[c][a]: the lanecoll function of benchmark algorithm a for collective c */
 static hs_lc_fn lc_fn[NCOLL][NALG];
 static int lc_has[NCOLL][NALG]; /* the catalogue has it (even when not built) */
@@ -113,11 +115,28 @@ static inline void coll_elems(int c, int64_t count, int p, int64_t *send, int64_
 {
     int64_t pc = count * p;
     switch (c) {
-    case C_bcast: *send = 0; *recv = count; break;
-    case C_gather: case C_allgather: *send = count; *recv = pc; break;
-    case C_scatter: case C_reduce_scatter_block: *send = pc; *recv = count; break;
-    case C_alltoall: *send = pc; *recv = pc; break;
-    default: *send = count; *recv = count; break;
+    case C_bcast:
+        *send = 0;
+        *recv = count;
+        break;
+    case C_gather:
+    case C_allgather:
+        *send = count;
+        *recv = pc;
+        break;
+    case C_scatter:
+    case C_reduce_scatter_block:
+        *send = pc;
+        *recv = count;
+        break;
+    case C_alltoall:
+        *send = pc;
+        *recv = pc;
+        break;
+    default:
+        *send = count;
+        *recv = count;
+        break;
     }
 }
 
@@ -132,15 +151,24 @@ static inline int coll_call(int c, int a, int *s, int *r, int n, MPI_Comm comm)
     int count = n, sendcount = n, recvcount = n, root = 0;
     MPI_Datatype datatype = MPI_INT, sendtype = MPI_INT, recvtype = MPI_INT;
     MPI_Op op = MPI_SUM;
-    (void)buffer; (void)recvbuf; (void)sendbuf; (void)count; (void)sendcount;
-    (void)recvcount; (void)root; (void)datatype; (void)sendtype; (void)recvtype; (void)op;
+    (void)buffer;
+    (void)recvbuf;
+    (void)sendbuf;
+    (void)count;
+    (void)sendcount;
+    (void)recvcount;
+    (void)root;
+    (void)datatype;
+    (void)sendtype;
+    (void)recvtype;
+    (void)op;
     hs_lc_fn f = a > A_NATIVE && a < A_TUNED ? lc_fn[c][a] : NULL;
     if (a != A_NATIVE && a != A_TUNED && !f) return HS_UNAVAILABLE;
     switch (c) {
-#define X(coll, ...)                                                                  \
-    case C_##coll:                                                                    \
-        if (a == A_NATIVE) return LC_FN(PMPI_, coll, )(LC_ARGS(coll), comm);          \
-        if (a == A_TUNED) return LC_FN(MPI_, coll, )(LC_ARGS(coll), comm);            \
+#define X(coll, ...)                                                         \
+    case C_##coll:                                                           \
+        if (a == A_NATIVE) return LC_FN(PMPI_, coll, )(LC_ARGS(coll), comm); \
+        if (a == A_TUNED) return LC_FN(MPI_, coll, )(LC_ARGS(coll), comm);   \
         return ((int (*)(LC_PARAMS(coll), MPI_Comm))f)(LC_ARGS(coll), comm);
         LC_COLLECTIVES(X)
 #undef X

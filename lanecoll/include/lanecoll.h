@@ -120,15 +120,15 @@ extern "C" {
 
 /* The decomposition of a communicator as lanecoll sees it. */
 typedef struct LC_Decomposition {
-    int nodes;        /* number of nodes spanned by comm */
-    int ppn;          /* processes per node when regular, else 0 */
-    int min_ppn;      /* fewest processes of comm on one node */
-    int max_ppn;      /* most processes of comm on one node */
-    int regular;      /* 1 if every node hosts the same number of processes */
-    int consecutive;  /* 1 if ranks are consecutive over the nodes */
-    int node_index;   /* this process's node, 0..nodes-1, ordered by lowest rank */
-    int node_rank;    /* this process's rank in its node communicator */
-    int node_size;    /* processes of comm on this process's node */
+    int nodes;       /* number of nodes spanned by comm */
+    int ppn;         /* processes per node when regular, else 0 */
+    int min_ppn;     /* fewest processes of comm on one node */
+    int max_ppn;     /* most processes of comm on one node */
+    int regular;     /* 1 if every node hosts the same number of processes */
+    int consecutive; /* 1 if ranks are consecutive over the nodes */
+    int node_index;  /* this process's node, 0..nodes-1, ordered by lowest rank */
+    int node_rank;   /* this process's rank in its node communicator */
+    int node_size;   /* processes of comm on this process's node */
 } LC_Decomposition;
 
 /* Fills *out for comm. Collective on the first use of comm (builds and caches the

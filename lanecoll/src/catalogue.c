@@ -9,8 +9,10 @@
 
 const lc_alg_entry lc_algorithms[LC_NALG] = {
     [LC_NATIVE] = { (lc_coll)-1, 0, NULL, { NULL, "native", "", "" } },
-#define LC_ALGORITHM(coll, variant, flags, restrictions, cost)                           \
-    [LC_A_##coll##_##variant] = { LC_C_##coll, (flags), (lc_alg_fn)lc_##coll##_##variant, \
+#define LC_ALGORITHM(coll, variant, flags, restrictions, cost)      \
+    [LC_A_##coll##_##variant] = { LC_C_##coll,                      \
+                                  (flags),                          \
+                                  (lc_alg_fn)lc_##coll##_##variant, \
                                   { #coll, #variant, restrictions, cost } },
 #include "lanecoll_algorithms.def"
 #undef LC_ALGORITHM
@@ -36,7 +38,8 @@ int lc_alg_find(int c, const char *variant)
 {
     if (strcmp(variant, "native") == 0) return LC_NATIVE;
     for (int a = 1; a < LC_NALG; a++)
-        if ((int)lc_algorithms[a].coll == c && strcmp(variant, lc_algorithms[a].info.variant) == 0)
+        if ((int)lc_algorithms[a].coll == c &&
+            strcmp(variant, lc_algorithms[a].info.variant) == 0)
             return a;
     return -1;
 }
@@ -63,7 +66,8 @@ void lc_variant_list(int c, char *buf, size_t len)
     size_t used = 0;
     buf[0] = '\0';
     for (int a = 0; a < LC_NALG; a++) {
-        if (a > 0 && ((c >= 0 && (int)lc_algorithms[a].coll != c) || !first_of_variant(c, a)))
+        if (a > 0 &&
+            ((c >= 0 && (int)lc_algorithms[a].coll != c) || !first_of_variant(c, a)))
             continue;
         int k = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
                          lc_algorithms[a].info.variant);

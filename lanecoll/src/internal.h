@@ -18,7 +18,7 @@ typedef enum {
 #define X(coll, ...) LC_C_##coll,
     LC_COLLECTIVES(X)
 #undef X
-    LC_NCOLL
+        LC_NCOLL
 } lc_coll;
 
 /* Algorithm ids: LC_NATIVE (the MPI library's own collective, for every collective),
@@ -31,9 +31,9 @@ typedef enum {
     LC_NALG
 } lc_alg;
 
-const char *lc_coll_name(lc_coll c);         /* "allreduce" */
-const char *lc_alg_variant(lc_alg a);        /* "lane", "native" for LC_NATIVE */
-int lc_coll_from_name(const char *name);     /* -1 if unknown */
+const char *lc_coll_name(lc_coll c);     /* "allreduce" */
+const char *lc_alg_variant(lc_alg a);    /* "lane", "native" for LC_NATIVE */
+int lc_coll_from_name(const char *name); /* -1 if unknown */
 /* The algorithm of collective c called `variant` ("native" -> LC_NATIVE); -1 if none. */
 int lc_alg_find(int c, const char *variant);
 /* 1 when some collective has an algorithm called `variant` (or it is "native"). */
@@ -43,24 +43,24 @@ void lc_variant_list(int c, char *buf, size_t len);
 
 /* ---- Decomposition (decompose.c) ----------------------------------------------------- */
 typedef struct lc_decomp {
-    int size, rank;          /* of comm */
-    MPI_Comm nodecomm;       /* processes of this node, ranked in comm order */
-    MPI_Comm lanecomm;       /* same node rank on every node, ranked by node index */
-    MPI_Comm leadcomm;       /* node rank 0 of every node (MPI_COMM_NULL elsewhere) */
-    MPI_Comm lastcomm;       /* last node rank of every node (MPI_COMM_NULL elsewhere) */
+    int size, rank;    /* of comm */
+    MPI_Comm nodecomm; /* processes of this node, ranked in comm order */
+    MPI_Comm lanecomm; /* same node rank on every node, ranked by node index */
+    MPI_Comm leadcomm; /* node rank 0 of every node (MPI_COMM_NULL elsewhere) */
+    MPI_Comm lastcomm; /* last node rank of every node (MPI_COMM_NULL elsewhere) */
     int nnodes, node_index, node_rank, node_size;
     int min_ppn, max_ppn;
     int regular, consecutive;
-    int *node_sizes;         /* [nnodes] processes per node */
-    int *node_first;         /* [nnodes] lowest comm rank of each node */
-    int *rank_node;          /* [size] node index of every comm rank */
-    int *rank_noderank;      /* [size] node rank of every comm rank */
+    int *node_sizes;    /* [nnodes] processes per node */
+    int *node_first;    /* [nnodes] lowest comm rank of each node */
+    int *rank_node;     /* [size] node index of every comm rank */
+    int *rank_noderank; /* [size] node rank of every comm rank */
 } lc_decomp;
 
 /* Per-communicator state stored as one attribute. */
 typedef struct lc_comm_state {
-    lc_decomp *decomp;       /* built on first use */
-    char reason[256];        /* last fallback reason, "" when none */
+    lc_decomp *decomp; /* built on first use */
+    char reason[256];  /* last fallback reason, "" when none */
 } lc_comm_state;
 
 /* Node colour of this process (node_color.c): processes with equal colour share a node.
@@ -82,19 +82,19 @@ const lc_decomp *lc_decomposition_state(MPI_Comm comm, lc_comm_state *s, int *er
 
 /* ---- Restriction check (prepare.c) -------------------------------------------------- */
 enum {
-    LC_R_REGULAR = 1 << 0,        /* same number of processes on every node */
-    LC_R_CONSECUTIVE = 1 << 1,    /* ranks consecutive over the nodes */
-    LC_R_COMMUTATIVE = 1 << 2,    /* MPI_Op_commutative */
-    LC_R_ORDER_OR_COMM = 1 << 3,  /* consecutive ranks or commutative op */
-    LC_R_ROOT_LANE = 1 << 4       /* root's node rank exists on every node */
+    LC_R_REGULAR = 1 << 0,       /* same number of processes on every node */
+    LC_R_CONSECUTIVE = 1 << 1,   /* ranks consecutive over the nodes */
+    LC_R_COMMUTATIVE = 1 << 2,   /* MPI_Op_commutative */
+    LC_R_ORDER_OR_COMM = 1 << 3, /* consecutive ranks or commutative op */
+    LC_R_ROOT_LANE = 1 << 4      /* root's node rank exists on every node */
 };
 
 typedef struct lc_call {
     lc_coll coll;
     MPI_Comm comm;
-    MPI_Op op;       /* MPI_OP_NULL when the collective has none */
-    int root;        /* -1 when the collective has none */
-    int args_ok;     /* 0 when MPI would reject the arguments */
+    MPI_Op op;   /* MPI_OP_NULL when the collective has none */
+    int root;    /* -1 when the collective has none */
+    int args_ok; /* 0 when MPI would reject the arguments */
 } lc_call;
 
 /* Decides whether algorithm `alg` may run for `call`. Returns the decomposition when it may;
@@ -103,8 +103,8 @@ typedef struct lc_call {
 const lc_decomp *lc_prepare(const lc_call *call, lc_alg alg, const char **reason);
 /* The same for an intracommunicator with its state `s` already looked up (may be NULL
  * when it could not be created: then "decomposition failed"). */
-const lc_decomp *lc_prepare_state(const lc_call *call, lc_alg alg,
-                                  lc_comm_state *s, const char **reason);
+const lc_decomp *lc_prepare_state(const lc_call *call, lc_alg alg, lc_comm_state *s,
+                                  const char **reason);
 /* Called when a fallback reason is recorded (select.c): from then on the interposition
  * wrappers take the full path for every call, so the native choice clears the reason
  * exactly as before (LC_Fallback_reason). */
@@ -135,8 +135,8 @@ int *lc_node_blocks(const lc_decomp *d, int per_rank);
 void *lc_tmp_alloc(MPI_Aint count, MPI_Datatype type, void **mem);
 void lc_free(void *mem);
 /* dst[0..) = src[0..) as typed data (pack + unpack; no self messages, thread safe). */
-int lc_local_copy(const void *src, int scount, MPI_Datatype stype,
-                  void *dst, int rcount, MPI_Datatype rtype);
+int lc_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, int rcount,
+                  MPI_Datatype rtype);
 /* 1 when count elements of type carry no data. Every algorithm returns at once then:
  * matching type signatures make this true on all processes together, and MPI
  * libraries skip zero-count calls locally (Open MPI's gather returns early on a
@@ -153,7 +153,11 @@ int lc_type_spaced_block(int count, MPI_Datatype type, int extent_blocks,
 int lc_type_strided_column(int nblocks, int stride, int count, MPI_Datatype type,
                            MPI_Datatype *out);
 
-#define LC_TRY(call) do { int lc_err_ = (call); if (lc_err_ != MPI_SUCCESS) return lc_err_; } while (0)
+#define LC_TRY(call)                                \
+    do {                                            \
+        int lc_err_ = (call);                       \
+        if (lc_err_ != MPI_SUCCESS) return lc_err_; \
+    } while (0)
 #define LC_CHAR(p) ((char *)(p))
 #define LC_CCHAR(p) ((const char *)(p))
 
@@ -174,8 +178,8 @@ LC_COLLECTIVES(X)
 typedef void (*lc_alg_fn)(void);
 typedef struct lc_alg_entry {
     lc_coll coll;
-    int flags;          /* LC_R_* */
-    lc_alg_fn fn;       /* NULL for LC_NATIVE */
+    int flags;    /* LC_R_* */
+    lc_alg_fn fn; /* NULL for LC_NATIVE */
     LC_Algorithm info;
 } lc_alg_entry;
 extern const lc_alg_entry lc_algorithms[LC_NALG];
@@ -183,21 +187,21 @@ extern const lc_alg_entry lc_algorithms[LC_NALG];
 
 /* Full-lane bodies shared by lane (vector = 0: regular node collectives where n divides
  * the count) and lane_v (vector = 1: the vector node collectives always). */
-int lc_bcast_full_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,
-                       int vector);
-int lc_reduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                        int root, const lc_decomp *d, int vector);
+int lc_bcast_full_lane(void *buf, int count, MPI_Datatype type, int root,
+                       const lc_decomp *d, int vector);
+int lc_reduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                        MPI_Op op, int root, const lc_decomp *d, int vector);
 int lc_allreduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                            MPI_Op op, const lc_decomp *d, int vector);
 int lc_scan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                       const lc_decomp *d, int vector);
-int lc_exscan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                        const lc_decomp *d, int vector);
+int lc_exscan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                        MPI_Op op, const lc_decomp *d, int vector);
 
 /* scan_lane.c: E = reduction of the inputs of all earlier nodes (undefined on node 0),
  * block-wise over all lanes; shared by scan_lane and exscan_lane. */
-int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type,
-                        MPI_Op op, const lc_decomp *d, int vector);
+int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type, MPI_Op op,
+                        const lc_decomp *d, int vector);
 
 #pragma GCC visibility pop
 

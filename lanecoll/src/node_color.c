@@ -42,12 +42,16 @@ static const char *parse_sizes(const char *spec, int wrank, int wsize, int *colo
         size_t len = strcspn(tok, ",");
         char item[32];
         long sz;
-        if (len == 0 || len >= sizeof item) return "expected positive integers separated by commas";
+        if (len == 0 || len >= sizeof item)
+            return "expected positive integers separated by commas";
         memcpy(item, tok, len);
         item[len] = '\0';
         if (!parse_positive(item, &sz) || first > 2000000000L)
             return "expected positive integers separated by commas";
-        if (!found && wrank >= first && wrank < first + sz) { *color = node; found = 1; }
+        if (!found && wrank >= first && wrank < first + sz) {
+            *color = node;
+            found = 1;
+        }
         first += sz;
         if (!tok[len]) break;
         tok += len + 1;
@@ -79,8 +83,9 @@ int lc_node_settings_check(int wsize, char *err, size_t errlen)
     int color;
     const char *var = NULL, *value = NULL, *bad = NULL;
     if (nset > 1) {
-        snprintf(err, errlen, "lanecoll: set at most one of LANECOLL_NODE_SIZE, "
-                              "LANECOLL_NODE_SIZES, LANECOLL_NODE_NAME_SEP");
+        snprintf(err, errlen,
+                 "lanecoll: set at most one of LANECOLL_NODE_SIZE, "
+                 "LANECOLL_NODE_SIZES, LANECOLL_NODE_NAME_SEP");
         return -1;
     }
     if (size_s && *size_s && !parse_positive(size_s, &k))
@@ -89,7 +94,8 @@ int lc_node_settings_check(int wsize, char *err, size_t errlen)
         (bad = parse_sizes(sizes_s, -1, wsize, &color, why, sizeof why)) != NULL)
         var = "LANECOLL_NODE_SIZES", value = sizes_s;
     if (sep_s && *sep_s && strlen(sep_s) != 1)
-        var = "LANECOLL_NODE_NAME_SEP", value = sep_s, bad = "expected exactly one character";
+        var = "LANECOLL_NODE_NAME_SEP", value = sep_s,
+        bad = "expected exactly one character";
     if (!bad) return 0;
     snprintf(err, errlen, "lanecoll: %s=%s: %s", var, value, bad);
     return -1;
@@ -113,7 +119,10 @@ static int color_from_names(MPI_Comm comm, char sep, int *color)
     if (err == MPI_SUCCESS) {
         for (int r = 0; r < size; r++)
             if (memcmp(all + (size_t)r * MPI_MAX_PROCESSOR_NAME, name,
-                       MPI_MAX_PROCESSOR_NAME) == 0) { *color = r; break; }
+                       MPI_MAX_PROCESSOR_NAME) == 0) {
+                *color = r;
+                break;
+            }
     }
     free(all);
     return err;
@@ -131,7 +140,10 @@ int lc_node_color(MPI_Comm comm, int *color, int *use_split_type)
                         "LANECOLL_NODE_SIZES, LANECOLL_NODE_NAME_SEP\n");
         return MPI_ERR_ARG;
     }
-    if (nset == 0) { *use_split_type = 1; return MPI_SUCCESS; }
+    if (nset == 0) {
+        *use_split_type = 1;
+        return MPI_SUCCESS;
+    }
 
     int wrank, wsize;
     LC_TRY(PMPI_Comm_rank(MPI_COMM_WORLD, &wrank));

@@ -18,14 +18,14 @@
  * less than PMPI_Type_size (~8 ns on MPICH 4.0, ~10 on Open MPI 4.1), which every call
  * under a tuning table needs for its byte count. Read-only after MPI_Init. */
 enum { N_COMMON_TYPES = 8 };
-static MPI_Datatype common_type[N_COMMON_TYPES];   /* zero: matches no valid handle */
+static MPI_Datatype common_type[N_COMMON_TYPES]; /* zero: matches no valid handle */
 static int common_size[N_COMMON_TYPES];
 
 static void cache_common_types(void)
 {
-    const MPI_Datatype types[N_COMMON_TYPES] = { MPI_INT, MPI_DOUBLE, MPI_FLOAT, MPI_BYTE,
-                                                 MPI_CHAR, MPI_LONG, MPI_UNSIGNED,
-                                                 MPI_LONG_LONG };
+    const MPI_Datatype types[N_COMMON_TYPES] = { MPI_INT,      MPI_DOUBLE,   MPI_FLOAT,
+                                                 MPI_BYTE,     MPI_CHAR,     MPI_LONG,
+                                                 MPI_UNSIGNED, MPI_LONG_LONG };
     for (int i = 0; i < N_COMMON_TYPES; i++)
         if (PMPI_Type_size(types[i], &common_size[i]) == MPI_SUCCESS)
             common_type[i] = types[i];
@@ -74,13 +74,12 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return err;
 }
 
-static __attribute__((noinline)) int
-full_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-           long long bytes)
+static __attribute__((noinline)) int full_bcast(void *buffer, int count,
+                                                MPI_Datatype datatype, int root,
+                                                MPI_Comm comm, long long bytes)
 {
     lc_route route = lc_route_for_bytes(LC_C_bcast, bytes);
-    if (route == LC_ROUTE_NATIVE)
-        return PMPI_Bcast(buffer, count, datatype, root, comm);
+    if (route == LC_ROUTE_NATIVE) return PMPI_Bcast(buffer, count, datatype, root, comm);
     lc_call call = LC_CALL_bcast;
     const lc_decomp *d;
     lc_alg a = lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d);
@@ -97,20 +96,25 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     return full_bcast(buffer, count, datatype, root, comm, bytes);
 }
 
-static __attribute__((noinline)) int
-full_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-            int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+static __attribute__((noinline)) int full_gather(const void *sendbuf, int sendcount,
+                                                 MPI_Datatype sendtype, void *recvbuf,
+                                                 int recvcount, MPI_Datatype recvtype,
+                                                 int root, MPI_Comm comm)
 {
-    long long bytes = rank_of(comm) == root ? nbytes(recvcount, recvtype)
-                                            : nbytes(sendcount, sendtype);
-    lc_route route = LC_NATIVE_BYTES(LC_C_gather, bytes) ? LC_ROUTE_NATIVE
-                                                 : lc_route_for_bytes(LC_C_gather, bytes);
+    long long bytes =
+        rank_of(comm) == root ? nbytes(recvcount, recvtype) : nbytes(sendcount, sendtype);
+    lc_route route = LC_NATIVE_BYTES(LC_C_gather, bytes)
+                         ? LC_ROUTE_NATIVE
+                         : lc_route_for_bytes(LC_C_gather, bytes);
     if (route == LC_ROUTE_NATIVE)
-        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                           comm);
     lc_call call = LC_CALL_gather;
     const lc_decomp *d;
     lc_alg a = lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d);
-    if (a == LC_NATIVE) return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (a == LC_NATIVE)
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                           comm);
     return LC_RUN(gather, a, d);
 }
 
@@ -118,24 +122,31 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (LC_NATIVE_ONLY(LC_C_gather))
-        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return full_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                           comm);
+    return full_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                       comm);
 }
 
-static __attribute__((noinline)) int
-full_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+static __attribute__((noinline)) int full_scatter(const void *sendbuf, int sendcount,
+                                                  MPI_Datatype sendtype, void *recvbuf,
+                                                  int recvcount, MPI_Datatype recvtype,
+                                                  int root, MPI_Comm comm)
 {
-    long long bytes = rank_of(comm) == root ? nbytes(sendcount, sendtype)
-                                            : nbytes(recvcount, recvtype);
-    lc_route route = LC_NATIVE_BYTES(LC_C_scatter, bytes) ? LC_ROUTE_NATIVE
-                                                 : lc_route_for_bytes(LC_C_scatter, bytes);
+    long long bytes =
+        rank_of(comm) == root ? nbytes(sendcount, sendtype) : nbytes(recvcount, recvtype);
+    lc_route route = LC_NATIVE_BYTES(LC_C_scatter, bytes)
+                         ? LC_ROUTE_NATIVE
+                         : lc_route_for_bytes(LC_C_scatter, bytes);
     if (route == LC_ROUTE_NATIVE)
-        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            root, comm);
     lc_call call = LC_CALL_scatter;
     const lc_decomp *d;
     lc_alg a = lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d);
-    if (a == LC_NATIVE) return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (a == LC_NATIVE)
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            root, comm);
     return LC_RUN(scatter, a, d);
 }
 
@@ -143,22 +154,27 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     if (LC_NATIVE_ONLY(LC_C_scatter))
-        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return full_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            root, comm);
+    return full_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                        comm);
 }
 
-static __attribute__((noinline)) int
-full_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-               int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-               long long bytes)
+static __attribute__((noinline)) int full_allgather(const void *sendbuf, int sendcount,
+                                                    MPI_Datatype sendtype, void *recvbuf,
+                                                    int recvcount, MPI_Datatype recvtype,
+                                                    MPI_Comm comm, long long bytes)
 {
     lc_route route = lc_route_for_bytes(LC_C_allgather, bytes);
     if (route == LC_ROUTE_NATIVE)
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              comm);
     lc_call call = LC_CALL_allgather;
     const lc_decomp *d;
     lc_alg a = lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d);
-    if (a == LC_NATIVE) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (a == LC_NATIVE)
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              comm);
     return LC_RUN(allgather, a, d);
 }
 
@@ -168,22 +184,27 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     long long bytes;
     if (LC_NATIVE_ONLY(LC_C_allgather) ||
         LC_NATIVE_BYTES(LC_C_allgather, bytes = nbytes(recvcount, recvtype)))
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return full_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, bytes);
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              comm);
+    return full_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                          bytes);
 }
 
-static __attribute__((noinline)) int
-full_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-              int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-              long long bytes)
+static __attribute__((noinline)) int full_alltoall(const void *sendbuf, int sendcount,
+                                                   MPI_Datatype sendtype, void *recvbuf,
+                                                   int recvcount, MPI_Datatype recvtype,
+                                                   MPI_Comm comm, long long bytes)
 {
     lc_route route = lc_route_for_bytes(LC_C_alltoall, bytes);
     if (route == LC_ROUTE_NATIVE)
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             comm);
     lc_call call = LC_CALL_alltoall;
     const lc_decomp *d;
     lc_alg a = lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d);
-    if (a == LC_NATIVE) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (a == LC_NATIVE)
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             comm);
     return LC_RUN(alltoall, a, d);
 }
 
@@ -193,14 +214,16 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     long long bytes;
     if (LC_NATIVE_ONLY(LC_C_alltoall) ||
         LC_NATIVE_BYTES(LC_C_alltoall, bytes = nbytes(recvcount, recvtype)))
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return full_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, bytes);
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             comm);
+    return full_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                         bytes);
 }
 
-static __attribute__((noinline)) int
-full_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-            MPI_Op op, int root, MPI_Comm comm,
-            long long bytes)
+static __attribute__((noinline)) int full_reduce(const void *sendbuf, void *recvbuf,
+                                                 int count, MPI_Datatype datatype,
+                                                 MPI_Op op, int root, MPI_Comm comm,
+                                                 long long bytes)
 {
     lc_route route = lc_route_for_bytes(LC_C_reduce, bytes);
     if (route == LC_ROUTE_NATIVE)
@@ -208,7 +231,8 @@ full_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype
     lc_call call = LC_CALL_reduce;
     const lc_decomp *d;
     lc_alg a = lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d);
-    if (a == LC_NATIVE) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    if (a == LC_NATIVE)
+        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     return LC_RUN(reduce, a, d);
 }
 
@@ -222,10 +246,10 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     return full_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, bytes);
 }
 
-static __attribute__((noinline)) int
-full_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-               MPI_Op op, MPI_Comm comm,
-               long long bytes)
+static __attribute__((noinline)) int full_allreduce(const void *sendbuf, void *recvbuf,
+                                                    int count, MPI_Datatype datatype,
+                                                    MPI_Op op, MPI_Comm comm,
+                                                    long long bytes)
 {
     lc_route route = lc_route_for_bytes(LC_C_allreduce, bytes);
     if (route == LC_ROUTE_NATIVE)
@@ -247,10 +271,11 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     return full_allreduce(sendbuf, recvbuf, count, datatype, op, comm, bytes);
 }
 
-static __attribute__((noinline)) int
-full_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                          long long bytes)
+static __attribute__((noinline)) int full_reduce_scatter_block(const void *sendbuf,
+                                                               void *recvbuf, int recvcount,
+                                                               MPI_Datatype datatype,
+                                                               MPI_Op op, MPI_Comm comm,
+                                                               long long bytes)
 {
     lc_route route = lc_route_for_bytes(LC_C_reduce_scatter_block, bytes);
     if (route == LC_ROUTE_NATIVE)
@@ -258,7 +283,8 @@ full_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     lc_call call = LC_CALL_reduce_scatter_block;
     const lc_decomp *d;
     lc_alg a = lc_dispatch(&call, call.args_ok ? bytes : 0, route, &d);
-    if (a == LC_NATIVE) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    if (a == LC_NATIVE)
+        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     return LC_RUN(reduce_scatter_block, a, d);
 }
 
@@ -269,13 +295,13 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     if (LC_NATIVE_ONLY(LC_C_reduce_scatter_block) ||
         LC_NATIVE_BYTES(LC_C_reduce_scatter_block, bytes = nbytes(recvcount, datatype)))
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    return full_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, bytes);
+    return full_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                     bytes);
 }
 
-static __attribute__((noinline)) int
-full_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-          MPI_Comm comm,
-          long long bytes)
+static __attribute__((noinline)) int full_scan(const void *sendbuf, void *recvbuf,
+                                               int count, MPI_Datatype datatype, MPI_Op op,
+                                               MPI_Comm comm, long long bytes)
 {
     lc_route route = lc_route_for_bytes(LC_C_scan, bytes);
     if (route == LC_ROUTE_NATIVE)
@@ -297,10 +323,9 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
     return full_scan(sendbuf, recvbuf, count, datatype, op, comm, bytes);
 }
 
-static __attribute__((noinline)) int
-full_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-            MPI_Op op, MPI_Comm comm,
-            long long bytes)
+static __attribute__((noinline)) int full_exscan(const void *sendbuf, void *recvbuf,
+                                                 int count, MPI_Datatype datatype,
+                                                 MPI_Op op, MPI_Comm comm, long long bytes)
 {
     lc_route route = lc_route_for_bytes(LC_C_exscan, bytes);
     if (route == LC_ROUTE_NATIVE)

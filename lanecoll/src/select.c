@@ -21,7 +21,7 @@
 typedef enum { POLICY_ERROR, POLICY_WARN, POLICY_SILENT } policy;
 
 static struct {
-    int forced[LC_NCOLL];         /* algorithm (lc_alg), or -1 when not forced */
+    int forced[LC_NCOLL]; /* algorithm (lc_alg), or -1 when not forced */
     const char *forced_by[LC_NCOLL];
     char forced_var[LC_NCOLL][48];
     policy fallback;
@@ -78,12 +78,13 @@ static void compute_native_only(void)
 {
     for (int c = 0; c < LC_NCOLL; c++) {
         int f = settings.forced[c];
-        int native = !lc_log_enabled() &&
-                     (f == LC_NATIVE ||
-                      (f < 0 && !lc_tuning_may_decompose(&settings.tuning, c)));
+        int native =
+            !lc_log_enabled() &&
+            (f == LC_NATIVE || (f < 0 && !lc_tuning_may_decompose(&settings.tuning, c)));
         __atomic_store_n(&lc_native_only[c], native, __ATOMIC_RELAXED);
         long long lo, hi;
-        if (lc_log_enabled() || f >= 0 || !lc_tuning_pick_hull(&settings.tuning, c, &lo, &hi)) {
+        if (lc_log_enabled() || f >= 0 ||
+            !lc_tuning_pick_hull(&settings.tuning, c, &lo, &hi)) {
             pick_everything(c);
         } else {
             __atomic_store_n(&lc_pick_lo[c], lo, __ATOMIC_RELAXED);
@@ -138,10 +139,18 @@ static int read_policy(void)
     const char *s = getenv("LANECOLL_FALLBACK");
     settings.fallback = POLICY_WARN;
     if (!s || !*s || strcmp(s, "warn") == 0) return 0;
-    if (strcmp(s, "error") == 0) { settings.fallback = POLICY_ERROR; return 0; }
-    if (strcmp(s, "silent") == 0) { settings.fallback = POLICY_SILENT; return 0; }
-    snprintf(settings.error, sizeof settings.error,
-             "lanecoll: LANECOLL_FALLBACK=%s: unknown value (expected error, warn or silent)", s);
+    if (strcmp(s, "error") == 0) {
+        settings.fallback = POLICY_ERROR;
+        return 0;
+    }
+    if (strcmp(s, "silent") == 0) {
+        settings.fallback = POLICY_SILENT;
+        return 0;
+    }
+    snprintf(
+        settings.error, sizeof settings.error,
+        "lanecoll: LANECOLL_FALLBACK=%s: unknown value (expected error, warn or silent)",
+        s);
     return -1;
 }
 
@@ -151,8 +160,8 @@ static int read_policy(void)
 extern char **environ;
 static int check_names(void)
 {
-    static const char *const fixed[] = { "ALL", "TUNING", "FALLBACK", "LOG", "NODE_SIZE",
-                                         "NODE_SIZES", "NODE_NAME_SEP" };
+    static const char *const fixed[] = { "ALL",       "TUNING",     "FALLBACK",     "LOG",
+                                         "NODE_SIZE", "NODE_SIZES", "NODE_NAME_SEP" };
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, "LANECOLL_", 9) != 0) continue;
         const char *name = *e + 9;
@@ -200,8 +209,10 @@ static void read_settings(void)
  * machine). Only the error path pays. */
 static void abort_after_message(MPI_Comm comm, int rank, int code)
 {
-    if (rank != 0) sleep(5);
-    else sleep(1);
+    if (rank != 0)
+        sleep(5);
+    else
+        sleep(1);
     PMPI_Abort(comm, code);
 }
 
@@ -212,14 +223,16 @@ void lc_select_init(int collective_abort)
     if (!settings.error[0]) return;
     int rank = 0;
     if (collective_abort) PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) { fprintf(stderr, "%s\n", settings.error); fflush(stderr); }
+    if (rank == 0) {
+        fprintf(stderr, "%s\n", settings.error);
+        fflush(stderr);
+    }
     abort_after_message(MPI_COMM_WORLD, rank, 2);
 }
 
 /* Chosen variant before restrictions are checked; *rule is the tuning rule that chose
  * it (NULL: forced by the environment when settings.forced[c] >= 0, else default). */
-static lc_alg choose(lc_coll c, long long bytes, const lc_decomp *d,
-                         const lc_rule **rule)
+static lc_alg choose(lc_coll c, long long bytes, const lc_decomp *d, const lc_rule **rule)
 {
     *rule = NULL;
     if (settings.forced[c] >= 0) return (lc_alg)settings.forced[c];
@@ -233,13 +246,16 @@ static lc_alg choose(lc_coll c, long long bytes, const lc_decomp *d,
 
 /* The reason= text of the log line; only formatted when the log is on (an snprintf
  * costs ~100 ns, more than the rest of the choice). */
-static void log_reason(lc_coll c, const lc_rule *rule, lc_alg chosen,
-                       const char *fallback, char *why, size_t len)
+static void log_reason(lc_coll c, const lc_rule *rule, lc_alg chosen, const char *fallback,
+                       char *why, size_t len)
 {
     int used;
-    if (settings.forced[c] >= 0) used = snprintf(why, len, "env %s", settings.forced_by[c]);
-    else if (rule) used = snprintf(why, len, "tuning %s:%d", settings.tuning_path, rule->line);
-    else used = snprintf(why, len, "default");
+    if (settings.forced[c] >= 0)
+        used = snprintf(why, len, "env %s", settings.forced_by[c]);
+    else if (rule)
+        used = snprintf(why, len, "tuning %s:%d", settings.tuning_path, rule->line);
+    else
+        used = snprintf(why, len, "default");
     if (fallback && used >= 0 && (size_t)used < len)
         snprintf(why + used, len - (size_t)used, "; fallback from %s: %s",
                  lc_alg_variant(chosen), fallback);
@@ -253,7 +269,8 @@ lc_route lc_route_for_bytes(lc_coll c, long long bytes)
     int f = settings.forced[c];
     if (f == LC_NATIVE) return LC_ROUTE_NATIVE;
     if (f >= 0) return LC_ROUTE_FULL;
-    return lc_tuning_may_pick(&settings.tuning, c, bytes) ? LC_ROUTE_RULES : LC_ROUTE_NATIVE;
+    return lc_tuning_may_pick(&settings.tuning, c, bytes) ? LC_ROUTE_RULES
+                                                          : LC_ROUTE_NATIVE;
 }
 
 /* "Allreduce" from "allreduce", for messages that name the MPI function. */
@@ -271,16 +288,18 @@ static void on_fallback(const lc_call *call, lc_alg v, const char *reason)
     PMPI_Comm_rank(call->comm, &rank);
     if (settings.fallback == POLICY_ERROR) {
         if (rank == 0) {
-            fprintf(stderr, "lanecoll: MPI_%s: %s algorithm cannot run: %s "
-                    "(LANECOLL_FALLBACK=error)\n", mpi_name(call->coll, name, sizeof name),
-                    lc_alg_variant(v), reason);
+            fprintf(stderr,
+                    "lanecoll: MPI_%s: %s algorithm cannot run: %s "
+                    "(LANECOLL_FALLBACK=error)\n",
+                    mpi_name(call->coll, name, sizeof name), lc_alg_variant(v), reason);
             fflush(stderr);
         }
         abort_after_message(call->comm, rank, 3);
     }
     if (settings.fallback == POLICY_WARN && rank == 0 &&
         !__atomic_exchange_n(&warned[call->coll], 1, __ATOMIC_RELAXED))
-        fprintf(stderr, "lanecoll: warning: MPI_%s: %s algorithm not usable, running the "
+        fprintf(stderr,
+                "lanecoll: warning: MPI_%s: %s algorithm not usable, running the "
                 "native collective: %s (reported once per collective)\n",
                 mpi_name(call->coll, name, sizeof name), lc_alg_variant(v), reason);
 }
@@ -292,7 +311,7 @@ static void on_fallback(const lc_call *call, lc_alg v, const char *reason)
  * rules, and for lane/hier the restriction check; no strings. LC_ROUTE_RULES skips what
  * lc_route_for_bytes has settled (settings read, no log, a rule covers bytes). */
 lc_alg lc_dispatch(const lc_call *call, long long bytes, lc_route route,
-                       const lc_decomp **d)
+                   const lc_decomp **d)
 {
     const char *reason = NULL;
     char why[512];

@@ -26,21 +26,21 @@
 #pragma GCC visibility push(hidden)
 
 typedef struct lc_rule {
-    int coll;              /* lc_coll */
-    int nodes, ppn;        /* -1 = any */
+    int coll;       /* lc_coll */
+    int nodes, ppn; /* -1 = any */
     long long min_bytes, max_bytes;
-    int alg;               /* lc_alg: the algorithm for this collective */
-    int line;              /* of the rule in the file */
+    int alg;  /* lc_alg: the algorithm for this collective */
+    int line; /* of the rule in the file */
 } lc_rule;
 
 typedef struct lc_tuning {
-    lc_rule *rules;        /* in file order (line numbers, overlap messages) */
+    lc_rule *rules; /* in file order (line numbers, overlap messages) */
     int n;
     /* The same rules grouped by collective, file order kept within each group (first
      * match wins), so a lookup scans only its collective's rules: a few compares each. */
     lc_rule *by_coll;
     int start[LC_NCOLL], count[LC_NCOLL];
-    int non_native[LC_NCOLL];  /* rules of the collective that pick lane or hier */
+    int non_native[LC_NCOLL]; /* rules of the collective that pick lane or hier */
 } lc_tuning;
 
 /* Loads and validates path. Returns 0, or -1 with a message naming the file and the

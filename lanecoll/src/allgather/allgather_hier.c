@@ -12,8 +12,7 @@
 
 #include "../internal.h"
 
-static int allgather_leaders(const lc_decomp *d, void *rbuf, int rcount,
-                             MPI_Datatype rtype)
+static int allgather_leaders(const lc_decomp *d, void *rbuf, int rcount, MPI_Datatype rtype)
 {
     int *counts = lc_node_blocks(d, rcount);
     if (!counts) return MPI_ERR_NO_MEM;

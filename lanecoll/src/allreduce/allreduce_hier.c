@@ -9,8 +9,8 @@
  * combined in rank order). Unequal node sizes are fine. */
 #include "../internal.h"
 
-int lc_allreduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                      MPI_Op op, const lc_decomp *d)
+int lc_allreduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                      const lc_decomp *d)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     if (d->node_rank == 0) {

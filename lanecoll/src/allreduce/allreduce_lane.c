@@ -15,7 +15,7 @@
 #include "../internal.h"
 
 int lc_allreduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                      MPI_Op op, const lc_decomp *d, int vector)
+                           MPI_Op op, const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank, err;
@@ -32,8 +32,13 @@ int lc_allreduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype
     void *rs_out = mine;
     if (sbuf == MPI_IN_PLACE) {
         tmp = lc_tmp_alloc(counts[nr], type, &mem);
-        if (!tmp) { free(counts); return MPI_ERR_NO_MEM; }
-        input = rbuf; rs_out = tmp; lane_in = tmp;
+        if (!tmp) {
+            free(counts);
+            return MPI_ERR_NO_MEM;
+        }
+        input = rbuf;
+        rs_out = tmp;
+        lane_in = tmp;
     }
     err = even ? PMPI_Reduce_scatter_block(input, rs_out, counts[0], type, op, d->nodecomm)
                : PMPI_Reduce_scatter(input, rs_out, counts, type, op, d->nodecomm);
@@ -49,8 +54,8 @@ int lc_allreduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype
     return err;
 }
 
-int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                      MPI_Op op, const lc_decomp *d)
+int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                      const lc_decomp *d)
 {
     return lc_allreduce_full_lane(sbuf, rbuf, count, type, op, d, 0);
 }

@@ -20,7 +20,11 @@ int lc_alltoall_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
 {
     if (lc_empty(rcount, rtype)) return MPI_SUCCESS;
     int n = d->node_size, N = d->nnodes, err;
-    if (sbuf == MPI_IN_PLACE) { sbuf = rbuf; scount = rcount; stype = rtype; }
+    if (sbuf == MPI_IN_PLACE) {
+        sbuf = rbuf;
+        scount = rcount;
+        stype = rtype;
+    }
 
     void *mem, *tmp = lc_tmp_alloc((MPI_Aint)d->size * rcount, rtype, &mem);
     if (!tmp) return MPI_ERR_NO_MEM;

@@ -17,8 +17,8 @@
 
 #include "../internal.h"
 
-int lc_bcast_full_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,
-                  int vector)
+int lc_bcast_full_lane(void *buf, int count, MPI_Datatype type, int root,
+                       const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank;
@@ -34,8 +34,8 @@ int lc_bcast_full_lane(void *buf, int count, MPI_Datatype type, int root, const 
         void *rb = at_root ? MPI_IN_PLACE : mine;
         err = even ? PMPI_Scatter(buf, counts[0], type, rb, counts[0], type, root_nr,
                                   d->nodecomm)
-                   : PMPI_Scatterv(buf, counts, displs, type, rb, counts[nr], type,
-                                   root_nr, d->nodecomm);
+                   : PMPI_Scatterv(buf, counts, displs, type, rb, counts[nr], type, root_nr,
+                                   d->nodecomm);
     }
     if (err == MPI_SUCCESS)
         err = PMPI_Bcast(mine, counts[nr], type, root_node, d->lanecomm);

@@ -30,7 +30,11 @@ int lc_exscan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     void *emem, *E = lc_tmp_alloc(count, type, &emem);
     void *tmem = NULL, *T = NULL;
     if (E && is_last) T = lc_tmp_alloc(count, type, &tmem);
-    if (!E || (is_last && !T)) { lc_free(emem); lc_free(tmem); return MPI_ERR_NO_MEM; }
+    if (!E || (is_last && !T)) {
+        lc_free(emem);
+        lc_free(tmem);
+        return MPI_ERR_NO_MEM;
+    }
 
     if (is_last) err = lc_local_copy(input, count, type, T, count, type);
     if (err == MPI_SUCCESS) err = PMPI_Exscan(sbuf, rbuf, count, type, op, d->nodecomm);

@@ -9,8 +9,8 @@
  * Restrictions: regular, consecutive ranks, commutative operator. */
 #include "../internal.h"
 
-int lc_exscan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   const lc_decomp *d, int vector)
+int lc_exscan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                        MPI_Op op, const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;

@@ -13,10 +13,11 @@
  * Restrictions: regular, consecutive ranks. Any root. */
 #include "../internal.h"
 
-int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                   int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
+int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                   MPI_Datatype rtype, int root, const lc_decomp *d)
 {
-    if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype)) return MPI_SUCCESS;
+    if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype))
+        return MPI_SUCCESS;
     int n = d->node_size, N = d->nnodes, err;
     int root_node = d->rank_node[root], root_nr = d->rank_noderank[root];
 

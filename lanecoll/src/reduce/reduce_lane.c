@@ -16,8 +16,8 @@
 
 #include "../internal.h"
 
-int lc_reduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   int root, const lc_decomp *d, int vector)
+int lc_reduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                        MPI_Op op, int root, const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank, err;
@@ -33,7 +33,11 @@ int lc_reduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype ty
     void *mem, *tmp = lc_tmp_alloc(counts[nr], type, &mem);
     void *omem = NULL, *out = at_root ? LC_CHAR(rbuf) + displs[nr] * lc_extent(type) : NULL;
     if (tmp && on_root_node && !at_root) out = lc_tmp_alloc(counts[nr], type, &omem);
-    if (!tmp || (on_root_node && !out)) { lc_free(mem); free(counts); return MPI_ERR_NO_MEM; }
+    if (!tmp || (on_root_node && !out)) {
+        lc_free(mem);
+        free(counts);
+        return MPI_ERR_NO_MEM;
+    }
 
     err = even ? PMPI_Reduce_scatter_block(input, tmp, counts[0], type, op, d->nodecomm)
                : PMPI_Reduce_scatter(input, tmp, counts, type, op, d->nodecomm);
@@ -43,8 +47,8 @@ int lc_reduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype ty
         const void *sb = at_root ? MPI_IN_PLACE : out;
         err = even ? PMPI_Gather(sb, counts[0], type, rbuf, counts[0], type, root_nr,
                                  d->nodecomm)
-                   : PMPI_Gatherv(sb, counts[nr], type, rbuf, counts, displs, type,
-                                  root_nr, d->nodecomm);
+                   : PMPI_Gatherv(sb, counts[nr], type, rbuf, counts, displs, type, root_nr,
+                                  d->nodecomm);
     }
     lc_free(omem);
     lc_free(mem);

@@ -24,8 +24,8 @@ static int leaders_step(const lc_decomp *d, void *tmp, int count, MPI_Datatype t
     return err;
 }
 
-int lc_reduce_scatter_block_hier(const void *sbuf, void *rbuf, int count,
-                                 MPI_Datatype type, MPI_Op op, const lc_decomp *d)
+int lc_reduce_scatter_block_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                                 MPI_Op op, const lc_decomp *d)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;

@@ -20,8 +20,7 @@ int lc_scan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI
     void *mem, *E = lc_tmp_alloc(count, type, &mem);
     if (!E) return MPI_ERR_NO_MEM;
     int last = d->node_size - 1;
-    if (d->node_rank == last)
-        err = PMPI_Exscan(rbuf, E, count, type, op, d->lastcomm);
+    if (d->node_rank == last) err = PMPI_Exscan(rbuf, E, count, type, op, d->lastcomm);
     if (err == MPI_SUCCESS && d->node_index > 0) {
         err = PMPI_Bcast(E, count, type, last, d->nodecomm);
         if (err == MPI_SUCCESS) err = PMPI_Reduce_local(E, rbuf, count, type, op);

@@ -17,8 +17,8 @@
 
 /* E = exclusive scan over the nodes of the node totals (undefined on node 0), computed
  * over all lanes at once. Shared with exscan_lane.c. */
-int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type,
-                        MPI_Op op, const lc_decomp *d, int vector)
+int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type, MPI_Op op,
+                        const lc_decomp *d, int vector)
 {
     int n = d->node_size, nr = d->node_rank, err;
     int *counts = malloc(2 * sizeof(int) * (size_t)n);
@@ -41,7 +41,7 @@ int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type
 }
 
 int lc_scan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                 const lc_decomp *d, int vector)
+                      const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;

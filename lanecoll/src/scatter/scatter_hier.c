@@ -19,8 +19,8 @@ static int scatter_from_root(const lc_decomp *d, const void *sbuf, int scount,
     int *counts = lc_node_blocks(d, scount);
     if (!counts) return MPI_ERR_NO_MEM;
     int *displs = counts + d->nnodes;
-    int err = PMPI_Scatterv(sbuf, counts, displs, stype, MPI_IN_PLACE, 0,
-                            MPI_DATATYPE_NULL, root_node, d->lanecomm);
+    int err = PMPI_Scatterv(sbuf, counts, displs, stype, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+                            root_node, d->lanecomm);
     free(counts);
     return err;
 }
@@ -28,7 +28,8 @@ static int scatter_from_root(const lc_decomp *d, const void *sbuf, int scount,
 int lc_scatter_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                     int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
-    if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype)) return MPI_SUCCESS;
+    if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype))
+        return MPI_SUCCESS;
     int root_node = d->rank_node[root], lr = d->rank_noderank[root], err;
 
     if (d->node_rank != lr)

@@ -15,7 +15,8 @@
 int lc_scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                     int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
-    if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype)) return MPI_SUCCESS;
+    if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype))
+        return MPI_SUCCESS;
     int n = d->node_size, N = d->nnodes, err;
     int root_node = d->rank_node[root], root_nr = d->rank_noderank[root];
 

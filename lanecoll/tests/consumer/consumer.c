@@ -11,8 +11,9 @@ int main(int argc, char **argv)
     x = rank + 1;
     LC_Allreduce_lane(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     int ok = sum == size * (size + 1) / 2 && LC_Catalogue_size() > 0;
-    if (rank == 0) printf("consumer: %s (sum %d, %d algorithms)\n", ok ? "ok" : "WRONG", sum,
-                          LC_Catalogue_size());
+    if (rank == 0)
+        printf("consumer: %s (sum %d, %d algorithms)\n", ok ? "ok" : "WRONG", sum,
+               LC_Catalogue_size());
     MPI_Finalize();
     return ok ? 0 : 1;
 }
