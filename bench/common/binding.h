@@ -1,4 +1,4 @@
-/* binding.h - where this process really runs, read from inside (DESIGN 3), and the meta
+/* binding.h - where this process really runs, read from inside (docs/architecture.md), and the meta
  * record of programs without MPI.
  *
  * The launcher's report of a binding can be wrong (a rankfile typo, a default that changed
@@ -45,7 +45,7 @@ void hs_binding_free(hs_binding *b);
 /* Writes b as one JSON object; key is NULL inside an array. -1 fields are written as null. */
 void hs_binding_json(hs_json *j, const char *key, const hs_binding *b);
 
-/* Shared pieces of every meta record (record contract, DESIGN 2):
+/* Shared pieces of every meta record (record contract, docs/records.md):
  * hs_meta_begin writes "schema","benchmark","version" after hs_json_begin(j, "meta");
  * hs_meta_end probes the timer (about a millisecond) and writes "timer" and "options". */
 #define HS_SCHEMA "hpcscope.bench/1"

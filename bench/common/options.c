@@ -134,7 +134,7 @@ int hs_options_parse(const hs_option *table, int argc, char **argv, const char *
     return -1;
 }
 
-/* Record keys are snake_case (DESIGN 2) while option names use dashes. */
+/* Record keys are snake_case (docs/records.md) while option names use dashes. */
 static void snake_case(const char *name, char *out, size_t size)
 {
     size_t i = 0;

@@ -3,7 +3,7 @@
  * sections 3 and 4), as performance-guideline measurements.
  *
  * For each selected collective, count and algorithm (native MPI_<Coll>, LC_<Coll>_lane,
- * LC_<Coll>_hier, LC_<Coll>_lane_v where it exists) the methodology of the paper and ReproMPI (DESIGN 3):
+ * LC_<Coll>_hier, LC_<Coll>_lane_v where it exists) the methodology of the paper and ReproMPI (docs/architecture.md):
  *   - one untimed probe call (the first lanecoll call on a communicator builds and caches
  *     its node/lane decomposition) tells whether lanecoll ran the algorithm or fell back
  *     to native because a restriction failed; a fallback is reported in a summary record

@@ -1,6 +1,6 @@
 /* coll_util.h - what coll, lane_pattern and multi_coll share: quiet option parsing on
  * ranks other than 0, the output file, MPI failure handling, page-aligned buffers, count
- * lists, and the "slowest process" reduction of per-repetition times (DESIGN 3).
+ * lists, and the "slowest process" reduction of per-repetition times (docs/architecture.md).
  *
  * Header-only (static functions) so that bench/mpi/CMakeLists.txt, which makes every *.c
  * one program, needs no helper library.

@@ -1,6 +1,6 @@
 /* p2p.c - MPI point-to-point benchmark between exactly two ranks, OSU definitions.
  *
- * Tests (the OSU Micro-Benchmarks program each one reproduces in brackets, DESIGN 3):
+ * Tests (the OSU Micro-Benchmarks program each one reproduces in brackets, docs/architecture.md):
  *   latency  [osu_latency]  blocking MPI_Send/MPI_Recv ping-pong; half a round trip, in us
  *   bw       [osu_bw]       rank 0 posts a window of W MPI_Isend + MPI_Waitall, rank 1 W
  *                           MPI_Irecv, then a 1-byte ack; bytes*W*iterations/time in MB/s
