@@ -22,7 +22,10 @@ static int read_affinity(int **cpus, int *ncpus)
         if (sched_getaffinity(0, bytes, set) == 0) {
             int n = CPU_COUNT_S(bytes, set), k = 0;
             int *list = malloc(sizeof *list * (n > 0 ? n : 1));
-            if (!list) { CPU_FREE(set); return -1; }
+            if (!list) {
+                CPU_FREE(set);
+                return -1;
+            }
             for (int c = 0; c < max && k < n; c++)
                 if (CPU_ISSET_S(c, bytes, set)) list[k++] = c;
             CPU_FREE(set);
@@ -51,7 +54,10 @@ static int locate(const int *cpus, int ncpus, int *core, int *socket, int *numa)
     hwloc_topology_t topo;
     *core = *socket = *numa = -1;
     if (hwloc_topology_init(&topo) != 0) return -1;
-    if (hwloc_topology_load(topo) != 0) { hwloc_topology_destroy(topo); return -1; }
+    if (hwloc_topology_load(topo) != 0) {
+        hwloc_topology_destroy(topo);
+        return -1;
+    }
     hwloc_bitmap_t set = hwloc_bitmap_alloc(), nodes = hwloc_bitmap_alloc();
     for (int i = 0; i < ncpus; i++) hwloc_bitmap_set(set, (unsigned)cpus[i]);
     /* Smallest object whose cpuset contains the mask: a PU or core when bound to one core;
@@ -102,7 +108,10 @@ void hs_binding_free(hs_binding *b)
 
 static void int_or_null(hs_json *j, const char *key, int v)
 {
-    if (v < 0) hs_json_null(j, key); else hs_json_int(j, key, v);
+    if (v < 0)
+        hs_json_null(j, key);
+    else
+        hs_json_int(j, key, v);
 }
 
 void hs_binding_json(hs_json *j, const char *key, const hs_binding *b)

@@ -1,4 +1,4 @@
-/* binding.h - where this process really runs, read from inside (DESIGN 3), and the meta
+/* binding.h - where this process really runs, read from inside (docs/architecture.md), and the meta
  * record of programs without MPI.
  *
  * The launcher's report of a binding can be wrong (a rankfile typo, a default that changed
@@ -24,11 +24,12 @@
 #define HS_HOST_MAX 256 /* bytes for a host name, NUL included (HOST_NAME_MAX is 64) */
 
 typedef struct {
-    int rank;               /* as given by the caller (MPI rank, 0 without MPI) */
-    char host[HS_HOST_MAX]; /* SLURMD_NODENAME under SLURM, else gethostname(); NUL-terminated */
-    int ncpus;              /* number of CPUs in the affinity mask */
-    int *cpus;              /* their OS indices, ascending (malloc'd, ncpus entries) */
-    int core;   /* OS index of the one core holding every CPU of the mask; -1 if several/unknown */
+    int rank; /* as given by the caller (MPI rank, 0 without MPI) */
+    char host
+        [HS_HOST_MAX]; /* SLURMD_NODENAME under SLURM, else gethostname(); NUL-terminated */
+    int ncpus;         /* number of CPUs in the affinity mask */
+    int *cpus;         /* their OS indices, ascending (malloc'd, ncpus entries) */
+    int core; /* OS index of the one core holding every CPU of the mask; -1 if several/unknown */
     int socket; /* OS index of the one package holding them; -1 if several/unknown */
     int numa;   /* OS index of the one NUMA node holding them; -1 if several/unknown */
 } hs_binding;
@@ -44,7 +45,7 @@ void hs_binding_free(hs_binding *b);
 /* Writes b as one JSON object; key is NULL inside an array. -1 fields are written as null. */
 void hs_binding_json(hs_json *j, const char *key, const hs_binding *b);
 
-/* Shared pieces of every meta record (record contract, DESIGN 2):
+/* Shared pieces of every meta record (record contract, docs/records.md):
  * hs_meta_begin writes "schema","benchmark","version" after hs_json_begin(j, "meta");
  * hs_meta_end probes the timer (about a millisecond) and writes "timer" and "options". */
 #define HS_SCHEMA "hpcscope.bench/1"

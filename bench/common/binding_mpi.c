@@ -7,9 +7,14 @@
 /* ---- MPI library identification ---------------------------------------------------- */
 
 /* Known names, most specific first (Cray's and MVAPICH's strings also contain "MPICH"). */
-static const struct { const char *needle, *name; } known[] = {
-    {"Intel(R) MPI", "Intel MPI"}, {"CRAY MPICH", "Cray MPICH"}, {"MVAPICH", "MVAPICH2"},
-    {"Open MPI", "Open MPI"},      {"MPICH", "MPICH"},           {NULL, NULL}};
+static const struct {
+    const char *needle, *name;
+} known[] = { { "Intel(R) MPI", "Intel MPI" },
+              { "CRAY MPICH", "Cray MPICH" },
+              { "MVAPICH", "MVAPICH2" },
+              { "Open MPI", "Open MPI" },
+              { "MPICH", "MPICH" },
+              { NULL, NULL } };
 
 /* First "digits.digits[.more]" at or after p, copied to out; "" if there is none. */
 static void first_dotted_number(const char *p, char *out, size_t cap)
@@ -19,8 +24,12 @@ static void first_dotted_number(const char *p, char *out, size_t cap)
         if (!isdigit((unsigned char)*p)) continue;
         const char *q = p;
         while (isdigit((unsigned char)*q)) q++;
-        if (*q != '.' || !isdigit((unsigned char)q[1])) { p = q - 1; continue; }
-        while (isdigit((unsigned char)*q) || (*q == '.' && isdigit((unsigned char)q[1]))) q++;
+        if (*q != '.' || !isdigit((unsigned char)q[1])) {
+            p = q - 1;
+            continue;
+        }
+        while (isdigit((unsigned char)*q) || (*q == '.' && isdigit((unsigned char)q[1])))
+            q++;
         /* keep suffixes such as "a2" or "rc1" that directly follow the last digit */
         while (isalnum((unsigned char)*q)) q++;
         size_t n = (size_t)(q - p) < cap - 1 ? (size_t)(q - p) : cap - 1;
@@ -49,7 +58,9 @@ void hs_mpi_library_parse(const char *text, hs_mpi_library *lib)
     if (!lib->library[0]) {
         /* Unknown library: its name is the text before the first digit or comma. */
         size_t n = strcspn(lib->full, "0123456789,:");
-        while (n > 0 && (isspace((unsigned char)lib->full[n - 1]) || lib->full[n - 1] == 'v')) n--;
+        while (n > 0 &&
+               (isspace((unsigned char)lib->full[n - 1]) || lib->full[n - 1] == 'v'))
+            n--;
         if (n >= sizeof lib->library) n = sizeof lib->library - 1;
         memcpy(lib->library, lib->full, n);
         lib->library[n] = '\0';
@@ -62,7 +73,8 @@ void hs_mpi_library_get(hs_mpi_library *lib)
     char text[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(text, &len);
-    text[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+    text[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] =
+        '\0';
     hs_mpi_library_parse(text, lib);
 }
 
@@ -138,7 +150,11 @@ int hs_binding_gather(MPI_Comm comm, hs_binding **all, int *n)
     } else if (rank == 0) {
         /* Leave the first failing rank's errno where the caller can report it. */
         for (int r = 0; r < size; r++)
-            if (!ws[r].ok) { errno = ws[r].err; *n = r; break; }
+            if (!ws[r].ok) {
+                errno = ws[r].err;
+                *n = r;
+                break;
+            }
     }
     free(ws);
     free(counts);
@@ -165,7 +181,8 @@ int hs_write_meta_mpi(FILE *out, const char *benchmark, const char *version,
     int n, rc = 0;
     if (hs_binding_gather(comm, &all, &n) != 0) {
         if (rank == 0)
-            hs_json_error(out, "cannot read the binding of rank %d: %s", n, strerror(errno));
+            hs_json_error(out, "cannot read the binding of rank %d: %s", n,
+                          strerror(errno));
         return -1;
     }
     if (rank == 0) {

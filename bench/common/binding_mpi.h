@@ -16,9 +16,10 @@
 #include "options.h"
 
 typedef struct {
-    char library[64];  /* "Open MPI", "MPICH", "MVAPICH2", "Intel MPI", or the first word(s) */
-    char version[64];  /* first dotted number after the name, e.g. "4.1.4"; "" if none */
-    char full[256];    /* first line of MPI_Get_library_version */
+    char library
+        [64]; /* "Open MPI", "MPICH", "MVAPICH2", "Intel MPI", or the first word(s) */
+    char version[64]; /* first dotted number after the name, e.g. "4.1.4"; "" if none */
+    char full[256];   /* first line of MPI_Get_library_version */
 } hs_mpi_library;
 
 /* Identifies the MPI library this program runs with (not the one it was compiled with).

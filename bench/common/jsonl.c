@@ -10,7 +10,10 @@ static void put(hs_json *j, const char *s, size_t n)
         size_t cap = j->cap ? j->cap : 256;
         while (j->len + n + 1 > cap) cap *= 2;
         char *b = realloc(j->buf, cap);
-        if (!b) { fputs("hpcscope: out of memory building a record\n", stderr); abort(); }
+        if (!b) {
+            fputs("hpcscope: out of memory building a record\n", stderr);
+            abort();
+        }
         j->buf = b;
         j->cap = cap;
     }
@@ -65,7 +68,10 @@ void hs_json_begin(hs_json *j, const char *type)
 void hs_json_str(hs_json *j, const char *key, const char *value)
 {
     member(j, key);
-    if (value) put_escaped(j, value); else puts_(j, "null");
+    if (value)
+        put_escaped(j, value);
+    else
+        puts_(j, "null");
 }
 
 void hs_json_int(hs_json *j, const char *key, int64_t value)
@@ -80,8 +86,12 @@ void hs_json_double(hs_json *j, const char *key, double value)
 {
     char tmp[40];
     member(j, key);
-    if (!isfinite(value)) { puts_(j, "null"); return; }
-    snprintf(tmp, sizeof tmp, "%.9g", value); /* 9 digits: sub-ns resolution for us values */
+    if (!isfinite(value)) {
+        puts_(j, "null");
+        return;
+    }
+    snprintf(tmp, sizeof tmp, "%.9g",
+             value); /* 9 digits: sub-ns resolution for us values */
     puts_(j, tmp);
 }
 
@@ -101,7 +111,10 @@ static void open_(hs_json *j, const char *key, char opener, char closer)
 {
     member(j, key);
     put(j, &opener, 1);
-    if (j->depth + 1 >= HS_JSON_MAX_DEPTH) { fputs("hpcscope: record nested too deep\n", stderr); abort(); }
+    if (j->depth + 1 >= HS_JSON_MAX_DEPTH) {
+        fputs("hpcscope: record nested too deep\n", stderr);
+        abort();
+    }
     j->depth++;
     j->need_comma[j->depth] = 0;
     j->closer[j->depth] = closer;

@@ -1,4 +1,4 @@
-/* jsonl.h - build one JSON object per line and write it flushed (record contract, DESIGN 2).
+/* jsonl.h - build one JSON object per line and write it flushed (record contract, docs/records.md).
  *
  * A record is built in a growable buffer and written with one fwrite + fflush, so a crash
  * loses at most the record being built. Commas are tracked per nesting level, so callers

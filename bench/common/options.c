@@ -14,12 +14,24 @@ int hs_parse_size(const char *text, int64_t *out)
     if (end == text || errno || v < 0) return -1;
     double mult = 1;
     switch (*end) {
-    case 'k': case 'K': mult = 1024.0; end++; break;
-    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+    case 'k':
+    case 'K':
+        mult = 1024.0;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        mult = 1024.0 * 1024;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        mult = 1024.0 * 1024 * 1024;
+        end++;
+        break;
     }
     if (mult > 1 && *end == 'i') end++; /* KiB, MiB, GiB */
-    if (*end == 'B') end++;              /* KB, KiB, B */
+    if (*end == 'B') end++;             /* KB, KiB, B */
     if (*end != '\0') return -1;
     *out = (int64_t)(v * mult);
     return 0;
@@ -33,19 +45,19 @@ static int set_value(const hs_option *o, const char *text)
         errno = 0;
         *(int64_t *)o->target = strtoll(text, &end, 10);
         return (end == text || *end || errno) ? -1 : 0;
-    case HS_OPT_SIZE:
-        return hs_parse_size(text, (int64_t *)o->target);
+    case HS_OPT_SIZE: return hs_parse_size(text, (int64_t *)o->target);
     case HS_OPT_DOUBLE:
         errno = 0;
         *(double *)o->target = strtod(text, &end);
         return (end == text || *end || errno) ? -1 : 0;
-    case HS_OPT_STR:
-        *(const char **)o->target = text;
-        return 0;
+    case HS_OPT_STR: *(const char **)o->target = text; return 0;
     case HS_OPT_FLAG:
-        if (!strcmp(text, "1") || !strcmp(text, "true")) *(int *)o->target = 1;
-        else if (!strcmp(text, "0") || !strcmp(text, "false")) *(int *)o->target = 0;
-        else return -1;
+        if (!strcmp(text, "1") || !strcmp(text, "true"))
+            *(int *)o->target = 1;
+        else if (!strcmp(text, "0") || !strcmp(text, "false"))
+            *(int *)o->target = 0;
+        else
+            return -1;
         return 0;
     }
     return -1;
@@ -90,7 +102,8 @@ int hs_options_parse(const hs_option *table, int argc, char **argv, const char *
             return 0;
         }
         if (strncmp(arg, "--", 2) != 0) {
-            fprintf(stderr, "%s: unexpected argument '%s'; options start with -- (see --help)\n",
+            fprintf(stderr,
+                    "%s: unexpected argument '%s'; options start with -- (see --help)\n",
                     program, arg);
             return 2;
         }
@@ -99,7 +112,8 @@ int hs_options_parse(const hs_option *table, int argc, char **argv, const char *
         const hs_option *o = table;
         while (o->name && !(strlen(o->name) == nlen && !strncmp(o->name, name, nlen))) o++;
         if (!o->name) {
-            fprintf(stderr, "%s: unknown option '--%.*s' (see --help)\n", program, (int)nlen, name);
+            fprintf(stderr, "%s: unknown option '--%.*s' (see --help)\n", program,
+                    (int)nlen, name);
             return 2;
         }
         const char *value = eq ? eq + 1 : NULL;
@@ -112,15 +126,15 @@ int hs_options_parse(const hs_option *table, int argc, char **argv, const char *
             value = argv[++i];
         }
         if (set_value(o, value) != 0) {
-            fprintf(stderr, "%s: --%s: '%s' is not a valid %s (%s)\n", program, o->name, value,
-                    type_hint(o->type)[0] ? type_hint(o->type) : "flag", o->help);
+            fprintf(stderr, "%s: --%s: '%s' is not a valid %s (%s)\n", program, o->name,
+                    value, type_hint(o->type)[0] ? type_hint(o->type) : "flag", o->help);
             return 2;
         }
     }
     return -1;
 }
 
-/* Record keys are snake_case (DESIGN 2) while option names use dashes. */
+/* Record keys are snake_case (docs/records.md) while option names use dashes. */
 static void snake_case(const char *name, char *out, size_t size)
 {
     size_t i = 0;
@@ -128,10 +142,10 @@ static void snake_case(const char *name, char *out, size_t size)
     out[i] = '\0';
 }
 
-int hs_options_parse_quiet(const hs_option *table, int argc, char **argv, const char *program,
-                           const char *description, int quiet)
+int hs_options_parse_quiet(const hs_option *table, int argc, char **argv,
+                           const char *program, const char *description, int quiet)
 {
-    int saved[2] = {-1, -1}, devnull = -1;
+    int saved[2] = { -1, -1 }, devnull = -1;
     if (quiet) {
         fflush(stdout);
         fflush(stderr);
@@ -146,7 +160,10 @@ int hs_options_parse_quiet(const hs_option *table, int argc, char **argv, const 
         fflush(stdout);
         fflush(stderr);
         for (int fd = 1; fd <= 2; fd++)
-            if (saved[fd - 1] >= 0) { dup2(saved[fd - 1], fd); close(saved[fd - 1]); }
+            if (saved[fd - 1] >= 0) {
+                dup2(saved[fd - 1], fd);
+                close(saved[fd - 1]);
+            }
         if (devnull >= 0) close(devnull);
     }
     return rc;

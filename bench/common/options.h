@@ -29,7 +29,7 @@ typedef struct {
     const char *name; /* long name without the dashes; NULL ends the table */
     hs_opt_type type;
     void *target;
-    const char *def;  /* default, as the user would type it */
+    const char *def; /* default, as the user would type it */
     const char *help;
 } hs_option;
 
@@ -40,8 +40,8 @@ int hs_options_parse(const hs_option *table, int argc, char **argv, const char *
 
 /* The same, with stdout and stderr sent to /dev/null while parsing when `quiet` is set:
  * every MPI rank parses the same argv (no broadcast needed) but only rank 0 speaks. */
-int hs_options_parse_quiet(const hs_option *table, int argc, char **argv, const char *program,
-                           const char *description, int quiet);
+int hs_options_parse_quiet(const hs_option *table, int argc, char **argv,
+                           const char *program, const char *description, int quiet);
 
 /* Writes "options": {name: value, ...} with the effective values. */
 void hs_options_echo(const hs_option *table, hs_json *j);

@@ -3,7 +3,7 @@
  * CLOCK_MONOTONIC via clock_gettime: the same source MPI_Wtime uses in Open MPI and MPICH
  * on Linux, usable without MPI (node benchmarks). hs_timer_probe measures the smallest
  * observable tick (resolution) and the mean cost of one reading (overhead) so that every
- * meta record can state them (DESIGN 3: time blocks so overhead stays out of samples).
+ * meta record can state them (docs/architecture.md: time blocks so overhead stays out of samples).
  */
 #ifndef HS_TIMER_H
 #define HS_TIMER_H

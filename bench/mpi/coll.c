@@ -3,7 +3,7 @@
  * sections 3 and 4), as performance-guideline measurements.
  *
  * For each selected collective, count and algorithm (native MPI_<Coll>, LC_<Coll>_lane,
- * LC_<Coll>_hier, LC_<Coll>_lane_v where it exists) the methodology of the paper and ReproMPI (DESIGN 3):
+ * LC_<Coll>_hier, LC_<Coll>_lane_v where it exists) the methodology of the paper and ReproMPI (docs/architecture.md):
  *   - one untimed probe call (the first lanecoll call on a communicator builds and caches
  *     its node/lane decomposition) tells whether lanecoll ran the algorithm or fell back
  *     to native because a restriction failed; a fallback is reported in a summary record
@@ -60,30 +60,35 @@ static const char *o_colls, *o_algs, *o_counts, *o_out;
 static int64_t o_reps, o_warmup, o_maxbytes;
 static int o_validate, o_interleave;
 
-static const hs_option options[] = {
-    {"collectives", HS_OPT_STR, &o_colls,
-     "bcast,gather,scatter,allgather,alltoall,reduce,allreduce,reduce_scatter_block,scan,exscan",
-     "comma-separated collectives"},
-    {"algorithms", HS_OPT_STR, &o_algs, "native,lane,hier,lane_v",
-     "comma-separated: native (PMPI_<Coll>), lane, hier, lane_v (lanecoll "
-     "LC_<Coll>_lane/_hier/_lane_v; lane_v only for bcast, reduce, allreduce, scan, exscan), "
-     "tuned (MPI_<Coll>: the choice of an interposition library such as liblanecoll_pmpi.so)"},
-    {"counts", HS_OPT_STR, &o_counts, "auto",
-     "auto, a list (64,1p,10p: p suffix = times ranks) or a sweep FROM:TO[:FACTOR] "
-     "(1p:10000p:10); total count or per-process block, see --help text"},
-    {"repetitions", HS_OPT_INT, &o_reps, "100", "timed repetitions per measurement"},
-    {"warmup", HS_OPT_INT, &o_warmup, "5", "discarded calls before the repetitions"},
-    {"max-bytes", HS_OPT_SIZE, &o_maxbytes, "1G",
-     "memory limit per process for the buffers of one measurement"},
-    {"validate", HS_OPT_FLAG, &o_validate, "1",
-     "untimed pass comparing lane/hier results with native, bit for bit (--validate=0: off)"},
-    {"interleave", HS_OPT_FLAG, &o_interleave, "0",
-     "run the algorithms in turn within each repetition (shuffled order) instead of one "
-     "after the other: fairer comparisons on a machine whose speed drifts"},
-    {"out", HS_OPT_STR, &o_out, "-", "output file, - for stdout"},
-    {0}};
+static hs_option options[] = {
+    { "collectives", HS_OPT_STR, &o_colls,
+      "bcast,gather,scatter,allgather,alltoall,reduce,allreduce,reduce_scatter_block,scan,"
+      "exscan",
+      "comma-separated collectives" },
+    { "algorithms", HS_OPT_STR, &o_algs, NULL /* native + the catalogue's variants */,
+      "comma-separated: native (PMPI_<Coll>), the lanecoll variants (LC_<Coll>_<variant>: "
+      "lane, hier, lane_v, ...; which collective has which: --list-algorithms), "
+      "tuned (MPI_<Coll>: the choice of an interposition library such as "
+      "liblanecoll_pmpi.so)" },
+    { "counts", HS_OPT_STR, &o_counts, "auto",
+      "auto, a list (64,1p,10p: p suffix = times ranks) or a sweep FROM:TO[:FACTOR] "
+      "(1p:10000p:10); total count or per-process block, see --help text" },
+    { "repetitions", HS_OPT_INT, &o_reps, "100", "timed repetitions per measurement" },
+    { "warmup", HS_OPT_INT, &o_warmup, "5", "discarded calls before the repetitions" },
+    { "max-bytes", HS_OPT_SIZE, &o_maxbytes, "1G",
+      "memory limit per process for the buffers of one measurement" },
+    { "validate", HS_OPT_FLAG, &o_validate, "1",
+      "untimed pass comparing lane/hier results with native, bit for bit (--validate=0: "
+      "off)" },
+    { "interleave", HS_OPT_FLAG, &o_interleave, "0",
+      "run the algorithms in turn within each repetition (shuffled order) instead of one "
+      "after the other: fairer comparisons on a machine whose speed drifts" },
+    { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
+    { 0 }
+};
 
 static int sel_coll[NCOLL], sel_alg[NALG];
+static const char *alg_choices; /* "--algorithms: choose from native, lane, ..." */
 enum { SKIP_NONE, SKIP_WRONG, SKIP_MISSING }; /* why an algorithm is not timed */
 
 static int check(int quiet)
@@ -99,7 +104,8 @@ static int check(int quiet)
             if (strlen(colls[c].name) == len && !strncmp(colls[c].name, s, len))
                 sel_coll[c] = found = 1;
         if (!found) {
-            snprintf(bad, sizeof bad, "unknown collective '%.*s'", (int)(len < 40 ? len : 40), s);
+            snprintf(bad, sizeof bad, "unknown collective '%.*s'",
+                     (int)(len < 40 ? len : 40), s);
             why = "--collectives: choose from bcast, gather, scatter, allgather, alltoall, "
                   "reduce, allreduce, reduce_scatter_block, scan, exscan";
         }
@@ -108,24 +114,30 @@ static int check(int quiet)
     for (const char *s = o_algs; *s && !why;) {
         size_t len = strcspn(s, ",");
         int found = 0;
-        for (int a = 0; a < NALG; a++)
+        for (int a = 0; a < n_alg; a++)
             if (strlen(alg_names[a]) == len && !strncmp(alg_names[a], s, len))
                 sel_alg[a] = found = 1;
         if (!found) {
-            snprintf(bad, sizeof bad, "unknown algorithm '%.*s'", (int)(len < 40 ? len : 40), s);
-            why = "--algorithms: choose from native, lane, hier, lane_v, tuned";
+            snprintf(bad, sizeof bad, "unknown algorithm '%.*s'",
+                     (int)(len < 40 ? len : 40), s);
+            why = alg_choices;
         }
         s += len + (s[len] == ',');
     }
     if (!why) {
         int any_c = 0, any_a = 0;
         for (int c = 0; c < NCOLL; c++) any_c |= sel_coll[c];
-        for (int a = 0; a < NALG; a++) any_a |= sel_alg[a];
-        if (!any_c) why = "--collectives: none selected";
-        else if (!any_a) why = "--algorithms: none selected";
-        else if (o_reps < 1) why = "--repetitions must be >= 1";
-        else if (o_warmup < 0) why = "--warmup must be >= 0";
-        else if (o_maxbytes < 1) why = "--max-bytes must be > 0";
+        for (int a = 0; a < n_alg; a++) any_a |= sel_alg[a];
+        if (!any_c)
+            why = "--collectives: none selected";
+        else if (!any_a)
+            why = "--algorithms: none selected";
+        else if (o_reps < 1)
+            why = "--repetitions must be >= 1";
+        else if (o_warmup < 0)
+            why = "--warmup must be >= 0";
+        else if (o_maxbytes < 1)
+            why = "--max-bytes must be > 0";
     }
     if (!why) return -1;
     if (!quiet) fprintf(stderr, "coll: %s%s%s (see --help)\n", bad, *bad ? ": " : "", why);
@@ -154,7 +166,7 @@ static int64_t need_bytes(int c, int64_t count, int p)
 static int defined_here(int c)
 {
     if (colls[c].root_only) return HB.rank == 0;
-    if (c == C_EXSCAN) return HB.rank != 0;
+    if (c == C_exscan) return HB.rank != 0;
     return 1;
 }
 
@@ -166,7 +178,7 @@ static void prepare(int c, int64_t count)
     coll_elems(c, count, HB.size, &s, &r);
     for (int64_t i = 0; i < s; i++) sbuf[i] = value_at(HB.rank, i);
     for (int64_t i = 0; i < r; i++) rbuf[i] = SENTINEL;
-    if (c == C_BCAST && HB.rank == 0)
+    if (c == C_bcast && HB.rank == 0)
         for (int64_t i = 0; i < r; i++) rbuf[i] = value_at(0, i);
 }
 
@@ -215,7 +227,7 @@ static int compare_with_ref(int c, int a, int64_t count)
 {
     int64_t s, r;
     coll_elems(c, count, HB.size, &s, &r);
-    long long mine[4] = {0, -1, 0, 0}; /* mismatches, first offset, got, expected */
+    long long mine[4] = { 0, -1, 0, 0 }; /* mismatches, first offset, got, expected */
     if (defined_here(c))
         for (int64_t i = 0; i < r; i++)
             if (rbuf[i] != ref[i] && mine[0]++ == 0) {
@@ -239,11 +251,12 @@ static int compare_with_ref(int c, int a, int64_t count)
             bad = 1;
             const long long *f = all + 4 * first;
             char msg[512];
-            snprintf(msg, sizeof msg,
-                     "validation failed: %s %s count %lld differs from native on %lld rank(s), "
-                     "%lld element(s); first on rank %d at element %lld (got %lld, native %lld)",
-                     colls[c].name, alg_names[a], (long long)count, ranks, total, first, f[1],
-                     f[2], f[3]);
+            snprintf(
+                msg, sizeof msg,
+                "validation failed: %s %s count %lld differs from native on %lld rank(s), "
+                "%lld element(s); first on rank %d at element %lld (got %lld, native %lld)",
+                colls[c].name, alg_names[a], (long long)count, ranks, total, first, f[1],
+                f[2], f[3]);
             hs_json j;
             hs_json_begin(&j, "error");
             hs_json_str(&j, "message", msg);
@@ -271,13 +284,16 @@ static int validate(int c, int64_t count, int skip[NALG])
     prepare(c, count);
     TRY(coll_call(c, A_NATIVE, sbuf, rbuf, (int)count, HB.comm));
     memcpy(ref, rbuf, sizeof(int) * (size_t)r);
-    for (int a = A_LANE; a < NALG; a++) {
+    for (int a = A_NATIVE + 1; a < n_alg; a++) {
         if (!sel_alg[a] || skip[a]) continue;
         prepare(c, count);
         int rc = coll_call(c, a, sbuf, rbuf, (int)count, HB.comm);
         if (rc == HS_UNAVAILABLE) continue;
         TRY(rc);
-        if (compare_with_ref(c, a, count)) { skip[a] = SKIP_WRONG; failed = 1; }
+        if (compare_with_ref(c, a, count)) {
+            skip[a] = SKIP_WRONG;
+            failed = 1;
+        }
     }
     return failed;
 }
@@ -394,8 +410,8 @@ static int plan_counts(count_list lists[NCOLL], int64_t *max_send, int64_t *max_
     *max_send = *max_recv = 1;
     for (int c = 0; c < NCOLL; c++) {
         if (!sel_coll[c]) continue;
-        const char *why, *spec = automatic ? (colls[c].block ? "1:10000:10" : "1p:10000p:10")
-                                           : o_counts;
+        const char *why,
+            *spec = automatic ? (colls[c].block ? "1:10000:10" : "1p:10000p:10") : o_counts;
         int n = hs_counts_parse(spec, HB.size, &lists[c].counts, &why);
         if (n < 0) {
             if (HB.rank == 0) hs_json_error(HB.out, "--counts '%s': %s", o_counts, why);
@@ -422,17 +438,21 @@ static int plan_counts(count_list lists[NCOLL], int64_t *max_send, int64_t *max_
             }
             if (HB.rank == 0) {
                 if (too_big)
-                    hs_json_error(HB.out, "%s count %lld on %d ranks needs buffers of more "
-                                  "than INT_MAX elements; lower --counts", colls[c].name,
-                                  (long long)count, HB.size);
+                    hs_json_error(HB.out,
+                                  "%s count %lld on %d ranks needs buffers of more "
+                                  "than INT_MAX elements; lower --counts",
+                                  colls[c].name, (long long)count, HB.size);
                 else
-                    hs_json_error(HB.out, "%s count %lld on %d ranks needs %lld bytes of "
-                                  "buffers per process (send %lld + receive %lld elements of "
-                                  "4 bytes%s), above --max-bytes %lld; raise the limit (e.g. "
-                                  "--max-bytes %lldM) or lower --counts", colls[c].name,
-                                  (long long)count, HB.size, (long long)need, (long long)s,
-                                  (long long)r, o_validate ? ", twice for validation" : "",
-                                  (long long)o_maxbytes, (long long)(need >> 20) + 1);
+                    hs_json_error(
+                        HB.out,
+                        "%s count %lld on %d ranks needs %lld bytes of "
+                        "buffers per process (send %lld + receive %lld elements of "
+                        "4 bytes%s), above --max-bytes %lld; raise the limit (e.g. "
+                        "--max-bytes %lldM) or lower --counts",
+                        colls[c].name, (long long)count, HB.size, (long long)need,
+                        (long long)s, (long long)r,
+                        o_validate ? ", twice for validation" : "", (long long)o_maxbytes,
+                        (long long)(need >> 20) + 1);
             }
             return 2;
         }
@@ -476,8 +496,84 @@ static void decomposition_summary(void)
     hs_json_emit(&j, HB.out);
 }
 
+/* JSON string (the catalogue's texts are ASCII; quotes, backslashes and control
+ * characters escaped anyway). */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+/* --list-algorithms: the collectives and the algorithms this build can run, as one JSON
+ * document on stdout (schema hpcscope.algorithms/1; no MPI_Init). native is always
+ * there; the lanecoll variants only when this binary was built with lanecoll. */
+static int list_algorithms(void)
+{
+    printf("{\"schema\":\"hpcscope.algorithms/1\",\"program\":\"coll\",\"version\":");
+    json_string(COLL_VERSION);
+    printf(",\"lanecoll\":%s,\"lanecoll_version\":", HS_HAVE_LANECOLL ? "true" : "false");
+#if HS_HAVE_LANECOLL
+    json_string(LANECOLL_VERSION);
+#else
+    printf("null");
+#endif
+    printf(",\"extra_algorithms\":[{\"variant\":\"tuned\",\"description\":");
+    json_string("MPI_<Coll>: whatever an interposition library (liblanecoll_pmpi.so with "
+                "LANECOLL_TUNING) chooses; native without one");
+    printf("}],\"collectives\":[");
+    for (int c = 0; c < NCOLL; c++) {
+        printf("%s{\"name\":", c ? "," : "");
+        json_string(colls[c].name);
+        printf(",\"block\":%s,\"root\":%s,\"reduction\":%s,\"root_only\":%s,"
+               "\"algorithms\":[{\"variant\":\"native\",\"restrictions\":\"\","
+               "\"cost\":\"the MPI library's own collective (PMPI_<Coll>)\"}",
+               colls[c].block ? "true" : "false", colls[c].rooted ? "true" : "false",
+               colls[c].reduction ? "true" : "false",
+               colls[c].root_only ? "true" : "false");
+        for (int i = 0; i < HS_NDEF; i++) {
+            if (lc_algs[i].coll != c || !lc_algs[i].fn) continue;
+            printf(",{\"variant\":");
+            json_string(lc_algs[i].variant);
+            printf(",\"restrictions\":");
+            json_string(lc_algs[i].restrictions);
+            printf(",\"cost\":");
+            json_string(lc_algs[i].cost);
+            printf("}");
+        }
+        printf("]}");
+    }
+    printf("]}\n");
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    coll_catalog_init();
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--list-algorithms")) return list_algorithms();
+    /* --algorithms defaults to native and every lanecoll variant; its error names all */
+    static char alg_default[256], choices[320];
+    size_t used = 0;
+    for (int a = 0; a < A_TUNED; a++)
+        used += (size_t)snprintf(alg_default + used, sizeof alg_default - used, "%s%s",
+                                 a ? "," : "", alg_names[a]);
+    used = (size_t)snprintf(choices, sizeof choices, "--algorithms: choose from");
+    for (int a = 0; a < n_alg; a++)
+        used += (size_t)snprintf(choices + used, sizeof choices - used, "%s %s",
+                                 a ? "," : "", alg_names[a]);
+    alg_choices = choices;
+    for (hs_option *o = options; o->name; o++)
+        if (o->target == &o_algs) o->def = alg_default;
+
     MPI_Init(&argc, &argv);
     HB.program = "coll";
     HB.comm = MPI_COMM_WORLD;
@@ -485,14 +581,15 @@ int main(int argc, char **argv)
     MPI_Comm_size(HB.comm, &HB.size);
     MPI_Comm_set_errhandler(HB.comm, MPI_ERRORS_RETURN);
 
-    int rc = hs_parse_quiet(options, argc, argv,
-                            "MPI collectives, native vs lanecoll full-lane (lane) and "
-                            "hierarchical (hier) mock-ups (Traff & Hunold), as JSONL records.\n"
-                            "count = MPI count for bcast/reduce/allreduce/scan/exscan, the "
-                            "per-process block for gather/scatter/allgather/alltoall/"
-                            "reduce_scatter_block.\nexample: LANECOLL_NODE_SIZE=1 mpirun -np 2 "
-                            "coll --collectives allreduce,bcast --counts 1p:1000p --repetitions 20",
-                            check);
+    int rc = hs_parse_quiet(
+        options, argc, argv,
+        "MPI collectives, native vs lanecoll full-lane (lane) and "
+        "hierarchical (hier) mock-ups (Traff & Hunold), as JSONL records.\n"
+        "count = MPI count for bcast/reduce/allreduce/scan/exscan, the "
+        "per-process block for gather/scatter/allgather/alltoall/"
+        "reduce_scatter_block.\nexample: LANECOLL_NODE_SIZE=1 mpirun -np 2 "
+        "coll --collectives allreduce,bcast --counts 1p:1000p --repetitions 20",
+        check);
     if (rc >= 0) return hs_finish(rc);
     if (!hs_open_out(o_out)) return hs_finish(1);
     if (hs_write_meta_mpi(HB.out, "coll", COLL_VERSION, options, HB.comm) != 0)
@@ -501,8 +598,10 @@ int main(int argc, char **argv)
     rc = hs_nodes_get(HB.comm, &ND);
     if (rc != MPI_SUCCESS) {
         if (HB.rank == 0)
-            hs_json_error(HB.out, "cannot determine the nodes of the ranks (check the "
-                                  "LANECOLL_NODE_* setting '%s')", ND.override);
+            hs_json_error(HB.out,
+                          "cannot determine the nodes of the ranks (check the "
+                          "LANECOLL_NODE_* setting '%s')",
+                          ND.override);
         return hs_finish(1);
     }
     decomposition_summary();
@@ -532,18 +631,19 @@ int main(int argc, char **argv)
         if (!sel_coll[c]) continue;
         for (int i = 0; i < lists[c].n && !write_failed; i++) {
             int64_t count = lists[c].counts[i];
-            int skip[NALG] = {SKIP_NONE};
-            if (!colls[c].has_hier) skip[A_HIER] = SKIP_MISSING;
-            if (!colls[c].has_lane_v) skip[A_LANE_V] = SKIP_MISSING;
+            int skip[NALG] = { SKIP_NONE };
+            for (int a = 0; a < n_alg; a++)
+                if (!coll_has(c, a)) skip[a] = SKIP_MISSING;
             if (o_validate) failed |= validate(c, count, skip);
             int algs[NALG], na = 0;
-            for (int a = 0; a < NALG; a++) {
-                if (!sel_alg[a] || skip[a] == SKIP_WRONG) continue; /* error record written */
-                if (skip[a] == SKIP_MISSING && a == A_HIER)
+            for (int a = 0; a < n_alg; a++) {
+                if (!sel_alg[a] || skip[a] == SKIP_WRONG)
+                    continue; /* error record written */
+                if (skip[a] == SKIP_MISSING && !strcmp(alg_names[a], "hier"))
                     not_timed(c, a, count, "unavailable",
                               "no hierarchical alltoall (paper, section 3.6)");
                 else if (skip[a] == SKIP_MISSING)
-                    continue; /* lane has no regular/vector choice here: lane_v is lane */
+                    continue; /* e.g. lane_v where lane has no regular/vector choice */
                 else if (probe(c, a, count))
                     algs[na++] = a;
             }

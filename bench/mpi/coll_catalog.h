@@ -1,6 +1,6 @@
 /* coll_catalog.h - the ten regular collectives of the multi-lane paper, their buffer needs,
- * and one call per (collective, algorithm): native MPI_<Coll>, lanecoll's LC_<Coll>_lane,
- * LC_<Coll>_hier and LC_<Coll>_lane_v.
+ * and one call per (collective, algorithm): native PMPI_<Coll>, tuned MPI_<Coll>, and
+ * lanecoll's LC_<Coll>_<variant> for every line of lanecoll_algorithms.def.
  *
  * Conventions (what the benchmark's "count" means, so tables compare like with like):
  *   total collectives  bcast reduce allreduce scan exscan: count = the MPI count, every
@@ -20,31 +20,94 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "coll_nodes.h" /* HS_HAVE_LANECOLL and lanecoll.h when available */
 
-enum { C_BCAST, C_GATHER, C_SCATTER, C_ALLGATHER, C_ALLTOALL, C_REDUCE, C_ALLREDUCE,
-       C_REDUCE_SCATTER_BLOCK, C_SCAN, C_EXSCAN, NCOLL };
-enum { A_NATIVE, A_LANE, A_HIER, A_LANE_V, A_TUNED, NALG };
+/* The collectives and the lanecoll algorithms come from lanecoll's catalogue
+ * (lanecoll/include/lanecoll_collectives.h and lanecoll_algorithms.def, on the include
+ * path of every build: header only). A build without lanecoll (HS_HAVE_LANECOLL 0)
+ * knows the names but its lanecoll calls return HS_UNAVAILABLE. */
+#include "lanecoll_collectives.h"
+
+enum {
+#define X(coll, ...) C_##coll,
+    LC_COLLECTIVES(X)
+#undef X
+        NCOLL
+};
+/* Number of lines of lanecoll_algorithms.def: bounds the algorithm names. */
+enum {
+    HS_NDEF = 0
+#define LC_ALGORITHM(...) +1
+#include "lanecoll_algorithms.def"
+#undef LC_ALGORITHM
+};
+/* Algorithm names of the benchmark: native, the variants of the catalogue in order of
+ * first appearance (lane, hier, lane_v, ...), tuned. Filled by coll_catalog_init. */
+enum { NALG = HS_NDEF + 2, A_NATIVE = 0 };
+static const char *alg_names[NALG];
+static int n_alg;
+#define A_TUNED (n_alg - 1)
 #define HS_UNAVAILABLE (-12345) /* coll_call: this build has no such algorithm */
 
 static const struct {
     const char *name;
-    int block;    /* count is a per-process block */
-    int has_hier;
-    int has_lane_v;
+    int block;     /* count is a per-process block */
+    int rooted;    /* has a root (always 0 here) */
+    int reduction; /* has an op (MPI_SUM here) */
     int root_only; /* only the root's receive buffer is defined (gather, reduce) */
 } colls[NCOLL] = {
-    {"bcast", 0, 1, 1, 0},     {"gather", 1, 1, 0, 1},    {"scatter", 1, 1, 0, 0},
-    {"allgather", 1, 1, 0, 0}, {"alltoall", 1, 0, 0, 0},  {"reduce", 0, 1, 1, 1},
-    {"allreduce", 0, 1, 1, 0}, {"reduce_scatter_block", 1, 1, 0, 0},
-    {"scan", 0, 1, 1, 0},      {"exscan", 0, 1, 1, 0},
+#define X(coll, block, rooted, reduction, root_result) \
+    { #coll, block, rooted, reduction, root_result },
+    LC_COLLECTIVES(X)
+#undef X
 };
-/* native calls PMPI_<Coll>: the library's own collective even when an interposition
- * library (liblanecoll_pmpi.so, a profiler) replaces MPI_<Coll>; tuned calls MPI_<Coll>,
- * which is whatever the interposition chose (without one it is native again). */
-static const char *alg_names[NALG] = {"native", "lane", "hier", "lane_v", "tuned"};
 
+/* One entry per line of the catalogue: the public LC_<Coll>_<variant> (NULL without
+ * lanecoll), its restrictions and cost. */
+typedef void (*hs_lc_fn)(void);
+static const struct {
+    int coll;
+    const char *variant, *restrictions, *cost;
+    hs_lc_fn fn;
+} lc_algs[HS_NDEF + 1] = {
+#if HS_HAVE_LANECOLL
+#define HS_LC_FN(coll, variant) (hs_lc_fn) LC_PUBLIC_FN(coll, variant)
+#else
+#define HS_LC_FN(coll, variant) NULL
+#endif
+#define LC_ALGORITHM(coll, variant, flags, restrictions, cost) \
+    { C_##coll, #variant, restrictions, cost, HS_LC_FN(coll, variant) },
+#include "lanecoll_algorithms.def"
+#undef LC_ALGORITHM
+#undef HS_LC_FN
+    { -1, NULL, NULL, NULL, NULL }
+};
+/* lc_fn[c][a]: the lanecoll function of benchmark algorithm a for collective c */
+static hs_lc_fn lc_fn[NCOLL][NALG];
+static int lc_has[NCOLL][NALG]; /* the catalogue has it (even when not built) */
+
+/* Fills alg_names, n_alg and the lookup tables from the catalogue (idempotent). */
+static inline void coll_catalog_init(void)
+{
+    if (n_alg) return;
+    alg_names[n_alg++] = "native";
+    for (int i = 0; i < HS_NDEF; i++) {
+        int a = 1;
+        while (a < n_alg && strcmp(alg_names[a], lc_algs[i].variant) != 0) a++;
+        if (a == n_alg) alg_names[n_alg++] = lc_algs[i].variant;
+        lc_fn[lc_algs[i].coll][a] = lc_algs[i].fn;
+        lc_has[lc_algs[i].coll][a] = 1;
+    }
+    alg_names[n_alg++] = "tuned";
+}
+
+/* Does the catalogue have algorithm a for collective c (native and tuned: always)? */
+static inline int coll_has(int c, int a)
+{
+    return a == A_NATIVE || a == A_TUNED || lc_has[c][a];
+}
 /* Elements each process needs in its send and receive buffer for `count` on p ranks
  * (the largest role: e.g. the root's p*count receive buffer of gather). Bcast works in
  * the receive buffer only. */
@@ -52,89 +115,64 @@ static inline void coll_elems(int c, int64_t count, int p, int64_t *send, int64_
 {
     int64_t pc = count * p;
     switch (c) {
-    case C_BCAST: *send = 0; *recv = count; break;
-    case C_GATHER: case C_ALLGATHER: *send = count; *recv = pc; break;
-    case C_SCATTER: case C_REDUCE_SCATTER_BLOCK: *send = pc; *recv = count; break;
-    case C_ALLTOALL: *send = pc; *recv = pc; break;
-    default: *send = count; *recv = count; break;
+    case C_bcast:
+        *send = 0;
+        *recv = count;
+        break;
+    case C_gather:
+    case C_allgather:
+        *send = count;
+        *recv = pc;
+        break;
+    case C_scatter:
+    case C_reduce_scatter_block:
+        *send = pc;
+        *recv = count;
+        break;
+    case C_alltoall:
+        *send = pc;
+        *recv = pc;
+        break;
+    default:
+        *send = count;
+        *recv = count;
+        break;
     }
 }
 
-/* Runs one call. Returns an MPI error code, or HS_UNAVAILABLE. (The unqualified MPI_INT
- * and MPI_SUM handles are fine for PMPI_ calls.) */
+/* Runs one call. Returns an MPI error code, or HS_UNAVAILABLE. The benchmark's buffers
+ * are bound to the MPI parameter names of lanecoll_collectives.h, so one generated case
+ * per collective calls PMPI_<Coll> (native), MPI_<Coll> (tuned) or LC_<Coll>_<variant>.
+ * (The unqualified MPI_INT and MPI_SUM handles are fine for PMPI_ calls.) */
 static inline int coll_call(int c, int a, int *s, int *r, int n, MPI_Comm comm)
 {
-    const MPI_Datatype T = MPI_INT;
-    const MPI_Op OP = MPI_SUM;
-    const int root = 0;
-    if (a == A_NATIVE) {
-        switch (c) {
-        case C_BCAST: return PMPI_Bcast(r, n, T, root, comm);
-        case C_GATHER: return PMPI_Gather(s, n, T, r, n, T, root, comm);
-        case C_SCATTER: return PMPI_Scatter(s, n, T, r, n, T, root, comm);
-        case C_ALLGATHER: return PMPI_Allgather(s, n, T, r, n, T, comm);
-        case C_ALLTOALL: return PMPI_Alltoall(s, n, T, r, n, T, comm);
-        case C_REDUCE: return PMPI_Reduce(s, r, n, T, OP, root, comm);
-        case C_ALLREDUCE: return PMPI_Allreduce(s, r, n, T, OP, comm);
-        case C_REDUCE_SCATTER_BLOCK: return PMPI_Reduce_scatter_block(s, r, n, T, OP, comm);
-        case C_SCAN: return PMPI_Scan(s, r, n, T, OP, comm);
-        case C_EXSCAN: return PMPI_Exscan(s, r, n, T, OP, comm);
-        }
+    void *buffer = r, *recvbuf = r;
+    const void *sendbuf = s;
+    int count = n, sendcount = n, recvcount = n, root = 0;
+    MPI_Datatype datatype = MPI_INT, sendtype = MPI_INT, recvtype = MPI_INT;
+    MPI_Op op = MPI_SUM;
+    (void)buffer;
+    (void)recvbuf;
+    (void)sendbuf;
+    (void)count;
+    (void)sendcount;
+    (void)recvcount;
+    (void)root;
+    (void)datatype;
+    (void)sendtype;
+    (void)recvtype;
+    (void)op;
+    hs_lc_fn f = a > A_NATIVE && a < A_TUNED ? lc_fn[c][a] : NULL;
+    if (a != A_NATIVE && a != A_TUNED && !f) return HS_UNAVAILABLE;
+    switch (c) {
+#define X(coll, ...)                                                         \
+    case C_##coll:                                                           \
+        if (a == A_NATIVE) return LC_FN(PMPI_, coll, )(LC_ARGS(coll), comm); \
+        if (a == A_TUNED) return LC_FN(MPI_, coll, )(LC_ARGS(coll), comm);   \
+        return ((int (*)(LC_PARAMS(coll), MPI_Comm))f)(LC_ARGS(coll), comm);
+        LC_COLLECTIVES(X)
+#undef X
     }
-    if (a == A_TUNED) {
-        switch (c) {
-        case C_BCAST: return MPI_Bcast(r, n, T, root, comm);
-        case C_GATHER: return MPI_Gather(s, n, T, r, n, T, root, comm);
-        case C_SCATTER: return MPI_Scatter(s, n, T, r, n, T, root, comm);
-        case C_ALLGATHER: return MPI_Allgather(s, n, T, r, n, T, comm);
-        case C_ALLTOALL: return MPI_Alltoall(s, n, T, r, n, T, comm);
-        case C_REDUCE: return MPI_Reduce(s, r, n, T, OP, root, comm);
-        case C_ALLREDUCE: return MPI_Allreduce(s, r, n, T, OP, comm);
-        case C_REDUCE_SCATTER_BLOCK: return MPI_Reduce_scatter_block(s, r, n, T, OP, comm);
-        case C_SCAN: return MPI_Scan(s, r, n, T, OP, comm);
-        case C_EXSCAN: return MPI_Exscan(s, r, n, T, OP, comm);
-        }
-    }
-#if HS_HAVE_LANECOLL
-    if (a == A_LANE) {
-        switch (c) {
-        case C_BCAST: return LC_Bcast_lane(r, n, T, root, comm);
-        case C_GATHER: return LC_Gather_lane(s, n, T, r, n, T, root, comm);
-        case C_SCATTER: return LC_Scatter_lane(s, n, T, r, n, T, root, comm);
-        case C_ALLGATHER: return LC_Allgather_lane(s, n, T, r, n, T, comm);
-        case C_ALLTOALL: return LC_Alltoall_lane(s, n, T, r, n, T, comm);
-        case C_REDUCE: return LC_Reduce_lane(s, r, n, T, OP, root, comm);
-        case C_ALLREDUCE: return LC_Allreduce_lane(s, r, n, T, OP, comm);
-        case C_REDUCE_SCATTER_BLOCK: return LC_Reduce_scatter_block_lane(s, r, n, T, OP, comm);
-        case C_SCAN: return LC_Scan_lane(s, r, n, T, OP, comm);
-        case C_EXSCAN: return LC_Exscan_lane(s, r, n, T, OP, comm);
-        }
-    }
-    if (a == A_HIER) {
-        switch (c) {
-        case C_BCAST: return LC_Bcast_hier(r, n, T, root, comm);
-        case C_GATHER: return LC_Gather_hier(s, n, T, r, n, T, root, comm);
-        case C_SCATTER: return LC_Scatter_hier(s, n, T, r, n, T, root, comm);
-        case C_ALLGATHER: return LC_Allgather_hier(s, n, T, r, n, T, comm);
-        case C_REDUCE: return LC_Reduce_hier(s, r, n, T, OP, root, comm);
-        case C_ALLREDUCE: return LC_Allreduce_hier(s, r, n, T, OP, comm);
-        case C_REDUCE_SCATTER_BLOCK: return LC_Reduce_scatter_block_hier(s, r, n, T, OP, comm);
-        case C_SCAN: return LC_Scan_hier(s, r, n, T, OP, comm);
-        case C_EXSCAN: return LC_Exscan_hier(s, r, n, T, OP, comm);
-        }
-    }
-    if (a == A_LANE_V) {
-        switch (c) {
-        case C_BCAST: return LC_Bcast_lane_v(r, n, T, root, comm);
-        case C_REDUCE: return LC_Reduce_lane_v(s, r, n, T, OP, root, comm);
-        case C_ALLREDUCE: return LC_Allreduce_lane_v(s, r, n, T, OP, comm);
-        case C_SCAN: return LC_Scan_lane_v(s, r, n, T, OP, comm);
-        case C_EXSCAN: return LC_Exscan_lane_v(s, r, n, T, OP, comm);
-        }
-    }
-#else
-    (void)s; (void)r; (void)n; (void)comm;
-#endif
     return HS_UNAVAILABLE;
 }
 

@@ -17,18 +17,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* HS_HAVE_LANECOLL comes from bench/mpi/CMakeLists.txt (lanecoll linked or not); the
+ * header search is the fallback for other builds. */
+#ifndef HS_HAVE_LANECOLL
 #if defined(__has_include)
 #if __has_include("lanecoll.h")
-#include "lanecoll.h"
 #define HS_HAVE_LANECOLL 1
+#endif
 #endif
 #endif
 #ifndef HS_HAVE_LANECOLL
 #define HS_HAVE_LANECOLL 0
 #endif
+#if HS_HAVE_LANECOLL
+#include "lanecoll.h"
+#endif
 
 typedef struct {
-    int nodes, ppn;           /* ppn: processes per node when regular, else the largest */
+    int nodes, ppn; /* ppn: processes per node when regular, else the largest */
     int min_ppn, max_ppn;
     int regular, consecutive;
     int node_index, node_rank; /* of this process */
@@ -40,8 +46,8 @@ typedef struct {
 /* The node override in force (environment), as NAME=VALUE, or "". */
 static inline const char *hs_nodes_override(char *buf, size_t len)
 {
-    static const char *vars[] = {"LANECOLL_NODE_SIZE", "LANECOLL_NODE_SIZES",
-                                 "LANECOLL_NODE_NAME_SEP"};
+    static const char *vars[] = { "LANECOLL_NODE_SIZE", "LANECOLL_NODE_SIZES",
+                                  "LANECOLL_NODE_NAME_SEP" };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
         if (v && *v) {
@@ -73,7 +79,8 @@ static inline int hs_nodes_local(MPI_Comm comm, int *node, int *noderank)
         color = (int)(wrank / kk);
     } else {
         MPI_Comm shared;
-        int rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
+        int rc =
+            MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
         if (rc != MPI_SUCCESS) return rc;
         int lowest = rank; /* node colour = lowest comm rank on the node */
         MPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, shared);
@@ -92,12 +99,18 @@ static inline int hs_nodes_local(MPI_Comm comm, int *node, int *noderank)
     /* node index: distinct colours whose lowest rank lies below our colour's lowest */
     int mylowest = rank;
     for (int q = 0; q < size; q++)
-        if (colors[q] == color) { mylowest = q; break; }
+        if (colors[q] == color) {
+            mylowest = q;
+            break;
+        }
     int index = 0;
     for (int r = 0; r < mylowest; r++) {
         int first = 1;
         for (int q = 0; q < r; q++)
-            if (colors[q] == colors[r]) { first = 0; break; }
+            if (colors[q] == colors[r]) {
+                first = 0;
+                break;
+            }
         if (first) index++;
     }
     free(colors);
@@ -137,7 +150,8 @@ static inline int hs_nodes_get(MPI_Comm comm, hs_nodes *d)
         count[d->node_of[r]]++;
         if (d->node_of[r] >= d->nodes) d->nodes = d->node_of[r] + 1;
         if (r > 0 && d->node_of[r] < d->node_of[r - 1]) d->consecutive = 0;
-        if (r > 0 && d->node_of[r] != d->node_of[r - 1] && d->node_of[r] != d->node_of[r - 1] + 1)
+        if (r > 0 && d->node_of[r] != d->node_of[r - 1] &&
+            d->node_of[r] != d->node_of[r - 1] + 1)
             d->consecutive = 0;
     }
     d->min_ppn = size;

@@ -1,6 +1,6 @@
 /* coll_util.h - what coll, lane_pattern and multi_coll share: quiet option parsing on
  * ranks other than 0, the output file, MPI failure handling, page-aligned buffers, count
- * lists, and the "slowest process" reduction of per-repetition times (DESIGN 3).
+ * lists, and the "slowest process" reduction of per-repetition times (docs/architecture.md).
  *
  * Header-only (static functions) so that bench/mpi/CMakeLists.txt, which makes every *.c
  * one program, needs no helper library.
@@ -42,7 +42,11 @@ static void hs_fail_mpi(const char *call, int rc, const char *file, int line)
                 file, line, msg);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
-#define TRY(call) do { int rc_ = (call); if (rc_ != MPI_SUCCESS) hs_fail_mpi(#call, rc_, __FILE__, __LINE__); } while (0)
+#define TRY(call)                                                            \
+    do {                                                                     \
+        int rc_ = (call);                                                    \
+        if (rc_ != MPI_SUCCESS) hs_fail_mpi(#call, rc_, __FILE__, __LINE__); \
+    } while (0)
 
 /* Option parsing on every rank, messages from rank 0 only. `check` validates values
  * beyond their types (returns -1 to go on, 2 for bad usage, printing unless quiet). */
@@ -110,8 +114,14 @@ static int hs_count_item(const char *s, size_t len, int p, int64_t *v)
     memcpy(buf, s, len);
     buf[len] = '\0';
     int scaled = 0;
-    if (buf[len - 1] == 'p' || buf[len - 1] == 'P') { scaled = 1; buf[len - 1] = '\0'; }
-    if (!buf[0]) { *v = p; return scaled ? 0 : -1; } /* "p" alone = 1p */
+    if (buf[len - 1] == 'p' || buf[len - 1] == 'P') {
+        scaled = 1;
+        buf[len - 1] = '\0';
+    }
+    if (!buf[0]) {
+        *v = p;
+        return scaled ? 0 : -1;
+    } /* "p" alone = 1p */
     for (char *c = buf; *c; c++)
         if (!isdigit((unsigned char)*c)) return -1;
     long long x = strtoll(buf, NULL, 10);
@@ -135,7 +145,8 @@ static int hs_counts_parse(const char *spec, int p, int64_t **out, const char **
         } else if (from < 1 || to < from || factor < 2) {
             *why = "sweep needs 1 <= FROM <= TO and FACTOR >= 2";
         } else {
-            for (int64_t x = from; x <= to; x = x > INT64_MAX / factor ? to + 1 : x * factor) {
+            for (int64_t x = from; x <= to;
+                 x = x > INT64_MAX / factor ? to + 1 : x * factor) {
                 if (n == cap) v = realloc(v, sizeof *v * (size_t)(cap *= 2));
                 v[n++] = x;
             }
@@ -145,8 +156,9 @@ static int hs_counts_parse(const char *spec, int p, int64_t **out, const char **
         while (*s && !*why) {
             size_t len = strcspn(s, ",");
             int64_t x;
-            if (hs_count_item(s, len, p, &x)) *why = "counts must be integers, optionally "
-                                                    "with a p suffix (times the ranks)";
+            if (hs_count_item(s, len, p, &x))
+                *why = "counts must be integers, optionally "
+                       "with a p suffix (times the ranks)";
             else {
                 if (n == cap) v = realloc(v, sizeof *v * (size_t)(cap *= 2));
                 v[n++] = x;
@@ -155,7 +167,10 @@ static int hs_counts_parse(const char *spec, int p, int64_t **out, const char **
         }
         if (!n && !*why) *why = "no count given";
     }
-    if (*why) { free(v); return -1; }
+    if (*why) {
+        free(v);
+        return -1;
+    }
     *out = v;
     return n;
 }

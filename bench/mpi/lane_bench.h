@@ -6,10 +6,10 @@
 #define HS_LANE_BENCH_H
 
 /* Call after MPI_Init. Returns -1 to go on, else the exit code (error already reported). */
-static int hs_lane_bench_start(int argc, char **argv, const char *program, const char *version,
-                               const hs_option *options, const char *const *out_path,
-                               const char *description, int (*check)(int quiet),
-                               hs_nodes *nodes)
+static int hs_lane_bench_start(int argc, char **argv, const char *program,
+                               const char *version, const hs_option *options,
+                               const char *const *out_path, const char *description,
+                               int (*check)(int quiet), hs_nodes *nodes)
 {
     HB.program = program;
     HB.comm = MPI_COMM_WORLD;
@@ -23,13 +23,15 @@ static int hs_lane_bench_start(int argc, char **argv, const char *program, const
         return hs_finish(1);
     if (hs_nodes_get(HB.comm, nodes) != MPI_SUCCESS) {
         if (HB.rank == 0)
-            hs_json_error(HB.out, "cannot determine the nodes of the ranks ('%s')", nodes->override);
+            hs_json_error(HB.out, "cannot determine the nodes of the ranks ('%s')",
+                          nodes->override);
         return hs_finish(1);
     }
     if (nodes->nodes < 2) {
         if (HB.rank == 0)
-            hs_json_error(HB.out, "%s needs at least 2 nodes, got 1 (%d ranks); emulate nodes "
-                                  "with LANECOLL_NODE_SIZE=K (e.g. K=%d)",
+            hs_json_error(HB.out,
+                          "%s needs at least 2 nodes, got 1 (%d ranks); emulate nodes "
+                          "with LANECOLL_NODE_SIZE=K (e.g. K=%d)",
                           program, HB.size, HB.size > 1 ? HB.size / 2 : 1);
         return hs_finish(1);
     }

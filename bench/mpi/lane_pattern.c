@@ -35,24 +35,29 @@ static int64_t o_reps, o_warmup, o_steps;
 static int o_validate;
 
 static const hs_option options[] = {
-    {"counts", HS_OPT_STR, &o_counts, "auto",
-     "elements per node and step: auto (1p:10000p:10), a list (1p,10p,4096) or a sweep "
-     "FROM:TO[:FACTOR]; p = number of ranks"},
-    {"lanes", HS_OPT_STR, &o_lanes, "all", "virtual lanes k: all (1..ppn) or a list 1,2,4"},
-    {"steps", HS_OPT_INT, &o_steps, "10", "Sendrecv steps per repetition (no barriers)"},
-    {"repetitions", HS_OPT_INT, &o_reps, "100", "timed repetitions per (count, lanes)"},
-    {"warmup", HS_OPT_INT, &o_warmup, "5", "discarded repetitions first"},
-    {"validate", HS_OPT_FLAG, &o_validate, "1",
-     "untimed pass checking every received element (--validate=0: off)"},
-    {"out", HS_OPT_STR, &o_out, "-", "output file, - for stdout"},
-    {0}};
+    { "counts", HS_OPT_STR, &o_counts, "auto",
+      "elements per node and step: auto (1p:10000p:10), a list (1p,10p,4096) or a sweep "
+      "FROM:TO[:FACTOR]; p = number of ranks" },
+    { "lanes", HS_OPT_STR, &o_lanes, "all",
+      "virtual lanes k: all (1..ppn) or a list 1,2,4" },
+    { "steps", HS_OPT_INT, &o_steps, "10", "Sendrecv steps per repetition (no barriers)" },
+    { "repetitions", HS_OPT_INT, &o_reps, "100", "timed repetitions per (count, lanes)" },
+    { "warmup", HS_OPT_INT, &o_warmup, "5", "discarded repetitions first" },
+    { "validate", HS_OPT_FLAG, &o_validate, "1",
+      "untimed pass checking every received element (--validate=0: off)" },
+    { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
+    { 0 }
+};
 
 static int check(int quiet)
 {
     const char *why = NULL;
-    if (o_steps < 1) why = "--steps must be >= 1";
-    else if (o_reps < 1) why = "--repetitions must be >= 1";
-    else if (o_warmup < 0) why = "--warmup must be >= 0";
+    if (o_steps < 1)
+        why = "--steps must be >= 1";
+    else if (o_reps < 1)
+        why = "--repetitions must be >= 1";
+    else if (o_warmup < 0)
+        why = "--warmup must be >= 0";
     if (!why) return -1;
     if (!quiet) fprintf(stderr, "lane_pattern: %s (see --help)\n", why);
     return 2;
@@ -73,7 +78,7 @@ typedef struct {
 
 static lane_role role(int k, int64_t c)
 {
-    lane_role r = {0, 0, MPI_PROC_NULL, MPI_PROC_NULL};
+    lane_role r = { 0, 0, MPI_PROC_NULL, MPI_PROC_NULL };
     if (ND.node_rank >= k) return r;
     r.active = 1;
     r.share = (int)(c / k + (ND.node_rank < c % k ? 1 : 0));
@@ -95,15 +100,20 @@ static void step(const lane_role *r)
 static int validate(int k, int64_t c, const lane_role *r)
 {
     long long bad = 0, any = 0;
-    for (int i = 0; i < r->share; i++) { sbuf[i] = value_at(HB.rank, i); rbuf[i] = ~sbuf[i]; }
+    for (int i = 0; i < r->share; i++) {
+        sbuf[i] = value_at(HB.rank, i);
+        rbuf[i] = ~sbuf[i];
+    }
     TRY(MPI_Barrier(HB.comm));
     step(r);
     for (int i = 0; i < r->share; i++)
         if (rbuf[i] != value_at(r->from, i)) bad++;
     TRY(MPI_Allreduce(&bad, &any, 1, MPI_LONG_LONG, MPI_SUM, HB.comm));
     if (any && HB.rank == 0)
-        hs_json_error(HB.out, "validation failed: lane pattern with %d lanes, count %lld: "
-                              "%lld wrong elements received", k, (long long)c, any);
+        hs_json_error(HB.out,
+                      "validation failed: lane pattern with %d lanes, count %lld: "
+                      "%lld wrong elements received",
+                      k, (long long)c, any);
     return any != 0;
 }
 
@@ -150,18 +160,19 @@ static int measure(int k, int64_t c)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rc = hs_lane_bench_start(argc, argv, "lane_pattern", LANE_PATTERN_VERSION, options, &o_out,
-                                 "Lane pattern benchmark (Traff & Hunold, section 2): c elements "
-                                 "per node and step spread over k virtual lanes.\nexample: "
-                                 "LANECOLL_NODE_SIZE=2 mpirun -np 4 lane_pattern --counts 1p:1000p",
-                                 check, &ND);
+    int rc = hs_lane_bench_start(
+        argc, argv, "lane_pattern", LANE_PATTERN_VERSION, options, &o_out,
+        "Lane pattern benchmark (Traff & Hunold, section 2): c elements "
+        "per node and step spread over k virtual lanes.\nexample: "
+        "LANECOLL_NODE_SIZE=2 mpirun -np 4 lane_pattern --counts 1p:1000p",
+        check, &ND);
     if (rc >= 0) return rc;
     int64_t *lanes = NULL, *counts = NULL;
     const char *why = NULL;
     int nlanes = hs_lane_bench_lanes(o_lanes, ND.min_ppn, &lanes);
     if (nlanes < 0) return hs_finish(2);
-    int ncounts = hs_counts_parse(strcmp(o_counts, "auto") ? o_counts : "1p:10000p:10", HB.size,
-                                  &counts, &why);
+    int ncounts = hs_counts_parse(strcmp(o_counts, "auto") ? o_counts : "1p:10000p:10",
+                                  HB.size, &counts, &why);
     if (ncounts < 0) {
         if (HB.rank == 0) hs_json_error(HB.out, "--counts '%s': %s", o_counts, why);
         return hs_finish(2);
@@ -169,7 +180,9 @@ int main(int argc, char **argv)
     int64_t maxc = 1;
     for (int i = 0; i < ncounts; i++) {
         if (counts[i] > INT_MAX) {
-            if (HB.rank == 0) hs_json_error(HB.out, "--counts: %lld is above INT_MAX", (long long)counts[i]);
+            if (HB.rank == 0)
+                hs_json_error(HB.out, "--counts: %lld is above INT_MAX",
+                              (long long)counts[i]);
             return hs_finish(2);
         }
         if (counts[i] > maxc) maxc = counts[i];
@@ -181,7 +194,8 @@ int main(int argc, char **argv)
     int ok = sbuf && rbuf && t_local && t_max, all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, HB.comm);
     if (!all_ok) {
-        if (HB.rank == 0) hs_json_error(HB.out, "cannot allocate 2 x %lld ints", (long long)maxc);
+        if (HB.rank == 0)
+            hs_json_error(HB.out, "cannot allocate 2 x %lld ints", (long long)maxc);
         return hs_finish(1);
     }
     rc = 0;

@@ -35,22 +35,26 @@ static int64_t o_reps, o_warmup;
 static int o_validate;
 
 static const hs_option options[] = {
-    {"counts", HS_OPT_STR, &o_counts, "auto",
-     "elements per process in total: auto (1p:10000p:10), a list (1p,10p,4096) or a sweep "
-     "FROM:TO[:FACTOR]; p = number of ranks"},
-    {"lanes", HS_OPT_STR, &o_lanes, "all", "concurrent lane alltoalls k: all (1..ppn) or 1,2"},
-    {"repetitions", HS_OPT_INT, &o_reps, "100", "timed repetitions per (count, lanes)"},
-    {"warmup", HS_OPT_INT, &o_warmup, "5", "discarded repetitions first"},
-    {"validate", HS_OPT_FLAG, &o_validate, "1",
-     "untimed pass checking every received element (--validate=0: off)"},
-    {"out", HS_OPT_STR, &o_out, "-", "output file, - for stdout"},
-    {0}};
+    { "counts", HS_OPT_STR, &o_counts, "auto",
+      "elements per process in total: auto (1p:10000p:10), a list (1p,10p,4096) or a sweep "
+      "FROM:TO[:FACTOR]; p = number of ranks" },
+    { "lanes", HS_OPT_STR, &o_lanes, "all",
+      "concurrent lane alltoalls k: all (1..ppn) or 1,2" },
+    { "repetitions", HS_OPT_INT, &o_reps, "100", "timed repetitions per (count, lanes)" },
+    { "warmup", HS_OPT_INT, &o_warmup, "5", "discarded repetitions first" },
+    { "validate", HS_OPT_FLAG, &o_validate, "1",
+      "untimed pass checking every received element (--validate=0: off)" },
+    { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
+    { 0 }
+};
 
 static int check(int quiet)
 {
     const char *why = NULL;
-    if (o_reps < 1) why = "--repetitions must be >= 1";
-    else if (o_warmup < 0) why = "--warmup must be >= 0";
+    if (o_reps < 1)
+        why = "--repetitions must be >= 1";
+    else if (o_warmup < 0)
+        why = "--warmup must be >= 0";
     if (!why) return -1;
     if (!quiet) fprintf(stderr, "multi_coll: %s (see --help)\n", why);
     return 2;
@@ -64,13 +68,16 @@ static double *t_local, *t_max;
 /* Element i of the block that `rank` sends to lane position `to`. */
 static inline int value_at(int rank, int to, int64_t i)
 {
-    return (int)(((uint64_t)rank * 7919u + (uint64_t)to * 31u + (uint64_t)i * 104729u) % 2001u) - 1000;
+    return (int)(((uint64_t)rank * 7919u + (uint64_t)to * 31u + (uint64_t)i * 104729u) %
+                 2001u) -
+           1000;
 }
 
 static void fill(int block)
 {
     for (int j = 0; j < ND.nodes; j++)
-        for (int i = 0; i < block; i++) sbuf[(size_t)j * block + i] = value_at(HB.rank, j, i);
+        for (int i = 0; i < block; i++)
+            sbuf[(size_t)j * block + i] = value_at(HB.rank, j, i);
 }
 
 static int validate(int k, int64_t c, int block)
@@ -89,8 +96,10 @@ static int validate(int k, int64_t c, int block)
     }
     TRY(MPI_Allreduce(&bad, &any, 1, MPI_LONG_LONG, MPI_SUM, HB.comm));
     if (any && HB.rank == 0)
-        hs_json_error(HB.out, "validation failed: %d concurrent lane alltoalls, count %lld: "
-                              "%lld wrong elements received", k, (long long)c, any);
+        hs_json_error(HB.out,
+                      "validation failed: %d concurrent lane alltoalls, count %lld: "
+                      "%lld wrong elements received",
+                      k, (long long)c, any);
     return any != 0;
 }
 
@@ -138,11 +147,12 @@ static int measure(int k, int64_t c)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rc = hs_lane_bench_start(argc, argv, "multi_coll", MULTI_COLL_VERSION, options, &o_out,
-                                 "Multi-collective benchmark (Traff & Hunold, section 2): k lane "
-                                 "communicators run MPI_Alltoall concurrently.\nexample: "
-                                 "LANECOLL_NODE_SIZE=2 mpirun -np 4 multi_coll --counts 1p:1000p",
-                                 check, &ND);
+    int rc = hs_lane_bench_start(
+        argc, argv, "multi_coll", MULTI_COLL_VERSION, options, &o_out,
+        "Multi-collective benchmark (Traff & Hunold, section 2): k lane "
+        "communicators run MPI_Alltoall concurrently.\nexample: "
+        "LANECOLL_NODE_SIZE=2 mpirun -np 4 multi_coll --counts 1p:1000p",
+        check, &ND);
     if (rc >= 0) return rc;
     TRY(MPI_Comm_split(HB.comm, ND.node_rank, ND.node_index, &lanecomm));
 
@@ -150,8 +160,8 @@ int main(int argc, char **argv)
     const char *why = NULL;
     int nlanes = hs_lane_bench_lanes(o_lanes, ND.min_ppn, &lanes);
     if (nlanes < 0) return hs_finish(2);
-    int ncounts = hs_counts_parse(strcmp(o_counts, "auto") ? o_counts : "1p:10000p:10", HB.size,
-                                  &counts, &why);
+    int ncounts = hs_counts_parse(strcmp(o_counts, "auto") ? o_counts : "1p:10000p:10",
+                                  HB.size, &counts, &why);
     if (ncounts < 0) {
         if (HB.rank == 0) hs_json_error(HB.out, "--counts '%s': %s", o_counts, why);
         return hs_finish(2);
@@ -159,7 +169,9 @@ int main(int argc, char **argv)
     int64_t maxc = 1;
     for (int i = 0; i < ncounts; i++) {
         if (counts[i] > INT_MAX) {
-            if (HB.rank == 0) hs_json_error(HB.out, "--counts: %lld is above INT_MAX", (long long)counts[i]);
+            if (HB.rank == 0)
+                hs_json_error(HB.out, "--counts: %lld is above INT_MAX",
+                              (long long)counts[i]);
             return hs_finish(2);
         }
         if (counts[i] > maxc) maxc = counts[i];
@@ -171,7 +183,8 @@ int main(int argc, char **argv)
     int ok = sbuf && rbuf && t_local && t_max, all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, HB.comm);
     if (!all_ok) {
-        if (HB.rank == 0) hs_json_error(HB.out, "cannot allocate 2 x %lld ints", (long long)maxc);
+        if (HB.rank == 0)
+            hs_json_error(HB.out, "cannot allocate 2 x %lld ints", (long long)maxc);
         return hs_finish(1);
     }
     rc = 0;

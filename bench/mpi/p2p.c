@@ -1,6 +1,6 @@
 /* p2p.c - MPI point-to-point benchmark between exactly two ranks, OSU definitions.
  *
- * Tests (the OSU Micro-Benchmarks program each one reproduces in brackets, DESIGN 3):
+ * Tests (the OSU Micro-Benchmarks program each one reproduces in brackets, docs/architecture.md):
  *   latency  [osu_latency]  blocking MPI_Send/MPI_Recv ping-pong; half a round trip, in us
  *   bw       [osu_bw]       rank 0 posts a window of W MPI_Isend + MPI_Waitall, rank 1 W
  *                           MPI_Irecv, then a 1-byte ack; bytes*W*iterations/time in MB/s
@@ -58,30 +58,39 @@ static double o_scale;
 static int o_validate, o_alternate;
 
 static const hs_option options[] = {
-    {"tests", HS_OPT_STR, &o_tests, "latency,bw,bibw,mbw_mr",
-     "comma-separated tests: latency, bw, bibw, mbw_mr"},
-    {"min-size", HS_OPT_SIZE, &o_min, "0", "smallest message in bytes; sizes double from it"},
-    {"max-size", HS_OPT_SIZE, &o_max, "4M", "largest message in bytes"},
-    {"iterations", HS_OPT_INT, &o_iters, "0",
-     "timed iterations per size; 0 = OSU's (latency 10000, >8K 1000; bandwidth 100, >8K 20)"},
-    {"warmup", HS_OPT_INT, &o_warmup, "-1",
-     "discarded warm-up iterations per size; -1 = OSU's (latency 100, >8K 10; bandwidth 10, >8K 2)"},
-    {"scale-iterations", HS_OPT_DOUBLE, &o_scale, "1",
-     "multiply iteration and warm-up counts (0.1 for a quick run; at least 1 is kept)"},
-    {"block", HS_OPT_INT, &o_block, "100",
-     "iterations per timed block = per sample (lowered to give >= 10 samples); 0 = whole loop"},
-    {"window", HS_OPT_INT, &o_window, "64", "messages in flight in bw, bibw, mbw_mr (OSU -W)"},
-    {"repeat", HS_OPT_INT, &o_repeat, "1",
-     "measure each test and size this many times back to back (params.repeat counts them)"},
-    {"alternate-whole", HS_OPT_FLAG, &o_alternate, "0",
-     "harness check: also time every repetition as one whole-loop block, order alternating"},
-    {"data", HS_OPT_STR, &o_data, "constant",
-     "buffer contents: constant (like OSU) or varying (rank/size/iteration pattern)"},
-    {"validate", HS_OPT_FLAG, &o_validate, "0",
-     "check every received byte in an untimed pass before timing each size"},
-    {"format", HS_OPT_STR, &o_format, "jsonl", "output: jsonl records or osu text columns"},
-    {"out", HS_OPT_STR, &o_out, "-", "output file, - for stdout"},
-    {0}};
+    { "tests", HS_OPT_STR, &o_tests, "latency,bw,bibw,mbw_mr",
+      "comma-separated tests: latency, bw, bibw, mbw_mr" },
+    { "min-size", HS_OPT_SIZE, &o_min, "0",
+      "smallest message in bytes; sizes double from it" },
+    { "max-size", HS_OPT_SIZE, &o_max, "4M", "largest message in bytes" },
+    { "iterations", HS_OPT_INT, &o_iters, "0",
+      "timed iterations per size; 0 = OSU's (latency 10000, >8K 1000; bandwidth 100, >8K "
+      "20)" },
+    { "warmup", HS_OPT_INT, &o_warmup, "-1",
+      "discarded warm-up iterations per size; -1 = OSU's (latency 100, >8K 10; bandwidth "
+      "10, >8K 2)" },
+    { "scale-iterations", HS_OPT_DOUBLE, &o_scale, "1",
+      "multiply iteration and warm-up counts (0.1 for a quick run; at least 1 is kept)" },
+    { "block", HS_OPT_INT, &o_block, "100",
+      "iterations per timed block = per sample (lowered to give >= 10 samples); 0 = whole "
+      "loop" },
+    { "window", HS_OPT_INT, &o_window, "64",
+      "messages in flight in bw, bibw, mbw_mr (OSU -W)" },
+    { "repeat", HS_OPT_INT, &o_repeat, "1",
+      "measure each test and size this many times back to back (params.repeat counts "
+      "them)" },
+    { "alternate-whole", HS_OPT_FLAG, &o_alternate, "0",
+      "harness check: also time every repetition as one whole-loop block, order "
+      "alternating" },
+    { "data", HS_OPT_STR, &o_data, "constant",
+      "buffer contents: constant (like OSU) or varying (rank/size/iteration pattern)" },
+    { "validate", HS_OPT_FLAG, &o_validate, "0",
+      "check every received byte in an untimed pass before timing each size" },
+    { "format", HS_OPT_STR, &o_format, "jsonl",
+      "output: jsonl records or osu text columns" },
+    { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
+    { 0 }
+};
 
 /* ---- the tests ----------------------------------------------------------------------- */
 
@@ -90,24 +99,24 @@ static const struct {
     const char *name, *metric, *unit, *osu_title, *osu_column;
     int windowed, min_bytes;
 } tests[NTESTS] = {
-    {"latency", "latency", "us", "# OSU MPI Latency Test", "Latency (us)", 0, 0},
-    {"bw", "bandwidth", "MB/s", "# OSU MPI Bandwidth Test", "Bandwidth (MB/s)", 1, 1},
-    {"bibw", "bibandwidth", "MB/s", "# OSU MPI Bi-Directional Bandwidth Test", "Bandwidth (MB/s)",
-     1, 1},
-    {"mbw_mr", "message_rate", "msg/s", "# OSU MPI Multiple Bandwidth / Message Rate Test", NULL,
-     1, 0},
+    { "latency", "latency", "us", "# OSU MPI Latency Test", "Latency (us)", 0, 0 },
+    { "bw", "bandwidth", "MB/s", "# OSU MPI Bandwidth Test", "Bandwidth (MB/s)", 1, 1 },
+    { "bibw", "bibandwidth", "MB/s", "# OSU MPI Bi-Directional Bandwidth Test",
+      "Bandwidth (MB/s)", 1, 1 },
+    { "mbw_mr", "message_rate", "msg/s", "# OSU MPI Multiple Bandwidth / Message Rate Test",
+      NULL, 1, 0 },
 };
 
 typedef struct {
     int rank;
     MPI_Comm comm;
-    char *sbuf, *rbuf;  /* page-aligned, max(max-size, 1) bytes each */
-    MPI_Request *req;   /* 2 * window */
-    MPI_Status *stat;   /* 2 * window; OSU passes status arrays too (and MPICH's
+    char *sbuf, *rbuf; /* page-aligned, max(max-size, 1) bytes each */
+    MPI_Request *req;  /* 2 * window */
+    MPI_Status *stat;  /* 2 * window; OSU passes status arrays too (and MPICH's
                            MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow) */
     int window;
-    FILE *out;          /* rank 0 only */
-    int osu;            /* --format osu */
+    FILE *out; /* rank 0 only */
+    int osu;   /* --format osu */
 } ctx;
 
 static ctx C;
@@ -121,10 +130,15 @@ static void fail_mpi(const char *call, int rc, int line)
     if (C.rank == 0 && C.out && !C.osu)
         hs_json_error(C.out, "%s failed on rank 0 (p2p.c:%d): %s", call, line, msg);
     else
-        fprintf(stderr, "p2p: %s failed on rank %d (p2p.c:%d): %s\n", call, C.rank, line, msg);
+        fprintf(stderr, "p2p: %s failed on rank %d (p2p.c:%d): %s\n", call, C.rank, line,
+                msg);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
-#define TRY(call) do { int rc_ = (call); if (rc_ != MPI_SUCCESS) fail_mpi(#call, rc_, __LINE__); } while (0)
+#define TRY(call)                                               \
+    do {                                                        \
+        int rc_ = (call);                                       \
+        if (rc_ != MPI_SUCCESS) fail_mpi(#call, rc_, __LINE__); \
+    } while (0)
 
 /* Runs count iterations of test with messages of n bytes. Returns the seconds spent inside
  * the timed part of the iterations for mbw_mr (its barriers are excluded), 0 otherwise:
@@ -138,9 +152,11 @@ static double run_iters(int test, int n, int64_t count)
         case LAT:
             if (C.rank == 0) {
                 TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm));
-                TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, MPI_STATUS_IGNORE));
+                TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm,
+                             MPI_STATUS_IGNORE));
             } else {
-                TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, MPI_STATUS_IGNORE));
+                TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm,
+                             MPI_STATUS_IGNORE));
                 TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm));
             }
             break;
@@ -155,7 +171,8 @@ static double run_iters(int test, int n, int64_t count)
                 for (int j = 0; j < W; j++)
                     TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[j]));
                 TRY(MPI_Waitall(W, C.req, C.stat));
-                TRY(MPI_Recv(C.rbuf, 1, MPI_CHAR, peer, TAG_ACK, C.comm, MPI_STATUS_IGNORE));
+                TRY(MPI_Recv(C.rbuf, 1, MPI_CHAR, peer, TAG_ACK, C.comm,
+                             MPI_STATUS_IGNORE));
             } else {
                 for (int j = 0; j < W; j++)
                     TRY(MPI_Irecv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[j]));
@@ -178,10 +195,7 @@ static double run_iters(int test, int n, int64_t count)
 }
 
 /* Does this rank receive the test's data (and so can check it)? */
-static int receives(int test, int rank)
-{
-    return test == LAT || test == BIBW || rank == 1;
-}
+static int receives(int test, int rank) { return test == LAT || test == BIBW || rank == 1; }
 
 /* ---- buffer contents ----------------------------------------------------------------- */
 
@@ -190,8 +204,8 @@ static int receives(int test, int rank)
 static inline unsigned char pattern(int varying, int from, int n, int iter, size_t i)
 {
     if (!varying) return 'a';
-    return (unsigned char)((i + (i >> 8) * 7) * 131 + (size_t)from * 71 + (size_t)(n % 251) * 37 +
-                           (size_t)iter * 13 + 1);
+    return (unsigned char)((i + (i >> 8) * 7) * 131 + (size_t)from * 71 +
+                           (size_t)(n % 251) * 37 + (size_t)iter * 13 + 1);
 }
 
 static void fill(char *buf, int varying, int from, int n, int iter, int invert)
@@ -205,7 +219,7 @@ static void fill(char *buf, int varying, int from, int n, int iter, int invert)
  * message that never lands cannot pass. Returns 0, or 1 after rank 0 wrote an error. */
 static int validate(int test, int n, int varying)
 {
-    long long mine[4] = {0, -1, 0, 0}; /* mismatches, first offset, got, expected */
+    long long mine[4] = { 0, -1, 0, 0 }; /* mismatches, first offset, got, expected */
     /* Both ranks run every iteration whatever they find: stopping early on one side only
      * would leave the other waiting in a different call. */
     for (int it = 0; it < VALIDATE_ITERS; it++) {
@@ -234,10 +248,11 @@ static int validate(int test, int n, int varying)
         bad = 1;
         if (C.rank != 0) continue;
         char msg[512];
-        snprintf(msg, sizeof msg,
-                 "validation failed: test %s, %d bytes, rank %d received %lld wrong bytes in "
-                 "%d iterations, first at offset %lld (got 0x%02llx, expected 0x%02llx)",
-                 tests[test].name, n, r, v[0], VALIDATE_ITERS, v[1], v[2], v[3]);
+        snprintf(
+            msg, sizeof msg,
+            "validation failed: test %s, %d bytes, rank %d received %lld wrong bytes in "
+            "%d iterations, first at offset %lld (got 0x%02llx, expected 0x%02llx)",
+            tests[test].name, n, r, v[0], VALIDATE_ITERS, v[1], v[2], v[3]);
         if (C.osu) {
             fprintf(stderr, "p2p: %s\n", msg);
         } else {
@@ -325,7 +340,8 @@ static int emit(int test, int n, const plan *p, const double *block_s)
     int rc = 0;
     if (C.osu) {
         if (test == MBW_MR)
-            fprintf(C.out, "%-*d%*.*f%*.*f\n", 10, n, 20, 2, (double)n * osu / 1e6, 20, 2, osu);
+            fprintf(C.out, "%-*d%*.*f%*.*f\n", 10, n, 20, 2, (double)n * osu / 1e6, 20, 2,
+                    osu);
         else
             fprintf(C.out, "%-*d%*.*f\n", 10, n, 20, 2, osu);
         rc = fflush(C.out) == 0 ? 0 : -1;
@@ -426,7 +442,8 @@ static int parse_tests(int selected[NTESTS], int quiet)
                 selected[t] = found = any = 1;
         if (!found) {
             if (!quiet)
-                fprintf(stderr, "p2p: --tests: unknown test '%.*s' (latency, bw, bibw, mbw_mr)\n",
+                fprintf(stderr,
+                        "p2p: --tests: unknown test '%.*s' (latency, bw, bibw, mbw_mr)\n",
                         (int)len, p);
             return -1;
         }
@@ -441,14 +458,22 @@ static int check_options(int selected[NTESTS], int quiet)
 {
     const char *why = NULL;
     if (parse_tests(selected, quiet) != 0) return 2;
-    if (o_min < 0 || o_max < o_min) why = "--min-size must be <= --max-size";
-    else if (o_max > INT_MAX) why = "--max-size must fit an MPI count (< 2 GiB)";
-    else if (o_iters < 0) why = "--iterations must be >= 0";
-    else if (o_warmup < -1) why = "--warmup must be >= 0 (or -1 for OSU's)";
-    else if (!(o_scale > 0)) why = "--scale-iterations must be > 0";
-    else if (o_block < 0) why = "--block must be >= 0";
-    else if (o_repeat < 1) why = "--repeat must be >= 1";
-    else if (o_window < 1 || o_window > 1 << 20) why = "--window must be in 1..1048576";
+    if (o_min < 0 || o_max < o_min)
+        why = "--min-size must be <= --max-size";
+    else if (o_max > INT_MAX)
+        why = "--max-size must fit an MPI count (< 2 GiB)";
+    else if (o_iters < 0)
+        why = "--iterations must be >= 0";
+    else if (o_warmup < -1)
+        why = "--warmup must be >= 0 (or -1 for OSU's)";
+    else if (!(o_scale > 0))
+        why = "--scale-iterations must be > 0";
+    else if (o_block < 0)
+        why = "--block must be >= 0";
+    else if (o_repeat < 1)
+        why = "--repeat must be >= 1";
+    else if (o_window < 1 || o_window > 1 << 20)
+        why = "--window must be in 1..1048576";
     else if (strcmp(o_data, "constant") && strcmp(o_data, "varying"))
         why = "--data must be constant or varying";
     else if (strcmp(o_format, "jsonl") && strcmp(o_format, "osu"))
@@ -461,11 +486,13 @@ static int check_options(int selected[NTESTS], int quiet)
 /* Option parsing on every rank (same argv everywhere), messages from rank 0 only. */
 static int parse_quietly_unless_rank0(int rank, int argc, char **argv, int selected[NTESTS])
 {
-    int rc = hs_options_parse_quiet(options, argc, argv, "p2p",
-                                    "MPI point-to-point latency, bandwidth, bidirectional bandwidth and "
-                                    "message rate between exactly 2 ranks (OSU definitions), as JSONL "
-                                    "records.\nexample: mpirun -np 2 --bind-to core p2p --tests latency "
-                                    "--max-size 64K --scale-iterations 0.1", rank != 0);
+    int rc = hs_options_parse_quiet(
+        options, argc, argv, "p2p",
+        "MPI point-to-point latency, bandwidth, bidirectional bandwidth and "
+        "message rate between exactly 2 ranks (OSU definitions), as JSONL "
+        "records.\nexample: mpirun -np 2 --bind-to core p2p --tests latency "
+        "--max-size 64K --scale-iterations 0.1",
+        rank != 0);
     if (rc < 0) rc = check_options(selected, rank != 0);
     return rc;
 }
@@ -518,8 +545,10 @@ int main(int argc, char **argv)
         return finish(1);
     if (size != 2) {
         if (C.rank == 0) {
-            if (C.osu) fprintf(stderr, "p2p: needs exactly 2 ranks, got %d\n", size);
-            else hs_json_error(C.out, "p2p needs exactly 2 ranks, got %d", size);
+            if (C.osu)
+                fprintf(stderr, "p2p: needs exactly 2 ranks, got %d\n", size);
+            else
+                hs_json_error(C.out, "p2p needs exactly 2 ranks, got %d", size);
         }
         return finish(1);
     }

@@ -26,16 +26,18 @@ static int64_t reps, warmups, dgemm_n;
 static double seconds;
 
 static const hs_option opts[] = {
-    {"kernels", HS_OPT_STR, &kernels_opt, "all",
-     "comma list of fp64,fp32,fp16,bf16,int8,int16,int32,int64,dgemm,clock or all"},
-    {"threads", HS_OPT_STR, &threads_opt, "all", "thread counts, e.g. 1,2 or 1-4; all = 1..CPUs"},
-    {"seconds", HS_OPT_DOUBLE, &seconds, "0.2", "target duration of one repetition"},
-    {"reps", HS_OPT_INT, &reps, "5", "timed repetitions per point"},
-    {"warmups", HS_OPT_INT, &warmups, "1", "untimed-for-results repetitions first"},
-    {"dgemm-n", HS_OPT_INT, &dgemm_n, "2000", "matrix order of the DGEMM reference"},
-    {"isa", HS_OPT_STR, &isa_opt, "best", "best, avx2 or sse2 (limit the vector ISA)"},
-    {"out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout"},
-    {0}};
+    { "kernels", HS_OPT_STR, &kernels_opt, "all",
+      "comma list of fp64,fp32,fp16,bf16,int8,int16,int32,int64,dgemm,clock or all" },
+    { "threads", HS_OPT_STR, &threads_opt, "all",
+      "thread counts, e.g. 1,2 or 1-4; all = 1..CPUs" },
+    { "seconds", HS_OPT_DOUBLE, &seconds, "0.2", "target duration of one repetition" },
+    { "reps", HS_OPT_INT, &reps, "5", "timed repetitions per point" },
+    { "warmups", HS_OPT_INT, &warmups, "1", "untimed-for-results repetitions first" },
+    { "dgemm-n", HS_OPT_INT, &dgemm_n, "2000", "matrix order of the DGEMM reference" },
+    { "isa", HS_OPT_STR, &isa_opt, "best", "best, avx2 or sse2 (limit the vector ISA)" },
+    { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
+    { 0 }
+};
 
 static FILE *out;
 
@@ -73,7 +75,10 @@ static int bench_kernel(const cpu_kernel *k, int threads)
     double *v = calloc((size_t)n, sizeof *v);
     for (int r = 0; r < n; r++) {
         t = run_threads(k, threads, iters);
-        if (t < 0) { free(v); goto invalid; }
+        if (t < 0) {
+            free(v);
+            goto invalid;
+        }
         v[r] = (double)threads * (double)iters * k->ops_per_iter / t / 1e9;
     }
     hs_json j;
@@ -92,7 +97,8 @@ static int bench_kernel(const cpu_kernel *k, int threads)
     free(v);
     return 0;
 invalid:
-    hs_json_error(out, "%s/%s kernel on %d threads computed a wrong result (validation failed)",
+    hs_json_error(out,
+                  "%s/%s kernel on %d threads computed a wrong result (validation failed)",
                   k->precision, k->isa, threads);
     return -1;
 }
@@ -147,8 +153,8 @@ static int bench_dgemm(int threads)
     double *v = calloc((size_t)nr, sizeof *v);
     for (int r = 0; r < nr; r++) {
         double t0 = hs_now_s();
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, a,
-                    (int)n, b, (int)n, 0.0, c, (int)n);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0,
+                    a, (int)n, b, (int)n, 0.0, c, (int)n);
         v[r] = 2.0 * n * n * n / (hs_now_s() - t0) / 1e9;
     }
     /* Validation (untimed): 64 sampled entries against exact dot products. */
@@ -172,16 +178,20 @@ static int bench_dgemm(int threads)
     hs_json_int(&j, "n", n);
     hs_json_bool(&j, "validated", 1);
     node_sample_end(&j, out, v + warmups, (int)reps, (int)warmups);
-    free(v); free(a); free(b); free(c);
+    free(v);
+    free(a);
+    free(b);
+    free(c);
     return 0;
 #endif
 }
 
 int main(int argc, char **argv)
 {
-    int rc = hs_options_parse(opts, argc, argv, "cpu",
-                              "Vector FLOP/s and integer op/s per precision, core clock and "
-                              "OpenBLAS DGEMM, for each thread count; results validated.");
+    int rc =
+        hs_options_parse(opts, argc, argv, "cpu",
+                         "Vector FLOP/s and integer op/s per precision, core clock and "
+                         "OpenBLAS DGEMM, for each thread count; results validated.");
     if (rc >= 0) return rc;
     if (!(out = node_open_out(out_path))) return 2;
     int cpus[1024];
@@ -197,14 +207,16 @@ int main(int argc, char **argv)
     if (node_meta(out, "cpu", opts) != 0) return 1;
 
     if (node_list_has(kernels_opt, "clock")) bench_clock();
-    static const char *precisions[] = {"fp64", "fp32", "fp16", "bf16",
-                                       "int8", "int16", "int32", "int64"};
+    static const char *precisions[] = { "fp64", "fp32",  "fp16",  "bf16",
+                                        "int8", "int16", "int32", "int64" };
     for (size_t p = 0; p < sizeof precisions / sizeof *precisions; p++) {
         if (!node_list_has(kernels_opt, precisions[p])) continue;
         const cpu_kernel *k = cpu_kernel_find(precisions[p], force);
         if (!k) {
-            fprintf(stderr, "cpu: %s skipped: this CPU has no instructions for it "
-                    "(fp16 needs AVX512-FP16, bf16 needs AVX512-BF16)\n", precisions[p]);
+            fprintf(stderr,
+                    "cpu: %s skipped: this CPU has no instructions for it "
+                    "(fp16 needs AVX512-FP16, bf16 needs AVX512-BF16)\n",
+                    precisions[p]);
             continue;
         }
         for (int i = 0; i < nt; i++)

@@ -6,50 +6,54 @@
 #include <string.h>
 
 /* Floating-point kernel: FMA(acc, m, a) then FMA(acc, m, -a) on NACC accumulators. */
-#define FP_KERNEL(NAME, TARGET, VT, ET, SET1, FMA, STOREU, LANES)                          \
-    __attribute__((target(TARGET))) static int NAME(int64_t iters, double x0)             \
-    {                                                                                     \
-        volatile ET one = (ET)1.0, step = (ET)1.0, nstep = (ET)-1.0;                      \
-        VT m = SET1(one), a = SET1(step), na = SET1(nstep);                               \
-        VT acc[NACC];                                                                     \
-        for (int k = 0; k < NACC; k++) acc[k] = SET1((ET)(x0 + k));                       \
-        for (int64_t i = 0; i < iters; i++) {                                             \
-            _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++) acc[k] = FMA(acc[k], m, a);  \
-            _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++) acc[k] = FMA(acc[k], m, na); \
-        }                                                                                 \
-        ET buf[LANES];                                                                    \
-        for (int k = 0; k < NACC; k++) {                                                  \
-            STOREU(buf, acc[k]);                                                          \
-            for (int l = 0; l < LANES; l++)                                               \
-                if ((double)buf[l] != x0 + k) return -1;                                  \
-        }                                                                                 \
-        return 0;                                                                         \
+#define FP_KERNEL(NAME, TARGET, VT, ET, SET1, FMA, STOREU, LANES)             \
+    __attribute__((target(TARGET))) static int NAME(int64_t iters, double x0) \
+    {                                                                         \
+        volatile ET one = (ET)1.0, step = (ET)1.0, nstep = (ET)-1.0;          \
+        VT m = SET1(one), a = SET1(step), na = SET1(nstep);                   \
+        VT acc[NACC];                                                         \
+        for (int k = 0; k < NACC; k++) acc[k] = SET1((ET)(x0 + k));           \
+        for (int64_t i = 0; i < iters; i++) {                                 \
+            _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++) acc[k] =  \
+                FMA(acc[k], m, a);                                            \
+            _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++) acc[k] =  \
+                FMA(acc[k], m, na);                                           \
+        }                                                                     \
+        ET buf[LANES];                                                        \
+        for (int k = 0; k < NACC; k++) {                                      \
+            STOREU(buf, acc[k]);                                              \
+            for (int l = 0; l < LANES; l++)                                   \
+                if ((double)buf[l] != x0 + k) return -1;                      \
+        }                                                                     \
+        return 0;                                                             \
     }
 
 /* Integer kernel: acc + a then acc + (-a), wrapping arithmetic, exact. Integer addition
  * is associative, so the compiler could fold a + (-a) out of the loop; an empty asm on
  * each accumulator (no instruction emitted) keeps every add. */
 #define INT_KERNEL(NAME, TARGET, VT, ET, SET1, ADD, STOREU, LANES)                         \
-    __attribute__((target(TARGET))) static int NAME(int64_t iters, double x0)             \
-    {                                                                                     \
-        volatile ET step = 1, nstep = (ET)-1;                                             \
-        VT a = SET1(step), na = SET1(nstep);                                              \
-        VT acc[NACC];                                                                     \
-        for (int k = 0; k < NACC; k++) acc[k] = SET1((ET)(x0 + k));                       \
-        for (int64_t i = 0; i < iters; i++) {                                             \
-            _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++) {                     \
-                acc[k] = ADD(acc[k], a);                                                  \
+    __attribute__((target(TARGET))) static int NAME(int64_t iters, double x0)              \
+    {                                                                                      \
+        volatile ET step = 1, nstep = (ET)-1;                                              \
+        VT a = SET1(step), na = SET1(nstep);                                               \
+        VT acc[NACC];                                                                      \
+        for (int k = 0; k < NACC; k++) acc[k] = SET1((ET)(x0 + k));                        \
+        for (int64_t i = 0; i < iters; i++) {                                              \
+            _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++)                        \
+            {                                                                              \
+                acc[k] = ADD(acc[k], a);                                                   \
                 __asm__("" : "+v"(acc[k])); /* integer adds may be reassociated: forbid */ \
-            }                                                                             \
-            _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++) acc[k] = ADD(acc[k], na); \
-        }                                                                                 \
-        ET buf[LANES];                                                                    \
-        for (int k = 0; k < NACC; k++) {                                                  \
-            STOREU((void *)buf, acc[k]);                                                  \
-            for (int l = 0; l < LANES; l++)                                               \
-                if (buf[l] != (ET)(x0 + k)) return -1;                                    \
-        }                                                                                 \
-        return 0;                                                                         \
+            }                                                                              \
+            _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++) acc[k] =               \
+                ADD(acc[k], na);                                                           \
+        }                                                                                  \
+        ET buf[LANES];                                                                     \
+        for (int k = 0; k < NACC; k++) {                                                   \
+            STOREU((void *)buf, acc[k]);                                                   \
+            for (int l = 0; l < LANES; l++)                                                \
+                if (buf[l] != (ET)(x0 + k)) return -1;                                     \
+        }                                                                                  \
+        return 0;                                                                          \
     }
 
 #define T512 "avx512f,avx512bw,avx512vl,avx512dq,fma"
@@ -57,13 +61,20 @@
 #define T128 "sse2"
 
 /* AVX-512 */
-FP_KERNEL(fp64_avx512, T512, __m512d, double, _mm512_set1_pd, _mm512_fmadd_pd, _mm512_storeu_pd, 8)
-FP_KERNEL(fp32_avx512, T512, __m512, float, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps, 16)
-INT_KERNEL(int8_avx512, T512, __m512i, int8_t, _mm512_set1_epi8, _mm512_add_epi8, _mm512_storeu_si512, 64)
-INT_KERNEL(int16_avx512, T512, __m512i, int16_t, _mm512_set1_epi16, _mm512_add_epi16, _mm512_storeu_si512, 32)
-INT_KERNEL(int32_avx512, T512, __m512i, int32_t, _mm512_set1_epi32, _mm512_add_epi32, _mm512_storeu_si512, 16)
-INT_KERNEL(int64_avx512, T512, __m512i, int64_t, _mm512_set1_epi64, _mm512_add_epi64, _mm512_storeu_si512, 8)
-FP_KERNEL(fp16_avx512, T512 ",avx512fp16", __m512h, _Float16, _mm512_set1_ph, _mm512_fmadd_ph, _mm512_storeu_ph, 32)
+FP_KERNEL(fp64_avx512, T512, __m512d, double, _mm512_set1_pd, _mm512_fmadd_pd,
+          _mm512_storeu_pd, 8)
+FP_KERNEL(fp32_avx512, T512, __m512, float, _mm512_set1_ps, _mm512_fmadd_ps,
+          _mm512_storeu_ps, 16)
+INT_KERNEL(int8_avx512, T512, __m512i, int8_t, _mm512_set1_epi8, _mm512_add_epi8,
+           _mm512_storeu_si512, 64)
+INT_KERNEL(int16_avx512, T512, __m512i, int16_t, _mm512_set1_epi16, _mm512_add_epi16,
+           _mm512_storeu_si512, 32)
+INT_KERNEL(int32_avx512, T512, __m512i, int32_t, _mm512_set1_epi32, _mm512_add_epi32,
+           _mm512_storeu_si512, 16)
+INT_KERNEL(int64_avx512, T512, __m512i, int64_t, _mm512_set1_epi64, _mm512_add_epi64,
+           _mm512_storeu_si512, 8)
+FP_KERNEL(fp16_avx512, T512 ",avx512fp16", __m512h, _Float16, _mm512_set1_ph,
+          _mm512_fmadd_ph, _mm512_storeu_ph, 32)
 
 /* AVX512-BF16: VDPBF16PS adds two BF16 products into each FP32 lane (4 FLOP per lane). */
 #define BF16_PAIR(x) _mm512_cvtne2ps_pbh(_mm512_set1_ps(x), _mm512_set1_ps(x))
@@ -75,8 +86,10 @@ __attribute__((target(T512 ",avx512bf16"))) static int bf16_avx512(int64_t iters
     __m512 acc[NACC];
     for (int k = 0; k < NACC; k++) acc[k] = _mm512_set1_ps((float)(x0 + k));
     for (int64_t i = 0; i < iters; i++) {
-        _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++) acc[k] = DPBF16(acc[k], m, a);
-        _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++) acc[k] = DPBF16(acc[k], m, na);
+        _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++) acc[k] =
+            DPBF16(acc[k], m, a);
+        _Pragma("GCC unroll 12") for (int k = 0; k < NACC; k++) acc[k] =
+            DPBF16(acc[k], m, na);
     }
     float buf[16];
     for (int k = 0; k < NACC; k++) {
@@ -88,13 +101,18 @@ __attribute__((target(T512 ",avx512bf16"))) static int bf16_avx512(int64_t iters
 }
 
 /* AVX2 + FMA */
-FP_KERNEL(fp64_avx2, T256, __m256d, double, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_storeu_pd, 4)
-FP_KERNEL(fp32_avx2, T256, __m256, float, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps, 8)
+FP_KERNEL(fp64_avx2, T256, __m256d, double, _mm256_set1_pd, _mm256_fmadd_pd,
+          _mm256_storeu_pd, 4)
+FP_KERNEL(fp32_avx2, T256, __m256, float, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps,
+          8)
 #define ST256(p, v) _mm256_storeu_si256((__m256i *)(p), v)
 INT_KERNEL(int8_avx2, T256, __m256i, int8_t, _mm256_set1_epi8, _mm256_add_epi8, ST256, 32)
-INT_KERNEL(int16_avx2, T256, __m256i, int16_t, _mm256_set1_epi16, _mm256_add_epi16, ST256, 16)
-INT_KERNEL(int32_avx2, T256, __m256i, int32_t, _mm256_set1_epi32, _mm256_add_epi32, ST256, 8)
-INT_KERNEL(int64_avx2, T256, __m256i, int64_t, _mm256_set1_epi64x, _mm256_add_epi64, ST256, 4)
+INT_KERNEL(int16_avx2, T256, __m256i, int16_t, _mm256_set1_epi16, _mm256_add_epi16, ST256,
+           16)
+INT_KERNEL(int32_avx2, T256, __m256i, int32_t, _mm256_set1_epi32, _mm256_add_epi32, ST256,
+           8)
+INT_KERNEL(int64_avx2, T256, __m256i, int64_t, _mm256_set1_epi64x, _mm256_add_epi64, ST256,
+           4)
 
 /* SSE2: no FMA, a multiply and an add (2 FLOP per lane, as the ISA allows). */
 #define MADD_PD(x, m, a) _mm_add_pd(_mm_mul_pd(x, m), a)
@@ -109,26 +127,26 @@ INT_KERNEL(int64_sse2, T128, __m128i, int64_t, _mm_set1_epi64x, _mm_add_epi64, S
 
 #define FLOPS(lanes, per_lane) (2.0 * NACC * (lanes) * (per_lane))
 static const cpu_kernel kernels[] = {
-    {"fp64", "avx512", "fma", FLOPS(8, 2), fp64_avx512},
-    {"fp32", "avx512", "fma", FLOPS(16, 2), fp32_avx512},
-    {"fp16", "avx512fp16", "fma", FLOPS(32, 2), fp16_avx512},
-    {"bf16", "avx512bf16", "dpbf16", FLOPS(16, 4), bf16_avx512},
-    {"int8", "avx512", "add", FLOPS(64, 1), int8_avx512},
-    {"int16", "avx512", "add", FLOPS(32, 1), int16_avx512},
-    {"int32", "avx512", "add", FLOPS(16, 1), int32_avx512},
-    {"int64", "avx512", "add", FLOPS(8, 1), int64_avx512},
-    {"fp64", "avx2", "fma", FLOPS(4, 2), fp64_avx2},
-    {"fp32", "avx2", "fma", FLOPS(8, 2), fp32_avx2},
-    {"int8", "avx2", "add", FLOPS(32, 1), int8_avx2},
-    {"int16", "avx2", "add", FLOPS(16, 1), int16_avx2},
-    {"int32", "avx2", "add", FLOPS(8, 1), int32_avx2},
-    {"int64", "avx2", "add", FLOPS(4, 1), int64_avx2},
-    {"fp64", "sse2", "madd", FLOPS(2, 2), fp64_sse2},
-    {"fp32", "sse2", "madd", FLOPS(4, 2), fp32_sse2},
-    {"int8", "sse2", "add", FLOPS(16, 1), int8_sse2},
-    {"int16", "sse2", "add", FLOPS(8, 1), int16_sse2},
-    {"int32", "sse2", "add", FLOPS(4, 1), int32_sse2},
-    {"int64", "sse2", "add", FLOPS(2, 1), int64_sse2},
+    { "fp64", "avx512", "fma", FLOPS(8, 2), fp64_avx512 },
+    { "fp32", "avx512", "fma", FLOPS(16, 2), fp32_avx512 },
+    { "fp16", "avx512fp16", "fma", FLOPS(32, 2), fp16_avx512 },
+    { "bf16", "avx512bf16", "dpbf16", FLOPS(16, 4), bf16_avx512 },
+    { "int8", "avx512", "add", FLOPS(64, 1), int8_avx512 },
+    { "int16", "avx512", "add", FLOPS(32, 1), int16_avx512 },
+    { "int32", "avx512", "add", FLOPS(16, 1), int32_avx512 },
+    { "int64", "avx512", "add", FLOPS(8, 1), int64_avx512 },
+    { "fp64", "avx2", "fma", FLOPS(4, 2), fp64_avx2 },
+    { "fp32", "avx2", "fma", FLOPS(8, 2), fp32_avx2 },
+    { "int8", "avx2", "add", FLOPS(32, 1), int8_avx2 },
+    { "int16", "avx2", "add", FLOPS(16, 1), int16_avx2 },
+    { "int32", "avx2", "add", FLOPS(8, 1), int32_avx2 },
+    { "int64", "avx2", "add", FLOPS(4, 1), int64_avx2 },
+    { "fp64", "sse2", "madd", FLOPS(2, 2), fp64_sse2 },
+    { "fp32", "sse2", "madd", FLOPS(4, 2), fp32_sse2 },
+    { "int8", "sse2", "add", FLOPS(16, 1), int8_sse2 },
+    { "int16", "sse2", "add", FLOPS(8, 1), int16_sse2 },
+    { "int32", "sse2", "add", FLOPS(4, 1), int32_sse2 },
+    { "int64", "sse2", "add", FLOPS(2, 1), int64_sse2 },
 };
 
 static int isa_ok(const char *isa)

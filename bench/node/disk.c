@@ -32,15 +32,20 @@ static int64_t file_size, reps;
 static double seconds;
 
 static const hs_option opts[] = {
-    {"dir", HS_OPT_STR, &dir_opt, "", "directory for the test files; empty = new temporary one"},
-    {"size", HS_OPT_SIZE, &file_size, "1G", "bytes of each thread's file"},
-    {"tests", HS_OPT_STR, &tests_opt, "all", "comma list of seqwrite,seqread,randread,randwrite"},
-    {"blocks", HS_OPT_STR, &blocks_opt, "4K,64K,1M,16M,100M", "block sizes (multiples of 4K)"},
-    {"threads", HS_OPT_STR, &threads_opt, "1,2", "thread counts (= queue depth), e.g. 1,2,4"},
-    {"seconds", HS_OPT_DOUBLE, &seconds, "1", "duration of one repetition"},
-    {"reps", HS_OPT_INT, &reps, "3", "timed repetitions per point (after one warm-up)"},
-    {"out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout"},
-    {0}};
+    { "dir", HS_OPT_STR, &dir_opt, "",
+      "directory for the test files; empty = new temporary one" },
+    { "size", HS_OPT_SIZE, &file_size, "1G", "bytes of each thread's file" },
+    { "tests", HS_OPT_STR, &tests_opt, "all",
+      "comma list of seqwrite,seqread,randread,randwrite" },
+    { "blocks", HS_OPT_STR, &blocks_opt, "4K,64K,1M,16M,100M",
+      "block sizes (multiples of 4K)" },
+    { "threads", HS_OPT_STR, &threads_opt, "1,2",
+      "thread counts (= queue depth), e.g. 1,2,4" },
+    { "seconds", HS_OPT_DOUBLE, &seconds, "1", "duration of one repetition" },
+    { "reps", HS_OPT_INT, &reps, "3", "timed repetitions per point (after one warm-up)" },
+    { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
+    { 0 }
+};
 
 #define MAX_THREADS 256
 #define LAT_KEEP 4096 /* per-I/O latencies kept per thread and repetition (reservoir) */
@@ -85,7 +90,9 @@ static double start_time;
 
 static uint64_t xorshift(uint64_t *s)
 {
-    *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17;
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
     return *s;
 }
 
@@ -100,7 +107,8 @@ static void *run_worker(void *arg)
     pthread_barrier_wait(&start_barrier);
     if (w->id == 0) start_time = hs_now_s();
     for (;;) {
-        int64_t blk = w->random ? (int64_t)(xorshift(&w->rng) % (uint64_t)nblk) : next++ % nblk;
+        int64_t blk =
+            w->random ? (int64_t)(xorshift(&w->rng) % (uint64_t)nblk) : next++ % nblk;
         off_t off = (off_t)(blk * (int64_t)w->block);
         double t0 = hs_now_s();
         ssize_t n = w->write ? pwrite(w->fd, w->buf, w->block, off)
@@ -112,7 +120,8 @@ static void *run_worker(void *arg)
         }
         w->bytes += n;
         double lat = (t1 - t0) * 1e6;
-        if (w->nlat < LAT_KEEP) w->lat_us[w->nlat++] = lat;
+        if (w->nlat < LAT_KEEP)
+            w->lat_us[w->nlat++] = lat;
         else { /* reservoir sampling keeps a uniform subset of all I/Os */
             uint64_t k = xorshift(&w->rng) % (uint64_t)(w->ops + 1);
             if (k < LAT_KEEP) w->lat_us[k] = lat;
@@ -150,9 +159,15 @@ static int run_point(const char *test, size_t block, int threads, worker *ws, in
         pthread_barrier_init(&start_barrier, NULL, (unsigned)threads);
         double deadline = hs_now_s() + seconds + 0.01;
         for (int t = 0; t < threads; t++) {
-            ws[t] = (worker){.fd = fds[t], .id = t, .write = is_write, .random = is_rand,
-                             .block = block, .buf = ws[t].buf, .deadline = deadline,
-                             .rng = 0x9E3779B97F4A7C15ull + 7919u * (uint64_t)(t + 1) + (uint64_t)r};
+            ws[t] = (worker){ .fd = fds[t],
+                              .id = t,
+                              .write = is_write,
+                              .random = is_rand,
+                              .block = block,
+                              .buf = ws[t].buf,
+                              .deadline = deadline,
+                              .rng = 0x9E3779B97F4A7C15ull + 7919u * (uint64_t)(t + 1) +
+                                     (uint64_t)r };
             pthread_create(&tid[t], NULL, run_worker, &ws[t]);
         }
         int64_t bytes = 0, ops = 0;
@@ -160,8 +175,8 @@ static int run_point(const char *test, size_t block, int threads, worker *ws, in
         for (int t = 0; t < threads; t++) {
             pthread_join(tid[t], NULL);
             if (ws[t].err) {
-                hs_json_error(out, "%s of %zu-byte blocks in %s failed: %s", test, block, dir,
-                              strerror(ws[t].err));
+                hs_json_error(out, "%s of %zu-byte blocks in %s failed: %s", test, block,
+                              dir, strerror(ws[t].err));
                 free(lat);
                 return -1;
             }
@@ -195,9 +210,10 @@ static int run_point(const char *test, size_t block, int threads, worker *ws, in
     hs_json_int(&j, "block", (int64_t)block);
     hs_json_int(&j, "threads", threads);
     hs_json_close(&j);
-    static const double pct[] = {50, 90, 99, 99.9};
-    static const char *names[] = {"p50", "p90", "p99", "p99_9"};
-    for (int i = 0; i < 4; i++) hs_json_double(&j, names[i], lat[(int)(pct[i] / 100 * (nlat - 1))]);
+    static const double pct[] = { 50, 90, 99, 99.9 };
+    static const char *names[] = { "p50", "p90", "p99", "p99_9" };
+    for (int i = 0; i < 4; i++)
+        hs_json_double(&j, names[i], lat[(int)(pct[i] / 100 * (nlat - 1))]);
     hs_json_int(&j, "count", nlat);
     hs_json_emit(&j, out);
     free(lat);
@@ -210,15 +226,18 @@ static int prepare(int threads, int *fds, size_t max_block, worker *ws)
 {
     for (int t = 0; t < threads; t++) {
         if (t >= nfiles) {
-            snprintf(paths[t], sizeof paths[t], "%s/hpcscope-disk.%d.%d", dir, (int)getpid(), t);
+            snprintf(paths[t], sizeof paths[t], "%s/hpcscope-disk.%d.%d", dir,
+                     (int)getpid(), t);
             nfiles = t + 1;
         }
         fds[t] = open(paths[t], O_RDWR | O_CREAT | O_DIRECT, 0600);
         if (fds[t] < 0) {
             int e = errno;
-            hs_json_error(out, "cannot create %s with O_DIRECT: %s%s", paths[t], strerror(e),
+            hs_json_error(out, "cannot create %s with O_DIRECT: %s%s", paths[t],
+                          strerror(e),
                           e == EINVAL ? " (the file system has no O_DIRECT, e.g. tmpfs: "
-                                        "choose --dir on a disk)" : "");
+                                        "choose --dir on a disk)"
+                                      : "");
             return e == EACCES || e == EROFS || e == ENOENT || e == EINVAL ? 2 : 1;
         }
         if (posix_memalign((void **)&ws[t].buf, 4096, max_block) != 0) {
@@ -226,12 +245,14 @@ static int prepare(int threads, int *fds, size_t max_block, worker *ws)
             return 1;
         }
         uint64_t s = 0x2545F4914F6CDD1Dull + (uint64_t)t;
-        for (size_t i = 0; i < max_block / 8; i++) ((uint64_t *)ws[t].buf)[i] = xorshift(&s);
+        for (size_t i = 0; i < max_block / 8; i++)
+            ((uint64_t *)ws[t].buf)[i] = xorshift(&s);
         /* Lay the file out untimed so reads never hit holes. */
         struct stat st;
         if (fstat(fds[t], &st) == 0 && st.st_size >= file_size) continue;
         for (int64_t off = 0; off < file_size; off += (int64_t)max_block) {
-            size_t n = (size_t)(file_size - off) < max_block ? (size_t)(file_size - off) : max_block;
+            size_t n = (size_t)(file_size - off) < max_block ? (size_t)(file_size - off)
+                                                             : max_block;
             if (pwrite(fds[t], ws[t].buf, n, off) != (ssize_t)n) {
                 hs_json_error(out, "writing %s failed: %s", paths[t], strerror(errno));
                 return 1;
@@ -252,15 +273,18 @@ int main(int argc, char **argv)
     int nt = node_parse_int_list(threads_opt, threads, NODE_MAX_LIST, 1);
     int nb = node_parse_size_list(blocks_opt, blocks, NODE_MAX_LIST);
     int64_t max_threads = 0, max_block = 0;
-    for (int i = 0; i < nt; i++) max_threads = threads[i] > max_threads ? threads[i] : max_threads;
+    for (int i = 0; i < nt; i++)
+        max_threads = threads[i] > max_threads ? threads[i] : max_threads;
     for (int i = 0; i < nb; i++) {
         max_block = blocks[i] > max_block ? blocks[i] : max_block;
         if (blocks[i] % 4096) nb = -1;
     }
     if (nt <= 0 || nb <= 0 || max_threads > MAX_THREADS || reps < 1 || reps > 60 ||
         seconds <= 0 || file_size < max_block || file_size % 4096) {
-        fprintf(stderr, "disk: bad options: --threads 1..%d, --blocks multiples of 4K, --size a "
-                "multiple of 4K and at least the largest block, --reps 1..60\n", MAX_THREADS);
+        fprintf(stderr,
+                "disk: bad options: --threads 1..%d, --blocks multiples of 4K, --size a "
+                "multiple of 4K and at least the largest block, --reps 1..60\n",
+                MAX_THREADS);
         return 2;
     }
     for (int i = 0; i < nt; i++) node_warn_threads("disk", threads[i]);
@@ -272,7 +296,8 @@ int main(int argc, char **argv)
             return 2;
         }
     } else {
-        const char *base = getenv("HPCSCOPE_DISK_TMP") ? getenv("HPCSCOPE_DISK_TMP") : "/var/tmp";
+        const char *base =
+            getenv("HPCSCOPE_DISK_TMP") ? getenv("HPCSCOPE_DISK_TMP") : "/var/tmp";
         snprintf(dir, sizeof dir, "%s/hpcscope-disk-XXXXXX", base);
         if (!mkdtemp(dir)) {
             hs_json_error(out, "cannot create a temporary directory under %s: %s", base,
@@ -281,7 +306,7 @@ int main(int argc, char **argv)
         }
         made_dir = 1;
     }
-    struct sigaction sa = {.sa_handler = on_signal};
+    struct sigaction sa = { .sa_handler = on_signal };
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
@@ -292,25 +317,32 @@ int main(int argc, char **argv)
         int64_t avail = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
         int64_t keep = avail / 10; /* leave 10% for everyone else */
         if (need > avail - keep) {
-            hs_json_error(out, "the test needs %lld bytes (%lld files x --size %lld) but %s has "
-                          "%lld bytes free (limit: 90%% = %lld); lower --size to at most %lld or "
-                          "choose another --dir", (long long)need, (long long)max_threads,
-                          (long long)file_size, dir, (long long)avail, (long long)(avail - keep),
-                          (long long)((avail - keep) / max_threads / 4096 * 4096));
+            hs_json_error(
+                out,
+                "the test needs %lld bytes (%lld files x --size %lld) but %s has "
+                "%lld bytes free (limit: 90%% = %lld); lower --size to at most %lld or "
+                "choose another --dir",
+                (long long)need, (long long)max_threads, (long long)file_size, dir,
+                (long long)avail, (long long)(avail - keep),
+                (long long)((avail - keep) / max_threads / 4096 * 4096));
             cleanup();
             return 2;
         }
     }
-    if (node_meta(out, "disk", opts) != 0) { cleanup(); return 1; }
+    if (node_meta(out, "disk", opts) != 0) {
+        cleanup();
+        return 1;
+    }
 
     static worker ws[MAX_THREADS];
     int fds[MAX_THREADS];
     rc = prepare((int)max_threads, fds, (size_t)max_block, ws);
-    static const char *tests[] = {"seqwrite", "seqread", "randread", "randwrite"};
+    static const char *tests[] = { "seqwrite", "seqread", "randread", "randwrite" };
     for (int b = 0; b < nb && !rc; b++)
         for (size_t k = 0; k < 4 && !rc; k++)
             for (int i = 0; i < nt && !rc && node_list_has(tests_opt, tests[k]); i++)
-                rc = run_point(tests[k], (size_t)blocks[b], (int)threads[i], ws, fds) ? 1 : 0;
+                rc = run_point(tests[k], (size_t)blocks[b], (int)threads[i], ws, fds) ? 1
+                                                                                      : 0;
     for (int t = 0; t < nfiles; t++) close(fds[t]);
     cleanup();
     return rc;

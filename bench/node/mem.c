@@ -34,36 +34,40 @@ static double chase_seconds;
 static int hugepages;
 
 static const hs_option opts[] = {
-    {"tests", HS_OPT_STR, &tests_opt, "all", "comma list of stream,blocks,chase,numa or all"},
-    {"threads", HS_OPT_STR, &threads_opt, "all", "thread counts, e.g. 1,2; all = 1..CPUs"},
-    {"reps", HS_OPT_INT, &reps, "10", "repetitions per point; the first is the warm-up"},
-    {"array-bytes", HS_OPT_SIZE, &array_bytes, "0",
-     "bytes of each STREAM array; 0 = max(4 x last-level cache, 64M)"},
-    {"block-sizes", HS_OPT_STR, &blocks_opt, "1K,4K,16K,64K,256K,1M,4M,10M",
-     "block sizes of the seq/rand block test"},
-    {"block-total", HS_OPT_SIZE, &block_total, "0",
-     "bytes swept per thread by the block test; 0 = the STREAM array size"},
-    {"chase-max", HS_OPT_SIZE, &chase_max, "0",
-     "largest pointer-chase working set; 0 = 8 x last-level cache"},
-    {"chase-steps", HS_OPT_INT, &chase_steps, "2", "pointer-chase points per doubling"},
-    {"hugepages", HS_OPT_FLAG, &hugepages, "1",
-     "advise transparent huge pages for the chase buffer (TLB misses then do not hide the "
-     "cache plateaus; 0 = 4 KiB pages, what lmbench measures)"},
-    {"chase-seconds", HS_OPT_DOUBLE, &chase_seconds, "0.05", "time per chase repetition"},
-    {"out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout"},
-    {0}};
+    { "tests", HS_OPT_STR, &tests_opt, "all",
+      "comma list of stream,blocks,chase,numa or all" },
+    { "threads", HS_OPT_STR, &threads_opt, "all",
+      "thread counts, e.g. 1,2; all = 1..CPUs" },
+    { "reps", HS_OPT_INT, &reps, "10", "repetitions per point; the first is the warm-up" },
+    { "array-bytes", HS_OPT_SIZE, &array_bytes, "0",
+      "bytes of each STREAM array; 0 = max(4 x last-level cache, 64M)" },
+    { "block-sizes", HS_OPT_STR, &blocks_opt, "1K,4K,16K,64K,256K,1M,4M,10M",
+      "block sizes of the seq/rand block test" },
+    { "block-total", HS_OPT_SIZE, &block_total, "0",
+      "bytes swept per thread by the block test; 0 = the STREAM array size" },
+    { "chase-max", HS_OPT_SIZE, &chase_max, "0",
+      "largest pointer-chase working set; 0 = 8 x last-level cache" },
+    { "chase-steps", HS_OPT_INT, &chase_steps, "2", "pointer-chase points per doubling" },
+    { "hugepages", HS_OPT_FLAG, &hugepages, "1",
+      "advise transparent huge pages for the chase buffer (TLB misses then do not hide the "
+      "cache plateaus; 0 = 4 KiB pages, what lmbench measures)" },
+    { "chase-seconds", HS_OPT_DOUBLE, &chase_seconds, "0.05", "time per chase repetition" },
+    { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
+    { 0 }
+};
 
 static FILE *out;
 static mem_topo topo;
 
-#define SLICE(n, t, id, lo, hi) \
-    size_t lo = (n) * (size_t)(id) / (size_t)(t), hi = (n) * (size_t)((id) + 1) / (size_t)(t)
+#define SLICE(n, t, id, lo, hi)                   \
+    size_t lo = (n) * (size_t)(id) / (size_t)(t), \
+           hi = (n) * (size_t)((id) + 1) / (size_t)(t)
 
 /* ------------------------------------------------------------------------ STREAM */
 
 enum { COPY, SCALE, ADD, TRIAD };
-static const char *stream_names[] = {"copy", "scale", "add", "triad"};
-static const double stream_bytes[] = {16, 16, 24, 24};
+static const char *stream_names[] = { "copy", "scale", "add", "triad" };
+static const double stream_bytes[] = { 16, 16, 24, 24 };
 
 static void stream_pass(int k, double *a, double *b, double *c, size_t n, int threads,
                         double *seconds)
@@ -91,21 +95,31 @@ static void stream_pass(int k, double *a, double *b, double *c, size_t n, int th
 }
 
 /* STREAM's check: replay the same operations on scalars, compare the average error. */
-static int stream_check(const double *a, const double *b, const double *c, size_t n, int passes)
+static int stream_check(const double *a, const double *b, const double *c, size_t n,
+                        int passes)
 {
     double aj = 1.0, bj = 2.0, cj = 0.0, s = 3.0;
     for (int p = 0; p < passes; p++) {
-        cj = aj; bj = s * cj; cj = aj + bj; aj = bj + s * cj;
+        cj = aj;
+        bj = s * cj;
+        cj = aj + bj;
+        aj = bj + s * cj;
     }
     double ea = 0, eb = 0, ec = 0;
     for (size_t i = 0; i < n; i++) {
-        ea += fabs(a[i] - aj); eb += fabs(b[i] - bj); ec += fabs(c[i] - cj);
+        ea += fabs(a[i] - aj);
+        eb += fabs(b[i] - bj);
+        ec += fabs(c[i] - cj);
     }
     const double eps = 1e-13;
-    ea /= n; eb /= n; ec /= n;
+    ea /= n;
+    eb /= n;
+    ec /= n;
     if (ea / fabs(aj) > eps || eb / fabs(bj) > eps || ec / fabs(cj) > eps) {
-        hs_json_error(out, "STREAM validation failed: average relative errors a %g b %g c %g "
-                      "(limit %g)", ea / fabs(aj), eb / fabs(bj), ec / fabs(cj), eps);
+        hs_json_error(out,
+                      "STREAM validation failed: average relative errors a %g b %g c %g "
+                      "(limit %g)",
+                      ea / fabs(aj), eb / fabs(bj), ec / fabs(cj), eps);
         return -1;
     }
     return 0;
@@ -118,7 +132,11 @@ static void init_arrays(double *a, double *b, double *c, size_t n, int threads)
         int id = omp_get_thread_num();
         node_pin(id);
         SLICE(n, threads, id, lo, hi);
-        for (size_t i = lo; i < hi; i++) { a[i] = 1.0; b[i] = 2.0; c[i] = 0.0; }
+        for (size_t i = lo; i < hi; i++) {
+            a[i] = 1.0;
+            b[i] = 2.0;
+            c[i] = 0.0;
+        }
     }
 }
 
@@ -154,7 +172,9 @@ static int run_stream(double *a, double *b, double *c, size_t n, int threads)
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static uint64_t rng(void)
 {
-    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
     return rng_state;
 }
 
@@ -162,7 +182,9 @@ static void shuffle(uint32_t *v, size_t n)
 {
     for (size_t i = n - 1; i > 0; i--) {
         size_t j = rng() % (i + 1);
-        uint32_t t = v[i]; v[i] = v[j]; v[j] = t;
+        uint32_t t = v[i];
+        v[i] = v[j];
+        v[j] = t;
     }
 }
 
@@ -173,8 +195,8 @@ static int run_blocks(char *src, char *dst, size_t per_thread, int threads)
     for (int s = 0; s < ns; s++) {
         size_t block = (size_t)sizes[s], nblk = per_thread / block;
         if (nblk < 2) {
-            fprintf(stderr, "mem: block %zu skipped: fewer than 2 blocks in %zu bytes\n", block,
-                    per_thread);
+            fprintf(stderr, "mem: block %zu skipped: fewer than 2 blocks in %zu bytes\n",
+                    block, per_thread);
             continue;
         }
         uint32_t *seq = malloc(nblk * sizeof *seq), *rnd = malloc(nblk * sizeof *rnd);
@@ -215,7 +237,8 @@ static int run_blocks(char *src, char *dst, size_t per_thread, int threads)
             hs_json_error(out, "block copy of %zu-byte blocks left wrong data", block);
             return -1;
         }
-        free(seq); free(rnd);
+        free(seq);
+        free(rnd);
     }
     return 0;
 }
@@ -230,7 +253,9 @@ static void **build_chain(char *buf, size_t lines)
     for (size_t i = 0; i < lines; i++) perm[i] = (uint32_t)i;
     for (size_t i = lines - 1; i > 0; i--) {
         size_t j = rng() % i;
-        uint32_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+        uint32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
     }
     for (size_t i = 0; i < lines; i++)
         *(void **)(buf + (size_t)i * 64) = buf + (size_t)perm[i] * 64;
@@ -246,7 +271,10 @@ static int chase_point(char *buf, size_t bytes, double *v, int nr)
     /* Validation: the chain visits every line once before returning to the start. */
     size_t steps = 0;
     void **q = p;
-    do { q = (void **)*q; steps++; } while (q != p && steps <= lines);
+    do {
+        q = (void **)*q;
+        steps++;
+    } while (q != p && steps <= lines);
     if (steps != lines) {
         hs_json_error(out, "pointer chain of %zu lines has a cycle of %zu", lines, steps);
         return -1;
@@ -292,7 +320,8 @@ static int run_chase(void)
     /* Map 2 MiB more and align, so huge pages (when advised) cover the whole buffer. */
     const size_t huge = 2u << 20;
     size_t max = (size_t)chase_max, mapped = max + huge;
-    char *raw = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *raw =
+        mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) {
         hs_json_error(out, "cannot map %zu bytes for the pointer chase", max);
         return -1;
@@ -332,12 +361,17 @@ static int run_numa(size_t n)
             size_t bytes = 3 * n * sizeof(double);
             double *a = mem_alloc_bound(bytes, topo.numa_os[m]);
             if (!a) {
-                hs_json_error(out, "cannot bind %zu bytes to NUMA node %d", bytes, topo.numa_os[m]);
+                hs_json_error(out, "cannot bind %zu bytes to NUMA node %d", bytes,
+                              topo.numa_os[m]);
                 return -1;
             }
             double *b = a + n, *c = b + n, v[1024], t0;
             mem_pin_os_cpu(topo.numa_first_cpu[i]);
-            for (size_t k = 0; k < n; k++) { a[k] = 1.0; b[k] = 2.0; c[k] = 0.0; }
+            for (size_t k = 0; k < n; k++) {
+                a[k] = 1.0;
+                b[k] = 2.0;
+                c[k] = 0.0;
+            }
             for (int r = 0; r < reps; r++) {
                 t0 = hs_now_s();
                 mk_triad(a, b, c, 3.0, 0, n);
@@ -355,7 +389,8 @@ static int run_numa(size_t n)
             if (chase_bytes <= bytes) {
                 double lv[16];
                 if (chase_point((char *)a, chase_bytes, lv, 4) != 0) return -1;
-                emit_chase("numa_latency", chase_bytes, topo.numa_os[i], topo.numa_os[m], lv, 4);
+                emit_chase("numa_latency", chase_bytes, topo.numa_os[i], topo.numa_os[m],
+                           lv, 4);
             }
             mem_free_bound(a, bytes);
         }
@@ -365,9 +400,10 @@ static int run_numa(size_t n)
 
 int main(int argc, char **argv)
 {
-    int rc = hs_options_parse(opts, argc, argv, "mem",
-                              "STREAM, block-size sweeps, pointer-chase latency and the NUMA "
-                              "matrix; STREAM results validated as STREAM does.");
+    int rc =
+        hs_options_parse(opts, argc, argv, "mem",
+                         "STREAM, block-size sweeps, pointer-chase latency and the NUMA "
+                         "matrix; STREAM results validated as STREAM does.");
     if (rc >= 0) return rc;
     if (!(out = node_open_out(out_path))) return 2;
     if (mem_topo_read(&topo) != 0) {
@@ -381,7 +417,8 @@ int main(int argc, char **argv)
     int64_t bsz[NODE_MAX_LIST];
     if (nt <= 0 || reps < 2 || reps > 1000 || chase_steps < 1 || chase_seconds <= 0 ||
         node_parse_size_list(blocks_opt, bsz, NODE_MAX_LIST) <= 0) {
-        fprintf(stderr, "mem: bad --threads/--reps (2..1000)/--chase-steps/--block-sizes\n");
+        fprintf(stderr,
+                "mem: bad --threads/--reps (2..1000)/--chase-steps/--block-sizes\n");
         return 2;
     }
     int64_t max_threads = 1;
@@ -392,7 +429,8 @@ int main(int argc, char **argv)
     int64_t min_array = 4 * topo.llc_total;
     if (!array_bytes) array_bytes = min_array > (64 << 20) ? min_array : (64 << 20);
     if (array_bytes < min_array)
-        fprintf(stderr, "mem: warning: --array-bytes %lld is below STREAM's rule of 4 x the "
+        fprintf(stderr,
+                "mem: warning: --array-bytes %lld is below STREAM's rule of 4 x the "
                 "last-level cache (%lld bytes): results include cache hits\n",
                 (long long)array_bytes, (long long)min_array);
     if (!chase_max) chase_max = 8 * topo.llc_total;
@@ -402,7 +440,8 @@ int main(int argc, char **argv)
     if (2 * block_total * max_threads > need) need = 2 * block_total * max_threads;
     if (chase_max > need) need = chase_max;
     if (topo.mem_available && need > topo.mem_available * 8 / 10) {
-        hs_json_error(out, "sizes need %lld bytes but only %lld are available (limit: 80%% of "
+        hs_json_error(out,
+                      "sizes need %lld bytes but only %lld are available (limit: 80%% of "
                       "MemAvailable = %lld); lower --array-bytes/--block-total/--chase-max",
                       (long long)need, (long long)topo.mem_available,
                       (long long)(topo.mem_available * 8 / 10));
@@ -413,7 +452,8 @@ int main(int argc, char **argv)
     size_t n = (size_t)array_bytes / sizeof(double);
     if (node_list_has(tests_opt, "stream") || node_list_has(tests_opt, "blocks")) {
         size_t total = 3 * n > (size_t)(2 * block_total * max_threads) / sizeof(double)
-                           ? 3 * n : (size_t)(2 * block_total * max_threads) / sizeof(double);
+                           ? 3 * n
+                           : (size_t)(2 * block_total * max_threads) / sizeof(double);
         double *mem = aligned_alloc(4096, (total * sizeof(double) + 4095) / 4096 * 4096);
         if (!mem) {
             hs_json_error(out, "cannot allocate %zu bytes", total * sizeof(double));

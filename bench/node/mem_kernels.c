@@ -9,7 +9,8 @@ CLONES void mk_copy(double *restrict c, const double *restrict a, size_t lo, siz
     for (size_t i = lo; i < hi; i++) c[i] = a[i];
 }
 
-CLONES void mk_scale(double *restrict b, const double *restrict c, double s, size_t lo, size_t hi)
+CLONES void mk_scale(double *restrict b, const double *restrict c, double s, size_t lo,
+                     size_t hi)
 {
     for (size_t i = lo; i < hi; i++) b[i] = s * c[i];
 }
@@ -28,14 +29,21 @@ CLONES void mk_triad(double *restrict a, const double *restrict b, const double 
 
 void mk_blocks(char *dst, const char *src, const uint32_t *order, size_t n, size_t block)
 {
-    for (size_t i = 0; i < n; i++) memcpy(dst + order[i] * block, src + order[i] * block, block);
+    for (size_t i = 0; i < n; i++)
+        memcpy(dst + order[i] * block, src + order[i] * block, block);
 }
 
 void **mk_chase(void **p, int64_t loads)
 {
     for (int64_t i = 0; i < loads; i += 8) {
-        p = (void **)*p; p = (void **)*p; p = (void **)*p; p = (void **)*p;
-        p = (void **)*p; p = (void **)*p; p = (void **)*p; p = (void **)*p;
+        p = (void **)*p;
+        p = (void **)*p;
+        p = (void **)*p;
+        p = (void **)*p;
+        p = (void **)*p;
+        p = (void **)*p;
+        p = (void **)*p;
+        p = (void **)*p;
     }
     return p;
 }

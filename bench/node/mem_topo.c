@@ -26,9 +26,9 @@ int mem_topo_read(mem_topo *t)
     t->mem_available = mem_available();
     if (!topo && (hwloc_topology_init(&topo) || hwloc_topology_load(topo))) return -1;
     /* hwloc 2 has one object type per cache level: take the highest level present. */
-    static const hwloc_obj_type_t levels[] = {HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L4CACHE,
-                                              HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE,
-                                              HWLOC_OBJ_L1CACHE};
+    static const hwloc_obj_type_t levels[] = { HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L4CACHE,
+                                               HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE,
+                                               HWLOC_OBJ_L1CACHE };
     for (int l = 0; l < 5 && !t->llc_bytes; l++) {
         int n = hwloc_get_nbobjs_by_type(topo, levels[l]);
         for (int i = 0; i < n; i++) {

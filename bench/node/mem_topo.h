@@ -11,13 +11,13 @@
 #define MEM_MAX_NUMA 64
 
 typedef struct {
-    int64_t llc_bytes;       /* one instance of the last-level cache */
-    int64_t llc_total;       /* all instances */
+    int64_t llc_bytes; /* one instance of the last-level cache */
+    int64_t llc_total; /* all instances */
     int llc_level;
     int numa_nodes;
     int numa_os[MEM_MAX_NUMA];
     int numa_first_cpu[MEM_MAX_NUMA]; /* OS index of the first PU of each node, -1: none */
-    int64_t mem_available;   /* MemAvailable from /proc/meminfo, bytes; 0 when unknown */
+    int64_t mem_available; /* MemAvailable from /proc/meminfo, bytes; 0 when unknown */
 } mem_topo;
 
 int mem_topo_read(mem_topo *t);

@@ -34,18 +34,24 @@ static int64_t port, reps;
 static double seconds;
 
 static const hs_option opts[] = {
-    {"role", HS_OPT_STR, &role, "both", "both (server and client here), server, or client"},
-    {"host", HS_OPT_STR, &host, "127.0.0.1", "server address (client) / bind address (server)"},
-    {"port", HS_OPT_INT, &port, "0", "TCP port of the server; 0 = a free one (--role both), "
-                                     "5301 otherwise"},
-    {"tests", HS_OPT_STR, &tests_opt, "all", "comma list of tcp,udp,rr"},
-    {"streams", HS_OPT_STR, &streams_opt, "1,2", "parallel streams (threads), e.g. 1,2,4"},
-    {"blocks", HS_OPT_STR, &blocks_opt, "1K,32K,128K", "bytes per send (TCP) / datagram (UDP)"},
-    {"rr-bytes", HS_OPT_STR, &rr_opt, "1,64,1K", "message sizes of the TCP ping-pong"},
-    {"seconds", HS_OPT_DOUBLE, &seconds, "1", "duration of one repetition"},
-    {"reps", HS_OPT_INT, &reps, "3", "timed repetitions per point (after one warm-up)"},
-    {"out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout"},
-    {0}};
+    { "role", HS_OPT_STR, &role, "both",
+      "both (server and client here), server, or client" },
+    { "host", HS_OPT_STR, &host, "127.0.0.1",
+      "server address (client) / bind address (server)" },
+    { "port", HS_OPT_INT, &port, "0",
+      "TCP port of the server; 0 = a free one (--role both), "
+      "5301 otherwise" },
+    { "tests", HS_OPT_STR, &tests_opt, "all", "comma list of tcp,udp,rr" },
+    { "streams", HS_OPT_STR, &streams_opt, "1,2",
+      "parallel streams (threads), e.g. 1,2,4" },
+    { "blocks", HS_OPT_STR, &blocks_opt, "1K,32K,128K",
+      "bytes per send (TCP) / datagram (UDP)" },
+    { "rr-bytes", HS_OPT_STR, &rr_opt, "1,64,1K", "message sizes of the TCP ping-pong" },
+    { "seconds", HS_OPT_DOUBLE, &seconds, "1", "duration of one repetition" },
+    { "reps", HS_OPT_INT, &reps, "3", "timed repetitions per point (after one warm-up)" },
+    { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
+    { 0 }
+};
 
 enum { MODE_TCP = 1, MODE_RR = 2, MODE_UDP = 3 };
 #define UDP_MAX 65507
@@ -93,21 +99,29 @@ static void *serve(void *arg)
         setsockopt(u, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
         bind(u, (struct sockaddr *)&a, sizeof a);
         getsockname(u, (struct sockaddr *)&a, &len);
-        int64_t uport = ntohs(a.sin_port), counts[2] = {0, 0}, done_msg;
+        int64_t uport = ntohs(a.sin_port), counts[2] = { 0, 0 }, done_msg;
         full_io(fd, &uport, sizeof uport, 1);
         /* Count datagrams until the client says it is done on the TCP connection. */
         for (;;) {
             fd_set set;
-            FD_ZERO(&set); FD_SET(u, &set); FD_SET(fd, &set);
+            FD_ZERO(&set);
+            FD_SET(u, &set);
+            FD_SET(fd, &set);
             if (select((fd > u ? fd : u) + 1, &set, NULL, NULL, NULL) < 0) break;
             if (FD_ISSET(u, &set)) {
                 ssize_t k = recv(u, buf, block, MSG_DONTWAIT);
-                if (k > 0) { counts[0] += k; counts[1]++; }
+                if (k > 0) {
+                    counts[0] += k;
+                    counts[1]++;
+                }
             }
             if (FD_ISSET(fd, &set)) {
                 /* drain what is already queued, then answer */
                 ssize_t k;
-                while ((k = recv(u, buf, block, MSG_DONTWAIT)) > 0) { counts[0] += k; counts[1]++; }
+                while ((k = recv(u, buf, block, MSG_DONTWAIT)) > 0) {
+                    counts[0] += k;
+                    counts[1]++;
+                }
                 if (full_io(fd, &done_msg, sizeof done_msg, 0) == 0)
                     full_io(fd, counts, sizeof counts, 1);
                 break;
@@ -140,7 +154,7 @@ static void *accept_loop(void *arg)
 
 static int start_server(void)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
     if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
         hs_json_error(out, "--host %s is not an IPv4 address", host);
         return 2;
@@ -167,15 +181,18 @@ static int start_server(void)
 
 static int connect_mode(int mode, size_t block)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
     inet_pton(AF_INET, host, &a.sin_addr);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
         close(fd);
         return -1;
     }
-    int64_t hdr[2] = {mode, (int64_t)block};
-    if (full_io(fd, hdr, sizeof hdr, 1) != 0) { close(fd); return -1; }
+    int64_t hdr[2] = { mode, (int64_t)block };
+    if (full_io(fd, hdr, sizeof hdr, 1) != 0) {
+        close(fd);
+        return -1;
+    }
     return fd;
 }
 
@@ -201,7 +218,7 @@ static void *run_stream(void *arg)
     if (fd < 0) s->err = errno ? errno : ECONNREFUSED;
     if (!s->err && s->mode == MODE_UDP) {
         int64_t uport;
-        struct sockaddr_in a = {.sin_family = AF_INET};
+        struct sockaddr_in a = { .sin_family = AF_INET };
         inet_pton(AF_INET, host, &a.sin_addr);
         if (full_io(fd, &uport, sizeof uport, 0) != 0) s->err = EPROTO;
         a.sin_port = htons((uint16_t)uport);
@@ -251,7 +268,7 @@ static int throughput_point(int mode, size_t block, int streams)
         pthread_t tid[MAX_STREAMS];
         pthread_barrier_init(&barrier, NULL, (unsigned)streams);
         for (int i = 0; i < streams; i++) {
-            jobs[i] = (stream_job){.mode = mode, .id = i, .block = block};
+            jobs[i] = (stream_job){ .mode = mode, .id = i, .block = block };
             pthread_create(&tid[i], NULL, run_stream, &jobs[i]);
         }
         int64_t bytes = 0;
@@ -265,7 +282,10 @@ static int throughput_point(int mode, size_t block, int streams)
                 return -1;
             }
             bytes += jobs[i].received;
-            if (r) { sent += jobs[i].sent_dgrams; got += jobs[i].recv_dgrams; }
+            if (r) {
+                sent += jobs[i].sent_dgrams;
+                got += jobs[i].recv_dgrams;
+            }
             end = jobs[i].end > end ? jobs[i].end : end;
         }
         pthread_barrier_destroy(&barrier);
@@ -326,7 +346,8 @@ static int rr_point(size_t bytes)
     hs_json_str(&j, "host", host);
     return node_sample_end(&j, out, v + 1, nv - 1, 1);
 fail:
-    hs_json_error(out, "TCP request/response of %zu bytes broke: %s", bytes, strerror(errno));
+    hs_json_error(out, "TCP request/response of %zu bytes broke: %s", bytes,
+                  strerror(errno));
     close(fd);
     free(buf);
     return -1;
@@ -334,9 +355,10 @@ fail:
 
 int main(int argc, char **argv)
 {
-    int rc = hs_options_parse(opts, argc, argv, "net",
-                              "TCP/UDP throughput and TCP request/response latency between a "
-                              "server and a client (both here on 127.0.0.1 by default).");
+    int rc =
+        hs_options_parse(opts, argc, argv, "net",
+                         "TCP/UDP throughput and TCP request/response latency between a "
+                         "server and a client (both here on 127.0.0.1 by default).");
     if (rc >= 0) return rc;
     if (!(out = node_open_out(out_path))) return 2;
     signal(SIGPIPE, SIG_IGN);
@@ -350,8 +372,10 @@ int main(int argc, char **argv)
               reps > 60 || seconds <= 0 || port < 0 || port > 65535;
     for (int i = 0; i < ns; i++) bad |= streams[i] > MAX_STREAMS;
     if (bad) {
-        fprintf(stderr, "net: bad options: --role both|server|client, --streams 1..%d, "
-                "--reps 1..60, --port 0..65535\n", MAX_STREAMS);
+        fprintf(stderr,
+                "net: bad options: --role both|server|client, --streams 1..%d, "
+                "--reps 1..60, --port 0..65535\n",
+                MAX_STREAMS);
         return 2;
     }
     for (int i = 0; i < ns; i++) node_warn_threads("net", streams[i]);
@@ -360,7 +384,8 @@ int main(int argc, char **argv)
     if (both || server) {
         if ((rc = start_server()) != 0) return rc;
         if (server) {
-            fprintf(stderr, "net: serving on %s port %lld until killed\n", host, (long long)port);
+            fprintf(stderr, "net: serving on %s port %lld until killed\n", host,
+                    (long long)port);
             accept_loop(NULL);
             return 1;
         }

@@ -68,8 +68,10 @@ int node_parse_int_list(const char *text, int64_t *v, int max, int64_t all_upto)
             if (n >= max) return -1;
             v[n++] = i;
         }
-        if (*end == ',') end++;
-        else if (*end) return -1;
+        if (*end == ',')
+            end++;
+        else if (*end)
+            return -1;
         p = end;
     }
     return n;
@@ -80,7 +82,8 @@ int node_parse_size_list(const char *text, int64_t *v, int max)
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", text);
     int n = 0;
-    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
         if (n >= max || hs_parse_size(tok, &v[n]) != 0 || v[n] <= 0) return -1;
         n++;
     }
@@ -101,8 +104,10 @@ void node_warn_threads(const char *program, int64_t threads)
     int cpus[1024];
     int n = node_cpus(cpus, 1024);
     if (threads > n)
-        fprintf(stderr, "%s: warning: %lld threads but only %d CPUs allowed: threads share "
-                "CPUs and the timings mean little\n", program, (long long)threads, n);
+        fprintf(stderr,
+                "%s: warning: %lld threads but only %d CPUs allowed: threads share "
+                "CPUs and the timings mean little\n",
+                program, (long long)threads, n);
 }
 
 void node_sample_begin(hs_json *j, const char *metric, const char *unit)

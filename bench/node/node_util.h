@@ -18,7 +18,7 @@
 /* Opens --out ("-" is stdout). NULL on failure (message on stderr). */
 FILE *node_open_out(const char *path);
 
-/* The meta record (DESIGN 2) for a program without MPI. Returns 0 or -1. */
+/* The meta record (docs/records.md) for a program without MPI. Returns 0 or -1. */
 int node_meta(FILE *out, const char *benchmark, const hs_option *opts);
 
 /* CPUs in this process's affinity mask, ascending; returns how many (<= max). */

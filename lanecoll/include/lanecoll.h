@@ -23,7 +23,8 @@
  * that MPI would reject are passed to MPI so that the caller sees MPI's own error.
  * The first call on a communicator builds and caches its decomposition (collective).
  *
- * Catalogue (also available at run time through LC_Catalogue_get):
+ * Catalogue (lanecoll_algorithms.def, the single source: also at run time through
+ * LC_Catalogue_get, and printed by the benchmark's `coll --list-algorithms`):
  *
  *   algorithm                   restrictions (otherwise: native collective)
  *   bcast_lane                  regular
@@ -101,74 +102,33 @@ extern "C" {
 
 #define LANECOLL_VERSION "0.1.0"
 
-/* ---- Full-lane algorithms ---------------------------------------------------------- */
-int LC_Bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
-int LC_Gather_lane(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                   MPI_Comm comm);
-int LC_Scatter_lane(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                    MPI_Comm comm);
-int LC_Allgather_lane(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int LC_Alltoall_lane(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int LC_Reduce_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, int root, MPI_Comm comm);
-int LC_Allreduce_lane(const void *sendbuf, void *recvbuf, int count,
-                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-int LC_Reduce_scatter_block_lane(const void *sendbuf, void *recvbuf, int recvcount,
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-int LC_Scan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm);
-int LC_Exscan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm);
-
-/* ---- Full-lane algorithms with vector node collectives always ("lane_v") ------------ */
-int LC_Bcast_lane_v(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
-int LC_Reduce_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, int root, MPI_Comm comm);
-int LC_Allreduce_lane_v(const void *sendbuf, void *recvbuf, int count,
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-int LC_Scan_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm);
-int LC_Exscan_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm);
-
-/* ---- Hierarchical algorithms (no Alltoall: see the paper, section 3.6) ------------- */
-int LC_Bcast_hier(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
-int LC_Gather_hier(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                   MPI_Comm comm);
-int LC_Scatter_hier(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                    MPI_Comm comm);
-int LC_Allgather_hier(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int LC_Reduce_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, int root, MPI_Comm comm);
-int LC_Allreduce_hier(const void *sendbuf, void *recvbuf, int count,
-                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-int LC_Reduce_scatter_block_hier(const void *sendbuf, void *recvbuf, int recvcount,
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-int LC_Scan_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm);
-int LC_Exscan_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm);
+/* ---- Algorithms ---------------------------------------------------------------------
+ * One function per line of lanecoll_algorithms.def, with the MPI-3 signature of the
+ * collective it replaces:
+ *   int LC_<Coll>_<variant>(<parameters of MPI_<Coll>>, MPI_Comm comm);
+ * e.g. LC_Bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root,
+ * MPI_Comm comm), LC_Allreduce_lane_v(...), LC_Exscan_hier(...). Today: lane for all
+ * ten, hier for all but Alltoall (paper, section 3.6), lane_v for Bcast, Reduce,
+ * Allreduce, Scan, Exscan. */
+#include "lanecoll_collectives.h"
+#define LC_ALGORITHM(coll, variant, flags, restrictions, cost) \
+    int LC_PUBLIC_FN(coll, variant)(LC_PARAMS(coll), MPI_Comm comm);
+#include "lanecoll_algorithms.def"
+#undef LC_ALGORITHM
 
 /* ---- Queries ----------------------------------------------------------------------- */
 
 /* The decomposition of a communicator as lanecoll sees it. */
 typedef struct LC_Decomposition {
-    int nodes;        /* number of nodes spanned by comm */
-    int ppn;          /* processes per node when regular, else 0 */
-    int min_ppn;      /* fewest processes of comm on one node */
-    int max_ppn;      /* most processes of comm on one node */
-    int regular;      /* 1 if every node hosts the same number of processes */
-    int consecutive;  /* 1 if ranks are consecutive over the nodes */
-    int node_index;   /* this process's node, 0..nodes-1, ordered by lowest rank */
-    int node_rank;    /* this process's rank in its node communicator */
-    int node_size;    /* processes of comm on this process's node */
+    int nodes;       /* number of nodes spanned by comm */
+    int ppn;         /* processes per node when regular, else 0 */
+    int min_ppn;     /* fewest processes of comm on one node */
+    int max_ppn;     /* most processes of comm on one node */
+    int regular;     /* 1 if every node hosts the same number of processes */
+    int consecutive; /* 1 if ranks are consecutive over the nodes */
+    int node_index;  /* this process's node, 0..nodes-1, ordered by lowest rank */
+    int node_rank;   /* this process's rank in its node communicator */
+    int node_size;   /* processes of comm on this process's node */
 } LC_Decomposition;
 
 /* Fills *out for comm. Collective on the first use of comm (builds and caches the
@@ -184,7 +144,7 @@ const char *LC_Fallback_reason(MPI_Comm comm);
 /* One catalogue entry per algorithm. */
 typedef struct LC_Algorithm {
     const char *collective;   /* "allreduce", ... (lowercase MPI name without MPI_) */
-    const char *variant;      /* "lane", "hier" or "lane_v" */
+    const char *variant;      /* "lane", "hier", "lane_v", ... (lanecoll_algorithms.def) */
     const char *restrictions; /* human readable, "" when none */
     const char *cost;         /* rounds and volume under the paper's assumptions */
 } LC_Algorithm;

@@ -41,8 +41,8 @@ void *lc_tmp_alloc(MPI_Aint count, MPI_Datatype type, void **mem)
 
 void lc_free(void *mem) { free(mem); }
 
-int lc_local_copy(const void *src, int scount, MPI_Datatype stype,
-                  void *dst, int rcount, MPI_Datatype rtype)
+int lc_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, int rcount,
+                  MPI_Datatype rtype)
 {
     int bytes, pos = 0;
     LC_TRY(PMPI_Pack_size(scount, stype, MPI_COMM_SELF, &bytes));
@@ -71,8 +71,7 @@ MPI_Aint lc_extent(MPI_Datatype type)
     return extent;
 }
 
-int lc_type_spaced_block(int count, MPI_Datatype type, int extent_blocks,
-                         MPI_Datatype *out)
+int lc_type_spaced_block(int count, MPI_Datatype type, int extent_blocks, MPI_Datatype *out)
 {
     MPI_Datatype block;
     MPI_Aint lb, extent;

@@ -50,23 +50,36 @@ static void decomp_free(lc_decomp *d)
 static int state_copy(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out,
                       int *flag)
 {
-    (void)oldcomm; (void)keyval; (void)extra; (void)in; (void)out;
+    (void)oldcomm;
+    (void)keyval;
+    (void)extra;
+    (void)in;
+    (void)out;
     *flag = 0; /* see the file comment: duplicates build their own decomposition */
     return MPI_SUCCESS;
 }
 
 static int state_delete(MPI_Comm comm, int keyval, void *value, void *extra)
 {
-    (void)comm; (void)keyval; (void)extra;
+    (void)comm;
+    (void)keyval;
+    (void)extra;
     lc_comm_state *s = value;
-    if (s) { decomp_free(s->decomp); free(s); }
+    if (s) {
+        decomp_free(s->decomp);
+        free(s);
+    }
     return MPI_SUCCESS;
 }
 
 static int finalize_hook(MPI_Comm comm, int keyval, void *value, void *extra)
 {
-    (void)comm; (void)keyval; (void)value; (void)extra;
-    void *v; int flag = 0;
+    (void)comm;
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    void *v;
+    int flag = 0;
     if (PMPI_Comm_get_attr(MPI_COMM_WORLD, state_keyval, &v, &flag) == MPI_SUCCESS && flag)
         PMPI_Comm_delete_attr(MPI_COMM_WORLD, state_keyval);
     return MPI_SUCCESS;
@@ -85,12 +98,16 @@ lc_comm_state *lc_state(MPI_Comm comm)
     if (comm == MPI_COMM_NULL) return NULL;
     if (!__atomic_load_n(&keyvals_ready, __ATOMIC_ACQUIRE))
         pthread_once(&keyval_once, create_keyvals);
-    void *v; int flag = 0;
+    void *v;
+    int flag = 0;
     if (PMPI_Comm_get_attr(comm, state_keyval, &v, &flag) != MPI_SUCCESS) return NULL;
     if (flag) return v;
     lc_comm_state *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    if (PMPI_Comm_set_attr(comm, state_keyval, s) != MPI_SUCCESS) { free(s); return NULL; }
+    if (PMPI_Comm_set_attr(comm, state_keyval, s) != MPI_SUCCESS) {
+        free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -110,7 +127,10 @@ static int fill_tables(lc_decomp *d, const int *triples)
         node_of_first[r] = triples[3 * r + 1] == 0 ? d->nnodes++ : -1;
     d->node_sizes = malloc(sizeof(int) * (size_t)d->nnodes);
     d->node_first = malloc(sizeof(int) * (size_t)d->nnodes);
-    if (!d->node_sizes || !d->node_first) { free(node_of_first); return MPI_ERR_NO_MEM; }
+    if (!d->node_sizes || !d->node_first) {
+        free(node_of_first);
+        return MPI_ERR_NO_MEM;
+    }
     for (int r = 0; r < p; r++) {
         int n = node_of_first[triples[3 * r]];
         d->rank_node[r] = n;
@@ -174,10 +194,16 @@ const lc_decomp *lc_decomposition_state(MPI_Comm comm, lc_comm_state *s, int *er
     *err = MPI_SUCCESS;
     if (s->decomp) return s->decomp;
     lc_decomp *d = calloc(1, sizeof *d);
-    if (!d) { *err = MPI_ERR_NO_MEM; return NULL; }
+    if (!d) {
+        *err = MPI_ERR_NO_MEM;
+        return NULL;
+    }
     d->nodecomm = d->lanecomm = d->leadcomm = d->lastcomm = MPI_COMM_NULL;
     *err = build(comm, d);
-    if (*err != MPI_SUCCESS) { decomp_free(d); return NULL; }
+    if (*err != MPI_SUCCESS) {
+        decomp_free(d);
+        return NULL;
+    }
     s->decomp = d;
     return d;
 }
@@ -189,7 +215,10 @@ const lc_decomp *lc_decomposition(MPI_Comm comm, int *err)
     if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return NULL;
     lc_comm_state *s = lc_state(comm);
-    if (!s) { *err = MPI_ERR_NO_MEM; return NULL; }
+    if (!s) {
+        *err = MPI_ERR_NO_MEM;
+        return NULL;
+    }
     return lc_decomposition_state(comm, s, err);
 }
 

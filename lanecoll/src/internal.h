@@ -13,51 +13,64 @@
  * indirection, ~1-2 ns each on the per-call path) and nothing leaks into programs. */
 #pragma GCC visibility push(hidden)
 
-/* ---- Collectives and variants ------------------------------------------------------ */
+/* ---- Collectives and algorithms (lanecoll_algorithms.def) ------------------------- */
 typedef enum {
-    LC_BCAST, LC_GATHER, LC_SCATTER, LC_ALLGATHER, LC_ALLTOALL, LC_REDUCE,
-    LC_ALLREDUCE, LC_REDUCE_SCATTER_BLOCK, LC_SCAN, LC_EXSCAN, LC_NCOLL
+#define X(coll, ...) LC_C_##coll,
+    LC_COLLECTIVES(X)
+#undef X
+        LC_NCOLL
 } lc_coll;
 
-/* LC_LANE_V: the full-lane algorithm with the vector node collectives (scatterv,
- * reduce_scatter, allgatherv, gatherv) even where n divides c; the paper benchmarks it
- * as "irregular nodecomm collectives" and found it often faster. Bcast, reduce,
- * allreduce, scan and exscan only (the others have no regular/vector choice). */
-typedef enum { LC_NATIVE, LC_LANE, LC_HIER, LC_LANE_V, LC_NVARIANT } lc_variant;
+/* Algorithm ids: LC_NATIVE (the MPI library's own collective, for every collective),
+ * then LC_A_<coll>_<variant> for each line of lanecoll_algorithms.def, in its order. */
+typedef enum {
+    LC_NATIVE,
+#define LC_ALGORITHM(coll, variant, ...) LC_A_##coll##_##variant,
+#include "lanecoll_algorithms.def"
+#undef LC_ALGORITHM
+    LC_NALG
+} lc_alg;
 
-const char *lc_coll_name(lc_coll c);         /* "allreduce" */
-const char *lc_variant_name(lc_variant v);   /* "lane" */
-int lc_coll_from_name(const char *name);     /* -1 if unknown */
-int lc_variant_from_name(const char *name);  /* -1 if unknown */
+const char *lc_coll_name(lc_coll c);     /* "allreduce" */
+const char *lc_alg_variant(lc_alg a);    /* "lane", "native" for LC_NATIVE */
+int lc_coll_from_name(const char *name); /* -1 if unknown */
+/* The algorithm of collective c called `variant` ("native" -> LC_NATIVE); -1 if none. */
+int lc_alg_find(int c, const char *variant);
+/* 1 when some collective has an algorithm called `variant` (or it is "native"). */
+int lc_variant_known(const char *variant);
 /* "native, lane, hier, lane_v": the variants collective c has (c < 0: all), for messages. */
 void lc_variant_list(int c, char *buf, size_t len);
 
 /* ---- Decomposition (decompose.c) ----------------------------------------------------- */
 typedef struct lc_decomp {
-    int size, rank;          /* of comm */
-    MPI_Comm nodecomm;       /* processes of this node, ranked in comm order */
-    MPI_Comm lanecomm;       /* same node rank on every node, ranked by node index */
-    MPI_Comm leadcomm;       /* node rank 0 of every node (MPI_COMM_NULL elsewhere) */
-    MPI_Comm lastcomm;       /* last node rank of every node (MPI_COMM_NULL elsewhere) */
+    int size, rank;    /* of comm */
+    MPI_Comm nodecomm; /* processes of this node, ranked in comm order */
+    MPI_Comm lanecomm; /* same node rank on every node, ranked by node index */
+    MPI_Comm leadcomm; /* node rank 0 of every node (MPI_COMM_NULL elsewhere) */
+    MPI_Comm lastcomm; /* last node rank of every node (MPI_COMM_NULL elsewhere) */
     int nnodes, node_index, node_rank, node_size;
     int min_ppn, max_ppn;
     int regular, consecutive;
-    int *node_sizes;         /* [nnodes] processes per node */
-    int *node_first;         /* [nnodes] lowest comm rank of each node */
-    int *rank_node;          /* [size] node index of every comm rank */
-    int *rank_noderank;      /* [size] node rank of every comm rank */
+    int *node_sizes;    /* [nnodes] processes per node */
+    int *node_first;    /* [nnodes] lowest comm rank of each node */
+    int *rank_node;     /* [size] node index of every comm rank */
+    int *rank_noderank; /* [size] node rank of every comm rank */
 } lc_decomp;
 
 /* Per-communicator state stored as one attribute. */
 typedef struct lc_comm_state {
-    lc_decomp *decomp;       /* built on first use */
-    char reason[256];        /* last fallback reason, "" when none */
+    lc_decomp *decomp; /* built on first use */
+    char reason[256];  /* last fallback reason, "" when none */
 } lc_comm_state;
 
 /* Node colour of this process (node_color.c): processes with equal colour share a node.
  * Returns MPI_SUCCESS, or an MPI error after printing why (invalid override). When no
  * override is set, *use_split_type is set and no colour is computed. */
 int lc_node_color(MPI_Comm comm, int *color, int *use_split_type);
+
+/* Validates LANECOLL_NODE_SIZE / _SIZES / _NAME_SEP for a world of wsize processes:
+ * 0, or -1 with a message naming the variable in err. */
+int lc_node_settings_check(int wsize, char *err, size_t errlen);
 
 /* State of comm, created on demand (never NULL for a valid intracommunicator). */
 lc_comm_state *lc_state(MPI_Comm comm);
@@ -69,36 +82,37 @@ const lc_decomp *lc_decomposition_state(MPI_Comm comm, lc_comm_state *s, int *er
 
 /* ---- Restriction check (prepare.c) -------------------------------------------------- */
 enum {
-    LC_R_REGULAR = 1 << 0,        /* same number of processes on every node */
-    LC_R_CONSECUTIVE = 1 << 1,    /* ranks consecutive over the nodes */
-    LC_R_COMMUTATIVE = 1 << 2,    /* MPI_Op_commutative */
-    LC_R_ORDER_OR_COMM = 1 << 3,  /* consecutive ranks or commutative op */
-    LC_R_ROOT_LANE = 1 << 4       /* root's node rank exists on every node */
+    LC_R_REGULAR = 1 << 0,       /* same number of processes on every node */
+    LC_R_CONSECUTIVE = 1 << 1,   /* ranks consecutive over the nodes */
+    LC_R_COMMUTATIVE = 1 << 2,   /* MPI_Op_commutative */
+    LC_R_ORDER_OR_COMM = 1 << 3, /* consecutive ranks or commutative op */
+    LC_R_ROOT_LANE = 1 << 4      /* root's node rank exists on every node */
 };
 
 typedef struct lc_call {
     lc_coll coll;
     MPI_Comm comm;
-    MPI_Op op;       /* MPI_OP_NULL when the collective has none */
-    int root;        /* -1 when the collective has none */
-    int args_ok;     /* 0 when MPI would reject the arguments */
+    MPI_Op op;   /* MPI_OP_NULL when the collective has none */
+    int root;    /* -1 when the collective has none */
+    int args_ok; /* 0 when MPI would reject the arguments */
 } lc_call;
 
-/* Decides whether `variant` may run for `call`. Returns the decomposition when it may;
+/* Decides whether algorithm `alg` may run for `call`. Returns the decomposition when it may;
  * otherwise NULL with *reason set (static text or the comm state's buffer). Records the
  * outcome as the comm's last fallback reason. Collective on the first use of comm. */
-const lc_decomp *lc_prepare(const lc_call *call, lc_variant variant, const char **reason);
+const lc_decomp *lc_prepare(const lc_call *call, lc_alg alg, const char **reason);
 /* The same for an intracommunicator with its state `s` already looked up (may be NULL
  * when it could not be created: then "decomposition failed"). */
-const lc_decomp *lc_prepare_state(const lc_call *call, lc_variant variant,
-                                  lc_comm_state *s, const char **reason);
+const lc_decomp *lc_prepare_state(const lc_call *call, lc_alg alg, lc_comm_state *s,
+                                  const char **reason);
 /* Called when a fallback reason is recorded (select.c): from then on the interposition
  * wrappers take the full path for every call, so the native choice clears the reason
  * exactly as before (LC_Fallback_reason). */
 void lc_native_only_revoke(void);
 
-/* Restriction flags of an algorithm (catalogue.c); -1 if the algorithm does not exist. */
-int lc_restrictions(lc_coll c, lc_variant v);
+/* Restriction flags of algorithm a for collective c (catalogue.c); -1 if a is not an
+ * algorithm of c. 0 for LC_NATIVE. */
+int lc_restrictions(lc_coll c, lc_alg a);
 
 /* Argument checks MPI would fail (args.c). */
 int lc_args_ok_rooted(MPI_Comm comm, int root);
@@ -121,8 +135,8 @@ int *lc_node_blocks(const lc_decomp *d, int per_rank);
 void *lc_tmp_alloc(MPI_Aint count, MPI_Datatype type, void **mem);
 void lc_free(void *mem);
 /* dst[0..) = src[0..) as typed data (pack + unpack; no self messages, thread safe). */
-int lc_local_copy(const void *src, int scount, MPI_Datatype stype,
-                  void *dst, int rcount, MPI_Datatype rtype);
+int lc_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, int rcount,
+                  MPI_Datatype rtype);
 /* 1 when count elements of type carry no data. Every algorithm returns at once then:
  * matching type signatures make this true on all processes together, and MPI
  * libraries skip zero-count calls locally (Open MPI's gather returns early on a
@@ -139,54 +153,55 @@ int lc_type_spaced_block(int count, MPI_Datatype type, int extent_blocks,
 int lc_type_strided_column(int nblocks, int stride, int count, MPI_Datatype type,
                            MPI_Datatype *out);
 
-#define LC_TRY(call) do { int lc_err_ = (call); if (lc_err_ != MPI_SUCCESS) return lc_err_; } while (0)
+#define LC_TRY(call)                                \
+    do {                                            \
+        int lc_err_ = (call);                       \
+        if (lc_err_ != MPI_SUCCESS) return lc_err_; \
+    } while (0)
 #define LC_CHAR(p) ((char *)(p))
 #define LC_CCHAR(p) ((const char *)(p))
 
 /* ---- Algorithm bodies: restrictions already checked ---------------------------------- */
-/* `vector`: 1 for lane_v (vector node collectives always), 0 for lane. */
-int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,
-                  int vector);
-int lc_bcast_hier(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d);
-int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                   int rcount, MPI_Datatype rtype, int root, const lc_decomp *d);
-int lc_gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                   int rcount, MPI_Datatype rtype, int root, const lc_decomp *d);
-int lc_scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                    int rcount, MPI_Datatype rtype, int root, const lc_decomp *d);
-int lc_scatter_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                    int rcount, MPI_Datatype rtype, int root, const lc_decomp *d);
-int lc_allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                      int rcount, MPI_Datatype rtype, const lc_decomp *d);
-int lc_allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                      int rcount, MPI_Datatype rtype, const lc_decomp *d);
-int lc_alltoall_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                     int rcount, MPI_Datatype rtype, const lc_decomp *d);
-int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   int root, const lc_decomp *d, int vector);
-int lc_reduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   int root, const lc_decomp *d);
-int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                      MPI_Op op, const lc_decomp *d, int vector);
-int lc_allreduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                      MPI_Op op, const lc_decomp *d);
-int lc_reduce_scatter_block_lane(const void *sbuf, void *rbuf, int count,
-                                 MPI_Datatype type, MPI_Op op, const lc_decomp *d);
-int lc_reduce_scatter_block_hier(const void *sbuf, void *rbuf, int count,
-                                 MPI_Datatype type, MPI_Op op, const lc_decomp *d);
-int lc_scan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                 const lc_decomp *d, int vector);
-int lc_scan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                 const lc_decomp *d);
-int lc_exscan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   const lc_decomp *d, int vector);
-int lc_exscan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   const lc_decomp *d);
+/* int lc_<coll>_<variant>(<parameters of MPI_<Coll>>, const lc_decomp *d) per line of
+ * lanecoll_algorithms.def, defined in src/<coll>/<coll>_<variant>.c. */
+#define LC_ALGORITHM(coll, variant, ...) \
+    int lc_##coll##_##variant(LC_PARAMS(coll), const lc_decomp *d);
+#include "lanecoll_algorithms.def"
+#undef LC_ALGORITHM
+
+/* The dispatch table: the body of every algorithm, called through the function type of
+ * its collective (lc_<coll>_fn). LC_RUN(coll, a, d) runs algorithm a with the MPI
+ * parameter names of the collective in scope (lanecoll_collectives.h). */
+#define X(coll, ...) typedef int (*lc_##coll##_fn)(LC_PARAMS(coll), const lc_decomp *d);
+LC_COLLECTIVES(X)
+#undef X
+typedef void (*lc_alg_fn)(void);
+typedef struct lc_alg_entry {
+    lc_coll coll;
+    int flags;    /* LC_R_* */
+    lc_alg_fn fn; /* NULL for LC_NATIVE */
+    LC_Algorithm info;
+} lc_alg_entry;
+extern const lc_alg_entry lc_algorithms[LC_NALG];
+#define LC_RUN(coll, a, d) (((lc_##coll##_fn)lc_algorithms[(a)].fn)(LC_ARGS(coll), (d)))
+
+/* Full-lane bodies shared by lane (vector = 0: regular node collectives where n divides
+ * the count) and lane_v (vector = 1: the vector node collectives always). */
+int lc_bcast_full_lane(void *buf, int count, MPI_Datatype type, int root,
+                       const lc_decomp *d, int vector);
+int lc_reduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                        MPI_Op op, int root, const lc_decomp *d, int vector);
+int lc_allreduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                           MPI_Op op, const lc_decomp *d, int vector);
+int lc_scan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                      const lc_decomp *d, int vector);
+int lc_exscan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                        MPI_Op op, const lc_decomp *d, int vector);
 
 /* scan_lane.c: E = reduction of the inputs of all earlier nodes (undefined on node 0),
  * block-wise over all lanes; shared by scan_lane and exscan_lane. */
-int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type,
-                        MPI_Op op, const lc_decomp *d, int vector);
+int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type, MPI_Op op,
+                        const lc_decomp *d, int vector);
 
 #pragma GCC visibility pop
 

@@ -1,5 +1,9 @@
-/* Recursive-descent JSON reader (see json.h). Depth is bounded so a hostile file
- * cannot exhaust the stack. */
+/* Recursive-descent JSON reader (see json.h). Limits, so that a hostile or broken file
+ * is refused with a message instead of exhausting the stack or memory:
+ *   nesting depth   at most LJ_MAX_DEPTH (64) levels of objects/arrays
+ *   NUL bytes       refused anywhere in the text (a C string would silently end there)
+ *   duplicate keys  refused within one object (JSON leaves them undefined)
+ * The tuning loader adds its own limits on file size and rules (tuning.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +26,20 @@ static int fail(parser *p, const char *what)
 static void skip_space(parser *p)
 {
     for (;; p->s++) {
-        if (*p->s == '\n') p->line++;
-        else if (*p->s != ' ' && *p->s != '\t' && *p->s != '\r') return;
+        if (*p->s == '\n')
+            p->line++;
+        else if (*p->s != ' ' && *p->s != '\t' && *p->s != '\r')
+            return;
     }
 }
 
 static int parse_value(parser *p, lj_value *v, int depth);
+
+static int fail_key(parser *p, const char *what, const char *key)
+{
+    snprintf(p->err, p->errlen, "line %d: %s \"%s\"", p->line, what, key);
+    return -1;
+}
 
 static int parse_string(parser *p, char **out)
 {
@@ -37,12 +49,18 @@ static int parse_string(parser *p, char **out)
     p->s++; /* opening quote */
     for (;;) {
         char c = *p->s++;
-        if (c == '\0' || c == '\n') { free(buf); p->s--; return fail(p, "unterminated string"); }
+        if (c == '\0' || c == '\n') {
+            free(buf);
+            p->s--;
+            return fail(p, "unterminated string");
+        }
         if (c == '"') break;
         if (c == '\\') {
             char e = *p->s++;
             switch (e) {
-            case '"': case '\\': case '/': c = e; break;
+            case '"':
+            case '\\':
+            case '/': c = e; break;
             case 'n': c = '\n'; break;
             case 't': c = '\t'; break;
             case 'r': c = '\r'; break;
@@ -53,7 +71,10 @@ static int parse_string(parser *p, char **out)
         }
         if (len + 2 > cap) {
             char *nb = realloc(buf, cap *= 2);
-            if (!nb) { free(buf); return fail(p, "out of memory"); }
+            if (!nb) {
+                free(buf);
+                return fail(p, "out of memory");
+            }
             buf = nb;
         }
         buf[len++] = c;
@@ -88,7 +109,10 @@ static int parse_container(parser *p, lj_value *v, int depth)
     int cap = 0;
     p->s++;
     skip_space(p);
-    if (*p->s == close) { p->s++; return 0; }
+    if (*p->s == close) {
+        p->s++;
+        return 0;
+    }
     for (;;) {
         char *key = NULL;
         skip_space(p);
@@ -96,15 +120,34 @@ static int parse_container(parser *p, lj_value *v, int depth)
             if (*p->s != '"') return fail(p, "expected a string key");
             if (parse_string(p, &key)) return -1;
             skip_space(p);
-            if (*p->s != ':') { free(key); return fail(p, "expected ':' after key"); }
+            if (*p->s != ':') {
+                free(key);
+                return fail(p, "expected ':' after key");
+            }
+            for (int i = 0; i < v->n; i++)
+                if (strcmp(v->keys[i], key) == 0) {
+                    int rc = fail_key(p, "duplicate key", key);
+                    free(key);
+                    return rc;
+                }
             p->s++;
         }
-        if (push(p, v, key, &cap)) { free(key); return -1; }
+        if (push(p, v, key, &cap)) {
+            free(key);
+            return -1;
+        }
         if (parse_value(p, &v->items[v->n - 1], depth + 1)) return -1;
         skip_space(p);
-        if (*p->s == ',') { p->s++; continue; }
-        if (*p->s == close) { p->s++; return 0; }
-        return fail(p, v->type == LJ_OBJECT ? "expected ',' or '}'" : "expected ',' or ']'");
+        if (*p->s == ',') {
+            p->s++;
+            continue;
+        }
+        if (*p->s == close) {
+            p->s++;
+            return 0;
+        }
+        return fail(p,
+                    v->type == LJ_OBJECT ? "expected ',' or '}'" : "expected ',' or ']'");
     }
 }
 
@@ -125,8 +168,10 @@ static int parse_number(parser *p, lj_value *v)
     const char *digits = q;
     while (is_digit(*q)) {
         unsigned d = (unsigned)(*q++ - '0');
-        if (mag > (limit - d) / 10) overflow = 1;
-        else mag = mag * 10 + d;
+        if (mag > (limit - d) / 10)
+            overflow = 1;
+        else
+            mag = mag * 10 + d;
     }
     if (*digits == '0' && q - digits > 1) return fail(p, "invalid number (leading zero)");
     int integer = 1;
@@ -147,7 +192,7 @@ static int parse_number(parser *p, lj_value *v)
     v->integer = !integer ? 0 : overflow ? 2 : 1;
     if (v->integer == 1)
         v->ivalue = negative ? (mag == 9223372036854775808ULL ? (-9223372036854775807LL - 1)
-                                                               : -(long long)mag)
+                                                              : -(long long)mag)
                              : (long long)mag;
     p->s = q;
     return 0;
@@ -155,7 +200,7 @@ static int parse_number(parser *p, lj_value *v)
 
 static int parse_value(parser *p, lj_value *v, int depth)
 {
-    if (depth > 64) return fail(p, "nesting too deep");
+    if (depth > LJ_MAX_DEPTH) return fail(p, "nesting too deep");
     skip_space(p);
     v->line = p->line;
     char c = *p->s;
@@ -163,21 +208,48 @@ static int parse_value(parser *p, lj_value *v, int depth)
         v->type = c == '{' ? LJ_OBJECT : LJ_ARRAY;
         return parse_container(p, v, depth);
     }
-    if (c == '"') { v->type = LJ_STRING; return parse_string(p, &v->string); }
-    if (strncmp(p->s, "true", 4) == 0) { v->type = LJ_BOOL; v->number = 1; p->s += 4; return 0; }
-    if (strncmp(p->s, "false", 5) == 0) { v->type = LJ_BOOL; p->s += 5; return 0; }
-    if (strncmp(p->s, "null", 4) == 0) { v->type = LJ_NULL; p->s += 4; return 0; }
+    if (c == '"') {
+        v->type = LJ_STRING;
+        return parse_string(p, &v->string);
+    }
+    if (strncmp(p->s, "true", 4) == 0) {
+        v->type = LJ_BOOL;
+        v->number = 1;
+        p->s += 4;
+        return 0;
+    }
+    if (strncmp(p->s, "false", 5) == 0) {
+        v->type = LJ_BOOL;
+        p->s += 5;
+        return 0;
+    }
+    if (strncmp(p->s, "null", 4) == 0) {
+        v->type = LJ_NULL;
+        p->s += 4;
+        return 0;
+    }
     if (c == '-' || (c >= '0' && c <= '9')) return parse_number(p, v);
     return fail(p, c ? "unexpected character" : "unexpected end of file");
 }
 
-int lj_parse(const char *text, lj_value *out, char *err, size_t errlen)
+int lj_parse(const char *text, size_t len, lj_value *out, char *err, size_t errlen)
 {
     parser p = { text, 1, err, errlen };
     memset(out, 0, sizeof *out);
-    if (parse_value(&p, out, 0)) { lj_free(out); return -1; }
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        for (const char *q = text; q < nul; q++) p.line += *q == '\n';
+        return fail(&p, "NUL byte in the file (not a JSON text)");
+    }
+    if (parse_value(&p, out, 0)) {
+        lj_free(out);
+        return -1;
+    }
     skip_space(&p);
-    if (*p.s) { lj_free(out); return fail(&p, "trailing characters after the document"); }
+    if (*p.s) {
+        lj_free(out);
+        return fail(&p, "trailing characters after the document");
+    }
     return 0;
 }
 

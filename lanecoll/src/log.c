@@ -12,7 +12,10 @@ int lc_log_open(char *err, size_t errlen)
 {
     const char *s = getenv("LANECOLL_LOG");
     if (!s || !*s) return 0;
-    if (strcmp(s, "stderr") == 0) { log_stream = stderr; return 0; }
+    if (strcmp(s, "stderr") == 0) {
+        log_stream = stderr;
+        return 0;
+    }
     log_stream = fopen(s, "a");
     if (!log_stream) {
         snprintf(err, errlen, "lanecoll: LANECOLL_LOG=%s: cannot open for appending", s);
@@ -24,8 +27,8 @@ int lc_log_open(char *err, size_t errlen)
 
 int lc_log_enabled(void) { return log_stream != NULL; }
 
-void lc_log_choice(const lc_call *call, long long bytes, const lc_decomp *d,
-                   lc_variant v, const char *reason)
+void lc_log_choice(const lc_call *call, long long bytes, const lc_decomp *d, lc_alg v,
+                   const char *reason)
 {
     int rank = 0;
     if (!log_stream) return;
@@ -36,8 +39,9 @@ void lc_log_choice(const lc_call *call, long long bytes, const lc_decomp *d,
         snprintf(nodes, sizeof nodes, "%d", d->nnodes);
         snprintf(ppn, sizeof ppn, d->regular ? "%d" : "%d*", d->max_ppn);
     }
-    fprintf(log_stream, "lanecoll: collective=%s bytes=%lld nodes=%s ppn=%s algorithm=%s "
-            "reason=%s\n", lc_coll_name(call->coll), bytes, nodes, ppn,
-            lc_variant_name(v), reason);
+    fprintf(log_stream,
+            "lanecoll: collective=%s bytes=%lld nodes=%s ppn=%s algorithm=%s "
+            "reason=%s\n",
+            lc_coll_name(call->coll), bytes, nodes, ppn, lc_alg_variant(v), reason);
     fflush(log_stream);
 }

@@ -13,8 +13,8 @@
 /* Opens the log named by LANECOLL_LOG; 0, or -1 with a message in err. */
 int lc_log_open(char *err, size_t errlen);
 int lc_log_enabled(void);
-void lc_log_choice(const lc_call *call, long long bytes, const lc_decomp *d,
-                   lc_variant v, const char *reason);
+void lc_log_choice(const lc_call *call, long long bytes, const lc_decomp *d, lc_alg v,
+                   const char *reason);
 
 #pragma GCC visibility pop
 

@@ -30,29 +30,75 @@ static int parse_positive(const char *s, long *out)
     return 1;
 }
 
-/* Node of world rank `wrank` from "a,b,c"; the sizes must sum to the world size. */
-static int color_from_sizes(const char *spec, int wrank, int wsize, int *color)
+/* Node of world rank `wrank` from "a,b,c" (wrank < 0: only validate); the sizes must be
+ * positive integers separated by single commas (no empty item: "2,,2" is refused) and
+ * sum to the world size. Returns NULL, or why the value is invalid (in why[]). */
+static const char *parse_sizes(const char *spec, int wrank, int wsize, int *color,
+                               char *why, size_t whylen)
 {
-    char buf[4096];
-    if (strlen(spec) >= sizeof buf) return fail("LANECOLL_NODE_SIZES", spec, "too long");
-    strcpy(buf, spec);
     long first = 0;
     int node = 0, found = 0;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","), node++) {
+    for (const char *tok = spec;; node++) {
+        size_t len = strcspn(tok, ",");
+        char item[32];
         long sz;
-        if (!parse_positive(tok, &sz))
-            return fail("LANECOLL_NODE_SIZES", spec,
-                        "expected positive integers separated by commas");
-        if (!found && wrank >= first && wrank < first + sz) { *color = node; found = 1; }
+        if (len == 0 || len >= sizeof item)
+            return "expected positive integers separated by commas";
+        memcpy(item, tok, len);
+        item[len] = '\0';
+        if (!parse_positive(item, &sz) || first > 2000000000L)
+            return "expected positive integers separated by commas";
+        if (!found && wrank >= first && wrank < first + sz) {
+            *color = node;
+            found = 1;
+        }
         first += sz;
+        if (!tok[len]) break;
+        tok += len + 1;
     }
     if (first != wsize) {
-        char why[128];
-        snprintf(why, sizeof why, "sizes sum to %ld but MPI_COMM_WORLD has %d processes",
-                 first, wsize);
-        return fail("LANECOLL_NODE_SIZES", spec, why);
+        snprintf(why, whylen, "sizes sum to %ld but MPI_COMM_WORLD has %d processes", first,
+                 wsize);
+        return why;
     }
-    return MPI_SUCCESS;
+    return NULL;
+}
+
+static int color_from_sizes(const char *spec, int wrank, int wsize, int *color)
+{
+    char why[128];
+    const char *bad = parse_sizes(spec, wrank, wsize, color, why, sizeof why);
+    return bad ? fail("LANECOLL_NODE_SIZES", spec, bad) : MPI_SUCCESS;
+}
+
+/* Validates the node override (at MPI_Init, before any communicator needs it). */
+int lc_node_settings_check(int wsize, char *err, size_t errlen)
+{
+    const char *size_s = getenv("LANECOLL_NODE_SIZE");
+    const char *sizes_s = getenv("LANECOLL_NODE_SIZES");
+    const char *sep_s = getenv("LANECOLL_NODE_NAME_SEP");
+    int nset = (size_s && *size_s) + (sizes_s && *sizes_s) + (sep_s && *sep_s);
+    char why[128];
+    long k;
+    int color;
+    const char *var = NULL, *value = NULL, *bad = NULL;
+    if (nset > 1) {
+        snprintf(err, errlen,
+                 "lanecoll: set at most one of LANECOLL_NODE_SIZE, "
+                 "LANECOLL_NODE_SIZES, LANECOLL_NODE_NAME_SEP");
+        return -1;
+    }
+    if (size_s && *size_s && !parse_positive(size_s, &k))
+        var = "LANECOLL_NODE_SIZE", value = size_s, bad = "expected a positive integer";
+    if (sizes_s && *sizes_s &&
+        (bad = parse_sizes(sizes_s, -1, wsize, &color, why, sizeof why)) != NULL)
+        var = "LANECOLL_NODE_SIZES", value = sizes_s;
+    if (sep_s && *sep_s && strlen(sep_s) != 1)
+        var = "LANECOLL_NODE_NAME_SEP", value = sep_s,
+        bad = "expected exactly one character";
+    if (!bad) return 0;
+    snprintf(err, errlen, "lanecoll: %s=%s: %s", var, value, bad);
+    return -1;
 }
 
 /* Colour = lowest comm rank whose node name (processor name cut at the last `sep`)
@@ -73,7 +119,10 @@ static int color_from_names(MPI_Comm comm, char sep, int *color)
     if (err == MPI_SUCCESS) {
         for (int r = 0; r < size; r++)
             if (memcmp(all + (size_t)r * MPI_MAX_PROCESSOR_NAME, name,
-                       MPI_MAX_PROCESSOR_NAME) == 0) { *color = r; break; }
+                       MPI_MAX_PROCESSOR_NAME) == 0) {
+                *color = r;
+                break;
+            }
     }
     free(all);
     return err;
@@ -91,7 +140,10 @@ int lc_node_color(MPI_Comm comm, int *color, int *use_split_type)
                         "LANECOLL_NODE_SIZES, LANECOLL_NODE_NAME_SEP\n");
         return MPI_ERR_ARG;
     }
-    if (nset == 0) { *use_split_type = 1; return MPI_SUCCESS; }
+    if (nset == 0) {
+        *use_split_type = 1;
+        return MPI_SUCCESS;
+    }
 
     int wrank, wsize;
     LC_TRY(PMPI_Comm_rank(MPI_COMM_WORLD, &wrank));

@@ -30,33 +30,41 @@ static const char *check(const lc_call *call, int flags, const lc_decomp *d)
     return NULL;
 }
 
-static void record(lc_comm_state *s, lc_variant v, const lc_call *call, const char *why)
+static void record(lc_comm_state *s, lc_alg v, const lc_call *call, const char *why)
 {
     if (!s) return;
-    if (!why) { s->reason[0] = '\0'; return; }
+    if (!why) {
+        s->reason[0] = '\0';
+        return;
+    }
     lc_native_only_revoke();
     snprintf(s->reason, sizeof s->reason, "%s_%s: %s", lc_coll_name(call->coll),
-             lc_variant_name(v), why);
+             lc_alg_variant(v), why);
 }
 
-const lc_decomp *lc_prepare_state(const lc_call *call, lc_variant variant,
-                                  lc_comm_state *s, const char **reason)
+const lc_decomp *lc_prepare_state(const lc_call *call, lc_alg alg, lc_comm_state *s,
+                                  const char **reason)
 {
     int err;
-    int flags = lc_restrictions(call->coll, variant);
+    int flags = lc_restrictions(call->coll, alg);
     *reason = NULL;
-    if (flags < 0) *reason = "no such algorithm";
-    else if (!call->args_ok) *reason = "invalid arguments: passed to MPI to report";
-    if (*reason) { record(s, variant, call, *reason); return NULL; }
+    if (flags < 0)
+        *reason = "no such algorithm";
+    else if (!call->args_ok)
+        *reason = "invalid arguments: passed to MPI to report";
+    if (*reason) {
+        record(s, alg, call, *reason);
+        return NULL;
+    }
 
     const lc_decomp *d = s ? lc_decomposition_state(call->comm, s, &err) : NULL;
     *reason = d ? check(call, flags, d) : "decomposition failed";
-    record(s, variant, call, *reason);
+    record(s, alg, call, *reason);
     if (*reason) return NULL;
     return d;
 }
 
-const lc_decomp *lc_prepare(const lc_call *call, lc_variant variant, const char **reason)
+const lc_decomp *lc_prepare(const lc_call *call, lc_alg alg, const char **reason)
 {
     int inter = 1;
     if (call->comm == MPI_COMM_NULL ||
@@ -64,5 +72,5 @@ const lc_decomp *lc_prepare(const lc_call *call, lc_variant variant, const char 
         *reason = "not an intracommunicator";
         return NULL; /* nowhere to record it */
     }
-    return lc_prepare_state(call, variant, lc_state(call->comm), reason);
+    return lc_prepare_state(call, alg, lc_state(call->comm), reason);
 }

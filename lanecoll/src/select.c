@@ -21,7 +21,7 @@
 typedef enum { POLICY_ERROR, POLICY_WARN, POLICY_SILENT } policy;
 
 static struct {
-    int forced[LC_NCOLL];         /* variant, or -1 when not forced */
+    int forced[LC_NCOLL]; /* algorithm (lc_alg), or -1 when not forced */
     const char *forced_by[LC_NCOLL];
     char forced_var[LC_NCOLL][48];
     policy fallback;
@@ -78,12 +78,13 @@ static void compute_native_only(void)
 {
     for (int c = 0; c < LC_NCOLL; c++) {
         int f = settings.forced[c];
-        int native = !lc_log_enabled() &&
-                     (f == LC_NATIVE ||
-                      (f < 0 && !lc_tuning_may_decompose(&settings.tuning, c)));
+        int native =
+            !lc_log_enabled() &&
+            (f == LC_NATIVE || (f < 0 && !lc_tuning_may_decompose(&settings.tuning, c)));
         __atomic_store_n(&lc_native_only[c], native, __ATOMIC_RELAXED);
         long long lo, hi;
-        if (lc_log_enabled() || f >= 0 || !lc_tuning_pick_hull(&settings.tuning, c, &lo, &hi)) {
+        if (lc_log_enabled() || f >= 0 ||
+            !lc_tuning_pick_hull(&settings.tuning, c, &lo, &hi)) {
             pick_everything(c);
         } else {
             __atomic_store_n(&lc_pick_lo[c], lo, __ATOMIC_RELAXED);
@@ -93,14 +94,16 @@ static void compute_native_only(void)
     __atomic_store_n(&settings_ready, 1, __ATOMIC_RELEASE);
 }
 
+/* The algorithm called `value` for collective coll (LANECOLL_<COLL>), or the variant
+ * name itself for coll < 0 (LANECOLL_ALL: any name some collective has). */
 static int parse_variant(const char *var, const char *value, int coll, int *out)
 {
-    int v = lc_variant_from_name(value);
-    if (v >= 0 && (coll < 0 || lc_restrictions((lc_coll)coll, (lc_variant)v) >= 0)) {
-        *out = v;
+    int a = coll >= 0 ? lc_alg_find(coll, value) : lc_variant_known(value) ? 0 : -1;
+    if (a >= 0) {
+        *out = a;
         return 0;
     }
-    char names[64];
+    char names[256];
     lc_variant_list(coll, names, sizeof names);
     snprintf(settings.error, sizeof settings.error,
              "lanecoll: %s=%s: unknown value (expected one of: %s)", var, value, names);
@@ -123,7 +126,8 @@ static int read_overrides(void)
             settings.forced_by[c] = var;
         } else if (all >= 0) {
             /* LANECOLL_ALL=hier or lane_v leaves the collectives without it native */
-            settings.forced[c] = lc_restrictions(c, all) >= 0 ? all : LC_NATIVE;
+            int a = lc_alg_find(c, all_s);
+            settings.forced[c] = a >= 0 ? a : LC_NATIVE;
             settings.forced_by[c] = "LANECOLL_ALL";
         }
     }
@@ -135,16 +139,60 @@ static int read_policy(void)
     const char *s = getenv("LANECOLL_FALLBACK");
     settings.fallback = POLICY_WARN;
     if (!s || !*s || strcmp(s, "warn") == 0) return 0;
-    if (strcmp(s, "error") == 0) { settings.fallback = POLICY_ERROR; return 0; }
-    if (strcmp(s, "silent") == 0) { settings.fallback = POLICY_SILENT; return 0; }
-    snprintf(settings.error, sizeof settings.error,
-             "lanecoll: LANECOLL_FALLBACK=%s: unknown value (expected error, warn or silent)", s);
+    if (strcmp(s, "error") == 0) {
+        settings.fallback = POLICY_ERROR;
+        return 0;
+    }
+    if (strcmp(s, "silent") == 0) {
+        settings.fallback = POLICY_SILENT;
+        return 0;
+    }
+    snprintf(
+        settings.error, sizeof settings.error,
+        "lanecoll: LANECOLL_FALLBACK=%s: unknown value (expected error, warn or silent)",
+        s);
     return -1;
 }
 
+/* Every LANECOLL_ variable in the environment must be one lanecoll reads: a misspelt
+ * LANECOLL_ALLREDCUE=lane would otherwise be ignored silently. LANECOLL_TEST_* and
+ * LANECOLL_SKIP_* belong to the test scripts and are let through. */
+extern char **environ;
+static int check_names(void)
+{
+    static const char *const fixed[] = { "ALL",       "TUNING",     "FALLBACK",     "LOG",
+                                         "NODE_SIZE", "NODE_SIZES", "NODE_NAME_SEP" };
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "LANECOLL_", 9) != 0) continue;
+        const char *name = *e + 9;
+        size_t len = strcspn(name, "=");
+        int known = strncmp(name, "TEST_", 5) == 0 || strncmp(name, "SKIP_", 5) == 0;
+        for (size_t i = 0; i < sizeof fixed / sizeof *fixed && !known; i++)
+            known = strlen(fixed[i]) == len && strncmp(name, fixed[i], len) == 0;
+        for (int c = 0; c < LC_NCOLL && !known; c++)
+            known = strlen(settings.forced_var[c]) == len + 9 &&
+                    strncmp(settings.forced_var[c] + 9, name, len) == 0;
+        if (!known) {
+            snprintf(settings.error, sizeof settings.error,
+                     "lanecoll: %.*s: unknown variable (lanecoll reads LANECOLL_<COLL>, "
+                     "LANECOLL_ALL, LANECOLL_TUNING, LANECOLL_FALLBACK, LANECOLL_LOG, "
+                     "LANECOLL_NODE_SIZE, LANECOLL_NODE_SIZES, LANECOLL_NODE_NAME_SEP)",
+                     (int)(len + 9), *e);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* All settings are checked here, at MPI_Init, whether or not an algorithm is forced:
+ * the node override too (used only when a decomposition is built). */
 static void read_settings(void)
 {
-    if (read_overrides() || read_policy()) return;
+    int wsize = 0;
+    if (read_overrides() || check_names() || read_policy()) return;
+    if (PMPI_Comm_size(MPI_COMM_WORLD, &wsize) == MPI_SUCCESS &&
+        lc_node_settings_check(wsize, settings.error, sizeof settings.error))
+        return;
     if (lc_log_open(settings.error, sizeof settings.error)) return;
     const char *path = getenv("LANECOLL_TUNING");
     if (path && *path) {
@@ -161,8 +209,10 @@ static void read_settings(void)
  * machine). Only the error path pays. */
 static void abort_after_message(MPI_Comm comm, int rank, int code)
 {
-    if (rank != 0) sleep(5);
-    else sleep(1);
+    if (rank != 0)
+        sleep(5);
+    else
+        sleep(1);
     PMPI_Abort(comm, code);
 }
 
@@ -173,37 +223,42 @@ void lc_select_init(int collective_abort)
     if (!settings.error[0]) return;
     int rank = 0;
     if (collective_abort) PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) { fprintf(stderr, "%s\n", settings.error); fflush(stderr); }
+    if (rank == 0) {
+        fprintf(stderr, "%s\n", settings.error);
+        fflush(stderr);
+    }
     abort_after_message(MPI_COMM_WORLD, rank, 2);
 }
 
 /* Chosen variant before restrictions are checked; *rule is the tuning rule that chose
  * it (NULL: forced by the environment when settings.forced[c] >= 0, else default). */
-static lc_variant choose(lc_coll c, long long bytes, const lc_decomp *d,
-                         const lc_rule **rule)
+static lc_alg choose(lc_coll c, long long bytes, const lc_decomp *d, const lc_rule **rule)
 {
     *rule = NULL;
-    if (settings.forced[c] >= 0) return (lc_variant)settings.forced[c];
+    if (settings.forced[c] >= 0) return (lc_alg)settings.forced[c];
     if (d) {
         int ppn = d->regular ? d->min_ppn : d->max_ppn;
         *rule = lc_tuning_match(&settings.tuning, c, d->nnodes, ppn, bytes);
-        if (*rule) return (lc_variant)(*rule)->variant;
+        if (*rule) return (lc_alg)(*rule)->alg;
     }
     return LC_NATIVE;
 }
 
 /* The reason= text of the log line; only formatted when the log is on (an snprintf
  * costs ~100 ns, more than the rest of the choice). */
-static void log_reason(lc_coll c, const lc_rule *rule, lc_variant chosen,
-                       const char *fallback, char *why, size_t len)
+static void log_reason(lc_coll c, const lc_rule *rule, lc_alg chosen, const char *fallback,
+                       char *why, size_t len)
 {
     int used;
-    if (settings.forced[c] >= 0) used = snprintf(why, len, "env %s", settings.forced_by[c]);
-    else if (rule) used = snprintf(why, len, "tuning %s:%d", settings.tuning_path, rule->line);
-    else used = snprintf(why, len, "default");
+    if (settings.forced[c] >= 0)
+        used = snprintf(why, len, "env %s", settings.forced_by[c]);
+    else if (rule)
+        used = snprintf(why, len, "tuning %s:%d", settings.tuning_path, rule->line);
+    else
+        used = snprintf(why, len, "default");
     if (fallback && used >= 0 && (size_t)used < len)
         snprintf(why + used, len - (size_t)used, "; fallback from %s: %s",
-                 lc_variant_name(chosen), fallback);
+                 lc_alg_variant(chosen), fallback);
 }
 
 lc_route lc_route_for_bytes(lc_coll c, long long bytes)
@@ -214,7 +269,8 @@ lc_route lc_route_for_bytes(lc_coll c, long long bytes)
     int f = settings.forced[c];
     if (f == LC_NATIVE) return LC_ROUTE_NATIVE;
     if (f >= 0) return LC_ROUTE_FULL;
-    return lc_tuning_may_pick(&settings.tuning, c, bytes) ? LC_ROUTE_RULES : LC_ROUTE_NATIVE;
+    return lc_tuning_may_pick(&settings.tuning, c, bytes) ? LC_ROUTE_RULES
+                                                          : LC_ROUTE_NATIVE;
 }
 
 /* "Allreduce" from "allreduce", for messages that name the MPI function. */
@@ -225,25 +281,27 @@ static const char *mpi_name(lc_coll c, char *buf, size_t len)
     return buf;
 }
 
-static void on_fallback(const lc_call *call, lc_variant v, const char *reason)
+static void on_fallback(const lc_call *call, lc_alg v, const char *reason)
 {
     char name[32];
     int rank = 0;
     PMPI_Comm_rank(call->comm, &rank);
     if (settings.fallback == POLICY_ERROR) {
         if (rank == 0) {
-            fprintf(stderr, "lanecoll: MPI_%s: %s algorithm cannot run: %s "
-                    "(LANECOLL_FALLBACK=error)\n", mpi_name(call->coll, name, sizeof name),
-                    lc_variant_name(v), reason);
+            fprintf(stderr,
+                    "lanecoll: MPI_%s: %s algorithm cannot run: %s "
+                    "(LANECOLL_FALLBACK=error)\n",
+                    mpi_name(call->coll, name, sizeof name), lc_alg_variant(v), reason);
             fflush(stderr);
         }
         abort_after_message(call->comm, rank, 3);
     }
     if (settings.fallback == POLICY_WARN && rank == 0 &&
         !__atomic_exchange_n(&warned[call->coll], 1, __ATOMIC_RELAXED))
-        fprintf(stderr, "lanecoll: warning: MPI_%s: %s algorithm not usable, running the "
+        fprintf(stderr,
+                "lanecoll: warning: MPI_%s: %s algorithm not usable, running the "
                 "native collective: %s (reported once per collective)\n",
-                mpi_name(call->coll, name, sizeof name), lc_variant_name(v), reason);
+                mpi_name(call->coll, name, sizeof name), lc_alg_variant(v), reason);
 }
 
 /* The path after the wrappers' shortcuts (the choice may be lane/hier, or there is a
@@ -252,8 +310,8 @@ static void on_fallback(const lc_call *call, lc_variant v, const char *reason)
  * on Open MPI 4.1, ~8 ns on MPICH 4.0 here), one scan of this collective's tuning
  * rules, and for lane/hier the restriction check; no strings. LC_ROUTE_RULES skips what
  * lc_route_for_bytes has settled (settings read, no log, a rule covers bytes). */
-lc_variant lc_dispatch(const lc_call *call, long long bytes, lc_route route,
-                       const lc_decomp **d)
+lc_alg lc_dispatch(const lc_call *call, long long bytes, lc_route route,
+                   const lc_decomp **d)
 {
     const char *reason = NULL;
     char why[512];
@@ -279,7 +337,7 @@ lc_variant lc_dispatch(const lc_call *call, long long bytes, lc_route route,
               (settings.forced[c] < 0 && lc_tuning_may_pick(&settings.tuning, c, bytes))))
         known = lc_decomposition_state(call->comm, s, &err);
     const lc_rule *rule;
-    lc_variant v = choose(c, bytes, known, &rule), chosen = v;
+    lc_alg v = choose(c, bytes, known, &rule), chosen = v;
     if (v != LC_NATIVE) {
         *d = lc_prepare_state(call, v, s, &reason);
         if (!*d) {

@@ -29,10 +29,10 @@ typedef enum { LC_ROUTE_NATIVE, LC_ROUTE_RULES, LC_ROUTE_FULL } lc_route;
 lc_route lc_route_for_bytes(lc_coll c, long long bytes);
 
 /* The variant to run for `call` (bytes as defined for the tuning file; route from
- * lc_route_for_bytes, not LC_ROUTE_NATIVE). Returns LC_NATIVE, or LC_LANE/LC_HIER/
- * LC_LANE_V with *d set. Applies the fallback policy and writes the log line. */
-lc_variant lc_dispatch(const lc_call *call, long long bytes, lc_route route,
-                       const lc_decomp **d);
+ * lc_route_for_bytes, not LC_ROUTE_NATIVE). Returns LC_NATIVE, or the algorithm
+ * (LC_A_<coll>_<variant>) with *d set. Applies the fallback policy and writes the log line. */
+lc_alg lc_dispatch(const lc_call *call, long long bytes, lc_route route,
+                   const lc_decomp **d);
 
 /* Fast path of every wrapper: 1 when the settings alone make this collective native
  * (no LANECOLL_<COLL>/LANECOLL_ALL other than native, no tuning rule for it that picks
@@ -42,15 +42,17 @@ lc_variant lc_dispatch(const lc_call *call, long long bytes, lc_route route,
  * recorded (LC_Fallback_reason must then be cleared by a native call as before), so
  * those calls take lc_dispatch. */
 extern int lc_native_only[LC_NCOLL];
-#define LC_NATIVE_ONLY(c) __builtin_expect(__atomic_load_n(&lc_native_only[(c)], __ATOMIC_RELAXED), 1)
+#define LC_NATIVE_ONLY(c) \
+    __builtin_expect(__atomic_load_n(&lc_native_only[(c)], __ATOMIC_RELAXED), 1)
 
 /* Second fast path, once the byte count is known: bytes outside [lc_pick_lo[c],
  * lc_pick_hi[c]] (the hull of c's lane/hier rules) are native, two compares and no
  * call. The hull is everything whenever lc_route_for_bytes would not say native for
  * other reasons (settings not read, forced, log, recorded fallback reason). */
 extern long long lc_pick_lo[LC_NCOLL], lc_pick_hi[LC_NCOLL];
-#define LC_NATIVE_BYTES(c, b) ((b) < __atomic_load_n(&lc_pick_lo[(c)], __ATOMIC_RELAXED) || \
-                               (b) > __atomic_load_n(&lc_pick_hi[(c)], __ATOMIC_RELAXED))
+#define LC_NATIVE_BYTES(c, b)                                     \
+    ((b) < __atomic_load_n(&lc_pick_lo[(c)], __ATOMIC_RELAXED) || \
+     (b) > __atomic_load_n(&lc_pick_hi[(c)], __ATOMIC_RELAXED))
 
 #pragma GCC visibility pop
 

@@ -12,23 +12,40 @@
 
 #define SCHEMA "lanecoll.tuning/1"
 
-static char *read_file(const char *path, char *err, size_t errlen)
+static char *read_file(const char *path, size_t *lenp, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) { snprintf(err, errlen, "lanecoll: tuning file '%s': cannot open", path); return NULL; }
+    if (!f) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s': cannot open", path);
+        return NULL;
+    }
     size_t cap = 4096, len = 0, got;
     char *buf = malloc(cap);
     while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
         len += got;
+        if (len > (size_t)LC_TUNING_MAX_BYTES) {
+            fclose(f);
+            free(buf);
+            snprintf(err, errlen, "lanecoll: tuning file '%s': larger than %ld bytes", path,
+                     LC_TUNING_MAX_BYTES);
+            return NULL;
+        }
         if (len + 1 == cap) {
             char *nb = realloc(buf, cap *= 2);
-            if (!nb) { free(buf); buf = NULL; }
-            else buf = nb;
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            } else
+                buf = nb;
         }
     }
     fclose(f);
-    if (!buf) { snprintf(err, errlen, "lanecoll: tuning file '%s': out of memory", path); return NULL; }
+    if (!buf) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s': out of memory", path);
+        return NULL;
+    }
     buf[len] = '\0';
+    *lenp = len;
     return buf;
 }
 
@@ -41,18 +58,26 @@ static int get_count(const lj_value *rule, const char *key, int optional, long l
     const lj_value *v = lj_get(rule, key);
     const char *what = NULL;
     if (!v) {
-        if (optional) { *out = -1; return 0; }
-        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: missing key \"%s\"",
-                 path, rule->line, index, key);
+        if (optional) {
+            *out = -1;
+            return 0;
+        }
+        snprintf(err, errlen,
+                 "lanecoll: tuning file '%s' line %d: rule %d: missing key \"%s\"", path,
+                 rule->line, index, key);
         return -1;
     }
-    if (v->type != LJ_NUMBER) what = "must be a non-negative integer";
-    else if (v->integer == 0) what = "must be an integer (no fraction or exponent)";
-    else if (v->integer == 2 && v->number < 0) what = "must be a non-negative integer";
+    if (v->type != LJ_NUMBER)
+        what = "must be a non-negative integer";
+    else if (v->integer == 0)
+        what = "must be an integer (no fraction or exponent)";
+    else if (v->integer == 2 && v->number < 0)
+        what = "must be a non-negative integer";
     else if (v->integer == 2 || v->ivalue > max)
         what = max == INT64_MAX ? "is above 9223372036854775807 (INT64_MAX)"
                                 : "is above 2147483647 (INT_MAX)";
-    else if (v->ivalue < 0) what = "must be a non-negative integer";
+    else if (v->ivalue < 0)
+        what = "must be a non-negative integer";
     if (what) {
         snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: \"%s\" %s",
                  path, v->line, index, key, what);
@@ -68,17 +93,16 @@ static int get_name(const lj_value *rule, const char *key, const char **out,
     const lj_value *v = lj_get(rule, key);
     if (!v || v->type != LJ_STRING) {
         snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: %s key \"%s\"",
-                 path, v ? v->line : rule->line, index, v ? "expected a string for" : "missing",
-                 key);
+                 path, v ? v->line : rule->line, index,
+                 v ? "expected a string for" : "missing", key);
         return -1;
     }
     *out = v->string;
     return 0;
 }
 
-static const char *const known_keys[] = {
-    "collective", "nodes", "ppn", "min_bytes", "max_bytes", "algorithm"
-};
+static const char *const known_keys[] = { "collective", "nodes",     "ppn",
+                                          "min_bytes",  "max_bytes", "algorithm" };
 
 static int parse_rule(const lj_value *r, int index, lc_rule *out, const char *path,
                       char *err, size_t errlen)
@@ -86,8 +110,9 @@ static int parse_rule(const lj_value *r, int index, lc_rule *out, const char *pa
     const char *coll, *alg;
     long long nodes, ppn;
     if (r->type != LJ_OBJECT) {
-        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d is not an object",
-                 path, r->line, index);
+        snprintf(err, errlen,
+                 "lanecoll: tuning file '%s' line %d: rule %d is not an object", path,
+                 r->line, index);
         return -1;
     }
     for (int i = 0; i < r->n; i++) {
@@ -95,8 +120,10 @@ static int parse_rule(const lj_value *r, int index, lc_rule *out, const char *pa
         for (size_t k = 0; k < sizeof known_keys / sizeof *known_keys; k++)
             known |= strcmp(r->keys[i], known_keys[k]) == 0;
         if (!known) {
-            snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: unknown key "
-                     "\"%s\"", path, r->items[i].line, index, r->keys[i]);
+            snprintf(err, errlen,
+                     "lanecoll: tuning file '%s' line %d: rule %d: unknown key "
+                     "\"%s\"",
+                     path, r->items[i].line, index, r->keys[i]);
             return -1;
         }
     }
@@ -104,30 +131,36 @@ static int parse_rule(const lj_value *r, int index, lc_rule *out, const char *pa
         get_name(r, "algorithm", &alg, path, index, err, errlen) ||
         get_count(r, "nodes", 1, INT_MAX, &nodes, path, index, err, errlen) ||
         get_count(r, "ppn", 1, INT_MAX, &ppn, path, index, err, errlen) ||
-        get_count(r, "min_bytes", 0, INT64_MAX, &out->min_bytes, path, index, err, errlen) ||
+        get_count(r, "min_bytes", 0, INT64_MAX, &out->min_bytes, path, index, err,
+                  errlen) ||
         get_count(r, "max_bytes", 0, INT64_MAX, &out->max_bytes, path, index, err, errlen))
         return -1;
     out->coll = lc_coll_from_name(coll);
-    out->variant = lc_variant_from_name(alg);
     out->nodes = (int)nodes;
     out->ppn = (int)ppn;
     out->line = r->line;
     if (out->coll < 0) {
-        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: unknown "
-                 "collective \"%s\"", path, lj_get(r, "collective")->line, index, coll);
+        snprintf(err, errlen,
+                 "lanecoll: tuning file '%s' line %d: rule %d: unknown "
+                 "collective \"%s\"",
+                 path, lj_get(r, "collective")->line, index, coll);
         return -1;
     }
-    if (out->variant < 0 || lc_restrictions(out->coll, out->variant) < 0) {
-        char names[64];
+    out->alg = lc_alg_find(out->coll, alg);
+    if (out->alg < 0) {
+        char names[256];
         lc_variant_list(out->coll, names, sizeof names);
-        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: unknown "
-                 "algorithm \"%s\" for %s (expected one of: %s)", path,
-                 lj_get(r, "algorithm")->line, index, alg, coll, names);
+        snprintf(err, errlen,
+                 "lanecoll: tuning file '%s' line %d: rule %d: unknown "
+                 "algorithm \"%s\" for %s (expected one of: %s)",
+                 path, lj_get(r, "algorithm")->line, index, alg, coll, names);
         return -1;
     }
     if (out->min_bytes > out->max_bytes) {
-        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d: min_bytes > "
-                 "max_bytes", path, r->line, index);
+        snprintf(err, errlen,
+                 "lanecoll: tuning file '%s' line %d: rule %d: min_bytes > "
+                 "max_bytes",
+                 path, r->line, index);
         return -1;
     }
     return 0;
@@ -140,9 +173,11 @@ static int check_overlaps(const lc_tuning *t, const char *path, char *err, size_
             const lc_rule *a = &t->rules[j], *b = &t->rules[i];
             if (a->coll == b->coll && a->nodes == b->nodes && a->ppn == b->ppn &&
                 a->min_bytes <= b->max_bytes && b->min_bytes <= a->max_bytes) {
-                snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: rule %d overlaps "
+                snprintf(err, errlen,
+                         "lanecoll: tuning file '%s' line %d: rule %d overlaps "
                          "rule %d (line %d): same collective, nodes and ppn, byte ranges "
-                         "intersect", path, b->line, i, j, a->line);
+                         "intersect",
+                         path, b->line, i, j, a->line);
                 return -1;
             }
         }
@@ -159,13 +194,17 @@ static int load_tree(const lj_value *doc, const char *path, lc_tuning *t, char *
         return -1;
     }
     if (!schema || schema->type != LJ_STRING || strcmp(schema->string, SCHEMA) != 0) {
-        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: key \"schema\" must be "
-                 "\"" SCHEMA "\"", path, schema ? schema->line : doc->line);
+        snprintf(err, errlen,
+                 "lanecoll: tuning file '%s' line %d: key \"schema\" must be "
+                 "\"" SCHEMA "\"",
+                 path, schema ? schema->line : doc->line);
         return -1;
     }
     if (!rules || rules->type != LJ_ARRAY) {
-        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: %s key \"rules\" (an "
-                 "array)", path, rules ? rules->line : doc->line, rules ? "expected" : "missing");
+        snprintf(err, errlen,
+                 "lanecoll: tuning file '%s' line %d: %s key \"rules\" (an "
+                 "array)",
+                 path, rules ? rules->line : doc->line, rules ? "expected" : "missing");
         return -1;
     }
     for (int i = 0; i < doc->n; i++)
@@ -174,8 +213,16 @@ static int load_tree(const lj_value *doc, const char *path, lc_tuning *t, char *
                      path, doc->items[i].line, doc->keys[i]);
             return -1;
         }
+    if (rules->n > LC_TUNING_MAX_RULES) {
+        snprintf(err, errlen, "lanecoll: tuning file '%s' line %d: %d rules, at most %d",
+                 path, rules->line, rules->n, LC_TUNING_MAX_RULES);
+        return -1;
+    }
     t->rules = calloc(rules->n > 0 ? (size_t)rules->n : 1, sizeof *t->rules);
-    if (!t->rules) { snprintf(err, errlen, "lanecoll: out of memory"); return -1; }
+    if (!t->rules) {
+        snprintf(err, errlen, "lanecoll: out of memory");
+        return -1;
+    }
     for (int i = 0; i < rules->n; i++, t->n++)
         if (parse_rule(&rules->items[i], i, &t->rules[i], path, err, errlen)) return -1;
     return check_overlaps(t, path, err, errlen);
@@ -186,10 +233,13 @@ static int index_rules(lc_tuning *t, char *err, size_t errlen)
 {
     int next[LC_NCOLL];
     t->by_coll = calloc(t->n > 0 ? (size_t)t->n : 1, sizeof *t->by_coll);
-    if (!t->by_coll) { snprintf(err, errlen, "lanecoll: out of memory"); return -1; }
+    if (!t->by_coll) {
+        snprintf(err, errlen, "lanecoll: out of memory");
+        return -1;
+    }
     for (int i = 0; i < t->n; i++) {
         t->count[t->rules[i].coll]++;
-        t->non_native[t->rules[i].coll] += t->rules[i].variant != LC_NATIVE;
+        t->non_native[t->rules[i].coll] += t->rules[i].alg != LC_NATIVE;
     }
     for (int c = 0, at = 0; c < LC_NCOLL; at += t->count[c++]) t->start[c] = next[c] = at;
     for (int i = 0; i < t->n; i++) t->by_coll[next[t->rules[i].coll]++] = t->rules[i];
@@ -201,9 +251,10 @@ int lc_tuning_load(const char *path, lc_tuning *t, char *err, size_t errlen)
     char perr[200];
     lj_value doc;
     memset(t, 0, sizeof *t);
-    char *text = read_file(path, err, errlen);
+    size_t len = 0;
+    char *text = read_file(path, &len, err, errlen);
     if (!text) return -1;
-    if (lj_parse(text, &doc, perr, sizeof perr)) {
+    if (lj_parse(text, len, &doc, perr, sizeof perr)) {
         snprintf(err, errlen, "lanecoll: tuning file '%s' %s", path, perr);
         free(text);
         return -1;
@@ -233,8 +284,7 @@ int lc_tuning_may_pick(const lc_tuning *t, int coll, long long bytes)
     if (coll < 0 || coll >= LC_NCOLL || !t->non_native[coll]) return 0;
     const lc_rule *r = t->by_coll + t->start[coll], *end = r + t->count[coll];
     for (; r < end; r++)
-        if (r->variant != LC_NATIVE && bytes >= r->min_bytes && bytes <= r->max_bytes)
-            return 1;
+        if (r->alg != LC_NATIVE && bytes >= r->min_bytes && bytes <= r->max_bytes) return 1;
     return 0;
 }
 
@@ -245,7 +295,7 @@ int lc_tuning_pick_hull(const lc_tuning *t, int coll, long long *lo, long long *
     *lo = LLONG_MAX;
     *hi = 0;
     for (; r < end; r++) {
-        if (r->variant == LC_NATIVE) continue;
+        if (r->alg == LC_NATIVE) continue;
         if (r->min_bytes < *lo) *lo = r->min_bytes;
         if (r->max_bytes > *hi) *hi = r->max_bytes;
     }

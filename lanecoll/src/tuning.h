@@ -6,7 +6,13 @@
  *
  * nodes and ppn are optional (absent = any); byte bounds are inclusive; the first
  * matching rule wins; overlapping byte ranges for the same (collective, nodes, ppn)
- * are an error. */
+ * are an error.
+ *
+ * Limits (a larger or deeper file is refused with a message naming it):
+ *   file size      LC_TUNING_MAX_BYTES (4 MiB)
+ *   rules          LC_TUNING_MAX_RULES (10000); overlap checks are O(rules^2) at load
+ *   nesting depth  LJ_MAX_DEPTH (64, json.h)
+ * The text must not contain a NUL byte, and no object may repeat a key. */
 #ifndef LANECOLL_TUNING_H
 #define LANECOLL_TUNING_H
 
@@ -14,24 +20,27 @@
 
 #include "internal.h"
 
+#define LC_TUNING_MAX_BYTES (4L * 1024 * 1024)
+#define LC_TUNING_MAX_RULES 10000
+
 #pragma GCC visibility push(hidden)
 
 typedef struct lc_rule {
-    int coll;              /* lc_coll */
-    int nodes, ppn;        /* -1 = any */
+    int coll;       /* lc_coll */
+    int nodes, ppn; /* -1 = any */
     long long min_bytes, max_bytes;
-    int variant;           /* lc_variant */
-    int line;              /* of the rule in the file */
+    int alg;  /* lc_alg: the algorithm for this collective */
+    int line; /* of the rule in the file */
 } lc_rule;
 
 typedef struct lc_tuning {
-    lc_rule *rules;        /* in file order (line numbers, overlap messages) */
+    lc_rule *rules; /* in file order (line numbers, overlap messages) */
     int n;
     /* The same rules grouped by collective, file order kept within each group (first
      * match wins), so a lookup scans only its collective's rules: a few compares each. */
     lc_rule *by_coll;
     int start[LC_NCOLL], count[LC_NCOLL];
-    int non_native[LC_NCOLL];  /* rules of the collective that pick lane or hier */
+    int non_native[LC_NCOLL]; /* rules of the collective that pick lane or hier */
 } lc_tuning;
 
 /* Loads and validates path. Returns 0, or -1 with a message naming the file and the

@@ -22,7 +22,12 @@
 #include "lanecoll.h"
 
 enum { K_INT, K_DOUBLE, K_VEC };
-typedef struct dtype { const char *name; MPI_Datatype type; int kind; size_t extent; } dtype;
+typedef struct dtype {
+    const char *name;
+    MPI_Datatype type;
+    int kind;
+    size_t extent;
+} dtype;
 
 static MPI_Datatype vec_type; /* 2 ints at offsets 0 and 2, extent 3 ints */
 static long configs, ran, fallbacks, failures, skipped;
@@ -49,19 +54,27 @@ static int addmod(int x, int y) { return (x + y) % 65521; }
 static void apply(int (*f)(int, int), void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     if (*dt == MPI_INT) {
-        for (int i = 0; i < *len; i++) ((int *)inout)[i] = f(((int *)in)[i], ((int *)inout)[i]);
+        for (int i = 0; i < *len; i++)
+            ((int *)inout)[i] = f(((int *)in)[i], ((int *)inout)[i]);
     } else if (*dt == MPI_DOUBLE) {
         for (int i = 0; i < *len; i++)
             ((double *)inout)[i] = f((int)((double *)in)[i], (int)((double *)inout)[i]);
     } else { /* vec_type */
         for (int i = 0; i < *len; i++)
             for (int j = 0; j <= 2; j += 2)
-                ((int *)inout)[3 * i + j] = f(((int *)in)[3 * i + j], ((int *)inout)[3 * i + j]);
+                ((int *)inout)[3 * i + j] =
+                    f(((int *)in)[3 * i + j], ((int *)inout)[3 * i + j]);
     }
 }
 
-static void op_affine(void *in, void *inout, int *len, MPI_Datatype *dt) { apply(affine, in, inout, len, dt); }
-static void op_addmod(void *in, void *inout, int *len, MPI_Datatype *dt) { apply(addmod, in, inout, len, dt); }
+static void op_affine(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    apply(affine, in, inout, len, dt);
+}
+static void op_addmod(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    apply(addmod, in, inout, len, dt);
+}
 
 /* ---- buffers ------------------------------------------------------------------------ */
 static void *alloc_buf(const dtype *t, long n)
@@ -74,9 +87,14 @@ static void *alloc_buf(const dtype *t, long n)
 
 static void set_elem(const dtype *t, void *buf, long e, int v)
 {
-    if (t->kind == K_INT) ((int *)buf)[e] = v;
-    else if (t->kind == K_DOUBLE) ((double *)buf)[e] = v;
-    else { ((int *)buf)[3 * e] = v; ((int *)buf)[3 * e + 2] = value(v % 97, e, 5); }
+    if (t->kind == K_INT)
+        ((int *)buf)[e] = v;
+    else if (t->kind == K_DOUBLE)
+        ((double *)buf)[e] = v;
+    else {
+        ((int *)buf)[3 * e] = v;
+        ((int *)buf)[3 * e + 2] = value(v % 97, e, 5);
+    }
 }
 
 static void fill(const dtype *t, void *buf, long first, long n, int rank, int salt)
@@ -84,27 +102,50 @@ static void fill(const dtype *t, void *buf, long first, long n, int rank, int sa
     for (long e = 0; e < n; e++) set_elem(t, buf, first + e, value(rank, e, salt));
 }
 
-typedef struct bufs { void *sa, *sb, *ra, *rb; size_t sbytes, rbytes; } bufs;
+typedef struct bufs {
+    void *sa, *sb, *ra, *rb;
+    size_t sbytes, rbytes;
+} bufs;
 
 static void make(bufs *b, const dtype *t, long sn, long rn)
 {
-    b->sa = alloc_buf(t, sn); b->sb = alloc_buf(t, sn);
-    b->ra = alloc_buf(t, rn); b->rb = alloc_buf(t, rn);
-    b->sbytes = (size_t)sn * t->extent + 16; b->rbytes = (size_t)rn * t->extent + 16;
+    b->sa = alloc_buf(t, sn);
+    b->sb = alloc_buf(t, sn);
+    b->ra = alloc_buf(t, rn);
+    b->rb = alloc_buf(t, rn);
+    b->sbytes = (size_t)sn * t->extent + 16;
+    b->rbytes = (size_t)rn * t->extent + 16;
 }
 
-static void release(bufs *b) { free(b->sa); free(b->sb); free(b->ra); free(b->rb); }
+static void release(bufs *b)
+{
+    free(b->sa);
+    free(b->sb);
+    free(b->ra);
+    free(b->rb);
+}
 
 /* ---- one configuration -------------------------------------------------------------- */
 typedef struct tcase {
-    MPI_Comm comm; const char *comm_name; int rank, size;
-    const char *alg; int coll; int variant;
-    const dtype *t; int count, root; MPI_Op op; const char *opname; int inplace;
+    MPI_Comm comm;
+    const char *comm_name;
+    int rank, size;
+    const char *alg;
+    int coll;
+    int variant;
+    const dtype *t;
+    int count, root;
+    MPI_Op op;
+    const char *opname;
+    int inplace;
 } tcase;
 
 enum { BCAST, GATHER, SCATTER, ALLGATHER, ALLTOALL, REDUCE, ALLREDUCE, RSB, SCAN, EXSCAN };
-static const char *const coll_names[] = { "bcast", "gather", "scatter", "allgather",
-    "alltoall", "reduce", "allreduce", "reduce_scatter_block", "scan", "exscan" };
+static const char *const coll_names[] = { "bcast",     "gather",
+                                          "scatter",   "allgather",
+                                          "alltoall",  "reduce",
+                                          "allreduce", "reduce_scatter_block",
+                                          "scan",      "exscan" };
 enum { LANE, HIER, LANE_V };
 static const char *const variant_names[] = { "lane", "hier", "lane_v" };
 /* The function of variant v among LC_<Coll>_lane, _hier and _lane_v. */
@@ -115,15 +156,20 @@ static void report(const tcase *c, const char *what)
 {
     failures++;
     if (failures <= 10)
-        fprintf(stderr, "FAIL world rank %d: %s_%s comm=%s type=%s count=%d root=%d op=%s "
-                "inplace=%d: %s\n", world_rank, coll_names[c->coll], variant_names[c->variant],
-                c->comm_name, c->t->name, c->count, c->root, c->opname, c->inplace, what);
+        fprintf(stderr,
+                "FAIL world rank %d: %s_%s comm=%s type=%s count=%d root=%d op=%s "
+                "inplace=%d: %s\n",
+                world_rank, coll_names[c->coll], variant_names[c->variant], c->comm_name,
+                c->t->name, c->count, c->root, c->opname, c->inplace, what);
 }
 
 static void note_fallback(const tcase *c)
 {
     const char *why = LC_Fallback_reason(c->comm);
-    if (why) fallbacks++; else ran++;
+    if (why)
+        fallbacks++;
+    else
+        ran++;
 }
 
 /* Runs native (into the a-buffers) and lanecoll (into the b-buffers). */
@@ -143,12 +189,14 @@ static void run(const tcase *c, bufs *b)
         int ip = in && c->rank == r;
         MPI_Gather(ip ? MPI_IN_PLACE : b->sa, n, T, b->ra, n, T, r, m);
         PICK2(v, LC_Gather)(ip ? MPI_IN_PLACE : b->sb, n, T, b->rb, n, T, r, m);
-        break; }
+        break;
+    }
     case SCATTER: {
         int ip = in && c->rank == r;
         MPI_Scatter(b->sa, n, T, ip ? MPI_IN_PLACE : b->ra, n, T, r, m);
         PICK2(v, LC_Scatter)(b->sb, n, T, ip ? MPI_IN_PLACE : b->rb, n, T, r, m);
-        break; }
+        break;
+    }
     case ALLGATHER:
         MPI_Allgather(SB(b->sa), n, T, b->ra, n, T, m);
         PICK2(v, LC_Allgather)(SB(b->sb), n, T, b->rb, n, T, m);
@@ -162,19 +210,22 @@ static void run(const tcase *c, bufs *b)
          * MPI_Reduce to a root != 0 on non-power-of-two communicators. */
         int ip = in && c->rank == r;
         void *copy = NULL;
-        if (ip) { copy = malloc(b->rbytes); memcpy(copy, b->ra, b->rbytes); }
+        if (ip) {
+            copy = malloc(b->rbytes);
+            memcpy(copy, b->ra, b->rbytes);
+        }
         MPI_Reduce(ip ? copy : b->sa, b->ra, n, T, c->op, r, m);
         free(copy);
         PICK3(v, LC_Reduce)(ip ? MPI_IN_PLACE : b->sb, b->rb, n, T, c->op, r, m);
-        break; }
+        break;
+    }
     case ALLREDUCE:
         MPI_Allreduce(SB(b->sa), b->ra, n, T, c->op, m);
         PICK3(v, LC_Allreduce)(SB(b->sb), b->rb, n, T, c->op, m);
         break;
     case RSB:
         MPI_Reduce_scatter_block(SB(b->sa), b->ra, n, T, c->op, m);
-        PICK2(v, LC_Reduce_scatter_block)(SB(b->sb), b->rb, n, T,
-                                                                         c->op, m);
+        PICK2(v, LC_Reduce_scatter_block)(SB(b->sb), b->rb, n, T, c->op, m);
         break;
     case SCAN:
         MPI_Scan(SB(b->sa), b->ra, n, T, c->op, m);
@@ -195,14 +246,17 @@ static int mpich_inplace_reduce_fallback(const tcase *c)
 {
     if (!is_mpich || c->coll != REDUCE || !c->inplace || c->root == 0) return 0;
     int x = 0;
-    PICK3(c->variant, LC_Reduce)(c->rank == c->root ? MPI_IN_PLACE : &x, &x, 0, c->t->type,
-                                 c->op, c->root, c->comm);
+    PICK3(c->variant, LC_Reduce)
+    (c->rank == c->root ? MPI_IN_PLACE : &x, &x, 0, c->t->type, c->op, c->root, c->comm);
     return LC_Fallback_reason(c->comm) != NULL;
 }
 
 static void check(tcase *c)
 {
-    if (mpich_inplace_reduce_fallback(c)) { skipped++; return; }
+    if (mpich_inplace_reduce_fallback(c)) {
+        skipped++;
+        return;
+    }
     const dtype *t = c->t;
     long n = c->count, p = c->size;
     int rank = c->rank, salt = c->coll * 31 + c->count;
@@ -213,29 +267,41 @@ static void check(tcase *c)
     case SCATTER: sn = p * n; break;
     case ALLGATHER: rn = p * n; break;
     case ALLTOALL: sn = rn = p * n; break;
-    case RSB: sn = p * n; rn = c->inplace ? p * n : n; break;
+    case RSB:
+        sn = p * n;
+        rn = c->inplace ? p * n : n;
+        break;
     default: break;
     }
     make(&b, t, sn, rn);
     /* inputs */
     switch (c->coll) {
-    case BCAST: if (rank == c->root) fill(t, b.ra, 0, n, rank, salt); break;
+    case BCAST:
+        if (rank == c->root) fill(t, b.ra, 0, n, rank, salt);
+        break;
     case GATHER:
-        if (c->inplace && rank == c->root) fill(t, b.ra, rank * n, n, rank, salt);
-        else fill(t, b.sa, 0, n, rank, salt);
+        if (c->inplace && rank == c->root)
+            fill(t, b.ra, rank * n, n, rank, salt);
+        else
+            fill(t, b.sa, 0, n, rank, salt);
         break;
-    case SCATTER: if (rank == c->root) fill(t, b.sa, 0, p * n, rank, salt); break;
+    case SCATTER:
+        if (rank == c->root) fill(t, b.sa, 0, p * n, rank, salt);
+        break;
     case ALLGATHER:
-        if (c->inplace) fill(t, b.ra, rank * n, n, rank, salt); else fill(t, b.sa, 0, n, rank, salt);
+        if (c->inplace)
+            fill(t, b.ra, rank * n, n, rank, salt);
+        else
+            fill(t, b.sa, 0, n, rank, salt);
         break;
-    case ALLTOALL:
-        fill(t, c->inplace ? b.ra : b.sa, 0, p * n, rank, salt); break;
+    case ALLTOALL: fill(t, c->inplace ? b.ra : b.sa, 0, p * n, rank, salt); break;
     case REDUCE:
-        fill(t, c->inplace && rank == c->root ? b.ra : b.sa, 0, n, rank, salt); break;
-    case RSB:
-        fill(t, c->inplace ? b.ra : b.sa, 0, p * n, rank, salt); break;
+        fill(t, c->inplace && rank == c->root ? b.ra : b.sa, 0, n, rank, salt);
+        break;
+    case RSB: fill(t, c->inplace ? b.ra : b.sa, 0, p * n, rank, salt); break;
     default: /* allreduce, scan, exscan */
-        fill(t, c->inplace ? b.ra : b.sa, 0, n, rank, salt); break;
+        fill(t, c->inplace ? b.ra : b.sa, 0, n, rank, salt);
+        break;
     }
     memcpy(b.sb, b.sa, b.sbytes);
     memcpy(b.rb, b.ra, b.rbytes);
@@ -252,23 +318,25 @@ static void check(tcase *c)
 
     size_t rcmp = b.rbytes;
     if (c->coll == RSB && c->inplace) rcmp = (size_t)n * t->extent; /* rest undefined */
-    if (c->coll == EXSCAN && rank == 0) rcmp = 0;                  /* undefined on rank 0 */
+    if (c->coll == EXSCAN && rank == 0) rcmp = 0; /* undefined on rank 0 */
     if (memcmp(b.sa, b.sb, b.sbytes) != 0) report(c, "send buffers differ");
     if (rcmp && memcmp(b.ra, b.rb, rcmp) != 0) report(c, "receive buffers differ");
     release(&b);
 }
 
 /* ---- the matrix ---------------------------------------------------------------------- */
-typedef struct algo { int coll, variant, rooted, reduction; } algo;
+typedef struct algo {
+    int coll, variant, rooted, reduction;
+} algo;
 static const algo algos[] = {
-    { BCAST, LANE, 1, 0 }, { BCAST, HIER, 1, 0 }, { BCAST, LANE_V, 1, 0 },
-    { GATHER, LANE, 1, 0 }, { GATHER, HIER, 1, 0 }, { SCATTER, LANE, 1, 0 },
-    { SCATTER, HIER, 1, 0 }, { ALLGATHER, LANE, 0, 0 }, { ALLGATHER, HIER, 0, 0 },
-    { ALLTOALL, LANE, 0, 0 }, { REDUCE, LANE, 1, 1 }, { REDUCE, HIER, 1, 1 },
-    { REDUCE, LANE_V, 1, 1 }, { ALLREDUCE, LANE, 0, 1 }, { ALLREDUCE, HIER, 0, 1 },
-    { ALLREDUCE, LANE_V, 0, 1 }, { RSB, LANE, 0, 1 }, { RSB, HIER, 0, 1 },
-    { SCAN, LANE, 0, 1 }, { SCAN, HIER, 0, 1 }, { SCAN, LANE_V, 0, 1 },
-    { EXSCAN, LANE, 0, 1 }, { EXSCAN, HIER, 0, 1 }, { EXSCAN, LANE_V, 0, 1 },
+    { BCAST, LANE, 1, 0 },       { BCAST, HIER, 1, 0 },     { BCAST, LANE_V, 1, 0 },
+    { GATHER, LANE, 1, 0 },      { GATHER, HIER, 1, 0 },    { SCATTER, LANE, 1, 0 },
+    { SCATTER, HIER, 1, 0 },     { ALLGATHER, LANE, 0, 0 }, { ALLGATHER, HIER, 0, 0 },
+    { ALLTOALL, LANE, 0, 0 },    { REDUCE, LANE, 1, 1 },    { REDUCE, HIER, 1, 1 },
+    { REDUCE, LANE_V, 1, 1 },    { ALLREDUCE, LANE, 0, 1 }, { ALLREDUCE, HIER, 0, 1 },
+    { ALLREDUCE, LANE_V, 0, 1 }, { RSB, LANE, 0, 1 },       { RSB, HIER, 0, 1 },
+    { SCAN, LANE, 0, 1 },        { SCAN, HIER, 0, 1 },      { SCAN, LANE_V, 0, 1 },
+    { EXSCAN, LANE, 0, 1 },      { EXSCAN, HIER, 0, 1 },    { EXSCAN, LANE_V, 0, 1 },
 };
 
 static int has_in_place(int coll) { return coll != BCAST; }
@@ -279,7 +347,8 @@ static void run_comm(MPI_Comm comm, const char *name, int full, dtype *types, in
     LC_Decomposition dc;
     tcase c;
     memset(&c, 0, sizeof c);
-    c.comm = comm; c.comm_name = name;
+    c.comm = comm;
+    c.comm_name = name;
     MPI_Comm_rank(comm, &c.rank);
     MPI_Comm_size(comm, &c.size);
     LC_Decomposition_get(comm, &dc);
@@ -287,7 +356,8 @@ static void run_comm(MPI_Comm comm, const char *name, int full, dtype *types, in
     int roots[3] = { 0, c.size / 2, c.size - 1 };
 
     for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
-        c.coll = algos[a].coll; c.variant = algos[a].variant;
+        c.coll = algos[a].coll;
+        c.variant = algos[a].variant;
         for (int ti = 0; ti < ntypes; ti++) {
             c.t = &types[ti];
             if (small && c.t->kind == K_DOUBLE) continue;
@@ -323,19 +393,24 @@ static void check_queries(MPI_Comm world, MPI_Op noncomm)
     MPI_Comm_size(world, &size);
     const char *k = getenv("LANECOLL_NODE_SIZE"), *ks = getenv("LANECOLL_NODE_SIZES");
     if (k) expect_nodes = (size + atoi(k) - 1) / atoi(k);
-    if (ks) { expect_nodes = 1; for (const char *q = ks; *q; q++) expect_nodes += *q == ','; }
+    if (ks) {
+        expect_nodes = 1;
+        for (const char *q = ks; *q; q++) expect_nodes += *q == ',';
+    }
     LC_Decomposition_get(world, &d);
     configs++;
     if (d.nodes != expect_nodes) {
         failures++;
-        fprintf(stderr, "FAIL: decomposition has %d nodes, expected %d\n", d.nodes, expect_nodes);
+        fprintf(stderr, "FAIL: decomposition has %d nodes, expected %d\n", d.nodes,
+                expect_nodes);
     }
     LC_Allreduce_lane(&x, &y, 1, MPI_INT, noncomm, world);
     const char *why = LC_Fallback_reason(world);
     configs++;
     if (!why || !strstr(why, d.regular ? "non-commutative" : "irregular")) {
         failures++;
-        fprintf(stderr, "FAIL: no non-commutative fallback reason (got %s)\n", why ? why : "NULL");
+        fprintf(stderr, "FAIL: no non-commutative fallback reason (got %s)\n",
+                why ? why : "NULL");
     }
     LC_Allreduce_lane(&x, &y, 1, MPI_INT, MPI_SUM, world);
     why = LC_Fallback_reason(world);
@@ -390,7 +465,10 @@ int main(int argc, char **argv)
     MPI_Op ops[4], noncomm, comm_op;
     MPI_Op_create(op_addmod, 1, &comm_op);
     MPI_Op_create(op_affine, 0, &noncomm);
-    ops[0] = MPI_SUM; ops[1] = MPI_MAX; ops[2] = comm_op; ops[3] = noncomm;
+    ops[0] = MPI_SUM;
+    ops[1] = MPI_MAX;
+    ops[2] = comm_op;
+    ops[3] = noncomm;
     const char *opnames[4] = { "sum", "max", "user-commutative", "user-noncommutative" };
     int vec_ok = predefined_ops_work_on_vec(MPI_COMM_WORLD);
 
@@ -406,7 +484,8 @@ int main(int argc, char **argv)
 
     run_comm(MPI_COMM_WORLD, "world", full, types, 3, ops, opnames, 4, vec_ok);
     if (!small) run_comm(reversed, "reversed", 0, types, 3, ops, opnames, 4, vec_ok);
-    run_comm(interleaved, "interleaved", 0, types, full || small ? 3 : 1, ops, opnames, 4, vec_ok);
+    run_comm(interleaved, "interleaved", 0, types, full || small ? 3 : 1, ops, opnames, 4,
+             vec_ok);
     if (!small) run_comm(dup, "dup", 0, types, 1, ops, opnames, 4, vec_ok);
 
     MPI_Comm_free(&dup);
@@ -422,9 +501,15 @@ int main(int argc, char **argv)
         const char *k = getenv("LANECOLL_NODE_SIZE"), *ks = getenv("LANECOLL_NODE_SIZES");
         /* configurations are counted once (rank 0's view), failures over all ranks */
         printf("matrix: np=%d layout=%s%s mode=%s predefined_ops_on_vec=%d configs=%ld "
-               "ran=%ld fallbacks=%ld skipped=%ld failures=%ld\n", size, k ? "K=" : ks ? "sizes=" : "default",
-               k ? k : ks ? ks : "", mode, vec_ok, configs, ran,
-               fallbacks, skipped, total[3]);
+               "ran=%ld fallbacks=%ld skipped=%ld failures=%ld\n",
+               size,
+               k    ? "K="
+               : ks ? "sizes="
+                    : "default",
+               k    ? k
+               : ks ? ks
+                    : "",
+               mode, vec_ok, configs, ran, fallbacks, skipped, total[3]);
         fflush(stdout);
     }
     MPI_Bcast(&total[3], 1, MPI_LONG, 0, MPI_COMM_WORLD);

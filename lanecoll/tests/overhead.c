@@ -90,11 +90,16 @@ int main(int argc, char **argv)
         double mm = median(tm, blocks) * 1e9, mp = median(tp, blocks) * 1e9;
         double md = median(dd, blocks) * 1e9;
         if (rank == 0)
-            printf("overhead: count=%d ints MPI_Allreduce(lanecoll) %.1f ns  PMPI_Allreduce "
-                   "%.1f ns  diff %+.1f ns (%+.1f %%)  paired diff %+.1f ns (%+.1f %%)\n",
-                   count, mm, mp, mm - mp, 100.0 * (mm - mp) / mp, md, 100.0 * md / mp);
+            printf(
+                "overhead: count=%d ints MPI_Allreduce(lanecoll) %.1f ns  PMPI_Allreduce "
+                "%.1f ns  diff %+.1f ns (%+.1f %%)  paired diff %+.1f ns (%+.1f %%)\n",
+                count, mm, mp, mm - mp, 100.0 * (mm - mp) / mp, md, 100.0 * md / mp);
     }
-    free(s); free(r); free(tm); free(tp); free(dd);
+    free(s);
+    free(r);
+    free(tm);
+    free(tp);
+    free(dd);
     MPI_Finalize();
     return 0;
 }

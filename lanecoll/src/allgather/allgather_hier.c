@@ -12,8 +12,7 @@
 
 #include "../internal.h"
 
-static int allgather_leaders(const lc_decomp *d, void *rbuf, int rcount,
-                             MPI_Datatype rtype)
+static int allgather_leaders(const lc_decomp *d, void *rbuf, int rcount, MPI_Datatype rtype)
 {
     int *counts = lc_node_blocks(d, rcount);
     if (!counts) return MPI_ERR_NO_MEM;
@@ -40,18 +39,4 @@ int lc_allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rb
         LC_TRY(PMPI_Gather(sbuf, scount, stype, NULL, 0, stype, 0, d->nodecomm));
     }
     return PMPI_Bcast(rbuf, d->size * rcount, rtype, 0, d->nodecomm);
-}
-
-int LC_Allgather_hier(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    lc_call call = { LC_ALLGATHER, comm, MPI_OP_NULL, -1,
-                     lc_args_ok_count(comm, recvcount, recvtype) &&
-                     (sendbuf == MPI_IN_PLACE || lc_args_ok_count(comm, sendcount, sendtype)) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
-    if (!d)
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              comm);
-    return lc_allgather_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, d);
 }

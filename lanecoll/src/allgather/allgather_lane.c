@@ -29,17 +29,3 @@ int lc_allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rb
     PMPI_Type_free(&column);
     return err;
 }
-
-int LC_Allgather_lane(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    lc_call call = { LC_ALLGATHER, comm, MPI_OP_NULL, -1,
-                     lc_args_ok_count(comm, recvcount, recvtype) &&
-                     (sendbuf == MPI_IN_PLACE || lc_args_ok_count(comm, sendcount, sendtype)) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
-    if (!d)
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              comm);
-    return lc_allgather_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, d);
-}

@@ -9,8 +9,8 @@
  * combined in rank order). Unequal node sizes are fine. */
 #include "../internal.h"
 
-int lc_allreduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                      MPI_Op op, const lc_decomp *d)
+int lc_allreduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                      const lc_decomp *d)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     if (d->node_rank == 0) {
@@ -21,15 +21,4 @@ int lc_allreduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type
                            d->nodecomm));
     }
     return PMPI_Bcast(rbuf, count, type, 0, d->nodecomm);
-}
-
-int LC_Allreduce_hier(const void *sendbuf, void *recvbuf, int count,
-                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    lc_call call = { LC_ALLREDUCE, comm, op, -1,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
-    if (!d) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_allreduce_hier(sendbuf, recvbuf, count, datatype, op, d);
 }

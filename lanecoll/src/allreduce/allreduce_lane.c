@@ -14,8 +14,8 @@
 
 #include "../internal.h"
 
-int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
-                      MPI_Op op, const lc_decomp *d, int vector)
+int lc_allreduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                           MPI_Op op, const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank, err;
@@ -32,8 +32,13 @@ int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type
     void *rs_out = mine;
     if (sbuf == MPI_IN_PLACE) {
         tmp = lc_tmp_alloc(counts[nr], type, &mem);
-        if (!tmp) { free(counts); return MPI_ERR_NO_MEM; }
-        input = rbuf; rs_out = tmp; lane_in = tmp;
+        if (!tmp) {
+            free(counts);
+            return MPI_ERR_NO_MEM;
+        }
+        input = rbuf;
+        rs_out = tmp;
+        lane_in = tmp;
     }
     err = even ? PMPI_Reduce_scatter_block(input, rs_out, counts[0], type, op, d->nodecomm)
                : PMPI_Reduce_scatter(input, rs_out, counts, type, op, d->nodecomm);
@@ -49,25 +54,8 @@ int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type
     return err;
 }
 
-static int allreduce_lane(const void *sendbuf, void *recvbuf, int count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, lc_variant v)
+int lc_allreduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                      const lc_decomp *d)
 {
-    lc_call call = { LC_ALLREDUCE, comm, op, -1,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, v, &why);
-    if (!d) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_allreduce_lane(sendbuf, recvbuf, count, datatype, op, d, v == LC_LANE_V);
-}
-
-int LC_Allreduce_lane(const void *sendbuf, void *recvbuf, int count,
-                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return allreduce_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE);
-}
-
-int LC_Allreduce_lane_v(const void *sendbuf, void *recvbuf, int count,
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return allreduce_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE_V);
+    return lc_allreduce_full_lane(sbuf, rbuf, count, type, op, d, 0);
 }

@@ -20,7 +20,11 @@ int lc_alltoall_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
 {
     if (lc_empty(rcount, rtype)) return MPI_SUCCESS;
     int n = d->node_size, N = d->nnodes, err;
-    if (sbuf == MPI_IN_PLACE) { sbuf = rbuf; scount = rcount; stype = rtype; }
+    if (sbuf == MPI_IN_PLACE) {
+        sbuf = rbuf;
+        scount = rcount;
+        stype = rtype;
+    }
 
     void *mem, *tmp = lc_tmp_alloc((MPI_Aint)d->size * rcount, rtype, &mem);
     if (!tmp) return MPI_ERR_NO_MEM;
@@ -35,18 +39,4 @@ int lc_alltoall_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
     }
     lc_free(mem);
     return err;
-}
-
-int LC_Alltoall_lane(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    lc_call call = { LC_ALLTOALL, comm, MPI_OP_NULL, -1,
-                     lc_args_ok_count(comm, recvcount, recvtype) &&
-                     (sendbuf == MPI_IN_PLACE || lc_args_ok_count(comm, sendcount, sendtype)) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
-    if (!d)
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                             comm);
-    return lc_alltoall_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, d);
 }

@@ -17,13 +17,3 @@ int lc_bcast_hier(void *buf, int count, MPI_Datatype type, int root, const lc_de
         LC_TRY(PMPI_Bcast(buf, count, type, root_node, d->lanecomm));
     return PMPI_Bcast(buf, count, type, root_nr, d->nodecomm);
 }
-
-int LC_Bcast_hier(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    lc_call call = { LC_BCAST, comm, MPI_OP_NULL, root,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_rooted(comm, root) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
-    if (!d) return PMPI_Bcast(buffer, count, datatype, root, comm);
-    return lc_bcast_hier(buffer, count, datatype, root, d);
-}

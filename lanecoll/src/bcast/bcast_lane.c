@@ -17,8 +17,8 @@
 
 #include "../internal.h"
 
-int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,
-                  int vector)
+int lc_bcast_full_lane(void *buf, int count, MPI_Datatype type, int root,
+                       const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank;
@@ -34,8 +34,8 @@ int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_de
         void *rb = at_root ? MPI_IN_PLACE : mine;
         err = even ? PMPI_Scatter(buf, counts[0], type, rb, counts[0], type, root_nr,
                                   d->nodecomm)
-                   : PMPI_Scatterv(buf, counts, displs, type, rb, counts[nr], type,
-                                   root_nr, d->nodecomm);
+                   : PMPI_Scatterv(buf, counts, displs, type, rb, counts[nr], type, root_nr,
+                                   d->nodecomm);
     }
     if (err == MPI_SUCCESS)
         err = PMPI_Bcast(mine, counts[nr], type, root_node, d->lanecomm);
@@ -48,23 +48,7 @@ int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_de
     return err;
 }
 
-static int bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root,
-                      MPI_Comm comm, lc_variant v)
+int lc_bcast_lane(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d)
 {
-    lc_call call = { LC_BCAST, comm, MPI_OP_NULL, root,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_rooted(comm, root) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, v, &why);
-    if (!d) return PMPI_Bcast(buffer, count, datatype, root, comm);
-    return lc_bcast_lane(buffer, count, datatype, root, d, v == LC_LANE_V);
-}
-
-int LC_Bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return bcast_lane(buffer, count, datatype, root, comm, LC_LANE);
-}
-
-int LC_Bcast_lane_v(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return bcast_lane(buffer, count, datatype, root, comm, LC_LANE_V);
+    return lc_bcast_full_lane(buf, count, type, root, d, 0);
 }

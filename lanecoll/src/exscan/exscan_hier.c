@@ -30,7 +30,11 @@ int lc_exscan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     void *emem, *E = lc_tmp_alloc(count, type, &emem);
     void *tmem = NULL, *T = NULL;
     if (E && is_last) T = lc_tmp_alloc(count, type, &tmem);
-    if (!E || (is_last && !T)) { lc_free(emem); lc_free(tmem); return MPI_ERR_NO_MEM; }
+    if (!E || (is_last && !T)) {
+        lc_free(emem);
+        lc_free(tmem);
+        return MPI_ERR_NO_MEM;
+    }
 
     if (is_last) err = lc_local_copy(input, count, type, T, count, type);
     if (err == MPI_SUCCESS) err = PMPI_Exscan(sbuf, rbuf, count, type, op, d->nodecomm);
@@ -45,15 +49,4 @@ int lc_exscan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     lc_free(tmem);
     lc_free(emem);
     return err;
-}
-
-int LC_Exscan_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm)
-{
-    lc_call call = { LC_EXSCAN, comm, op, -1,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
-    if (!d) return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_exscan_hier(sendbuf, recvbuf, count, datatype, op, d);
 }

@@ -9,8 +9,8 @@
  * Restrictions: regular, consecutive ranks, commutative operator. */
 #include "../internal.h"
 
-int lc_exscan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   const lc_decomp *d, int vector)
+int lc_exscan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                        MPI_Op op, const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
@@ -25,25 +25,8 @@ int lc_exscan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     return err;
 }
 
-static int exscan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, lc_variant v)
+int lc_exscan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                   const lc_decomp *d)
 {
-    lc_call call = { LC_EXSCAN, comm, op, -1,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, v, &why);
-    if (!d) return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_exscan_lane(sendbuf, recvbuf, count, datatype, op, d, v == LC_LANE_V);
-}
-
-int LC_Exscan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm)
-{
-    return exscan_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE);
-}
-
-int LC_Exscan_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm)
-{
-    return exscan_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE_V);
+    return lc_exscan_full_lane(sbuf, rbuf, count, type, op, d, 0);
 }

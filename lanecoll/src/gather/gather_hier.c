@@ -14,8 +14,8 @@
 #include "../internal.h"
 
 static int gather_over_nodes(const lc_decomp *d, const void *tmp, int scount,
-                             MPI_Datatype stype, void *rbuf, int rcount,
-                             MPI_Datatype rtype, int root_node, int at_root)
+                             MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                             int root_node, int at_root)
 {
     if (!at_root)
         return PMPI_Gatherv(tmp, d->node_size * scount, stype, NULL, NULL, NULL, stype,
@@ -23,16 +23,17 @@ static int gather_over_nodes(const lc_decomp *d, const void *tmp, int scount,
     int *counts = lc_node_blocks(d, rcount);
     if (!counts) return MPI_ERR_NO_MEM;
     int *displs = counts + d->nnodes;
-    int err = PMPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, counts, displs,
-                           rtype, root_node, d->lanecomm);
+    int err = PMPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, counts, displs, rtype,
+                           root_node, d->lanecomm);
     free(counts);
     return err;
 }
 
-int lc_gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                   int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
+int lc_gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                   MPI_Datatype rtype, int root, const lc_decomp *d)
 {
-    if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype)) return MPI_SUCCESS;
+    if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype))
+        return MPI_SUCCESS;
     int root_node = d->rank_node[root], lr = d->rank_noderank[root], err;
     int at_root = d->rank == root;
 
@@ -52,20 +53,4 @@ int lc_gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
         err = gather_over_nodes(d, tmp, scount, stype, NULL, 0, stype, root_node, 0);
     lc_free(mem);
     return err;
-}
-
-int LC_Gather_hier(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                   MPI_Comm comm)
-{
-    lc_call call = { LC_GATHER, comm, MPI_OP_NULL, root,
-                     lc_args_ok_rooted_pair(comm, root, sendcount, sendtype, recvcount,
-                                            recvtype, sendbuf == MPI_IN_PLACE) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
-    if (!d)
-        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                           root, comm);
-    return lc_gather_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                          root, d);
 }

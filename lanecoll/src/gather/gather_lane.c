@@ -13,10 +13,11 @@
  * Restrictions: regular, consecutive ranks. Any root. */
 #include "../internal.h"
 
-int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                   int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
+int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                   MPI_Datatype rtype, int root, const lc_decomp *d)
 {
-    if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype)) return MPI_SUCCESS;
+    if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype))
+        return MPI_SUCCESS;
     int n = d->node_size, N = d->nnodes, err;
     int root_node = d->rank_node[root], root_nr = d->rank_noderank[root];
 
@@ -44,20 +45,4 @@ int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
         err = PMPI_Gather(tmp, N * scount, stype, NULL, 0, stype, root_nr, d->nodecomm);
     lc_free(mem);
     return err;
-}
-
-int LC_Gather_lane(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                   MPI_Comm comm)
-{
-    lc_call call = { LC_GATHER, comm, MPI_OP_NULL, root,
-                     lc_args_ok_rooted_pair(comm, root, sendcount, sendtype, recvcount,
-                                            recvtype, sendbuf == MPI_IN_PLACE) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
-    if (!d)
-        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                           root, comm);
-    return lc_gather_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                          root, d);
 }

@@ -29,15 +29,3 @@ int lc_reduce_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     lc_free(mem);
     return err;
 }
-
-int LC_Reduce_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, int root, MPI_Comm comm)
-{
-    lc_call call = { LC_REDUCE, comm, op, root,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) &&
-                     lc_args_ok_rooted(comm, root) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
-    if (!d) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    return lc_reduce_hier(sendbuf, recvbuf, count, datatype, op, root, d);
-}

@@ -16,8 +16,8 @@
 
 #include "../internal.h"
 
-int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                   int root, const lc_decomp *d, int vector)
+int lc_reduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                        MPI_Op op, int root, const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, nr = d->node_rank, err;
@@ -33,7 +33,11 @@ int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     void *mem, *tmp = lc_tmp_alloc(counts[nr], type, &mem);
     void *omem = NULL, *out = at_root ? LC_CHAR(rbuf) + displs[nr] * lc_extent(type) : NULL;
     if (tmp && on_root_node && !at_root) out = lc_tmp_alloc(counts[nr], type, &omem);
-    if (!tmp || (on_root_node && !out)) { lc_free(mem); free(counts); return MPI_ERR_NO_MEM; }
+    if (!tmp || (on_root_node && !out)) {
+        lc_free(mem);
+        free(counts);
+        return MPI_ERR_NO_MEM;
+    }
 
     err = even ? PMPI_Reduce_scatter_block(input, tmp, counts[0], type, op, d->nodecomm)
                : PMPI_Reduce_scatter(input, tmp, counts, type, op, d->nodecomm);
@@ -43,8 +47,8 @@ int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
         const void *sb = at_root ? MPI_IN_PLACE : out;
         err = even ? PMPI_Gather(sb, counts[0], type, rbuf, counts[0], type, root_nr,
                                  d->nodecomm)
-                   : PMPI_Gatherv(sb, counts[nr], type, rbuf, counts, displs, type,
-                                  root_nr, d->nodecomm);
+                   : PMPI_Gatherv(sb, counts[nr], type, rbuf, counts, displs, type, root_nr,
+                                  d->nodecomm);
     }
     lc_free(omem);
     lc_free(mem);
@@ -52,26 +56,8 @@ int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
     return err;
 }
 
-static int reduce_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, int root, MPI_Comm comm, lc_variant v)
+int lc_reduce_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                   int root, const lc_decomp *d)
 {
-    lc_call call = { LC_REDUCE, comm, op, root,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) &&
-                     lc_args_ok_rooted(comm, root) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, v, &why);
-    if (!d) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    return lc_reduce_lane(sendbuf, recvbuf, count, datatype, op, root, d, v == LC_LANE_V);
-}
-
-int LC_Reduce_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, int root, MPI_Comm comm)
-{
-    return reduce_lane(sendbuf, recvbuf, count, datatype, op, root, comm, LC_LANE);
-}
-
-int LC_Reduce_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, int root, MPI_Comm comm)
-{
-    return reduce_lane(sendbuf, recvbuf, count, datatype, op, root, comm, LC_LANE_V);
+    return lc_reduce_full_lane(sbuf, rbuf, count, type, op, root, d, 0);
 }

@@ -24,8 +24,8 @@ static int leaders_step(const lc_decomp *d, void *tmp, int count, MPI_Datatype t
     return err;
 }
 
-int lc_reduce_scatter_block_hier(const void *sbuf, void *rbuf, int count,
-                                 MPI_Datatype type, MPI_Op op, const lc_decomp *d)
+int lc_reduce_scatter_block_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                                 MPI_Op op, const lc_decomp *d)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
@@ -42,16 +42,4 @@ int lc_reduce_scatter_block_hier(const void *sbuf, void *rbuf, int count,
         err = PMPI_Scatter(tmp, count, type, rbuf, count, type, 0, d->nodecomm);
     lc_free(mem);
     return err;
-}
-
-int LC_Reduce_scatter_block_hier(const void *sendbuf, void *recvbuf, int recvcount,
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    lc_call call = { LC_REDUCE_SCATTER_BLOCK, comm, op, -1,
-                     lc_args_ok_count(comm, recvcount, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
-    if (!d)
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    return lc_reduce_scatter_block_hier(sendbuf, recvbuf, recvcount, datatype, op, d);
 }

@@ -12,8 +12,8 @@
  * Restrictions: regular, consecutive ranks, commutative operator. */
 #include "../internal.h"
 
-int lc_reduce_scatter_block_lane(const void *sbuf, void *rbuf, int count,
-                                 MPI_Datatype type, MPI_Op op, const lc_decomp *d)
+int lc_reduce_scatter_block_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                                 MPI_Op op, const lc_decomp *d)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     int n = d->node_size, N = d->nnodes, err;
@@ -28,22 +28,10 @@ int lc_reduce_scatter_block_lane(const void *sbuf, void *rbuf, int count,
         PMPI_Type_free(&column);
     }
     if (err == MPI_SUCCESS)
-        err = PMPI_Reduce_scatter_block(MPI_IN_PLACE, tmp, N * count, type, op,
-                                        d->nodecomm);
+        err =
+            PMPI_Reduce_scatter_block(MPI_IN_PLACE, tmp, N * count, type, op, d->nodecomm);
     if (err == MPI_SUCCESS)
         err = PMPI_Reduce_scatter_block(tmp, rbuf, count, type, op, d->lanecomm);
     lc_free(mem);
     return err;
-}
-
-int LC_Reduce_scatter_block_lane(const void *sendbuf, void *recvbuf, int recvcount,
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    lc_call call = { LC_REDUCE_SCATTER_BLOCK, comm, op, -1,
-                     lc_args_ok_count(comm, recvcount, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
-    if (!d)
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    return lc_reduce_scatter_block_lane(sendbuf, recvbuf, recvcount, datatype, op, d);
 }

@@ -20,23 +20,11 @@ int lc_scan_hier(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI
     void *mem, *E = lc_tmp_alloc(count, type, &mem);
     if (!E) return MPI_ERR_NO_MEM;
     int last = d->node_size - 1;
-    if (d->node_rank == last)
-        err = PMPI_Exscan(rbuf, E, count, type, op, d->lastcomm);
+    if (d->node_rank == last) err = PMPI_Exscan(rbuf, E, count, type, op, d->lastcomm);
     if (err == MPI_SUCCESS && d->node_index > 0) {
         err = PMPI_Bcast(E, count, type, last, d->nodecomm);
         if (err == MPI_SUCCESS) err = PMPI_Reduce_local(E, rbuf, count, type, op);
     }
     lc_free(mem);
     return err;
-}
-
-int LC_Scan_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm)
-{
-    lc_call call = { LC_SCAN, comm, op, -1,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
-    if (!d) return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_scan_hier(sendbuf, recvbuf, count, datatype, op, d);
 }

@@ -17,8 +17,8 @@
 
 /* E = exclusive scan over the nodes of the node totals (undefined on node 0), computed
  * over all lanes at once. Shared with exscan_lane.c. */
-int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type,
-                        MPI_Op op, const lc_decomp *d, int vector)
+int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type, MPI_Op op,
+                        const lc_decomp *d, int vector)
 {
     int n = d->node_size, nr = d->node_rank, err;
     int *counts = malloc(2 * sizeof(int) * (size_t)n);
@@ -40,8 +40,8 @@ int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type
     return err;
 }
 
-int lc_scan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-                 const lc_decomp *d, int vector)
+int lc_scan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                      const lc_decomp *d, int vector)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
@@ -55,25 +55,8 @@ int lc_scan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI
     return err;
 }
 
-static int scan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, lc_variant v)
+int lc_scan_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                 const lc_decomp *d)
 {
-    lc_call call = { LC_SCAN, comm, op, -1,
-                     lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, v, &why);
-    if (!d) return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
-    return lc_scan_lane(sendbuf, recvbuf, count, datatype, op, d, v == LC_LANE_V);
-}
-
-int LC_Scan_lane(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm)
-{
-    return scan_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE);
-}
-
-int LC_Scan_lane_v(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm)
-{
-    return scan_lane(sendbuf, recvbuf, count, datatype, op, comm, LC_LANE_V);
+    return lc_scan_full_lane(sbuf, rbuf, count, type, op, d, 0);
 }

@@ -19,8 +19,8 @@ static int scatter_from_root(const lc_decomp *d, const void *sbuf, int scount,
     int *counts = lc_node_blocks(d, scount);
     if (!counts) return MPI_ERR_NO_MEM;
     int *displs = counts + d->nnodes;
-    int err = PMPI_Scatterv(sbuf, counts, displs, stype, MPI_IN_PLACE, 0,
-                            MPI_DATATYPE_NULL, root_node, d->lanecomm);
+    int err = PMPI_Scatterv(sbuf, counts, displs, stype, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+                            root_node, d->lanecomm);
     free(counts);
     return err;
 }
@@ -28,7 +28,8 @@ static int scatter_from_root(const lc_decomp *d, const void *sbuf, int scount,
 int lc_scatter_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                     int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
-    if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype)) return MPI_SUCCESS;
+    if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype))
+        return MPI_SUCCESS;
     int root_node = d->rank_node[root], lr = d->rank_noderank[root], err;
 
     if (d->node_rank != lr)
@@ -47,20 +48,4 @@ int lc_scatter_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
         err = PMPI_Scatter(tmp, rcount, rtype, rbuf, rcount, rtype, lr, d->nodecomm);
     lc_free(mem);
     return err;
-}
-
-int LC_Scatter_hier(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                    MPI_Comm comm)
-{
-    lc_call call = { LC_SCATTER, comm, MPI_OP_NULL, root,
-                     lc_args_ok_rooted_pair(comm, root, recvcount, recvtype, sendcount,
-                                            sendtype, recvbuf == MPI_IN_PLACE) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_HIER, &why);
-    if (!d)
-        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                            root, comm);
-    return lc_scatter_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                           root, d);
 }

@@ -15,7 +15,8 @@
 int lc_scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                     int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
-    if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype)) return MPI_SUCCESS;
+    if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype))
+        return MPI_SUCCESS;
     int n = d->node_size, N = d->nnodes, err;
     int root_node = d->rank_node[root], root_nr = d->rank_noderank[root];
 
@@ -43,20 +44,4 @@ int lc_scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
         err = PMPI_Scatter(tmp, rcount, rtype, rbuf, rcount, rtype, root_node, d->lanecomm);
     lc_free(mem);
     return err;
-}
-
-int LC_Scatter_lane(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                    MPI_Comm comm)
-{
-    lc_call call = { LC_SCATTER, comm, MPI_OP_NULL, root,
-                     lc_args_ok_rooted_pair(comm, root, recvcount, recvtype, sendcount,
-                                            sendtype, recvbuf == MPI_IN_PLACE) };
-    const char *why;
-    const lc_decomp *d = lc_prepare(&call, LC_LANE, &why);
-    if (!d)
-        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                            root, comm);
-    return lc_scatter_lane(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                           root, d);
 }

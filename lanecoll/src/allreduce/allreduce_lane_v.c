@@ -1,0 +1,10 @@
+/* allreduce_lane_v: the full-lane allreduce of allreduce_lane.c with the vector node collectives
+ * even where the n processes of a node divide the count (the paper's "irregular
+ * nodecomm collectives", often faster). Restrictions: as allreduce_lane. */
+#include "../internal.h"
+
+int lc_allreduce_lane_v(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                        MPI_Op op, const lc_decomp *d)
+{
+    return lc_allreduce_full_lane(sbuf, rbuf, count, type, op, d, 1);
+}

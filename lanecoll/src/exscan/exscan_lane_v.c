@@ -1,0 +1,10 @@
+/* exscan_lane_v: the full-lane exscan of exscan_lane.c with the vector node collectives
+ * even where the n processes of a node divide the count (the paper's "irregular
+ * nodecomm collectives", often faster). Restrictions: as exscan_lane. */
+#include "../internal.h"
+
+int lc_exscan_lane_v(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                     const lc_decomp *d)
+{
+    return lc_exscan_full_lane(sbuf, rbuf, count, type, op, d, 1);
+}
