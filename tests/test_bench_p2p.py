@@ -27,6 +27,8 @@ FLAVORS = {
 }
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 QUICK = ["--scale-iterations", "0.05"]
+
+
 def POW2(lo, hi):
     """The sizes the p2p sweep measures from lo to hi: 0 if asked, then powers of two."""
     return [0] * (lo == 0) + [

@@ -9,6 +9,7 @@ check every record against the contract and the validation pass. ~1 minute in to
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -120,7 +121,7 @@ def test_coll_validates_and_records_every_algorithm(builds, flavor):
         assert prm["bytes"] == 4 * prm["count"]
         assert all(v > 0 for v in s["values"])
     counts = {4, 400}  # 1p and 100p with p = 4
-    colls = coll_suite.COLLECTIVES
+    colls = [c["name"] for c in CATALOG["collectives"]]
     assert {(c, "native", n) for c in colls for n in counts} <= seen
     if not decomp["lanecoll"]:
         pytest.skip("lanecoll not built: only native measured")
@@ -228,7 +229,18 @@ def test_lane_benchmarks_need_two_nodes(builds):
 def ctx(cores=2, mpis=("openmpi",)):
     topo = SimpleNamespace(cores=list(range(cores)), pus=list(range(cores)))
     specs = [MpiSpec(f, f"mpicc.{f}", f"mpirun.{f}", "1") for f in mpis]
-    return PlanContext(topology=topo, mpis=specs, binary=lambda n, m: Path(f"/b/{m.flavor}/{n}"))
+    return PlanContext(
+        topology=topo,
+        mpis=specs,
+        binary=lambda n, m: Path(f"/b/{m.flavor}/{n}"),
+        catalog=lambda m: CATALOG,
+    )
+
+
+# What a lanecoll build's `coll --list-algorithms` printed (tests/fixtures/coll/).
+CATALOG = json.loads(
+    (Path(__file__).parent / "fixtures" / "coll" / "list_algorithms.json").read_text()
+)
 
 
 def test_coll_plan_defaults_and_node_size():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -107,3 +108,24 @@ def find_program(build: Path, name: str) -> Path:
         f"no program '{name}' in {build}; run `hpcscope build` (or `make build`) "
         "and check its log for errors"
     )
+
+
+def algorithm_catalog(program: Path) -> dict:
+    """The collectives and algorithms a built `coll` program has, as it prints them with
+    --list-algorithms (generated from lanecoll's catalogue; docs/architecture.md). The one
+    source of these names on the Python side."""
+    try:
+        done = subprocess.run(
+            [str(program), "--list-algorithms"], capture_output=True, text=True, timeout=30
+        )
+        catalog = json.loads(done.stdout)
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
+        raise BuildError(
+            f"{program} --list-algorithms did not answer ({exc}); rebuild with `hpcscope build`"
+        ) from exc
+    if catalog.get("schema") != "hpcscope.algorithms/1":
+        raise BuildError(
+            f"{program} --list-algorithms printed schema "
+            f"{catalog.get('schema')!r}, expected hpcscope.algorithms/1"
+        )
+    return catalog

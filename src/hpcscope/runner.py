@@ -72,8 +72,16 @@ def make_context(
         tree = builds[mpi.mpicc] if mpi else next(iter(builds.values()))
         return build_mod.find_program(tree, name)
 
+    def catalog(mpi: MpiSpec) -> dict:
+        return build_mod.algorithm_catalog(binary("coll", mpi))
+
     return PlanContext(
-        topology=topology, mpis=mpis, binary=binary, quick=quick, nodes_available=nodes_available
+        catalog=catalog,
+        topology=topology,
+        mpis=mpis,
+        binary=binary,
+        quick=quick,
+        nodes_available=nodes_available,
     )
 
 

@@ -10,6 +10,7 @@ of ours divided by the best of the reference tool; for latencies only medians co
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -52,7 +53,7 @@ def _best(metric: str, values: list[float]) -> float:
     return min(values) if metric in _LOWER_IS_BETTER else max(values)
 
 
-def _peak_for(sample: dict, peaks: list[Peak | dict]) -> dict | None:
+def _peak_for(sample: dict, peaks: Sequence[Peak | dict]) -> dict | None:
     for p in peaks:
         p = asdict(p) if isinstance(p, Peak) else p
         m = p.get("match", {})
@@ -63,7 +64,7 @@ def _peak_for(sample: dict, peaks: list[Peak | dict]) -> dict | None:
     return None
 
 
-def node_table(samples: list[dict], peaks: list[Peak | dict]) -> list[dict]:
+def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
     """Rows: workload, op, precision/pattern/protocol, concurrency, block, unit, measured
     (median and best of our values), reference (tool, median, best), peak (name, value,
     formula, or 'measured best' when unknown) and efficiencies best/peak and best/reference.

@@ -53,7 +53,9 @@ class Observation:
         return asdict(self)
 
 
-def _arrays(sizes: Sequence[float], values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _arrays(
+    sizes: Sequence[float] | np.ndarray, values: Sequence[float] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(sizes, dtype=float)
     y = np.asarray(values, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
@@ -114,8 +116,8 @@ def _fit_constant_log(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float
 
 
 def segment_fit(
-    sizes: Sequence[float],
-    values: Sequence[float],
+    sizes: Sequence[float] | np.ndarray,
+    values: Sequence[float] | np.ndarray,
     *,
     penalty: float = 0.02,
     min_points: int = 3,
@@ -570,7 +572,7 @@ def instability_summary(subject: str, found: Sequence[Observation]) -> Observati
     sizes and the worst value, so the highlights stay readable."""
     if not found:
         return None
-    sizes = sorted({o.numbers.get("bytes") for o in found if o.numbers.get("bytes") is not None})
+    sizes = sorted({o.numbers["bytes"] for o in found if o.numbers.get("bytes") is not None})
     worst = max(found, key=lambda o: max(o.numbers.get("cv") or 0, o.numbers.get("spread") or 0))
     cv = worst.numbers.get("cv") or 0.0
     spread = worst.numbers.get("spread") or 0.0

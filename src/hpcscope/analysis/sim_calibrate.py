@@ -171,6 +171,10 @@ def fit_alpha_beta(
     for i in range(len(bw_factors) - 1, -1, -1):
         if bw_factors[i] is None:
             bw_factors[i] = bw_factors[i + 1]
+    filled: list[float] = []
+    for f in bw_factors:
+        assert f is not None  # the last segment has a positive slope (checked above)
+        filled.append(f)
     segments = tuple(
         Segment(
             start=st,
@@ -181,6 +185,6 @@ def fit_alpha_beta(
             bw_factor=f,
             points=n,
         )
-        for (st, en, a, b, n), f in zip(raw, bw_factors)
+        for (st, en, a, b, n), f in zip(raw, filled)
     )
     return AlphaBetaFit(lane_latency=lat, lane_bandwidth=bw, segments=segments)

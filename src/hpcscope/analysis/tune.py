@@ -54,7 +54,7 @@ from hpcscope.analysis.verdicts import (
 
 SCHEMA = "lanecoll.tuning/1"
 TOP_BYTES = 2**63 - 1
-CHOOSABLE = ("lane", "hier", "lane_v")
+NOT_CHOOSABLE = ("native", "tuned")  # every other measured algorithm may be chosen
 KEEP_SPEEDUP = 1.5
 
 
@@ -72,7 +72,9 @@ def winners(rows: Sequence[dict]) -> list[tuple[int, str, float, dict]]:
     """[(bytes, winner, speedup of the winner over native, row)] sorted by bytes."""
     out = []
     for row in sorted(rows, key=lambda r: r["bytes"]):
-        alg = best_algorithm(row, candidates=CHOOSABLE)
+        alg = best_algorithm(
+            row, candidates=[a for a in row["algorithms"] if a not in NOT_CHOOSABLE]
+        )
         speedup = row.get(f"{alg}_speedup", 1.0) if alg != "native" else 1.0
         out.append((row["bytes"], alg, float(speedup), row))
     return out

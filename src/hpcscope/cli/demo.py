@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -45,16 +46,18 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
     Each step is an ordinary stored run; a failing step does not stop the others.
     """
     folder = Path(out_dir)
+    assert topo.callback is not None  # a @click.command function always has its callback
     topo.callback(as_xml=False, as_json=False)
     # Demo choices beyond --quick: validate data, and emulate two nodes of one rank so the
     # lane decompositions do real inter-"node" work on a one-machine laptop.
-    steps = [
+    steps: list[tuple[str, click.Command, dict[str, Any]]] = [
         ("p2p", run_p2p, {"validate": True}),
         ("coll", run_coll, {"node_size": 1, "interleave": True}),
         ("lanes", run_lanes, {"node_size": 1}),
         ("node", run_node, {}),
     ]
-    run_ids, failed = [], []
+    run_ids: list[int] = []
+    failed: list[str] = []
     for suite, command, extra in steps:
         err.rule(f"hpcscope demo: {suite}")
         kw = _defaults(
@@ -73,6 +76,7 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
             failed.append(suite)
             continue
         if outcome is not None:
+            assert outcome.run_id is not None  # execute_command records every run it starts
             run_ids.append(outcome.run_id)
             if outcome.exit_code:
                 failed.append(suite)

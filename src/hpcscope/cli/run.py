@@ -129,8 +129,9 @@ def p2p_opts(own: dict, shared: dict) -> dict:
 @click.option(
     "--algorithms",
     default=None,
-    help="Comma list of native, lane, hier, lane_v, tuned (default native,lane,hier,lane_v; "
-    "lane_v: lane with vector node collectives, where it exists).",
+    help="Comma list of algorithms (default: every one the build has, as its "
+    "`coll --list-algorithms` lists them: native, lane, hier, lane_v today; tuned = "
+    "MPI_<Coll> under an interposition library).",
 )
 @click.option(
     "--counts",

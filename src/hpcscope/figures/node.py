@@ -8,6 +8,7 @@ markers beside hpcscope's own kernels. Each point is the median of the raw repet
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ def _plot(
     xlabel: str,
     ylabel: str,
     logx: bool = False,
-    peaks: list[tuple[str, float]] = (),
+    peaks: Sequence[tuple[str, float]] = (),
 ) -> Any:
     if not series:
         return None

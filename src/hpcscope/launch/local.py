@@ -38,6 +38,7 @@ def run_job(store: Store, run_id: int, job: Job, workdir: Path, topology=None) -
     except FileNotFoundError as exc:
         store.finish_launch(launch_id, "FAILED", None, str(exc))
         return JobState(job, "FAILED", None, str(exc))
+    assert proc.stdout is not None  # command.start opens stdout as a pipe
     reader = threading.Thread(target=command.drain, args=(proc.stderr, stderr_tail), daemon=True)
     reader.start()
     expired = threading.Event()

@@ -306,7 +306,7 @@ class SlurmBackend:
                 )
             job_id = sp.parse_sbatch(proc.stdout)
             job = group.first
-            entry = {
+            entry: dict[str, Any] = {
                 "name": group.name,
                 "script": str(script),
                 "job_id": job_id,
@@ -408,10 +408,10 @@ class SlurmBackend:
                     for t in sp.parse_sacct(proc.stdout):
                         if t.raw_id in raw:
                             key = raw[t.raw_id]
-                            job_id, _, index = key.partition("_")
+                            job_id, _, task_index = key.partition("_")
                             found[key] = sp.TaskState(
                                 job_id,
-                                int(index),
+                                int(task_index),
                                 t.raw_id,
                                 t.state,
                                 t.slurm_state,
@@ -613,6 +613,7 @@ class SlurmBackend:
                 if group.get("shape", {}).get("output", "jsonl") == "jsonl":
                     ingest_lines(self.store, launch_id, f, str(out), result)
                 else:
+                    assert state.job is not None  # poll() rebuilds the job of every task
                     ingest_tool_output(
                         self.store, launch_id, state.job.output, f.read(), result, lines
                     )

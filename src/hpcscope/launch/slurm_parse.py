@@ -156,7 +156,7 @@ def parse_squeue(stdout: str) -> list[TaskState]:
         ident, raw, state, reason = (f.strip() for f in fields)
         job, indexes = _split_array_id(ident)
         reason = "" if reason in ("None", "(null)") else reason
-        for index in indexes or [None]:
+        for index in indexes if indexes else [None]:
             raw_id = raw if indexes is None or len(indexes) == 1 else job
             tasks.append(TaskState(job, index, raw_id, normal_state(state), state, reason))
     return tasks
@@ -189,7 +189,7 @@ def parse_scontrol(stdout: str) -> list[TaskState]:
         array = p.get("ArrayJobId")
         indexes = expand_indexes(p["ArrayTaskId"]) if array and "ArrayTaskId" in p else None
         job = array or raw
-        for index in indexes or [None]:
+        for index in indexes if indexes else [None]:
             raw_id = raw if indexes is None or len(indexes) == 1 else job
             tasks.append(TaskState(job, index, raw_id, normal_state(state), state, reason, code))
     return tasks
@@ -211,7 +211,7 @@ def parse_sacct(stdout: str) -> list[TaskState]:
         if "." in ident:
             continue
         job, indexes = _split_array_id(ident)
-        for index in indexes or [None]:
+        for index in indexes if indexes else [None]:
             tasks.append(
                 TaskState(
                     job,

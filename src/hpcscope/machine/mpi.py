@@ -89,13 +89,9 @@ def _from_wrapper(mpicc: str) -> MpiSpec:
 
 def _flavor(flavor: str) -> MpiSpec | None:
     mpicc, mpirun = _WRAPPERS[flavor]
-    if shutil.which(mpicc) and shutil.which(mpirun):
-        return MpiSpec(
-            flavor,
-            shutil.which(mpicc),
-            shutil.which(mpirun),
-            version_of(flavor, shutil.which(mpirun)),
-        )
+    mpicc_path, mpirun_path = shutil.which(mpicc), shutil.which(mpirun)
+    if mpicc_path and mpirun_path:
+        return MpiSpec(flavor, mpicc_path, mpirun_path, version_of(flavor, mpirun_path))
     if shutil.which("mpicc"):  # a cluster module's plain wrapper
         try:
             spec = _from_wrapper("mpicc")

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import TypedDict
 from xml.parsers import expat
 
 PLACEMENTS = ("per-socket", "per-node")
@@ -275,10 +276,18 @@ def hostfile(spec: PlatformSpec, ppn: int, layout: str = "alternating") -> str:
 
 _GBIT = 1e9 / 8  # bytes/s per Gbit/s
 
+
 # Intra-node and loopback numbers are assumptions shared by the presets: a UPI/QPI-class
 # socket link (~20 GB/s, 0.3 us) and an in-socket shared-memory copy (~10 GB/s, 0.2 us).
 # Nobody measured them on these machines; replace them with a calibration when known.
-_INTRA = dict(
+class _IntraNumbers(TypedDict):
+    intra_bandwidth: float
+    intra_latency: float
+    loopback_bandwidth: float
+    loopback_latency: float
+
+
+_INTRA = _IntraNumbers(
     intra_bandwidth=20e9, intra_latency=0.3e-6, loopback_bandwidth=10e9, loopback_latency=0.2e-6
 )
 
@@ -357,7 +366,7 @@ class PlatformFile:
 
 def _radical(text: str, where: str) -> list[int]:
     """SimGrid cluster radical '0-3,8' -> [0, 1, 2, 3, 8]."""
-    out = []
+    out: list[int] = []
     for part in text.split(","):
         lo, _, hi = part.strip().partition("-")
         try:

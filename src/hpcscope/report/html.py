@@ -224,7 +224,7 @@ def _cache_rows(topo: Topology) -> list[tuple[Any, int, list[int]]]:
     for c in topo.caches:
         seen.setdefault(c.name, [c, 0, c.cpus])
         seen[c.name][1] += 1
-    return [tuple(v) for v in seen.values()]  # type: ignore[misc]
+    return [tuple(v) for v in seen.values()]
 
 
 def _environment(run: dict, w: _Writer) -> Section | None:

@@ -83,10 +83,16 @@ _LIKWID_OPS = {
 
 
 def parse_likwid_bench(text: str) -> list[dict]:
-    version = (re.search(r"likwid-bench -- Version\s+(\S+)", text) or [None, ""])[1]
+    version_match = re.search(r"likwid-bench -- Version\s+(\S+)", text)
+    version = version_match.group(1) if version_match else ""
     samples, tests = [], []
     for block in re.split(r"(?=^Test: )", text, flags=re.M)[1:]:
-        test = re.match(r"Test: (\S+)", block).group(1)
+        heading = re.match(r"Test: (\S+)", block)
+        if heading is None:
+            raise ValueError(
+                f"likwid-bench output has a 'Test:' line without a test name: {block[:80]!r}"
+            )
+        test = heading.group(1)
         threads = re.search(r"Using (\d+) threads", block)
         size = re.search(r"Size \(Byte\):\s+(\d+)", block)
         base = test.split("_")[0]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 SCHEMA = "hpcscope.bench/1"
 SUPPORTED_SCHEMAS: tuple[str, ...] = (SCHEMA,)
@@ -37,7 +37,7 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not valid JSON (non-finite number)")
 
 
-def _is_number(x: Any) -> bool:
+def _is_number(x: Any) -> TypeGuard[int | float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 

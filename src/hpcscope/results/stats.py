@@ -246,10 +246,14 @@ def pooled(
                 f"launch medians differ by {spread:.1%} (more than "
                 f"{spread_limit:.0%}): not stable across launches"
             )
-        with_ci = [s for s in per_launch if s.ci_low is not None and s.ci_high is not None]
+        with_ci = [
+            (s.ci_low, s.ci_high)
+            for s in per_launch
+            if s.ci_low is not None and s.ci_high is not None
+        ]
         if len(with_ci) >= 2:
-            highest_low = max(s.ci_low for s in with_ci)  # type: ignore[type-var]
-            lowest_high = min(s.ci_high for s in with_ci)  # type: ignore[type-var]
+            highest_low = max(low for low, _ in with_ci)
+            lowest_high = min(high for _, high in with_ci)
             if highest_low > lowest_high:
                 warnings.append(
                     "launch medians' CIs do not overlap: launches differ more "

@@ -32,6 +32,8 @@ class PlanContext:
     binary: Callable[[str, MpiSpec | None], Path]  # program name -> built executable
     quick: bool = False
     nodes_available: int = 1  # >1 on SLURM / lab backends
+    # MPI -> what its `coll --list-algorithms` prints (build.algorithm_catalog)
+    catalog: Callable[[MpiSpec], dict] | None = None
 
 
 @dataclass

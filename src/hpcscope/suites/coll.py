@@ -35,20 +35,21 @@ from typing import Any
 from hpcscope.plan.job import Job
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
-COLLECTIVES = (
-    "bcast",
-    "gather",
-    "scatter",
-    "allgather",
-    "alltoall",
-    "reduce",
-    "allreduce",
-    "reduce_scatter_block",
-    "scan",
-    "exscan",
-)
-ALGORITHMS = ("native", "lane", "hier", "lane_v")
-VALID_ALGORITHMS = ALGORITHMS + ("tuned",)  # tuned: MPI_<Coll> under an interposition
+
+def catalog_names(ctx: PlanContext) -> tuple[list[str], list[str], list[str]]:
+    """(collectives, algorithms the build has, extra callables such as `tuned`), read from
+    the built coll program (`coll --list-algorithms`, generated from lanecoll's catalogue),
+    never from a list kept here."""
+    if ctx.catalog is None or not ctx.mpis:
+        raise ValueError("the coll suite needs a built coll program (hpcscope build)")
+    catalog = ctx.catalog(ctx.mpis[0])
+    colls = [c["name"] for c in catalog["collectives"]]
+    algs: list[str] = []
+    for c in catalog["collectives"]:
+        algs += [a["variant"] for a in c["algorithms"] if a["variant"] not in algs]
+    return colls, algs, [e["variant"] for e in catalog.get("extra_algorithms", [])]
+
+
 DEFAULT_REPS, QUICK_REPS = 100, 20
 DEFAULT_WARMUP, QUICK_WARMUP = 5, 2
 QUICK_COUNTS = "1p:1000p:10"
@@ -222,11 +223,12 @@ def _names(given: list | None, valid: tuple[str, ...], what: str) -> list[str]:
 
 
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
-    colls = _names(opts.get("collectives"), COLLECTIVES, "collective(s)")
+    known_colls, known_algs, extra = catalog_names(ctx)
+    colls = _names(opts.get("collectives"), tuple(known_colls), "collective(s)")
     algs = (
-        _names(opts.get("algorithms"), VALID_ALGORITHMS, "algorithm(s)")
+        _names(opts.get("algorithms"), tuple(known_algs + extra), "algorithm(s)")
         if opts.get("algorithms")
-        else list(ALGORITHMS)
+        else known_algs
     )
     counts = count_spec(opts.get("counts")) or (QUICK_COUNTS if opts.get("quick") else None)
     reps, warmup = repetitions(opts)
