@@ -33,3 +33,13 @@ def format_number(x: float, unit: str = "") -> str:
         return f"{x / 1000:.3g} GB/s"
     text = f"{x:.3g}" if abs(x) < 1e5 else f"{x:.3e}"
     return f"{text} {unit}".strip()
+
+
+def markdown_table(head: list[str], rows: list[list[str]], numeric: list[bool]) -> str:
+    """A GitHub-flavoured Markdown table; numeric columns right-aligned, '|' escaped."""
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    rule = "|" + "|".join("---:" if n else "---" for n in numeric) + "|"
+    return "\n".join([line(head), rule] + [line(r) for r in rows]) + "\n"

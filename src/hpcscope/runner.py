@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from hpcscope import build as build_mod
 from hpcscope.launch import backends
-from hpcscope.launch.base import Backend, BackendError
+from hpcscope.launch.base import Backend, BackendError, progress_bar
 from hpcscope.machine import environment
 from hpcscope.machine import mpi as mpi_mod
 from hpcscope.machine.mpi import MpiSpec
@@ -139,14 +138,7 @@ def run_jobs(
     now with a progress bar; a queueing one (SLURM) submits, then waits and collects only
     when asked (options["wait"]). Ctrl-C marks the run interrupted and keeps its results."""
     failed: list[str] = []
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=not console.is_terminal,
-    )
+    progress = progress_bar(console)
     bar = progress.add_task("starting", total=len(plan.jobs))
 
     def on_job(job, state) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcscope.analysis.verdicts import alg_key
+from hpcscope.formatting import markdown_table
 
 Column = tuple[str, str]  # (row key, title)
 
@@ -83,13 +84,11 @@ def to_text(rows: Sequence[dict], columns: Sequence[Column]) -> str:
 
 
 def to_markdown(rows: Sequence[dict], columns: Sequence[Column]) -> str:
-    head = "| " + " | ".join(t for _, t in columns) + " |"
-    rule = "|" + "|".join("---:" if _numeric_column(rows, k) else "---" for k, _ in columns) + "|"
-    body = [
-        "| " + " | ".join(cell(row.get(k), k).replace("|", "\\|") for k, _ in columns) + " |"
-        for row in rows
-    ]
-    return "\n".join([head, rule] + body) + "\n"
+    return markdown_table(
+        [t for _, t in columns],
+        [[cell(row.get(k), k) for k, _ in columns] for row in rows],
+        [_numeric_column(rows, k) for k, _ in columns],
+    )
 
 
 def to_csv(rows: Sequence[dict], columns: Sequence[Column]) -> str:

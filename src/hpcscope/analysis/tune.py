@@ -50,6 +50,7 @@ from hpcscope.analysis.verdicts import (
     best_algorithm,
     coll_table,
     group_coll_by_launch,
+    row_key,
 )
 
 SCHEMA = "lanecoll.tuning/1"
@@ -81,7 +82,7 @@ def winners(rows: Sequence[dict]) -> list[tuple[int, str, float, dict]]:
 
 
 def launch_agreement(samples: Iterable[dict], threshold: float = THRESHOLD) -> set[tuple]:
-    """{(mpi, collective, N, n, count, algorithm)} of the mock-ups whose median beats
+    """{(*coll key, algorithm)} of the mock-ups whose median beats
     native's by at least `threshold` in every launch (two or more) of that point."""
     agreed = set()
     for key, launches in group_coll_by_launch(samples).items():
@@ -170,8 +171,7 @@ def make_tuning(
     agreed = launch_agreement(samples, threshold)
     for row in rows:
         for alg in row["algorithms"]:
-            key = (row["mpi"], row["collective"], row["N"], row["n"], row["count"], alg)
-            row[f"{alg}_every_launch"] = key in agreed
+            row[f"{alg}_every_launch"] = (*row_key(row), alg) in agreed
     mpis = sorted({r["mpi"] for r in rows})
     if mpi is None and len(mpis) > 1:
         raise ValueError(

@@ -34,6 +34,7 @@ import numpy as np
 from hpcscope.analysis import observations as obs
 from hpcscope.formatting import format_number
 from hpcscope.results import stats
+from hpcscope.results.cells import summarize_cell
 
 THRESHOLD = 0.05  # a mock-up must be at least 5 % faster (Hodges-Lehmann shift) to count
 ALPHA = 0.05  # and significant at this level (Mann-Whitney, two-sided)
@@ -50,51 +51,70 @@ def mpi_of(sample: dict) -> str:
     return str(tags.get("mpi") or tags.get("mpi_flavor") or "?")
 
 
-def group_coll(samples: Iterable[dict]) -> dict[tuple, dict[str, list[float]]]:
-    """{(mpi, collective, nodes, ppn, p, count, bytes, regular): {algorithm: values}},
-    repetitions of every launch of the same configuration pooled."""
-    groups: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+def _coll_key(sample: dict) -> tuple | None:
+    """(mpi, collective, nodes, ppn, p, count, bytes, regular) of a coll time sample."""
+    prm = sample.get("params") or {}
+    if sample.get("metric") != "time" or "collective" not in prm or "algorithm" not in prm:
+        return None
+    return (
+        mpi_of(sample),
+        prm["collective"],
+        int(prm.get("nodes", 1)),
+        int(prm.get("ppn", 0)),
+        int(prm.get("p", 0)),
+        int(prm["count"]),
+        int(prm.get("bytes", 0)),
+        bool(prm.get("regular", True)),
+    )
+
+
+def row_key(row: dict) -> tuple:
+    """The coll key of a coll_table row (the same configuration it was grouped by)."""
+    return (
+        row["mpi"],
+        row["collective"],
+        row["N"],
+        row["n"],
+        row["p"],
+        row["count"],
+        row["bytes"],
+        row["regular"],
+    )
+
+
+def group_coll_launches(samples: Iterable[dict]) -> dict[tuple, dict[str, dict[Any, list[float]]]]:
+    """{coll key: {algorithm: {launch id: values}}}: the one grouping of collective samples
+    (the coll key names the configuration; every launch of it is kept apart)."""
+    groups: dict[tuple, dict[str, dict[Any, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
     for s in samples:
-        prm = s.get("params") or {}
-        if s.get("metric") != "time" or "collective" not in prm or "algorithm" not in prm:
-            continue
-        key = (
-            mpi_of(s),
-            prm["collective"],
-            int(prm.get("nodes", 1)),
-            int(prm.get("ppn", 0)),
-            int(prm.get("p", 0)),
-            int(prm["count"]),
-            int(prm.get("bytes", 0)),
-            bool(prm.get("regular", True)),
-        )
-        groups[key][prm["algorithm"]].extend(float(v) for v in s["values"])
+        key = _coll_key(s)
+        if key is not None:
+            groups[key][s["params"]["algorithm"]][s.get("launch_id")].extend(
+                float(v) for v in s["values"]
+            )
     return groups
+
+
+def group_coll(samples: Iterable[dict]) -> dict[tuple, dict[str, list[float]]]:
+    """{coll key: {algorithm: values}}, repetitions of every launch pooled."""
+    return {
+        key: {alg: [v for vs in launches.values() for v in vs] for alg, launches in by_alg.items()}
+        for key, by_alg in group_coll_launches(samples).items()
+    }
 
 
 def group_coll_by_launch(samples: Iterable[dict]) -> dict[tuple, dict[Any, dict[str, list]]]:
-    """{(mpi, collective, nodes, ppn, count): {launch_id: {algorithm: values}}}: the same
-    configurations as group_coll, launch by launch (samples without a launch_id, e.g.
-    synthetic ones, are left out)."""
-    groups: dict[tuple, dict[Any, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
-    for s in samples:
-        prm = s.get("params") or {}
-        if (
-            s.get("metric") != "time"
-            or s.get("launch_id") is None
-            or "collective" not in prm
-            or "algorithm" not in prm
-        ):
-            continue
-        key = (
-            mpi_of(s),
-            prm["collective"],
-            int(prm.get("nodes", 1)),
-            int(prm.get("ppn", 0)),
-            int(prm["count"]),
-        )
-        groups[key][s["launch_id"]][prm["algorithm"]] = s["values"]
-    return groups
+    """{coll key: {launch_id: {algorithm: values}}}: group_coll_launches turned inside out,
+    for judging launch by launch (samples without a launch_id are left out)."""
+    out: dict[tuple, dict[Any, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
+    for key, by_alg in group_coll_launches(samples).items():
+        for alg, launches in by_alg.items():
+            for launch, values in launches.items():
+                if launch is not None:
+                    out[key][launch][alg] = values
+    return out
 
 
 def verdict_of(
@@ -121,8 +141,15 @@ def coll_table(
     compare with). `algorithms` lists the algorithms in column order. Rows are sorted by
     mpi, collective, N, n, count."""
     rows = []
-    for key, by_alg in sorted(group_coll(samples).items()):
+    for key, launches_by_alg in sorted(group_coll_launches(samples).items()):
         mpi, coll, nodes, ppn, p, count, nbytes, regular = key
+        cells = {
+            alg: summarize_cell(per_launch, "us") for alg, per_launch in launches_by_alg.items()
+        }
+        by_alg = {
+            alg: [v for vs in per_launch.values() for v in vs]
+            for alg, per_launch in launches_by_alg.items()
+        }
         row: dict[str, Any] = {
             "mpi": mpi,
             "collective": coll,
@@ -136,11 +163,11 @@ def coll_table(
         algs = sorted(by_alg, key=alg_key)
         row["algorithms"] = algs
         for alg in algs:
-            vals = np.asarray(by_alg[alg])
-            row[f"{alg}_avg"] = float(vals.mean())
-            row[f"{alg}_min"] = float(vals.min())
-            row[f"{alg}_median"] = float(np.median(vals))
-            row[f"{alg}_reps"] = int(vals.size)
+            summary = cells[alg].all
+            row[f"{alg}_avg"] = summary.mean
+            row[f"{alg}_min"] = summary.min
+            row[f"{alg}_median"] = summary.median
+            row[f"{alg}_reps"] = summary.n
         native = by_alg.get("native")
         violations, warnings = [], []
         for alg in algs:

@@ -8,7 +8,7 @@ import click
 
 from hpcscope import runner
 from hpcscope.analysis import tune as tune_mod
-from hpcscope.cli.common import err, handle_errors, out, store_of
+from hpcscope.cli.common import err, handle_errors, out, output_alias, store_of
 from hpcscope.report import compare as compare_mod
 from hpcscope.report import html
 
@@ -17,17 +17,19 @@ from hpcscope.report import html
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @click.option(
     "-o",
-    "--output",
+    "--out",
+    "output",
     type=click.Path(dir_okay=False),
-    required=True,
-    help="Tuning file to write (JSON, schema lanecoll.tuning/1).",
+    default=None,
+    help="Tuning file to write (JSON, schema lanecoll.tuning/1). Required.",
 )
+@output_alias
 @click.option(
     "--mpi", default=None, help="Which MPI library's measurements (when runs hold several)."
 )
 @click.pass_context
 @handle_errors
-def tune(ctx, run_refs: tuple[str, ...], output: str, mpi: str | None) -> None:
+def tune(ctx, run_refs: tuple[str, ...], output: str | None, mpi: str | None) -> None:
     """Write lanecoll's tuning table from stored coll runs.
 
     Per collective, nodes and processes per node: the fastest significantly-better
@@ -37,6 +39,9 @@ def tune(ctx, run_refs: tuple[str, ...], output: str, mpi: str | None) -> None:
     \b
     Example: hpcscope tune last -o tuning.json --mpi openmpi
     """
+    output = output or ctx.meta.get("output_alias")
+    if not output:
+        raise runner.UsageError("tune needs the file to write: -o/--out FILE, e.g. -o tuning.json")
     store = store_of(ctx)
     samples = [store.samples(store.resolve(r), benchmark="coll") for r in run_refs]
     if not any(samples):
@@ -51,12 +56,13 @@ def tune(ctx, run_refs: tuple[str, ...], output: str, mpi: str | None) -> None:
 @click.argument("run_refs", metavar="[RUN...]", nargs=-1)
 @click.option(
     "-o",
-    "--output",
+    "--out",
     "out_dir",
     type=click.Path(file_okay=False),
     default=None,
     help="Folder for index.html and its CSV tables (default hpcscope-out/report).",
 )
+@output_alias
 @click.pass_context
 @handle_errors
 def report(ctx, run_refs: tuple[str, ...], out_dir: str | None) -> None:
@@ -64,7 +70,11 @@ def report(ctx, run_refs: tuple[str, ...], out_dir: str | None) -> None:
 
     Figures are inline SVG, no external requests, no JavaScript; observations
     (fits, breakpoints, dips, placement ratios, instability) cite their numbers.
+
+    \b
+    Example: hpcscope report 12 13 14 -o hpcscope-out/report
     """
+    out_dir = out_dir or ctx.meta.get("output_alias")
     store = store_of(ctx)
     run_ids = [store.resolve(r) for r in (run_refs or ("last",))]
     page = html.write_report(store, run_ids, Path(out_dir or "hpcscope-out/report"))
@@ -96,6 +106,9 @@ def compare(ctx, run_a: str, run_b: str, threshold: float, html_path: str | None
 
     Each matching measurement is tested on its raw samples (Mann-Whitney) and marked
     faster, slower or same; geometric means of ratios are given per metric.
+
+    \b
+    Example: hpcscope compare 12 15 --html compare.html
     """
     store = store_of(ctx)
     a, b = store.resolve(run_a), store.resolve(run_b)

@@ -92,3 +92,19 @@ def peak_overrides(items: tuple[str, ...]) -> dict:
             )
         out[name.strip()] = value.strip()
     return out
+
+
+def _remember_output(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value:
+        ctx.meta["output_alias"] = value
+
+
+# `--output` was the spelling of report and tune; every command now says -o/--out. The old
+# spelling still works, hidden from --help.
+output_alias = click.option(
+    "--output",
+    hidden=True,
+    expose_value=False,
+    callback=_remember_output,
+    help="Old spelling of --out.",
+)

@@ -26,6 +26,7 @@ def _defaults(ctx: click.Context, command: click.Command, **overrides) -> dict:
 
 @click.command()
 @click.option(
+    "-o",
     "--out",
     "out_dir",
     type=click.Path(file_okay=False),
@@ -44,6 +45,9 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
     2. p2p latency/bandwidth, both MPIs    4. lane pattern and multi-collective
                                            5. node: CPU, memory, disk, network
     Each step is an ordinary stored run; a failing step does not stop the others.
+
+    \b
+    Example: hpcscope demo --out hpcscope-out/demo --mpi openmpi
     """
     folder = Path(out_dir)
     assert topo.callback is not None  # a @click.command function always has its callback

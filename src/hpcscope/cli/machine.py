@@ -21,6 +21,10 @@ from hpcscope.plan import placement
 def topo(as_xml: bool, as_json: bool) -> None:
     """Show the machine: packages, NUMA nodes, cores, hardware threads, caches, NICs.
 
+    \b
+    Example: hpcscope topo
+             hpcscope topo --xml > node.xml     (hwloc XML, e.g. for another machine)
+
     Read from hwloc (lstopo). Every run stores this XML too.
     """
     topology = Topology.local()
@@ -50,7 +54,12 @@ def topo(as_xml: bool, as_json: bool) -> None:
 )
 @handle_errors
 def build(mpi: str) -> None:
-    """Compile the benchmarks and lanecoll against each chosen MPI library (cached)."""
+    """Compile the benchmarks and lanecoll against each chosen MPI library (cached).
+
+    \b
+    Example: hpcscope build --mpi openmpi
+             hpcscope build --mpi /opt/mpich-4.2/bin/mpicc
+    """
     try:
         specs = mpi_mod.discover(mpi)
     except mpi_mod.MpiNotFound as exc:

@@ -28,9 +28,10 @@ def common_run_options(fn):
                 "--repeat",
                 type=int,
                 default=None,
-                help="Launches per configuration (default 5; --quick: 3).",
+                help="Launches per configuration: separate mpirun executions (default 5; --quick: 3).",
             ),
             click.option(
+                "-o",
                 "--out",
                 "out_dir",
                 type=click.Path(file_okay=False),
@@ -168,7 +169,7 @@ def coll_options(fn):
                 "--repetitions",
                 type=int,
                 default=None,
-                help="Timed repetitions per count (default 100 like the paper; --quick 20).",
+                help="Timed calls per count inside each launch (the paper's repetitions; default 100, --quick 20). Not --repeat, which counts launches.",
             ),
             click.option(
                 "--regular-only",

@@ -17,7 +17,10 @@ from hpcscope.results.store import Store
 
 @click.group()
 def slurm() -> None:
-    """Follow, collect and cancel runs submitted with `hpcscope run SUITE --on slurm`."""
+    """Follow, collect and cancel runs submitted with `hpcscope run SUITE --on slurm`.
+
+    The batch scripts a run would submit: `hpcscope run SUITE --on slurm --dry-run`.
+    """
 
 
 def _backend(ctx: click.Context) -> tuple[Store, SlurmBackend]:
@@ -42,7 +45,11 @@ def _guard(fn):
 @click.pass_context
 @_guard
 def status(ctx, run_ref: str) -> None:
-    """Jobs of a run with their SLURM state (queued, running, finished)."""
+    """Jobs of a run with their SLURM state (queued, running, finished).
+
+    \b
+    Example: hpcscope slurm status last
+    """
     store, backend = _backend(ctx)
     click.echo(backend.status_text(store.resolve(run_ref)))
 
@@ -50,6 +57,7 @@ def status(ctx, run_ref: str) -> None:
 @slurm.command("collect")
 @click.argument("run_ref", metavar="[RUN]", default="last")
 @click.option(
+    "-o",
     "--out",
     "out_dir",
     type=click.Path(file_okay=False),
@@ -59,7 +67,11 @@ def status(ctx, run_ref: str) -> None:
 @click.pass_context
 @_guard
 def collect_cmd(ctx, run_ref: str, out_dir: str | None) -> None:
-    """Ingest the records of finished jobs (safe to repeat: adds only what is new)."""
+    """Ingest the records of finished jobs (safe to repeat: adds only what is new).
+
+    \b
+    Example: hpcscope slurm collect 7 --out hpcscope-out/run-7
+    """
     store, backend = _backend(ctx)
     run_id = store.resolve(run_ref)
     folder = Path(out_dir) if out_dir else runner.default_out_dir(run_id)
@@ -72,7 +84,11 @@ def collect_cmd(ctx, run_ref: str, out_dir: str | None) -> None:
 @click.pass_context
 @_guard
 def cancel(ctx, run_ref: str) -> None:
-    """scancel the run's unfinished jobs, then collect what they wrote."""
+    """scancel the run's unfinished jobs, then collect what they wrote.
+
+    \b
+    Example: hpcscope slurm cancel last
+    """
     store, backend = _backend(ctx)
     run_id = store.resolve(run_ref)
     backend.cancel(run_id)

@@ -17,7 +17,12 @@ from hpcscope.results import export as export_mod
 @click.pass_context
 @handle_errors
 def list_runs(ctx, fmt: str) -> None:
-    """List stored runs, newest last."""
+    """List stored runs, newest last.
+
+    \b
+    Example: hpcscope list
+             hpcscope --db other.db list --format json
+    """
     runs = store_of(ctx).runs()
     if fmt == "json":
         click.echo(json.dumps(runs, indent=2, default=str))
@@ -41,7 +46,12 @@ def list_runs(ctx, fmt: str) -> None:
 @click.pass_context
 @handle_errors
 def show(ctx, run_ref: str) -> None:
-    """Show one run: what ran, where, notes, failures and a summary per measurement."""
+    """Show one run: what ran, where, notes, failures and a summary per measurement.
+
+    \b
+    Example: hpcscope show last
+             hpcscope show 12
+    """
     store = store_of(ctx)
     show_mod.print_run(store, store.resolve(run_ref), out)
 
@@ -58,7 +68,12 @@ def show(ctx, run_ref: str) -> None:
 @click.pass_context
 @handle_errors
 def export(ctx, run_ref: str, fmt: str) -> None:
-    """Write a run's measurements to stdout as CSV, JSON (raw samples), Markdown or OSU text."""
+    """Write a run's measurements to stdout as CSV, JSON (raw samples), Markdown or OSU text.
+
+    \b
+    Example: hpcscope export last --format osu > osu_latency.txt
+             hpcscope export 12 --format json | jq '.pooled[0]'
+    """
     store = store_of(ctx)
     run_id = store.resolve(run_ref)
     click.echo(getattr(export_mod, f"to_{fmt}")(store, run_id), nl=False)

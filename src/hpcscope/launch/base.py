@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from hpcscope.plan.job import Job
 
 # Job states (SLURM's words, which the local backend uses too).
@@ -79,3 +82,18 @@ class Backend(Protocol):
     def cancel(self, run_id: int) -> None: ...
     def collect(self, run_id: int) -> CollectReport: ...
     def status_text(self, run_id: int) -> str: ...
+
+
+def progress_bar(console: Console | None = None, enabled: bool = True) -> Progress:
+    """The one progress bar of long runs and waits (on stderr): what runs, done of all,
+    time elapsed. It does not linger on a console that is not a terminal."""
+    console = console or Console(stderr=True)
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=not console.is_terminal,
+        disable=not enabled,
+    )

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcscope.launch import slurm_parse as sp
-from hpcscope.launch.base import BackendError, CollectReport, JobState
+from hpcscope.launch.base import BackendError, CollectReport, JobState, progress_bar
 from hpcscope.launch.ingest import IngestResult, ingest_lines, ingest_tool_output
 from hpcscope.launch.slurm_script import JobGroup, ScriptError, SlurmOptions, group_jobs, render
 from hpcscope.plan.job import Job
@@ -504,25 +504,7 @@ class SlurmBackend:
         """Block until every task has finished (rich progress bar on stderr), then return
         the states. Raises SlurmError when pending tasks can never start. Ctrl-C stops
         waiting only: the jobs keep running, `hpcscope slurm collect` picks them up."""
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        console = console or Console(stderr=True)
-        bar = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=not console.is_terminal,
-            disable=not progress,
-        )
+        bar = progress_bar(console, progress)
         with bar:
             task = None
             while True:

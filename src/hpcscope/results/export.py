@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from hpcscope.formatting import markdown_table
 from hpcscope.plan.placement import CLASSES as PLACEMENT_ORDER
 from hpcscope.results.cells import LAUNCH_TAGS as POOLED_TAGS
 from hpcscope.results.cells import canonical, identity, summarize_cell
@@ -221,7 +222,10 @@ def to_json(source: Store | Samples, run_id: int | None = None) -> str:
     )
 
 
+CSV_HEAD = ("launch_id", "launch", "benchmark", "metric", "unit")  # tags after launch
+CSV_HEAD = ("launch_id", "launch", "benchmark", "metric", "unit")  # tags go after "launch"
 CSV_STATS = ("n", "median", "ci_low", "ci_high", "min", "max", "mean", "std", "cv")
+CSV_TAIL = ("warmups", *CSV_STATS, "warnings")  # after the params
 
 
 def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
@@ -231,32 +235,12 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
     by a tag or a fixed column is written as param_<name>."""
     samples = _samples(source, run_id)
     tag_cols = sorted({k for s in samples for k in s["tags"]})
-    fixed = {
-        "launch_id",
-        "launch",
-        "benchmark",
-        "metric",
-        "unit",
-        "warmups",
-        *CSV_STATS,
-        "warnings",
-    }
+    fixed = {*CSV_HEAD, *CSV_TAIL}
     tag_names = {k: (f"tag_{k}" if k in fixed else k) for k in tag_cols}
     param_keys = sorted({k for s in samples for k in s["params"]})
     taken = fixed | set(tag_names.values())
     param_names = {k: (f"param_{k}" if k in taken else k) for k in param_keys}
-    header = [
-        "launch_id",
-        "launch",
-        *tag_names.values(),
-        "benchmark",
-        "metric",
-        "unit",
-        *param_names.values(),
-        "warmups",
-        *CSV_STATS,
-        "warnings",
-    ]
+    header = [*CSV_HEAD[:2], *tag_names.values(), *CSV_HEAD[2:], *param_names.values(), *CSV_TAIL]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
@@ -334,15 +318,7 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
     for metric, unit, placement in ordered_cols:
         name = f"{metric} {placement}".strip()
         head += [f"{name} mean ({unit})", f"{name} std"]
-    lines = [
-        title,
-        "",
-        f"Mean and standard deviation over all raw values of {launches} launch(es); "
-        "means of rates are harmonic.",
-        "",
-        "| " + " | ".join(head) + " |",
-        "|" + "|".join(["---:"] * len(head)) + "|",
-    ]
+    body: list[list[str]] = []
     warnings: list[str] = []
     for row in ordered_rows:
         line = [_params_label(rows[row])]
@@ -357,7 +333,15 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
             warnings += [
                 f"{size_head} {_params_label(rows[row])}, {col[0]} {col[2]}: {w}" for w in unstable
             ]
-        lines.append("| " + " | ".join(line) + " |")
+        body.append(line)
+    lines = [
+        title,
+        "",
+        f"Mean and standard deviation over all raw values of {launches} launch(es); "
+        "means of rates are harmonic.",
+        "",
+        markdown_table(head, body, [True] * len(head)).rstrip("\n"),
+    ]
     if warnings:
         lines += ["", "Warnings:", ""] + [f"- {w}" for w in warnings]
     return "\n".join(lines) + "\n"

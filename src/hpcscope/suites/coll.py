@@ -29,9 +29,11 @@ plan opts (all optional):
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hpcscope.machine.mpi import MpiSpec
 from hpcscope.plan.job import Job
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
@@ -130,11 +132,39 @@ def _available_memory() -> int | None:
     return None
 
 
-def layout(
-    ctx: PlanContext, opts: dict, suite: str
-) -> tuple[int, int | None, dict, dict, bool, int, list[Note]]:
-    """Ranks, node size, job env, job tags, oversubscribe, nodes to span, notes: the part
-    of the plan the coll and lanes suites share."""
+@dataclass
+class Layout:
+    """Where the ranks of a coll or lanes job go: the part of the plan both suites share."""
+
+    ranks: int
+    node_size: int | None  # emulated node size (LANECOLL_NODE_SIZE), None: real nodes
+    env: dict[str, str]
+    tags: dict[str, Any]
+    oversubscribe: bool
+    nodes: int  # nodes the job spans
+    notes: list[Note]
+
+    def job(
+        self, suite: str, program_name: str, program: list[str], mpi: MpiSpec, rep: int, quick: bool
+    ) -> Job:
+        """One launch of `program` (named after program_name) with this layout."""
+        size = f"-ns{self.node_size}" if self.node_size else ""
+        return Job(
+            suite=suite,
+            name=f"{mpi.flavor}/{program_name}/np{self.ranks}{size}/r{rep}",
+            program=program,
+            mpi=mpi,
+            ranks=self.ranks,
+            nodes=self.nodes,
+            env=dict(self.env),
+            tags=dict(self.tags, mpi=mpi.flavor, mpi_version=mpi.version, repeat=rep),
+            timeout_s=900 if quick else 3600,
+            oversubscribe=self.oversubscribe,
+        )
+
+
+def layout(ctx: PlanContext, opts: dict, suite: str) -> Layout:
+    """Ranks, node size, env, tags, oversubscription and notes of a coll/lanes plan."""
     notes: list[Note] = []
     per_node = cores(ctx)
     real_nodes = max(1, int(ctx.nodes_available or 1))
@@ -195,7 +225,7 @@ def layout(
             )
         )
         tags["oversubscribed"] = True
-    return ranks, node_size, env, tags, oversubscribe, real_nodes, notes
+    return Layout(ranks, node_size, env, tags, oversubscribe, real_nodes, notes)
 
 
 def repetitions(opts: dict) -> tuple[int, int]:
@@ -232,9 +262,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     )
     counts = count_spec(opts.get("counts")) or (QUICK_COUNTS if opts.get("quick") else None)
     reps, warmup = repetitions(opts)
-    ranks, node_size, env, tags, over, nodes, notes = layout(ctx, opts, "coll")
-    check_memory(colls, counts, ranks, opts.get("validate") is not False)
-    result = SuitePlan(notes=notes)
+    where = layout(ctx, opts, "coll")
+    check_memory(colls, counts, where.ranks, opts.get("validate") is not False)
+    result = SuitePlan(notes=where.notes)
     for rep, mpi in launches(ctx, opts):
         program = [
             str(ctx.binary("coll", mpi)),
@@ -255,23 +285,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             program.append("--validate=0")
         if opts.get("interleave"):
             program.append("--interleave")
-        name = (
-            f"{mpi.flavor}/coll/np{ranks}" + (f"-ns{node_size}" if node_size else "") + f"/r{rep}"
-        )
-        result.jobs.append(
-            Job(
-                suite="coll",
-                name=name,
-                program=program,
-                mpi=mpi,
-                ranks=ranks,
-                nodes=nodes,
-                env=dict(env),
-                tags=dict(tags, mpi=mpi.flavor, mpi_version=mpi.version, repeat=rep),
-                timeout_s=900 if opts.get("quick") else 3600,
-                oversubscribe=over,
-            )
-        )
+        result.jobs.append(where.job("coll", "coll", program, mpi, rep, bool(opts.get("quick"))))
     return result
 
 

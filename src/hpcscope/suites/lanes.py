@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hpcscope.plan.job import Job
 from hpcscope.suites import coll as coll_suite
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
@@ -46,8 +45,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         coll_suite.QUICK_COUNTS if opts.get("quick") else None
     )
     reps, warmup = coll_suite.repetitions(opts)
-    ranks, node_size, env, tags, over, nodes, more = coll_suite.layout(ctx, opts, "lanes")
-    result = SuitePlan(notes=notes + more)
+    where = coll_suite.layout(ctx, opts, "lanes")
+    result = SuitePlan(notes=notes + where.notes)
     for rep, mpi in coll_suite.launches(ctx, opts):
         for prog in PROGRAMS:
             program = [
@@ -61,25 +60,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 program += ["--counts", counts]
             if opts.get("validate") is False:
                 program.append("--validate=0")
-            name = (
-                f"{mpi.flavor}/{prog}/np{ranks}"
-                + (f"-ns{node_size}" if node_size else "")
-                + f"/r{rep}"
-            )
-            result.jobs.append(
-                Job(
-                    suite="lanes",
-                    name=name,
-                    program=program,
-                    mpi=mpi,
-                    ranks=ranks,
-                    nodes=nodes,
-                    env=dict(env),
-                    tags=dict(tags, mpi=mpi.flavor, mpi_version=mpi.version, repeat=rep),
-                    timeout_s=900 if opts.get("quick") else 3600,
-                    oversubscribe=over,
-                )
-            )
+            result.jobs.append(where.job("lanes", prog, program, mpi, rep, bool(opts.get("quick"))))
     return result
 
 
