@@ -41,7 +41,7 @@ MATCH_KEYS = (
     "bytes",
     "depth",
 )
-_LOWER_IS_BETTER = {"latency"}
+LOWER_IS_BETTER = {"latency"}
 
 
 def _key(s: dict) -> tuple:
@@ -50,7 +50,7 @@ def _key(s: dict) -> tuple:
 
 
 def _best(metric: str, values: list[float]) -> float:
-    return min(values) if metric in _LOWER_IS_BETTER else max(values)
+    return min(values) if metric in LOWER_IS_BETTER else max(values)
 
 
 def _peak_for(sample: dict, peaks: Sequence[Peak | dict]) -> dict | None:
@@ -120,14 +120,14 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
                 reference_median=statistics.median(rv),
                 reference_best=rbest,
             )
-            if metric in _LOWER_IS_BETTER:
+            if metric in LOWER_IS_BETTER:
                 # Latency: tools report per-run means (fio) while we keep single I/Os, so
                 # only the medians are comparable; reference / ours (> 1: ours is faster).
                 rmed = statistics.median(rv)
                 row["eff_vs_reference"] = rmed / statistics.median(values) if values else None
             elif rbest:
                 row["eff_vs_reference"] = best / rbest
-        if metric not in _LOWER_IS_BETTER and metric not in ("iops", "frequency"):
+        if metric not in LOWER_IS_BETTER and metric not in ("iops", "frequency"):
             peak = _peak_for({**s, "benchmark": s["benchmark"]}, peaks)
             if peak and peak.get("value"):
                 row.update(peak_name=peak["name"], peak=peak["value"], peak_formula=peak["formula"])
@@ -149,7 +149,8 @@ def row_label(row: dict) -> str:
     """'cpu fp64 fma 2 threads' style: what a row measured, for figures and sentences."""
     parts = [row["benchmark"], row.get("workload"), row.get("op"), row.get("variant")]
     if row.get("concurrency") is not None:
-        parts.append(f"x{row['concurrency']}")
+        unit = "streams" if row["benchmark"] in ("net", "iperf3") else "threads"
+        parts.append(f"{row['concurrency']} {unit}")
     if row.get("block") is not None:
         parts.append(f"{row['block']} B")
     return " ".join(str(p) for p in parts if p not in (None, ""))
@@ -163,17 +164,23 @@ def with_theoretical_peak(rows: list[dict]) -> list[dict]:
 
 
 def efficiency_observations(rows: list[dict]) -> list[obs.Observation]:
-    """One sentence per row with a theoretical peak, by the table's own efficiency rule."""
+    """One sentence per row with a theoretical peak, for our value and for the reference
+    tool's, by the table's own efficiency rule (best / peak)."""
     found = []
     for r in with_theoretical_peak(rows):
-        o = obs.efficiency(
-            row_label(r),
-            r["measured_best"],
-            r["peak"],
-            r["unit"],
-            r.get("peak_name") or "",
-            r.get("peak_formula") or "",
-        )
-        if o:
-            found.append(o)
+        measured = [(row_label(r), r["measured_best"])]
+        if r.get("reference_best") and r["metric"] not in LOWER_IS_BETTER:
+            label = row_label({**r, "benchmark": r["reference_tool"]})
+            measured.append((label, r["reference_best"]))
+        for subject, value in measured:
+            o = obs.efficiency(
+                subject,
+                value,
+                r["peak"],
+                r["unit"],
+                r.get("peak_name") or "",
+                r.get("peak_formula") or "",
+            )
+            if o:
+                found.append(o)
     return found

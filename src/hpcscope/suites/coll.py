@@ -236,6 +236,16 @@ def repetitions(opts: dict) -> tuple[int, int]:
     return reps, QUICK_WARMUP if quick else DEFAULT_WARMUP
 
 
+def timing_args(reps: int, warmup: int, counts: str | None, opts: dict) -> list[str]:
+    """The arguments the coll, lane_pattern and multi_coll programs share."""
+    args = ["--repetitions", str(reps), "--warmup", str(warmup)]
+    if counts:
+        args += ["--counts", counts]
+    if opts.get("validate") is False:
+        args.append("--validate=0")
+    return args
+
+
 def launches(ctx: PlanContext, opts: dict) -> list[tuple[int, Any]]:
     """(repeat number, MPI) in launch order: repeats outermost, libraries round-robin."""
     repeat = opts.get("repeat") or 1
@@ -272,17 +282,10 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             ",".join(colls),
             "--algorithms",
             ",".join(algs),
-            "--repetitions",
-            str(reps),
-            "--warmup",
-            str(warmup),
             "--max-bytes",
             str(MAX_BYTES_PER_PROCESS),
+            *timing_args(reps, warmup, counts, opts),
         ]
-        if counts:
-            program += ["--counts", counts]
-        if opts.get("validate") is False:
-            program.append("--validate=0")
         if opts.get("interleave"):
             program.append("--interleave")
         result.jobs.append(where.job("coll", "coll", program, mpi, rep, bool(opts.get("quick"))))

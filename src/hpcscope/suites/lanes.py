@@ -51,15 +51,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         for prog in PROGRAMS:
             program = [
                 str(ctx.binary(prog, mpi)),
-                "--repetitions",
-                str(reps),
-                "--warmup",
-                str(warmup),
+                *coll_suite.timing_args(reps, warmup, counts, opts),
             ]
-            if counts:
-                program += ["--counts", counts]
-            if opts.get("validate") is False:
-                program.append("--validate=0")
             result.jobs.append(where.job("lanes", prog, program, mpi, rep, bool(opts.get("quick"))))
     return result
 
