@@ -35,7 +35,7 @@ def main(ctx: click.Context, db: str | None) -> None:
     """hpcscope: how fast this machine and its MPI really are.
 
     \b
-    Quick start:
+    Example (quick start):
       hpcscope topo                       the machine as hwloc sees it
       hpcscope run p2p --quick            latency/bandwidth at every placement
       hpcscope list; hpcscope show last   what is stored

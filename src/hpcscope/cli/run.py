@@ -23,7 +23,12 @@ from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, 
 
 @click.group()
 def run() -> None:
-    """Measure: run a suite and store its results (see `hpcscope run SUITE --help`)."""
+    """Measure: run a suite and store its results (see `hpcscope run SUITE --help`).
+
+    \b
+    Example: hpcscope run p2p --quick
+             hpcscope run coll --on slurm --nodes 4 --ntasks-per-node 8 --wait
+    """
 
 
 def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outcome | None:

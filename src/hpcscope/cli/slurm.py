@@ -20,6 +20,9 @@ def slurm() -> None:
     """Follow, collect and cancel runs submitted with `hpcscope run SUITE --on slurm`.
 
     The batch scripts a run would submit: `hpcscope run SUITE --on slurm --dry-run`.
+
+    \b
+    Example: hpcscope slurm status last; hpcscope slurm collect last
     """
 
 
