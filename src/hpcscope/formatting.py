@@ -5,6 +5,10 @@ One function per kind of quantity so that the same size never reads two ways.
 
 from __future__ import annotations
 
+import re
+
+from rich.markup import escape
+
 
 def format_bytes(n: float) -> str:
     """Sizes in binary units, three significant digits, whole values without decimals:
@@ -43,3 +47,19 @@ def markdown_table(head: list[str], rows: list[list[str]], numeric: list[bool]) 
 
     rule = "|" + "|".join("---:" if n else "---" for n in numeric) + "|"
     return "\n".join([line(head), rule] + [line(r) for r in rows]) + "\n"
+
+
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f]"
+)
+
+
+def plain(value: object) -> str:
+    """Text from the user, the environment or a benchmark, safe for a terminal: ANSI/OSC
+    escape sequences and other control characters removed (newlines and tabs kept)."""
+    return _CONTROL.sub("", str(value))
+
+
+def markup_safe(value: object) -> str:
+    """`plain`, and Rich markup ('[red]', '[/x]') escaped, for text inside console.print."""
+    return escape(plain(value))

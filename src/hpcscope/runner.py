@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.console import Console
 
 from hpcscope import build as build_mod
+from hpcscope.formatting import markup_safe as S
 from hpcscope.launch import backends
 from hpcscope.launch.base import Backend, BackendError, progress_bar
 from hpcscope.machine import environment
@@ -148,7 +149,7 @@ def run_jobs(
         if state.state != "COMPLETED":
             failed.append(f"{job.name}: {state.state}\n{state.detail}")
             console.print(
-                f"[red]{job.name} {state.state}[/red]: {_first_useful_line(state.detail)}"
+                f"[red]{S(job.name)} {state.state}[/red]: {S(_first_useful_line(state.detail))}"
             )
         progress.advance(bar)
 
@@ -197,7 +198,7 @@ def run_jobs(
             else []
         )
         return Outcome(run_id, status, EXIT_FAILED if failed else EXIT_OK, folder, messages)
-    console.print(backend.status_text(run_id))
+    console.print(S(backend.status_text(run_id)))
     if not options.get("wait"):
         return Outcome(
             run_id,
@@ -230,7 +231,7 @@ def run_jobs(
 def collect(store: Store, backend: Backend, run_id: int, folder: Path, console: Console) -> Outcome:
     """Ingest what a queueing backend's jobs wrote; outputs once nothing is pending."""
     report = backend.collect(run_id)
-    console.print(report.text())
+    console.print(S(report.text()))
     if report.pending == 0:
         write_outputs(store, run_id, store.run(run_id)["suite"], folder, console)
     status = store.run(run_id)["status"]
@@ -255,14 +256,14 @@ def write_outputs(
     out_dir.mkdir(parents=True, exist_ok=True)
     written = suite_for(suite).outputs(store, run_id, out_dir)
     if written and console is not None:
-        console.print(f"figures and tables: {out_dir}/")
+        console.print(f"figures and tables: {S(out_dir)}/")
     return written
 
 
 def print_notes(plan: SuitePlan, console: Console) -> None:
     for note in plan.notes:
         if note.kind in ("skipped", "warning"):
-            console.print(f"[yellow]{note.kind}[/yellow]: {note.text}")
+            console.print(f"[yellow]{note.kind}[/yellow]: {S(note.text)}")
 
 
 def default_out_dir(run_id: int) -> Path:

@@ -173,6 +173,11 @@ def make_tuning(
         for alg in row["algorithms"]:
             row[f"{alg}_every_launch"] = (*row_key(row), alg) in agreed
     mpis = sorted({r["mpi"] for r in rows})
+    if mpi is not None and mpi not in mpis:
+        raise ValueError(
+            f"--mpi {mpi}: these runs measured {', '.join(mpis) or 'no collectives'}; "
+            "pass one of those"
+        )
     if mpi is None and len(mpis) > 1:
         raise ValueError(
             f"samples of several MPI libraries ({', '.join(mpis)}): pass mpi= "

@@ -9,6 +9,7 @@ import click
 from hpcscope import runner
 from hpcscope.analysis import tune as tune_mod
 from hpcscope.cli.common import err, handle_errors, out, output_alias, store_of
+from hpcscope.formatting import markup_safe as S
 from hpcscope.report import compare as compare_mod
 from hpcscope.report import html
 
@@ -49,7 +50,7 @@ def tune(ctx, run_refs: tuple[str, ...], output: str | None, mpi: str | None) ->
     table = tune_mod.make_tuning(samples, mpi=mpi)
     path = tune_mod.write_tuning(output, table)
     changed = sum(1 for r in table["rules"] if r["algorithm"] != "native")
-    err.print(f"{path}: {len(table['rules'])} rules, {changed} choose lane or hier")
+    err.print(f"{S(path)}: {len(table['rules'])} rules, {changed} choose lane or hier")
 
 
 @click.command()
@@ -87,7 +88,7 @@ def report(ctx, run_refs: tuple[str, ...], out_dir: str | None) -> None:
 @click.argument("run_b", metavar="RUN_B")
 @click.option(
     "--threshold",
-    type=float,
+    type=click.FloatRange(0, 1, max_open=True),
     default=0.05,
     show_default=True,
     help="Smallest relative difference that counts (with Mann-Whitney p < 0.05).",
@@ -110,9 +111,11 @@ def compare(ctx, run_a: str, run_b: str, threshold: float, html_path: str | None
     \b
     Example: hpcscope compare 12 15 --html compare.html
     """
+    if threshold != threshold:  # NaN passes every range check
+        raise runner.UsageError("--threshold nan: give a fraction such as 0.05 (5 %)")
     store = store_of(ctx)
     a, b = store.resolve(run_a), store.resolve(run_b)
     rows = compare_mod.compare_runs(store, a, b, threshold)
     compare_mod.print_comparison(rows, out, title=f"run {b} relative to run {a}")
     if html_path:
-        err.print(f"written {compare_mod.write_comparison_html(rows, Path(html_path))}")
+        err.print(f"written {S(compare_mod.write_comparison_html(rows, Path(html_path)))}")

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from hpcscope import build as build_mod
 from hpcscope import runner
+from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.base import BackendError
 from hpcscope.machine.topology import TopologyError
 from hpcscope.results.store import Store
@@ -19,8 +20,9 @@ err = Console(stderr=True)
 out = Console()
 
 
-def store_of(ctx: click.Context) -> Store:
-    return Store(ctx.obj["db"])
+def store_of(ctx: click.Context, *, create: bool = False) -> Store:
+    """The store of --db; only commands that measure create it."""
+    return Store(ctx.obj["db"], create=create)
 
 
 def handle_errors(fn):
@@ -31,16 +33,19 @@ def handle_errors(fn):
         try:
             return fn(*args, **kwargs)
         except runner.UsageError as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {S(exc)}")
             sys.exit(runner.EXIT_USAGE)
         except build_mod.BuildError as exc:
-            err.print(f"[red]build failed:[/red] {exc}")
+            err.print(f"[red]build failed:[/red] {S(exc)}")
             sys.exit(runner.EXIT_FAILED)
         except BackendError as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {S(exc)}")
+            sys.exit(runner.EXIT_USAGE)
+        except OSError as exc:  # an output place that cannot be written, a missing file
+            err.print(f"[red]error:[/red] {S(exc)}; choose another place (-o/--out, --db)")
             sys.exit(runner.EXIT_USAGE)
         except (LookupError, ValueError, TopologyError) as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {S(exc)}")
             sys.exit(runner.EXIT_USAGE)
         except KeyboardInterrupt:
             err.print("interrupted (nothing was being measured)")
@@ -49,15 +54,29 @@ def handle_errors(fn):
     return wrapper
 
 
-def csv_list(text: str | None) -> list[str] | None:
-    return [t.strip() for t in text.split(",") if t.strip()] if text else None
+def csv_list(text: str | None, option: str = "") -> list[str] | None:
+    """'a,b' -> ['a', 'b']. An empty item or one named twice is refused: 'core,,core' is a
+    typo, and running a placement twice would silently double the work."""
+    if not text:
+        return None
+    items = [t.strip() for t in text.split(",")]
+    where = f"{option} '{text}'" if option else f"'{text}'"
+    if any(not t for t in items):
+        raise runner.UsageError(f"{where}: an empty item between commas; write e.g. a,b")
+    twice = sorted({t for t in items if items.count(t) > 1})
+    if twice:
+        raise runner.UsageError(f"{where}: {', '.join(twice)} named twice; name each once")
+    return items
 
 
 def cpu_list(text: str | None) -> list[int] | None:
     if not text:
         return None
     try:
-        return [int(t) for t in text.split(",")]
+        cpus = [int(t) for t in text.split(",")]
+        if any(c < 0 for c in cpus):
+            raise ValueError
+        return cpus
     except ValueError:
         raise runner.UsageError(
             f"--cpus '{text}': give OS CPU numbers separated by commas, e.g. --cpus 0,7"
@@ -69,7 +88,7 @@ def count_list(text: str | None) -> list | None:
     if not text:
         return None
     items: list = []
-    for t in csv_list(text) or []:
+    for t in csv_list(text, "--counts") or []:
         if t.isdigit():
             items.append(int(t))
         elif t.endswith("p") and t[:-1].isdigit():

@@ -13,6 +13,7 @@ from hpcscope import runner
 from hpcscope.cli.common import err, handle_errors, store_of
 from hpcscope.cli.machine import topo
 from hpcscope.cli.run import execute_command, run_coll, run_lanes, run_node, run_p2p
+from hpcscope.formatting import markup_safe as S
 from hpcscope.report import html
 
 
@@ -76,7 +77,7 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
         try:
             outcome = execute_command(ctx, suite, kw)
         except (runner.UsageError, build_mod.BuildError) as exc:
-            err.print(f"[red]{suite} not run:[/red] {exc}")
+            err.print(f"[red]{suite} not run:[/red] {S(exc)}")
             failed.append(suite)
             continue
         if outcome is not None:

@@ -9,6 +9,7 @@ import click
 from hpcscope import build as build_mod
 from hpcscope import runner
 from hpcscope.cli.common import err, handle_errors
+from hpcscope.formatting import markup_safe as S
 from hpcscope.machine import mpi as mpi_mod
 from hpcscope.machine.topology import Topology
 from hpcscope.plan import placement
@@ -65,5 +66,5 @@ def build(mpi: str) -> None:
     except mpi_mod.MpiNotFound as exc:
         raise runner.UsageError(str(exc)) from exc
     for spec in specs:
-        err.print(f"building against {spec.label} ({spec.mpicc})")
-        err.print(f"  -> {build_mod.build(spec)}")
+        err.print(f"building against {S(spec.label)} ({S(spec.mpicc)})")
+        err.print(f"  -> {S(build_mod.build(spec))}")

@@ -7,6 +7,9 @@ import click
 
 from hpcscope.launch.backends import BACKENDS
 
+# Counts of launches, ranks, nodes, repetitions: 0 or less is a mistake, never "default".
+POSITIVE = click.IntRange(min=1)
+
 COMMON_KEYS = ("mpi", "quick", "repeat", "out_dir", "label", "dry_run")
 
 
@@ -26,7 +29,7 @@ def common_run_options(fn):
             ),
             click.option(
                 "--repeat",
-                type=int,
+                type=POSITIVE,
                 default=None,
                 help="Launches per configuration: separate mpirun executions (default 5; --quick: 3).",
             ),
@@ -89,13 +92,13 @@ def slurm_run_options(fn):
             ),
             click.option(
                 "--nodes",
-                type=int,
+                type=POSITIVE,
                 default=None,
                 help="SLURM: nodes available to the plan (2 enables the node placement).",
             ),
             click.option(
                 "--ntasks-per-node",
-                type=int,
+                type=POSITIVE,
                 default=None,
                 help="SLURM: MPI ranks per node for coll/lanes.",
             ),
@@ -130,7 +133,7 @@ def slurm_run_options(fn):
             ),
             click.option(
                 "--array-limit",
-                type=int,
+                type=POSITIVE,
                 default=1,
                 show_default=True,
                 help="SLURM: repeats (array tasks) running at the same time.",
@@ -153,21 +156,21 @@ def coll_options(fn):
         [
             click.option(
                 "--ranks",
-                type=int,
+                type=POSITIVE,
                 default=None,
                 help="MPI ranks (default: the cores of this machine; on SLURM nodes x "
                 "--ntasks-per-node).",
             ),
             click.option(
                 "--node-size",
-                type=int,
+                type=POSITIVE,
                 default=None,
                 help="Emulate nodes of K consecutive ranks on one machine (sets "
                 "LANECOLL_NODE_SIZE; such runs are marked as emulated).",
             ),
             click.option(
                 "--repetitions",
-                type=int,
+                type=POSITIVE,
                 default=None,
                 help="Timed calls per count inside each launch (the paper's repetitions; default 100, --quick 20). Not --repeat, which counts launches.",
             ),

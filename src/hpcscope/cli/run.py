@@ -17,6 +17,7 @@ from hpcscope.cli.common import (
     store_of,
 )
 from hpcscope.cli.options import coll_options, common_run_options, split_options
+from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.backends import backend_for
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
 
@@ -50,13 +51,13 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
             for job in plan.jobs:
                 click.echo(f"{job.name}: ranks={job.ranks} cpus={job.cpus} {' '.join(job.program)}")
         return None
-    store = store_of(ctx)
+    store = store_of(ctx, create=True)
     run_id = runner.record_run(store, suite, opts, topology, mpis, plan, kw["on"], kw["label"])
     folder = Path(kw["out_dir"]) if kw["out_dir"] else runner.default_out_dir(run_id)
-    err.print(f"run {run_id}: {suite}, {len(plan.jobs)} jobs, results into {ctx.obj['db']}")
+    err.print(f"run {run_id}: {suite}, {len(plan.jobs)} jobs, results into {S(ctx.obj['db'])}")
     outcome = runner.run_jobs(store, run_id, plan, kw["on"], kw, topology, folder, err)
     for message in outcome.messages:
-        err.print(f"[red]{message}[/red]" if outcome.exit_code else message)
+        err.print(f"[red]{S(message)}[/red]" if outcome.exit_code else S(message))
     err.print(f"run {run_id} {outcome.status}; see `hpcscope show {run_id}`")
     return outcome
 
@@ -114,10 +115,10 @@ def run_p2p(ctx, **kw) -> None:
 
 def p2p_opts(own: dict, shared: dict) -> dict:
     return {
-        "placements": csv_list(own["placements"]),
+        "placements": csv_list(own["placements"], "--placements"),
         "cpus": cpu_list(own["cpus"]),
         "sizes": own["sizes"],
-        "tests": csv_list(own["tests"]),
+        "tests": csv_list(own["tests"], "--tests"),
         "validate": own["validate"],
         "quick": shared["quick"],
         "repeat": shared["repeat"],
@@ -169,8 +170,8 @@ def run_coll(ctx, **kw) -> None:
 
 def coll_opts(own: dict, shared: dict) -> dict:
     return {
-        "collectives": csv_list(own["collectives"]),
-        "algorithms": csv_list(own["algorithms"]),
+        "collectives": csv_list(own["collectives"], "--collectives"),
+        "algorithms": csv_list(own["algorithms"], "--algorithms"),
         "counts": count_list(own["counts"]),
         "node_size": own["node_size"],
         "ranks": own["ranks"],
@@ -254,12 +255,14 @@ def node_opts(own: dict, shared: dict) -> dict:
     parts = {k: own[k] for k in ("cpu", "mem", "disk", "net")}
     if not any(parts.values()):
         parts = {k: True for k in parts}
-    threads = csv_list(own["threads"])
+    threads = csv_list(own["threads"], "--threads")
     try:
         thread_list = [int(t) for t in threads] if threads else None
+        if thread_list and min(thread_list) < 1:
+            raise ValueError
     except ValueError:
         raise runner.UsageError(
-            f"--threads '{own['threads']}': give whole numbers, e.g. 1,2,4"
+            f"--threads '{own['threads']}': give whole numbers of at least 1, e.g. 1,2,4"
         ) from None
     return {
         **parts,

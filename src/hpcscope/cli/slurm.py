@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 
 import click
 
 from hpcscope import runner
-from hpcscope.cli.common import err
+from hpcscope.cli.common import err, handle_errors
 from hpcscope.cli.run import run
+from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.slurm import SlurmBackend, SlurmError
 from hpcscope.results.store import Store
 
@@ -31,22 +31,10 @@ def _backend(ctx: click.Context) -> tuple[Store, SlurmBackend]:
     return store, SlurmBackend(store)
 
 
-def _guard(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except SlurmError as exc:
-            err.print(f"[red]SLURM:[/red] {exc}")
-            sys.exit(runner.EXIT_USAGE)
-
-    return wrapper
-
-
 @slurm.command()
 @click.argument("run_ref", metavar="[RUN]", default="last")
 @click.pass_context
-@_guard
+@handle_errors
 def status(ctx, run_ref: str) -> None:
     """Jobs of a run with their SLURM state (queued, running, finished).
 
@@ -68,7 +56,7 @@ def status(ctx, run_ref: str) -> None:
     help="Folder for figures and tables (default hpcscope-out/run-ID).",
 )
 @click.pass_context
-@_guard
+@handle_errors
 def collect_cmd(ctx, run_ref: str, out_dir: str | None) -> None:
     """Ingest the records of finished jobs (safe to repeat: adds only what is new).
 
@@ -85,7 +73,7 @@ def collect_cmd(ctx, run_ref: str, out_dir: str | None) -> None:
 @slurm.command()
 @click.argument("run_ref", metavar="RUN")
 @click.pass_context
-@_guard
+@handle_errors
 def cancel(ctx, run_ref: str) -> None:
     """scancel the run's unfinished jobs, then collect what they wrote.
 
@@ -98,8 +86,8 @@ def cancel(ctx, run_ref: str) -> None:
     try:
         backend.wait(run_id, progress=False, console=err)
     except SlurmError as exc:
-        err.print(str(exc))
-    err.print(backend.collect(run_id).text())
+        err.print(S(exc))
+    err.print(S(backend.collect(run_id).text()))
 
 
 @slurm.command(

@@ -6,8 +6,10 @@ import json
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from hpcscope.cli.common import handle_errors, out, store_of
+from hpcscope.formatting import plain
 from hpcscope.report import show as show_mod
 from hpcscope.results import export as export_mod
 
@@ -29,8 +31,8 @@ def list_runs(ctx, fmt: str) -> None:
         return
     table = Table("id", "started", "suite", "status", "host", "backend", "label")
     for r in runs:
-        table.add_row(
-            str(r["id"]),
+        cells = (
+            r["id"],
             str(r["started"])[:19],
             r["suite"],
             r["status"],
@@ -38,6 +40,7 @@ def list_runs(ctx, fmt: str) -> None:
             r.get("backend") or "",
             r.get("label") or "",
         )
+        table.add_row(*(Text(plain(c)) for c in cells))  # user text, never markup
     out.print(table)
 
 
@@ -76,4 +79,10 @@ def export(ctx, run_ref: str, fmt: str) -> None:
     """
     store = store_of(ctx)
     run_id = store.resolve(run_ref)
-    click.echo(getattr(export_mod, f"to_{fmt}")(store, run_id), nl=False)
+    text = getattr(export_mod, f"to_{fmt}")(store, run_id)
+    if fmt == "osu" and not text:
+        raise ValueError(
+            f"run {run_id} has no message-size measurements, so it has no OSU form: "
+            "--format osu is for p2p runs; use csv, json or markdown"
+        )
+    click.echo(text, nl=False)

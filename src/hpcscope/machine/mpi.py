@@ -106,6 +106,11 @@ def discover(spec: str) -> list[MpiSpec]:
     if "/" in spec:
         return [_from_wrapper(spec)]
     wanted = [w.strip() for w in spec.split(",") if w.strip()]
+    if not wanted:
+        raise MpiNotFound(
+            f"--mpi '{spec}' names no MPI library: use openmpi, mpich, auto, "
+            "all, a comma list of those, or the path of an mpicc wrapper"
+        )
     found: list[MpiSpec] = []
     for word in wanted:
         if word in ("auto", "all"):

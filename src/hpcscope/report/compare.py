@@ -27,7 +27,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from hpcscope.formatting import markup_safe, plain
 from hpcscope.results import stats
 from hpcscope.results.cells import LAUNCH_TAGS, group_cells
 from hpcscope.results.store import Store
@@ -233,24 +235,24 @@ def print_comparison(rows: list[Row], console: Console, title: str = "B relative
         "p",
         "verdict",
         "n A/B",
-        title=title,
+        title=markup_safe(title),
     )
     for r in changed_first(rows):
         style = _STYLE.get(r.verdict, "")
         table.add_row(
-            r.benchmark,
-            f"{r.metric} ({r.unit})",
-            r.label,
+            Text(plain(r.benchmark)),
+            Text(plain(f"{r.metric} ({r.unit})")),
+            Text(plain(r.label)),
             _fmt(r.median_a),
             _fmt(r.median_b),
             f"{r.ratio:.3f}",
             f"{r.p_value:.2g}",
-            f"[{style}]{r.verdict}[/{style}]" if style else r.verdict,
+            Text(r.verdict, style=style),
             f"{r.n_a}/{r.n_b}",
         )
     console.print(table)
     for s in summarize(rows):
-        console.print(s.text)
+        console.print(Text(plain(s.text)))
 
 
 def _env() -> Environment:

@@ -8,7 +8,10 @@ from collections import defaultdict
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from hpcscope.formatting import markup_safe as S
+from hpcscope.formatting import plain
 from hpcscope.results.cells import group_cells, summarize_cell
 from hpcscope.results.store import Store
 
@@ -21,20 +24,24 @@ def _fmt(x: float | None) -> str:
 
 def print_run(store: Store, run_id: int, console: Console) -> None:
     run = store.run(run_id)
+    # Everything below but our own markup comes from the store: user labels, host names,
+    # benchmark and MPI output. It is printed as plain text (markup_safe).
     console.print(
-        f"[bold]run {run_id}[/bold] {run['suite']} on {run['host']} "
-        f"({run['backend']}): [bold]{run['status']}[/bold]"
+        f"[bold]run {run_id}[/bold] {S(run['suite'])} on {S(run['host'])} "
+        f"({S(run['backend'])}): [bold]{S(run['status'])}[/bold]"
     )
-    console.print(f"started {run['started']}, finished {run.get('finished') or '-'}")
+    console.print(f"started {S(run['started'])}, finished {S(run.get('finished') or '-')}")
     for m in run.get("mpi") or []:
-        console.print(f"MPI: {m.get('flavor')} {m.get('version')} ({m.get('mpicc')})")
+        console.print(f"MPI: {S(m.get('flavor'))} {S(m.get('version'))} ({S(m.get('mpicc'))})")
     for note in run.get("notes") or []:
-        console.print(f"[yellow]{note['kind']}[/yellow]: {note['text']}")
+        console.print(f"[yellow]{S(note['kind'])}[/yellow]: {S(note['text'])}")
     launches = store.launches(run_id)
     bad = [l for l in launches if l["status"] != "COMPLETED"]
     console.print(f"{len(launches)} launches, {len(bad)} not completed")
     for l in bad:
-        console.print(f"[red]{l['name']}: {l['status']}[/red]\n{l.get('stderr_tail') or ''}")
+        console.print(
+            f"[red]{S(l['name'])}: {S(l['status'])}[/red]\n{S(l.get('stderr_tail') or '')}"
+        )
     groups = group_cells(store.samples(run_id))
     by_metric: dict[tuple, list] = defaultdict(list)
     for key, g in sorted(groups.items(), key=_order):
@@ -51,7 +58,7 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
             "min",
             "CV",
             "flags",
-            title=f"{bench}: {metric} ({unit})",
+            title=S(f"{bench}: {metric} ({unit})"),
         )
         for (_, _, _, tags, params), per_launch in rows:
             cell = summarize_cell(per_launch, unit)
@@ -62,19 +69,24 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
             for w in s.warnings:
                 flagged[_flag(w)] += 1
             table.add_row(
-                config,
-                _short_params(params),
-                str(cell.launches),
-                str(s.n),
-                _fmt(s.median),
-                ci,
-                _fmt(s.min),
-                f"{100 * s.cv:.1f}%" if s.cv is not None else "-",
-                " ".join(flags),
+                *(
+                    Text(plain(c))
+                    for c in (
+                        config,
+                        _short_params(params),
+                        str(cell.launches),
+                        str(s.n),
+                        _fmt(s.median),
+                        ci,
+                        _fmt(s.min),
+                        f"{100 * s.cv:.1f}%" if s.cv is not None else "-",
+                        " ".join(flags),
+                    )
+                )
             )
         console.print(table)
     for flag, count in flagged.items():
-        console.print(f"[yellow]{flag}[/yellow] on {count} rows: {_FLAGS.get(flag, flag)}")
+        console.print(f"[yellow]{S(flag)}[/yellow] on {count} rows: {S(_FLAGS.get(flag, flag))}")
 
 
 _FLAGS = {

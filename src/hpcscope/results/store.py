@@ -131,8 +131,15 @@ def _dumps(value: Any) -> str:
 class Store:
     """Runs, launches and records in one SQLite file. Use as a context manager or close()."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True) -> None:
+        """create=False: a command that only reads refuses a missing store instead of
+        leaving an empty one behind (a typo in --db)."""
         self.path = default_path(path)
+        if not create and not self.path.exists():
+            raise StoreError(
+                f"no store at {self.path}: nothing has been measured into it; check --db "
+                "or HPCSCOPE_DB (a run creates the store)"
+            )
         if self.path.parent and not self.path.parent.exists():
             raise StoreError(
                 f"cannot create the store {self.path}: folder "
@@ -332,6 +339,8 @@ class Store:
             return int(row[0])
         try:
             run_id = int(text)
+            if not 0 < run_id < 2**63:
+                raise ValueError
         except ValueError:
             raise StoreError(
                 f"run {text!r} is neither a run id nor 'last'; `hpcscope list` shows the runs"

@@ -25,8 +25,13 @@ def parse_size(text: str) -> int:
             f"'{text}' is not a size; write bytes with an optional K, M or G "
             "(binary) suffix, e.g. 0, 64, 16K, 4M"
         )
+    if len(match.group(1)) > 15:  # beyond a float's exact integers, and any message
+        raise ValueError(f"'{text}' is too large for a message size; at most 2G")
     scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[match.group(2).lower()]
     return int(float(match.group(1)) * scale)
+
+
+MAX_MESSAGE = 2**31 - 1  # the p2p program sends bytes with an int count
 
 
 def parse_size_range(text: str) -> tuple[int, int]:
@@ -37,6 +42,11 @@ def parse_size_range(text: str) -> tuple[int, int]:
     low, high = parse_size(parts[0]), parse_size(parts[1])
     if low > high:
         raise ValueError(f"size range '{text}': MIN ({low}) is larger than MAX ({high})")
+    if high > MAX_MESSAGE:
+        raise ValueError(
+            f"size range '{text}': MAX {high} bytes does not fit an MPI count of bytes "
+            f"(at most {MAX_MESSAGE}, just under 2 GiB); lower it, e.g. 0:1G"
+        )
     return low, high
 
 
@@ -44,6 +54,11 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     """opts: placements (list|None), cpus (list|None), sizes 'MIN:MAX', repeat (int|None),
     tests (list|None), validate (bool), quick (bool)."""
     low, high = parse_size_range(opts.get("sizes") or "0:4M")
+    if opts.get("cpus") is not None and len(opts["cpus"]) != 2:
+        raise ValueError(
+            f"--cpus {','.join(map(str, opts['cpus']))}: p2p runs two ranks, so give two "
+            "CPUs, one per rank, e.g. --cpus 0,7"
+        )
     tests = opts.get("tests") or list(TESTS)
     unknown = [t for t in tests if t not in TESTS]
     if unknown:
