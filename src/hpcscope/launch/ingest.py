@@ -41,10 +41,16 @@ def ingest_lines(
         if not text.startswith("{"):
             result.noise.append(text)
             continue
+        where = f"{source} line {number}"
         try:
-            record = parse_line(text, f"{source} line {number}")
+            record = parse_line(text, where)
         except RecordError as exc:
             result.problems.append(str(exc))
+            continue
+        if record["type"] == "meta" and result.meta is not None:
+            result.problems.append(
+                f"{where}: a second meta record (one per program run); the first is kept"
+            )
             continue
         store.add_record(launch_id, record)
         result.records += 1

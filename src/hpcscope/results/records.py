@@ -55,10 +55,14 @@ def parse_line(line: str, where: str) -> dict[str, Any]:
     `where` names the line for error messages, e.g. "p2p output line 7".
     Raises RecordError for non-JSON text, a non-object, or a record that does not fit.
     """
+    if len(line) > MAX_LINE_CHARS:
+        raise _fail(where, f"longer than {MAX_LINE_CHARS} characters: not a record", line)
     try:
         record = json.loads(line, parse_constant=_reject_constant)
-    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError; also 5000-digit ints
         raise _fail(where, f"not a JSON record ({exc})", line) from None
+    except RecursionError:
+        raise _fail(where, "nested too deeply to be a record", line) from None
     if not isinstance(record, dict):
         raise _fail(where, f"a record must be a JSON object, not {type(record).__name__}", line)
     validate(record, where, text=line)
@@ -71,6 +75,9 @@ def validate(record: dict[str, Any], where: str, text: str | None = None) -> Non
     Extra keys are allowed (a newer benchmark may add fields within the same schema).
     """
     shown = text if text is not None else json.dumps(record, default=str)
+    problem = _value_problem(record, "record", 0)
+    if problem:
+        raise _fail(where, problem, shown)
     kind = record.get("type")
     if kind not in RECORD_TYPES:
         if "type" not in record:
@@ -90,6 +97,58 @@ def validate(record: dict[str, Any], where: str, text: str | None = None) -> Non
     }[kind](record)
     if problem:
         raise _fail(where, f"{kind} record {problem}", shown)
+
+
+MAX_LINE_CHARS = 16 << 20  # a record line; a sample of a million values is ~20 MB
+MAX_DEPTH = 16  # nesting of objects and lists in a record (ours use 3)
+INT_LIMIT = 2**63  # integers must fit the store (SQLite INTEGER is 64-bit)
+# Params whose value, when present, is a count of bytes, elements or processes.
+COUNT_PARAMS = (
+    "bytes",
+    "count",
+    "nodes",
+    "ppn",
+    "p",
+    "threads",
+    "streams",
+    "block",
+    "lanes",
+    "depth",
+    "window",
+    "iterations",
+)
+
+
+def _value_problem(value: Any, path: str, depth: int) -> str | None:
+    """What no record may hold anywhere: deep nesting, integers beyond 64 bits, text
+    that is not valid Unicode (lone surrogates) or holds NUL characters."""
+    if depth > MAX_DEPTH:
+        return f"{path} is nested more than {MAX_DEPTH} levels deep"
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return None if -INT_LIMIT <= value < INT_LIMIT else f"{path} is an integer beyond 64 bits"
+    if isinstance(value, str):
+        if "\x00" in value:
+            return f"{path} contains a NUL character"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{path} is not valid Unicode (a lone surrogate)"
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            problem = _value_problem(k, f"{path} key", depth + 1) or _value_problem(
+                v, f"{path}.{k}", depth + 1
+            )
+            if problem:
+                return problem
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            problem = _value_problem(v, f"{path}[{i}]", depth + 1)
+            if problem:
+                return problem
+    return None
 
 
 def _meta_problem(r: dict[str, Any]) -> str | None:
@@ -164,6 +223,9 @@ def _sample_problem(r: dict[str, Any]) -> str | None:
         return "'unit' must be a string"
     if not isinstance(r["params"], dict):
         return "'params' must be an object"
+    for key in COUNT_PARAMS:
+        if key in r["params"] and (not _is_int(r["params"][key]) or r["params"][key] < 0):
+            return f"params.{key} must be an integer >= 0, got {r['params'][key]!r}"
     values = r["values"]
     if not isinstance(values, list) or not values:
         return "'values' must be a non-empty list of numbers (raw values, never only a mean)"
@@ -174,6 +236,8 @@ def _sample_problem(r: dict[str, Any]) -> str | None:
             return f"values[{i}] is {v!r}, not a number"
         if not math.isfinite(v):
             return f"values[{i}] is not finite"
+        if v < 0:
+            return f"values[{i}] is {v}: a time, rate or count is never negative"
     if not _is_int(r["warmups"]) or r["warmups"] < 0:
         return "'warmups' must be an integer >= 0"
     if "benchmark" in r and (not isinstance(r["benchmark"], str) or not r["benchmark"]):
