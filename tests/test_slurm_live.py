@@ -277,6 +277,50 @@ def test_failed_job_is_recorded_with_stderr_and_finished_records(
     assert store.run(run_id)["status"] == "failed"
 
 
+def test_interrupted_collect_resumes_and_collects_take_turns(
+    cluster, hello, tmp_path: Path
+) -> None:
+    """Issue 17: a collect stopped after part of a task file (here: the meta record and
+    one sample already stored) made the run uncollectable; now the task starts over, and a
+    second collect running at the same time waits for the first."""
+    import json
+    import sys
+
+    cluster(4)
+    store, backend, run_id = _backend(tmp_path)
+    backend.submit(run_id, [_job(hello, OMPI, "openmpi/node/r1", ["--samples", "20"])])
+    backend.wait(run_id, progress=False)
+    (launch,) = store.launches(run_id)
+    rundir = tmp_path / "rundir"
+    (task_file,) = rundir.glob("*/task-1.jsonl")
+    for line in task_file.read_text().splitlines()[:2]:  # what an interrupted collect left
+
+        store.add_record(launch["id"], json.loads(line))
+    collect = [
+        sys.executable,
+        "-m",
+        "hpcscope.cli",
+        "--db",
+        str(tmp_path / "hpcscope.db"),
+        "slurm",
+        "collect",
+        str(run_id),
+        "--out",
+        str(tmp_path / "out"),
+    ]
+    both = [
+        subprocess.Popen(
+            collect, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    said = [p.communicate(timeout=120) for p in both]
+    assert [p.returncode for p in both] == [0, 0], said
+    assert sorted("collected 1 task(s)" in err for _, err in said) == [False, True], said
+    assert len(store.samples(run_id)) == 20  # every sample once, none twice
+    assert store.run(run_id)["status"] == "ok"
+
+
 def test_collect_while_pending_then_again(cluster, hello, tmp_path: Path) -> None:
     cluster(4)
     store, backend, run_id = _backend(tmp_path)

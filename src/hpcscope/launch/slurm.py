@@ -19,6 +19,7 @@ Backend data of a run (store.get_run_backend_data(run)["slurm"]):
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import time
@@ -549,9 +550,18 @@ class SlurmBackend:
     # -- collection -----------------------------------------------------------------
 
     def collect(self, run_id: int) -> CollectReport:
-        """Ingest every finished task not ingested before; finish the run when all are."""
+        """Ingest every finished task not ingested before; finish the run when all are.
+
+        Resumable: a task counts as ingested only after its whole file is in the store, and
+        a task whose ingestion was interrupted (Ctrl-C, a crash) is reset and read again.
+        Two collects of one run take turns (a lock file in the run's SLURM directory)."""
         data = self._data(run_id)
         rundir = self._rundir(run_id, data)
+        with open(rundir / ".collect.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent collect waits here
+            return self._collect_locked(run_id, rundir)
+
+    def _collect_locked(self, run_id: int, rundir: Path) -> CollectReport:
         report = CollectReport(run_id)
         states = self.poll(run_id)
         data = self._data(run_id)
@@ -566,6 +576,7 @@ class SlurmBackend:
                 continue
             job_id, _, index = key.partition("_")
             group, task = by_key[(job_id, int(index))]
+            self.store.reset_launch(task["launch_id"])
             final.append(self._ingest_task(state, group, int(index), task, rundir, report))
             data["ingested"][key] = final[-1].state
             self._save(run_id, data)

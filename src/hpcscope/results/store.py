@@ -444,6 +444,15 @@ class Store:
                     (launch_id, record["message"]),
                 )
 
+    def reset_launch(self, launch_id: int) -> None:
+        """Forget what a launch's output gave (meta, samples, summaries, errors), in one
+        transaction: collection of a task whose ingestion was interrupted starts over."""
+        with self._write() as db:
+            self._need_launch(launch_id)
+            for table in ("samples", "summaries", "errors"):
+                db.execute(f"DELETE FROM {table} WHERE launch_id = ?", (launch_id,))
+            db.execute("UPDATE launches SET meta = NULL WHERE id = ?", (launch_id,))
+
     def finish_launch(
         self, launch_id: int, status: str, returncode: int | None = None, stderr_tail: str = ""
     ) -> None:
