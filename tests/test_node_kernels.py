@@ -195,11 +195,28 @@ def test_disk_cleans_up_on_sigint(bindir, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_disk_cleans_up_when_its_output_pipe_closes(bindir, tmp_path):
+    """Issue 17: `disk ... | head` left 2 x --size of test files behind (SIGPIPE)."""
+    cmd = (
+        f"{bindir / 'disk'} --dir={tmp_path} --size=16M --blocks=4K,1M --threads=1 "
+        "--seconds=1 --reps=3 | head -c 100 >/dev/null"
+    )
+    subprocess.run(["sh", "-c", cmd], timeout=60)
+    import time
+
+    for _ in range(100):  # the writer learns of the closed pipe at its next record
+        if not list(tmp_path.iterdir()):
+            break
+        time.sleep(0.1)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_disk_unwritable_dir_and_too_large(bindir, tmp_path):
     p, recs = run(bindir, "disk", "--dir=/proc", "--size=4M", "--blocks=4K", ok=False)
     assert p.returncode == 2 and "/proc" in recs[-1]["message"]
     p, recs = run(bindir, "disk", f"--dir={tmp_path}", "--size=100000G", "--blocks=4K", ok=False)
     assert p.returncode == 2 and "--size" in recs[-1]["message"] and "free" in recs[-1]["message"]
+    assert "--disk-dir" in recs[-1]["message"]  # the hpcscope option that exists
     assert list(tmp_path.iterdir()) == []
 
 

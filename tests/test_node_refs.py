@@ -173,3 +173,23 @@ def test_plan_quick_has_ours_refs_peaks_and_skips(tmp_path):
     assert {"node/cpu", "node/mem", "node/disk", "node/net"} <= {j.name for j in full.jobs}
     assert any(n.kind == "skipped" and "NUMA" in n.text for n in full.notes)
     assert all(j.output in ("jsonl", *parsers.PARSERS) for j in full.jobs)
+
+
+def test_fio_reference_runs_whole_seconds_and_fails_on_its_own_warnings(tmp_path):
+    """Issue 17: fio 3.33 refuses --runtime=0.5 ("time_based requires a runtime") and then
+    runs size-bound; the launch used to count as completed."""
+    import os
+    import subprocess
+
+    (job,) = node_refs.fio_jobs([("read", 4096, 1)], 1 << 20, 0.5, 1, str(tmp_path), {})
+    script = job.program[2]
+    assert "--runtime=1 " in script and "--runtime=0.5" not in script
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "fio").write_text(
+        '#!/bin/sh\necho "fio: time_based requires a runtime" >&2\necho "{}"\n'
+    )
+    (stub / "fio").chmod(0o755)
+    env = dict(os.environ, PATH=f"{stub}:{os.environ['PATH']}")
+    done = subprocess.run(job.program, env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0 and "time_based requires a runtime" in done.stderr

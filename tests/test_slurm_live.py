@@ -294,7 +294,6 @@ def test_interrupted_collect_resumes_and_collects_take_turns(
     rundir = tmp_path / "rundir"
     (task_file,) = rundir.glob("*/task-1.jsonl")
     for line in task_file.read_text().splitlines()[:2]:  # what an interrupted collect left
-
         store.add_record(launch["id"], json.loads(line))
     collect = [
         sys.executable,

@@ -10,7 +10,7 @@
  * Safety: free space is checked before writing (refused with the numbers and how to
  * change --size); files live in --dir (default a new temporary directory under /var/tmp,
  * disk-backed where /tmp may be tmpfs, which has no O_DIRECT) and are removed at the end,
- * on error, and on SIGINT/SIGTERM/SIGHUP (handler).
+ * on error, and on SIGINT/SIGTERM/SIGHUP/SIGPIPE (handler).
  *
  * Cost: files of --size per thread; time = points x (warm-up + --reps) x --seconds.
  */
@@ -310,6 +310,7 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGPIPE, &sa, NULL); /* our stdout closed (e.g. `| head`): still clean up */
 
     struct statvfs vfs;
     int64_t need = file_size * max_threads;
@@ -320,8 +321,10 @@ int main(int argc, char **argv)
             hs_json_error(
                 out,
                 "the test needs %lld bytes (%lld files x --size %lld) but %s has "
-                "%lld bytes free (limit: 90%% = %lld); lower --size to at most %lld or "
-                "choose another --dir",
+                "%lld bytes free (limit: 90%% = %lld); use a file size of at most %lld "
+                "(this program's --size; hpcscope run node --quick uses 256 MiB) or "
+                "another "
+                "directory (hpcscope run node --disk-dir DIR)",
                 (long long)need, (long long)max_threads, (long long)file_size, dir,
                 (long long)avail, (long long)(avail - keep),
                 (long long)((avail - keep) / max_threads / 4096 * 4096));
