@@ -84,7 +84,9 @@ def test_round_trip(tmp_path: Path) -> None:
             ("skipped", "placement numa: one NUMA node"),
             ("warning", "governor is powersave"),
         ]
-        assert store.get_run_backend_data(run) == {"slurm_jobs": ["1234"], "run_dir": "/scratch/r1"}
+        data = store.get_run_backend_data(run)
+        assert data.pop("owner")["pid"] == os.getpid()   # who runs it: see 'abandoned'
+        assert data == {"slurm_jobs": ["1234"], "run_dir": "/scratch/r1"}
         [l] = store.launches(run)
         assert l["tags"] == tags and l["meta"] == META and l["status"] == "FAILED"
         assert (l["returncode"], l["stderr_tail"], l["backend_id"]) == (1, "stderr tail", "1234")
@@ -161,7 +163,9 @@ def test_killed_writer_keeps_committed_records(tmp_path: Path) -> None:
     proc.join()
     with Store(path) as store:
         run = store.resolve("last")
-        assert store.run(run)["status"] == "running"  # nobody finished it
+        # Nobody finished it and its process is gone: shown as abandoned (issue 17).
+        assert store.run(run)["status"] == "abandoned"
+        assert [r["status"] for r in store.runs()] == ["abandoned"]
         got = store.samples(run)
         assert len(got) >= 50
         assert [s["params"]["bytes"] for s in got] == list(range(len(got)))

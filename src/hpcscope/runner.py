@@ -198,6 +198,8 @@ def run_jobs(
             else []
         )
         return Outcome(run_id, status, EXIT_FAILED if failed else EXIT_OK, folder, messages)
+    # Queued jobs outlive this process: the run is not abandoned when it exits.
+    store.set_run_backend_data(run_id, {"owner": None})
     console.print(S(backend.status_text(run_id)))
     if not options.get("wait"):
         return Outcome(
@@ -242,9 +244,13 @@ def plan_suite(plan: SuitePlan) -> str:
     return plan.jobs[0].suite if plan.jobs else ""
 
 
+_DETAIL_HEADERS = ("command:", "stderr:", "stdout (not records):")
+
+
 def _first_useful_line(detail: str) -> str:
+    """The line of a failed launch's detail that says what went wrong (not a header)."""
     for line in detail.splitlines():
-        if not line.startswith("command:"):
+        if line.strip() and not line.startswith(_DETAIL_HEADERS):
             return line
     return detail.splitlines()[0] if detail else ""
 
@@ -266,5 +272,22 @@ def print_notes(plan: SuitePlan, console: Console) -> None:
             console.print(f"[yellow]{note.kind}[/yellow]: {S(note.text)}")
 
 
-def default_out_dir(run_id: int) -> Path:
-    return Path("hpcscope-out") / f"run-{run_id}"
+def default_out_dir(run_id: int, db: str | Path = "hpcscope.db") -> Path:
+    """hpcscope-out/run-ID for the default store; other stores in the same folder get
+    their name in front (hpcscope-out/other-run-ID), so their runs never share a folder."""
+    stem = Path(db).stem
+    prefix = "" if stem == "hpcscope" else f"{stem}-"
+    return Path("hpcscope-out") / f"{prefix}run-{run_id}"
+
+
+def check_writable(folder: Path) -> None:
+    """Refuse an output folder that cannot be made or written, before a run exists."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".hpcscope-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(
+            f"--out {folder}: cannot write there ({exc.strerror}); choose a folder you can write"
+        ) from None

@@ -45,6 +45,7 @@ BAD = [
     (["tune", "2", "-o", "t.json", "--mpi", "bogus"], "--mpi bogus"),
     (["tune", "2"], "-o/--out FILE"),
     (["show", "[/x]"], "'[/x]' is neither a run id"),
+    (["run", "p2p", "--out", "/proc/hpcscope-out", "--mpi", "openmpi"], "cannot write there"),
     (["run", "p2p", "--placements", "[/x]", "--dry-run"], "[/x]"),
 ]
 

@@ -51,9 +51,11 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
             for job in plan.jobs:
                 click.echo(f"{job.name}: ranks={job.ranks} cpus={job.cpus} {' '.join(job.program)}")
         return None
+    if kw["out_dir"]:
+        runner.check_writable(Path(kw["out_dir"]))
     store = store_of(ctx, create=True)
     run_id = runner.record_run(store, suite, opts, topology, mpis, plan, kw["on"], kw["label"])
-    folder = Path(kw["out_dir"]) if kw["out_dir"] else runner.default_out_dir(run_id)
+    folder = Path(kw["out_dir"]) if kw["out_dir"] else runner.default_out_dir(run_id, ctx.obj["db"])
     err.print(f"run {run_id}: {suite}, {len(plan.jobs)} jobs, results into {S(ctx.obj['db'])}")
     outcome = runner.run_jobs(store, run_id, plan, kw["on"], kw, topology, folder, err)
     for message in outcome.messages:

@@ -65,7 +65,7 @@ def collect_cmd(ctx, run_ref: str, out_dir: str | None) -> None:
     """
     store, backend = _backend(ctx)
     run_id = store.resolve(run_ref)
-    folder = Path(out_dir) if out_dir else runner.default_out_dir(run_id)
+    folder = Path(out_dir) if out_dir else runner.default_out_dir(run_id, ctx.obj["db"])
     outcome = runner.collect(store, backend, run_id, folder, err)
     sys.exit(outcome.exit_code)
 

@@ -103,6 +103,16 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
+def _csv_cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: text from the machine or the user that starts
+    with = + - @ (a formula to a spreadsheet) gets a leading apostrophe (OWASP's rule)."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 class _Writer:
     """Writes each table's CSV next to index.html, with file names safe on any system."""
 
@@ -123,7 +133,7 @@ class _Writer:
             w = csv.writer(fh)
             w.writerow(columns)
             for row in rows:
-                w.writerow(["" if v is None else v for v in row])
+                w.writerow([_csv_cell(v) for v in row])
         cells = [
             [
                 Cell(

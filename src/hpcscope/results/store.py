@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -256,7 +257,8 @@ class Store:
         with self._write() as db:
             cur = db.execute(
                 "INSERT INTO runs (started, status, suite, command, options, host, backend,"
-                " label, topology_xml, environment, mpi) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " label, topology_xml, environment, mpi, backend_data)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     _now(),
                     "running",
@@ -269,6 +271,7 @@ class Store:
                     topology_xml,
                     _dumps(environment or {}),
                     _dumps(mpi or []),
+                    _dumps({"owner": _this_process()}),
                 ),
             )
             return int(cur.lastrowid)  # type: ignore[arg-type]
@@ -538,4 +541,30 @@ def _decode(row: sqlite3.Row, json_keys: Sequence[str]) -> dict[str, Any]:
 
 
 def _run_dict(row: sqlite3.Row) -> dict[str, Any]:
-    return _decode(row, _RUN_JSON)
+    """A run as a dict. A 'running' run whose owning process is gone (kill -9, a crash,
+    a closed terminal) reads as 'abandoned': what it finished stays, nothing comes."""
+    run = _decode(row, _RUN_JSON)
+    if run["status"] == "running" and _owner_gone((run.get("backend_data") or {}).get("owner")):
+        run["status"] = "abandoned"
+    return run
+
+
+def _process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), which
+    tells a live process from a later one that got the same pid; None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _this_process() -> dict[str, Any]:
+    return {"host": socket.gethostname(), "pid": os.getpid(), "start": _process_start(os.getpid())}
+
+
+def _owner_gone(owner: dict[str, Any] | None) -> bool:
+    """Only a process on this host can be checked; a run owned elsewhere is taken as alive."""
+    if not owner or owner.get("host") != socket.gethostname():
+        return False
+    return _process_start(int(owner["pid"])) != owner.get("start")

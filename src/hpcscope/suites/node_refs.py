@@ -125,8 +125,8 @@ def fio_jobs(
             f"trap 'rm -rf \"$d\"' EXIT INT TERM; rc=0; "
             # fio's complaints about its options go to stderr while it runs anyway, under
             # other rules than ours: any stderr line makes the reference a failure.
-            f"for i in $(seq {reps}); do {' '.join(fio)} 2>\"$d/err\" || rc=$?; "
-            f"if [ -s \"$d/err\" ]; then cat \"$d/err\" >&2; rc=3; fi; done; exit $rc"
+            f'for i in $(seq {reps}); do {" ".join(fio)} 2>"$d/err" || rc=$?; '
+            f'if [ -s "$d/err" ]; then cat "$d/err" >&2; rc=3; fi; done; exit $rc'
         )
         jobs.append(
             Job(
