@@ -146,7 +146,9 @@ def run_jobs(
         if state is None:
             progress.update(bar, description=f"{job.suite} {job.name}")
             return
-        if state.state != "COMPLETED":
+        if state.state == "SKIPPED":  # a backend that cannot run it said why (lab: MPICH)
+            console.print(f"[yellow]{job.name} skipped[/yellow]: {state.detail}")
+        elif state.state != "COMPLETED":
             failed.append(f"{job.name}: {state.state}\n{state.detail}")
             console.print(
                 f"[red]{S(job.name)} {state.state}[/red]: {S(_first_useful_line(state.detail))}"

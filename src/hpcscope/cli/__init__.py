@@ -16,6 +16,7 @@ import click
 
 from hpcscope.cli.analyse import compare, report, tune
 from hpcscope.cli.demo import demo
+from hpcscope.cli.lab import lab
 from hpcscope.cli.machine import build, topo
 from hpcscope.cli.run import run
 from hpcscope.cli.slurm import slurm
@@ -46,6 +47,7 @@ def main(ctx: click.Context, db: str | None) -> None:
 
 for command in (topo, build, run, tune, report, compare, demo, list_runs, show, export, slurm):
     main.add_command(command)
+main.add_command(lab)
 
 
 if __name__ == "__main__":

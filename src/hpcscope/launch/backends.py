@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpcscope.launch import lab
 from hpcscope.launch.base import Backend
 from hpcscope.launch.local import LocalBackend
 from hpcscope.launch.slurm import SlurmBackend
@@ -55,6 +56,7 @@ def _slurm(ctx: BackendContext) -> Backend:
 
 BACKENDS: dict[str, BackendEntry] = {
     "local": BackendEntry("local", "this machine, one job at a time", _local, lambda o: 1),
+    "lab": BackendEntry("lab", lab.DESCRIPTION, lab.make, lab.lab_nodes),
     "slurm": BackendEntry(
         "slurm",
         "SLURM job arrays (sbatch), collected from their files",

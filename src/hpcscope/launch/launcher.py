@@ -6,6 +6,7 @@ so that one placement gives the same binding whatever the backend:
 
     launcher_args   binding arguments for one placement (rankfile, -bind-to user, map_cpu)
     mpirun_argv     a job on this machine (local backend)
+    lab_argv        a job across the lab's network namespaces (lab backend)
     slurm_argv      a job inside an allocation (srun, or mpirun inside the allocation)
 
 A new launcher (e.g. SimGrid's smpirun) is one more function here.
@@ -47,6 +48,8 @@ class LaunchSpec:
         for name, content in self.files.items():
             path = directory / name
             path.write_text(content, encoding="utf-8")
+            if content.startswith("#!"):
+                path.chmod(0o755)  # a script the launcher executes (the lab's agent)
             args = [a.replace("{" + name + "}", str(path)) for a in args]
         return args
 
@@ -243,3 +246,100 @@ def rankfile_script(job: Job) -> list[str]:
         f'  echo "rank $r=${{hosts[r / {node_ranks}]}} slot=${{cpus[r]}}" >>"$rankfile"',
         "done",
     ]
+
+
+# -- the lab: nodes are network namespaces on this machine (launch/lab_net.py) -----------
+
+LAB_AGENT = """#!/bin/sh
+# hpcscope lab launch agent, used as ssh by mpirun (plm_rsh_agent) and by hydra
+# (-launcher-exec): `agent [ssh options] HOST COMMAND...` runs COMMAND in the node's
+# network namespace, in a private UTS namespace carrying the node's host name.
+while [ $# -gt 0 ] && [ "${{1#-}}" != "$1" ]; do shift; done
+host=$1; shift
+case " {hosts} " in
+*" $host "*) ;;
+*) echo "hpcscope lab agent: $host is not a node of the lab ({hosts})" >&2; exit 255 ;;
+esac
+exec ip netns exec "$host" unshare --uts sh -c "hostname $host; $*"
+"""
+
+LAB_LANE_WRAPPER = """#!/bin/sh
+# hpcscope lab, per-process lanes: process r of a node uses lane r mod {count} only.
+r=${{OMPI_COMM_WORLD_LOCAL_RANK:-${{MPI_LOCALRANKID:-0}}}}
+lane=lane$(( r % {count} + 1 ))
+export OMPI_MCA_btl_tcp_if_include=$lane UCX_NET_DEVICES=$lane HPCSCOPE_LAB_LANE=$lane
+exec "$@"
+"""
+
+
+def lab_argv(
+    job: Job, workdir: Path, hosts: list[str], lanes: list[str], binding: str
+) -> list[str]:
+    """mpirun (Open MPI) or mpiexec (MPICH hydra) across the lab's node namespaces.
+
+    The launcher itself runs in the first node's namespace with that node's host name
+    (`ip netns exec NODE unshare --uts`); the other nodes are reached through an agent
+    script that does the same per node (Open MPI's plm_rsh_agent, hydra's -launcher-exec).
+    Ranks go in blocks of ranks/nodes per node. Transport: Open MPI ob1 with the TCP BTL on
+    the lane interfaces (vader between the ranks of one node: they are one node), MPICH
+    with UCX_TLS=tcp,self (UCX would otherwise take shared memory between namespaces of
+    one machine and bypass the lanes). `binding`: "striped", every process may use every
+    lane (the library stripes); "per-process", a wrapper gives process r of a node only
+    lane r mod L (btl_tcp_if_include / UCX_NET_DEVICES).
+    """
+    mpi = job.mpi
+    assert mpi is not None
+    nodes = max(job.nodes, 1)
+    if nodes > len(hosts):
+        raise ValueError(f"{job.name} spans {nodes} nodes but the lab has {len(hosts)}")
+    if job.ranks % nodes:
+        raise ValueError(f"{job.name}: {job.ranks} ranks do not divide over {nodes} lab nodes")
+    per = job.ranks // nodes
+    used = hosts[:nodes]
+    files = {"agent.sh": LAB_AGENT.format(hosts=" ".join(hosts))}
+    wrapper: list[str] = []
+    if binding == "per-process":
+        files["lanes.sh"] = LAB_LANE_WRAPPER.format(count=len(lanes))
+        wrapper = ["{lanes.sh}"]
+    argv = ["ip", "netns", "exec", used[0], "unshare", "--uts", "sh", "-c"]
+    argv += ['hostname "$0"; exec "$@"', used[0], mpi.mpirun]
+    if mpi.flavor == "openmpi":
+        files["hostfile"] = "".join(f"{h} slots={per}\n" for h in used)
+        argv += ["-np", str(job.ranks), "--hostfile", "{hostfile}"]
+        mca = {
+            "plm_rsh_agent": "{agent.sh}",
+            "plm_rsh_no_tree_spawn": "1",
+            "pml": "ob1",
+            "btl": "tcp,vader,self",
+            "btl_tcp_if_include": ",".join(lanes),
+            "oob_tcp_if_include": lanes[0],
+            "mpi_yield_when_idle": "1",  # the nodes share this machine's cores
+        }
+        for key, value in mca.items():
+            argv += ["--mca", key, value]
+        if job.cpus:
+            spec = launcher_args("openmpi", job_placement(job), used)
+            argv += spec.args
+            files.update(spec.files)
+        else:
+            argv += ["--bind-to", "none", "--map-by", f"ppr:{per}:node"]
+            if job.oversubscribe:
+                argv.append("--oversubscribe")
+    else:
+        argv += ["-launcher", "ssh", "-launcher-exec", "{agent.sh}"]
+        argv += ["-hosts", ",".join(f"{h}:{per}" for h in used), "-n", str(job.ranks)]
+        argv += ["-ppn", str(per), "-genv", "UCX_TLS", "tcp,self"]
+        argv += ["-genv", "UCX_NET_DEVICES", ",".join(lanes)]
+        argv += ["-bind-to", "none"]
+        if job.cpus:
+            # Hydra binds every node with one list, but the lab's nodes share this
+            # machine's CPUs and a placement may give each node its own (p2p `node`).
+            table = " ".join(map(str, job.cpus))
+            wrapper = [
+                "bash",
+                "-c",
+                f'c=({table}); exec taskset -c "${{c[$PMI_RANK]}}" "$@"',
+                "hpcscope-bind",
+            ] + wrapper
+    spec = LaunchSpec(argv + wrapper + list(job.program), files)
+    return spec.materialize(workdir / job.name.replace("/", "_"))

@@ -21,12 +21,17 @@ from hpcscope.plan.job import Job
 from hpcscope.results.store import Store
 
 
-def run_job(store: Store, run_id: int, job: Job, workdir: Path, topology=None) -> JobState:
+def run_job(
+    store: Store, run_id: int, job: Job, workdir: Path, topology=None, argv: list[str] | None = None
+) -> JobState:
     """Runs one job to the end and stores everything it produced. KeyboardInterrupt is
-    re-raised after the launch is marked interrupted."""
+    re-raised after the launch is marked interrupted. `argv`: a command line composed by
+    another backend (the lab's), else mpirun on this machine. JobState.backend_id holds
+    the launch id."""
     workdir.mkdir(parents=True, exist_ok=True)
     launch_id = store.add_launch(run_id, job.name, job.tags)
-    argv = launcher.mpirun_argv(job, workdir) if job.mpi else list(job.program)
+    if argv is None:
+        argv = launcher.mpirun_argv(job, workdir) if job.mpi else list(job.program)
     env = dict(job.env)
     if job.mpi:
         env.update(launch_env(job.mpi))
@@ -37,7 +42,7 @@ def run_job(store: Store, run_id: int, job: Job, workdir: Path, topology=None) -
         proc = command.start(argv, env)
     except FileNotFoundError as exc:
         store.finish_launch(launch_id, "FAILED", None, str(exc))
-        return JobState(job, "FAILED", None, str(exc))
+        return JobState(job, "FAILED", None, str(exc), str(launch_id))
     assert proc.stdout is not None  # command.start opens stdout as a pipe
     reader = threading.Thread(target=command.drain, args=(proc.stderr, stderr_tail), daemon=True)
     reader.start()
@@ -73,7 +78,7 @@ def run_job(store: Store, run_id: int, job: Job, workdir: Path, topology=None) -
         if state == "COMPLETED" and (result.errors or result.problems):
             state = "FAILED"
         store.finish_launch(launch_id, state, returncode, detail)
-    return JobState(job, state, returncode, detail)
+    return JobState(job, state, returncode, detail, str(launch_id))
 
 
 def _binding_problem(job: Job, meta: dict, topology) -> str | None:

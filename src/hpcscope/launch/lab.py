@@ -1,0 +1,262 @@
+"""Run MPI jobs on the lab: real nodes and lanes made of network namespaces (lab_net.py).
+
+A blocking backend like `local` (one job at a time, records ingested as they arrive,
+launch/local.run_job), with three differences:
+
+- the command line is launcher.lab_argv: the launcher runs in node 1's namespace and
+  reaches the other nodes through an agent script, each node with its own host name, so
+  MPI and lanecoll see real nodes (no LANECOLL_NODE_SIZE);
+- every launch is tagged `emulated: true` plus the lab's shape (lab_nodes, lab_lanes,
+  lab_rate, lab_binding), and the bytes each lane carried during the launch (read from the
+  fabric's veth counters before and after) are recorded with it (a `lab_traffic` note and
+  the launch's detail). A multi-node job after which no byte crossed the lanes failed:
+  its library used something else than the network;
+- MPICH is probed once (a 2-node p2p exchange under a short time limit: UCX across
+  namespaces may hang in MPI_Finalize); when the probe fails its jobs are stored as
+  SKIPPED with the reason, never run over shared memory instead.
+
+The run gets a `banner` note (an emulated cluster) and an `info` note with the
+decomposition lanecoll saw.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from hpcscope.launch import lab_net, launcher
+from hpcscope.launch.base import CollectReport, JobState
+from hpcscope.launch.command import kill_group, start
+from hpcscope.launch.local import run_job
+from hpcscope.machine.mpi import launch_env
+from hpcscope.plan.job import Job
+from hpcscope.results.store import Store
+
+PROBE_TIMEOUT_S = 60.0
+DESCRIPTION = "the lab's network-namespace nodes and lanes (hpcscope lab up)"
+
+
+def make(ctx: Any) -> LabBackend:
+    """The BACKENDS entry's factory (ctx: backends.BackendContext)."""
+    return LabBackend(ctx.store, ctx.folder / "launch", ctx.topology, ctx.on_job)
+
+
+def lab_nodes(options: dict[str, Any]) -> int:
+    """Nodes a plan may span on the lab (the BACKENDS entry's `nodes`)."""
+    return require_lab().spec.nodes
+
+
+def require_lab() -> lab_net.LabState:
+    state = lab_net.current()
+    if state is None:
+        raise lab_net.LabError(
+            "the lab is not up: build it first, e.g. "
+            "`sudo hpcscope lab up --nodes 4 --lanes 2 --rate 200mbit`"
+        )
+    return state
+
+
+def lab_tags(spec: lab_net.LabSpec) -> dict[str, Any]:
+    return {
+        "emulated": True,
+        "lab_nodes": spec.nodes,
+        "lab_lanes": spec.lanes,
+        "lab_rate": spec.rate,
+        "lab_binding": spec.binding,
+    }
+
+
+def banner(spec: lab_net.LabSpec) -> str:
+    cores = os.cpu_count() or 1
+    return (
+        "emulated cluster: network namespaces with rate-limited links "
+        f"({spec.nodes} nodes, {spec.lanes} lane(s) of {spec.rate} each, tc tbf on both "
+        f"ends, lane binding {spec.binding}); all nodes share this machine's {cores} "
+        "CPU(s) and memory, so only the network numbers are those of a cluster"
+    )
+
+
+def format_traffic(per_lane: dict[str, int]) -> str:
+    return ", ".join(f"{lane} {count / 1e6:.2f} MB" for lane, count in per_lane.items())
+
+
+class LabBackend:
+    """The Backend protocol (launch/base.py) on the lab."""
+
+    name = "lab"
+    blocking = True
+
+    def __init__(
+        self,
+        store: Store,
+        workdir: Path,
+        topology=None,
+        on_job: Callable[[Job, JobState | None], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.workdir = workdir
+        self.topology = topology
+        self.on_job = on_job or (lambda job, state: None)
+        self.lab = require_lab()
+        self.probed: dict[str, str | None] = {}  # flavor -> None (works) or why not
+        self.decomposition_noted = False
+
+    @property
+    def hosts(self) -> list[str]:
+        return self.lab.spec.hosts
+
+    @property
+    def lanes(self) -> list[str]:
+        return [lab_net.lane_if(l) for l in range(1, self.lab.spec.lanes + 1)]
+
+    def submit(self, run_id: int, jobs: list[Job]) -> None:
+        spec = self.lab.spec
+        self.store.add_note(run_id, "banner", banner(spec), {"lab": asdict(spec)})
+        self.store.set_run_backend_data(run_id, {"lab": self.lab.to_json()})
+        for job in jobs:
+            self.on_job(job, None)
+            self.on_job(job, self.run(run_id, job))
+
+    def run(self, run_id: int, job: Job) -> JobState:
+        job = replace(job, tags={**job.tags, **lab_tags(self.lab.spec)})
+        if job.mpi is None:
+            return self._skip(
+                run_id,
+                job,
+                "the lab emulates a network; programs without MPI (the node suite) "
+                "measure this machine: run them with --on local",
+            )
+        if job.mpi.flavor == "mpich":
+            why = self._probe(job)
+            if why:
+                return self._skip(run_id, job, why)
+        return self._launch(run_id, job)
+
+    def _skip(self, run_id: int, job: Job, why: str) -> JobState:
+        launch_id = self.store.add_launch(run_id, job.name, job.tags, status="SKIPPED")
+        self.store.finish_launch(launch_id, "SKIPPED", None, f"skipped on the lab: {why}")
+        self.store.add_note(run_id, "skipped", f"{job.name}: {why}", {"launch": job.name})
+        return JobState(job, "SKIPPED", None, why, str(launch_id))
+
+    def _launch(self, run_id: int, job: Job, workdir: Path | None = None) -> JobState:
+        workdir = workdir or self.workdir
+        try:
+            argv = launcher.lab_argv(job, workdir, self.hosts, self.lanes, self.lab.spec.binding)
+        except ValueError as exc:
+            return self._skip(run_id, job, str(exc))
+        before = lab_net.lane_bytes(self.lab)
+        state = run_job(self.store, run_id, job, workdir, self.topology, argv=argv)
+        if state.state != "COMPLETED":
+            lab_net.kill_jobs(self.lab)  # orphans of a killed or failed launcher
+        per_lane = lab_net.traffic(before, lab_net.lane_bytes(self.lab))
+        launch_id = int(state.backend_id)
+        text = f"lane traffic: {format_traffic(per_lane)}"
+        if state.state == "COMPLETED" and job.nodes > 1 and sum(per_lane.values()) == 0:
+            state.state = "FAILED"
+            text = (
+                "no byte crossed the lab's lanes although the job spans "
+                f"{job.nodes} nodes: its MPI library did not use the network"
+            )
+        state.detail = text + "\n" + state.detail
+        self.store.finish_launch(launch_id, state.state, state.returncode, state.detail)
+        self.store.add_note(
+            run_id,
+            "lab_traffic",
+            f"{job.name}: {format_traffic(per_lane)}",
+            {"launch_id": launch_id, "launch": job.name, "lanes": per_lane},
+        )
+        if state.state == "COMPLETED" and not self.decomposition_noted:
+            self._note_decomposition(run_id, launch_id, job)
+        return state
+
+    def _note_decomposition(self, run_id: int, launch_id: int, job: Job) -> None:
+        """What lanecoll saw (the coll program's decomposition summary, or the nodes and ppn
+        of a lanes sample): nodes come from the namespaces' host names."""
+        found: dict[str, Any] | None = None
+        for s in self.store.summaries(run_id):
+            if s.get("launch_id") == launch_id and s.get("metric") == "decomposition":
+                found = {k: s.get(k) for k in ("nodes", "ppn", "regular", "node_override")}
+        if found is None:
+            for s in self.store.samples(run_id):
+                if s["launch_id"] == launch_id and "ppn" in s["params"]:
+                    prm = s["params"]
+                    found = {k: prm.get(k) for k in ("nodes", "ppn", "regular", "node_override")}
+                    break
+        if not found:
+            return
+        self.decomposition_noted = True
+        hosts = ", ".join(self.hosts[: max(job.nodes, 1)])
+        self.store.add_note(
+            run_id,
+            "info",
+            f"lanecoll decomposition on the lab: {found['nodes']} node(s) x {found['ppn']} "
+            f"process(es), nodes from the namespaces' host names ({hosts}); no "
+            "LANECOLL_NODE_SIZE",
+            {**found, "hosts": self.hosts[: max(job.nodes, 1)]},
+        )
+
+    def _probe(self, job: Job) -> str | None:
+        """Once per MPI flavor: can it run a 2-node exchange on the lab and finish?"""
+        assert job.mpi is not None
+        flavor = job.mpi.flavor
+        if flavor in self.probed:
+            return self.probed[flavor]
+        program = Path(job.program[0]).parent / "p2p"
+        if not program.exists():
+            self.probed[flavor] = None  # nothing to probe with: let the job tell
+            return None
+        probe = Job(
+            suite="probe",
+            name=f"{flavor}/lab-probe",
+            program=[str(program), "--tests", "latency", "--max-size", "1024"]
+            + ["--iterations", "20", "--warmup", "2"],
+            mpi=job.mpi,
+            ranks=2,
+            nodes=2,
+            timeout_s=PROBE_TIMEOUT_S,
+        )
+        argv = launcher.lab_argv(
+            probe, self.workdir / "probe", self.hosts, self.lanes, self.lab.spec.binding
+        )
+        proc = start(argv, launch_env(job.mpi))
+        try:
+            out, err = proc.communicate(timeout=PROBE_TIMEOUT_S)
+            ok = proc.returncode == 0 and '"type":"sample"' in out
+            why = (
+                None
+                if ok
+                else f"{job.mpi.label} failed a 2-node probe on the lab (exit "
+                f"{proc.returncode}): {(err.strip().splitlines() or [''])[-1][:200]}"
+            )
+        except Exception:
+            kill_group(proc)
+            lab_net.kill_jobs(self.lab)
+            why = (
+                f"{job.mpi.label} did not finish a 2-node probe on the lab within "
+                f"{PROBE_TIMEOUT_S:.0f} s (UCX across namespaces can hang in MPI_Finalize)"
+            )
+        self.probed[flavor] = why
+        return why
+
+    def poll(self, run_id: int) -> list[JobState]:
+        return [
+            JobState(None, l["status"], l.get("returncode"), l.get("stderr_tail") or "")
+            for l in self.store.launches(run_id)
+        ]
+
+    def cancel(self, run_id: int) -> None:
+        """Nothing queues: Ctrl-C stops the running job (see LocalBackend.cancel)."""
+
+    def wait(self, run_id: int, progress: bool = True, console=None) -> list[JobState]:
+        return self.poll(run_id)
+
+    def collect(self, run_id: int) -> CollectReport:
+        return CollectReport(run_id, self.poll(run_id))
+
+    def status_text(self, run_id: int) -> str:
+        states = self.poll(run_id)
+        done = sum(1 for s in states if s.state == "COMPLETED")
+        return f"run {run_id}: {done} of {len(states)} launch(es) completed on the lab"
