@@ -85,7 +85,7 @@ def test_round_trip(tmp_path: Path) -> None:
             ("warning", "governor is powersave"),
         ]
         data = store.get_run_backend_data(run)
-        assert data.pop("owner")["pid"] == os.getpid()   # who runs it: see 'abandoned'
+        assert data.pop("owner")["pid"] == os.getpid()  # who runs it: see 'abandoned'
         assert data == {"slurm_jobs": ["1234"], "run_dir": "/scratch/r1"}
         [l] = store.launches(run)
         assert l["tags"] == tags and l["meta"] == META and l["status"] == "FAILED"
