@@ -131,3 +131,24 @@ def test_osu_export_of_a_run_without_message_sizes_is_refused(tmp_path):
         )
     done = cli("export", str(run), "--format", "osu")
     assert done.returncode == 2 and "no OSU form" in done.stderr, done.stderr
+
+
+def test_a_damaged_store_is_named_by_every_command(tmp_path):
+    """Issue 17: with a corrupt page `list` crashed while show, report and export read on
+    without a warning."""
+    from conftest import Cli
+
+    cli = Cli(tmp_path)
+    store, _ = build_store.build(cli.db)
+    store.close()
+    clean = cli.db.read_bytes()
+    page = 4096
+    assert len(clean) > 6 * page
+    for where in (3, len(clean) // page - 1):  # an index page, the last data page
+        data = bytearray(clean)
+        data[where * page : (where + 1) * page] = b"\xff" * page  # turned to garbage
+        cli.db.write_bytes(bytes(data))
+        for args in (["list"], ["show", "1"], ["export", "1"], ["report", "1"]):
+            done = cli(*args)
+            assert done.returncode == 2, (where, args, done.stderr)
+            assert "is damaged" in done.stderr and "Traceback" not in done.stderr
