@@ -17,8 +17,9 @@ from hpcscope.cli.common import (
     store_of,
 )
 from hpcscope.cli.options import coll_options, common_run_options, split_options
-from hpcscope.launch.backends import backend_for
+from hpcscope.launch.backends import backend_for, sim_machine_of, sim_ppn
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
+from hpcscope.machine.sim_platform import PlatformError
 
 
 @click.group()
@@ -29,10 +30,18 @@ def run() -> None:
 def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outcome | None:
     """Plan, then hand the jobs to the backend (--on), then write outputs. `kw` holds the
     common and backend options; `opts` the suite's own. Returns None for a dry run."""
+    cores_per_node = None
+    if kw["on"] == "sim":
+        kw, opts, cores_per_node = sim_plan_options(suite, kw, opts)
     nodes = backend_for(kw["on"]).nodes(kw)
     topology, mpis, builds = runner.prepare(suite, kw["mpi"], err)
     context = runner.make_context(
-        topology, mpis, builds, bool(opts.get("quick")), nodes_available=nodes
+        topology,
+        mpis,
+        builds,
+        bool(opts.get("quick")),
+        nodes_available=nodes,
+        cores_per_node=cores_per_node,
     )
     if kw["on"] == "slurm" and kw["ntasks_per_node"]:
         opts = {**opts, "ranks": nodes * kw["ntasks_per_node"], "nodes": nodes}
@@ -54,6 +63,39 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
         err.print(f"[red]{message}[/red]" if outcome.exit_code else message)
     err.print(f"run {run_id} {outcome.status}; see `hpcscope show {run_id}`")
     return outcome
+
+
+def sim_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
+    """--on sim: the MPI is SMPI, ranks are nodes x ppn of the platform, every node holds
+    ppn ranks. Bad --platform/--ppn/--ranks/--mpi stop here (exit 2), before any build."""
+    if kw["mpi"] not in ("all", "auto", "smpi"):
+        raise runner.UsageError(
+            f"--mpi {kw['mpi']}: --on sim runs SimGrid's SMPI only; drop --mpi or pass --mpi smpi"
+        )
+    if suite == "node":
+        raise runner.UsageError("--on sim: the node suite measures this machine; not simulated")
+    try:
+        machine = sim_machine_of(kw)
+        ppn = sim_ppn(kw)
+        machine.check_ppn(ppn)
+    except PlatformError as exc:
+        raise runner.UsageError(str(exc)) from exc
+    if opts.get("node_size") is not None:
+        raise runner.UsageError(
+            "--node-size emulates nodes on one machine; with --on sim the nodes are the "
+            "platform's (choose them with --platform and --ppn)"
+        )
+    cores = machine.nodes * ppn
+    ranks = opts.get("ranks") if suite != "p2p" else None
+    if ranks is not None and (ranks > cores or ranks % ppn or ranks < 2 * ppn):
+        raise runner.UsageError(
+            f"--ranks {ranks}: on {machine.label} with --ppn {ppn} give a multiple of {ppn} "
+            f"from {2 * ppn} (2 nodes) to {cores} ({machine.nodes} nodes x {ppn}); more ranks "
+            "than the platform has cores cannot be placed"
+        )
+    if suite != "p2p":
+        opts = {**opts, "ranks": ranks or cores}
+    return {**kw, "mpi": "smpi"}, opts, ppn
 
 
 def print_scripts(plan, kw: dict, out: Path) -> None:

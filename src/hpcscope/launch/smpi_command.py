@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 NODE_NAME_SEP = "-"
 
@@ -190,3 +191,34 @@ def smpicc_command(
         "-lm",
         "-lpthread",
     ]
+
+
+LANECOLL_SONAME = "liblanecoll.so.0"
+
+
+def privatize_lanecoll(program: str | Path) -> dict[str, Any]:
+    """SmpiOptions changes for a program of the cmake build (build.py): it links
+    <build>/lanecoll/liblanecoll.so.0, whose globals must be privatized per rank (see the
+    module docstring). {} when the program has no such library beside its build tree (a
+    static smpicc_command build)."""
+    libdir = Path(program).resolve().parents[1] / "lanecoll"
+    if not (libdir / LANECOLL_SONAME).exists():
+        return {}
+    return {"privatize_libs": (LANECOLL_SONAME,), "library_path": str(libdir)}
+
+
+def single_rank_command(
+    program: str | Path, args: list[str], *, platform: str, hostfile: str, smpirun: str
+) -> SmpiCommand:
+    """One rank on a one-host platform (the caller writes a PlatformSpec of 1 node x 1
+    core): how a build's questions are asked, e.g. `coll --list-algorithms`. An smpicc
+    program cannot run without smpirun (it crashes before main)."""
+    return smpirun_command(
+        str(program),
+        args,
+        platform=platform,
+        hostfile=hostfile,
+        np=1,
+        options=SmpiOptions(**privatize_lanecoll(program)),
+        smpirun=smpirun,
+    )

@@ -59,6 +59,9 @@ _COUNT = re.compile(r"^\d+[pP]?$|^[pP]$")
 
 
 def cores(ctx: PlanContext) -> int:
+    """Cores of one node the plan is for: the simulated node on --on sim, else this one."""
+    if ctx.cores_per_node:
+        return ctx.cores_per_node
     topo = ctx.topology
     return len(getattr(topo, "cores", []) or []) or len(getattr(topo, "pus", []) or []) or 1
 
