@@ -7,6 +7,18 @@ the platform and hostfile (machine/sim_platform.py) and starts the command
 What the defaults are and why:
   --cfg=smpi/coll-selector:ompi      Open MPI's decision rules; SMPI's default allreduce
                                       is a naive reduce + bcast.
+  --cfg=smpi/allgather:NTSLR         SMPI 3.32's allgathers mostly mishandle lanecoll's
+                                      derived datatypes (spaced and strided column types,
+                                      in place): with ring, rdb, pair (what the ompi and
+                                      mpich selectors pick for small communicators),
+                                      mvapich2, spreading_simple and loosely_lr,
+                                      allgather_lane differs from native; bruck segfaults
+                                      under allgather_hier; ompi_neighborexchange fails on
+                                      odd sizes. NTSLR (a logical ring) and SMPI's default
+                                      are right at 12 and 16 ranks (checked with every coll
+                                      algorithm, counts 1p..10000p). Native MPI_Allgather
+                                      uses it too, so comparisons are fair, but it is not
+                                      Open MPI's size-based choice.
   --cfg=smpi/bw-factor:0:1           neutral piecewise factors (a plain ':1' crashes): the
   --cfg=smpi/lat-factor:0:1          platform's bandwidths and latencies are used as given
                                       instead of SMPI's built-in InfiniBand calibration.
@@ -77,6 +89,8 @@ class SmpiOptions:
     privatize_libs: tuple[str, ...] = ()  # shared libraries with globals, e.g. liblanecoll.so.0
     library_path: str | None = None  # LD_LIBRARY_PATH for privatize_libs
     quiet: bool = True
+    # "collective:algorithm" overrides of the selector, passed as --cfg=smpi/<coll>:<alg>
+    algorithm_overrides: tuple[str, ...] = ("allgather:NTSLR",)
     extra_cfg: tuple[str, ...] = ()  # more "name:value" settings, passed as --cfg=...
 
 
@@ -130,6 +144,7 @@ def smpirun_command(
         argv.append("-no-privatize")
     cfg = [
         f"smpi/coll-selector:{options.coll_selector}",
+        *(f"smpi/{o}" for o in options.algorithm_overrides),
         f"smpi/bw-factor:{options.bw_factor}",
         f"smpi/lat-factor:{options.lat_factor}",
         f"network/crosstraffic:{1 if options.crosstraffic else 0}",
