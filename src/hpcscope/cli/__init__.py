@@ -1,7 +1,7 @@
 """hpcscope command line: thin, parses arguments and calls the modules that do the work.
 
 One module per command group: run (the suites), machine (topo, build), store (list, show,
-export), analyse (report, compare, tune), slurm, demo; common and options hold what they
+export), analyse (report, compare, tune), slurm, sim (simulated clusters), demo; common and options hold what they
 share. Conventions (docs/architecture.md): `hpcscope VERB [SUITE] [options]`; the store is
 ./hpcscope.db unless --db or HPCSCOPE_DB; a run is named by its id or `last`;
 machine-readable output on stdout, human messages and progress on stderr; exit 0 success,
@@ -18,6 +18,7 @@ from hpcscope.cli.analyse import compare, report, tune
 from hpcscope.cli.demo import demo
 from hpcscope.cli.machine import build, topo
 from hpcscope.cli.run import run
+from hpcscope.cli.sim import sim
 from hpcscope.cli.slurm import slurm
 from hpcscope.cli.store import export, list_runs, show
 
@@ -44,7 +45,7 @@ def main(ctx: click.Context, db: str | None) -> None:
     ctx.obj = {"db": db or os.environ.get("HPCSCOPE_DB", "hpcscope.db")}
 
 
-for command in (topo, build, run, tune, report, compare, demo, list_runs, show, export, slurm):
+for command in (topo, build, run, tune, report, compare, demo, list_runs, show, export, slurm, sim):
     main.add_command(command)
 
 

@@ -79,7 +79,9 @@ def sim_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]
         ppn = sim_ppn(kw)
         machine.check_ppn(ppn)
     except PlatformError as exc:
-        raise runner.UsageError(str(exc)) from exc
+        text = str(exc)
+        where = "" if text.startswith("--") else f"--platform {kw['platform'] or 'hydra'}: "
+        raise runner.UsageError(where + text) from exc
     if opts.get("node_size") is not None:
         raise runner.UsageError(
             "--node-size emulates nodes on one machine; with --on sim the nodes are the "
