@@ -97,10 +97,12 @@ def test_coll_validates_against_native_and_shows_the_decomposition(cli: Cli) -> 
         (["--platform", "hydra:nodez=4"], "nodez"),
         (["--platform", "hydra:lanes=1"], "lanes=1"),
         (["--mpi", "openmpi"], "--mpi openmpi"),
+        (["--placements", "socket"], "--placements socket"),
     ],
 )
 def test_bad_input_exits_2_naming_the_parameter(cli: Cli, args: list[str], names: str) -> None:
-    done = cli("run", "lanes", "--on", "sim", *args)
+    suite = "p2p" if args[0] == "--placements" else "lanes"
+    done = cli("run", suite, "--on", "sim", *args)
     assert done.returncode == 2, done.stderr
     assert names in " ".join(done.stderr.split()), done.stderr
 
@@ -148,3 +150,22 @@ def test_calibration_round_trip(cli: Cli) -> None:
     # The fitted file is a platform the sim backend accepts.
     dry = cli("run", "lanes", "--on", "sim", "--platform", str(out), "--dry-run")
     assert dry.returncode == 0, dry.stderr
+
+
+def test_simulated_p2p_calibrates_back_to_its_platform(cli: Cli) -> None:
+    """Simulate a ping-pong across Jupiter's lane, fit a platform to it: the fit must give
+    back the preset's lane (1.5 us one way, 32 Gbit/s = 4 GB/s) within SMPI's per-message
+    overhead (a few tens of ns) and 2 %."""
+    done = cli(
+        "run", "p2p", "--on", "sim", "--platform", "jupiter:nodes=2", "--placements", "node",
+        "--tests", "latency", "--quick", "--repeat", "1",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    fit = cli(
+        "sim", "calibrate", "last", "--placement", "node", "-o", "fit.xml", "--base", "jupiter"
+    )
+    assert fit.returncode == 0, fit.stderr
+    found = re.search(r"lane latency ([\d.]+) us, lane bandwidth ([\d.]+) GB/s", fit.stdout)
+    assert found, fit.stdout
+    assert math.isclose(float(found[1]), 1.5, rel_tol=0.03), fit.stdout
+    assert math.isclose(float(found[2]), 4.0, rel_tol=0.02), fit.stdout

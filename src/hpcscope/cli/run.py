@@ -97,7 +97,28 @@ def sim_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]
         )
     if suite != "p2p":
         opts = {**opts, "ranks": ranks or cores}
+    else:
+        opts = {**opts, "placements": sim_p2p_placements(opts)}
     return {**kw, "mpi": "smpi"}, opts, ppn
+
+
+SIM_P2P_PLACEMENTS = ("core", "node")
+
+
+def sim_p2p_placements(opts: dict) -> list[str]:
+    """p2p --on sim: two ranks on one simulated host (core) or on two nodes over one lane
+    (node). The placement planner reads this machine's hwloc topology, so the simulated
+    node's sockets are not offered yet (restriction, issue 13)."""
+    if opts.get("cpus"):
+        raise runner.UsageError("--cpus: simulated ranks have no CPUs of this machine")
+    wanted = opts.get("placements") or list(SIM_P2P_PLACEMENTS)
+    other = [p for p in wanted if p not in SIM_P2P_PLACEMENTS]
+    if other:
+        raise runner.UsageError(
+            f"--placements {','.join(other)}: with --on sim p2p offers "
+            f"{' and '.join(SIM_P2P_PLACEMENTS)} only"
+        )
+    return wanted
 
 
 def print_scripts(plan, kw: dict, out: Path) -> None:

@@ -128,10 +128,8 @@ class SimBackend(LocalBackend):
     def run_one(self, run_id: int, job: Job, platform: Path) -> JobState:
         folder = self.workdir / _folder_name(job.name)
         folder.mkdir(parents=True, exist_ok=True)
-        if job.ranks % self.ppn:
-            raise ValueError(f"{job.name}: {job.ranks} ranks are not a multiple of ppn {self.ppn}")
         hostfile = folder / "hostfile"
-        hostfile.write_text(self.machine.hostfile(self.ppn, job.ranks // self.ppn))
+        hostfile.write_text(self.hostfile(job))
         usage = folder / "usage.json"
         usage.unlink(missing_ok=True)
         job = replace(job, tags=dict(job.tags, simulated=True, platform=self.machine.name))
@@ -141,6 +139,21 @@ class SimBackend(LocalBackend):
             )
         finally:  # also after Ctrl-C: a killed simulation's cost is worth keeping
             self._note_cost(run_id, job, usage)
+
+    def hostfile(self, job: Job) -> str:
+        """Ranks consecutive over nodes, ppn per node; a two-rank p2p job by its placement
+        tag instead: core = both on the first host, node = first host of two nodes."""
+        placement = job.tags.get("placement")
+        if placement is not None:
+            first = self.machine.node_hosts[0][0]
+            if placement == "node" and self.machine.nodes > 1:
+                return f"{first}\n{self.machine.node_hosts[1][0]}\n"
+            if placement == "core":
+                return f"{first}\n{first}\n"
+            raise ValueError(f"{job.name}: placement {placement!r} is not simulated")
+        if job.ranks % self.ppn:
+            raise ValueError(f"{job.name}: {job.ranks} ranks are not a multiple of ppn {self.ppn}")
+        return self.machine.hostfile(self.ppn, job.ranks // self.ppn)
 
     def _note_cost(self, run_id: int, job: Job, usage: Path) -> None:
         try:
