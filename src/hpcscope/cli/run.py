@@ -20,6 +20,7 @@ from hpcscope.cli.options import coll_options, common_run_options, split_options
 from hpcscope.launch.backends import backend_for, sim_machine_of, sim_ppn
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
 from hpcscope.machine.sim_platform import PlatformError
+from hpcscope.suites import coll as coll_suite
 
 
 @click.group()
@@ -95,11 +96,30 @@ def sim_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]
             f"from {2 * ppn} (2 nodes) to {cores} ({machine.nodes} nodes x {ppn}); more ranks "
             "than the platform has cores cannot be placed"
         )
+    if suite == "lanes":
+        check_sim_lane_memory(ranks or cores, bool(opts.get("quick")), machine.label)
     if suite != "p2p":
         opts = {**opts, "ranks": ranks or cores}
     else:
         opts = {**opts, "placements": sim_p2p_placements(opts)}
     return {**kw, "mpi": "smpi"}, opts, ppn
+
+
+def check_sim_lane_memory(ranks: int, quick: bool, label: str) -> None:
+    """One simulator process holds every rank's lane_pattern buffers: 2 x (c + 1) ints per
+    rank for the largest count c (10000 p, --quick 1000 p), i.e. 8e4 p^2 bytes; at 1152
+    ranks that is 106 GB. Refuse what does not fit in 80 % of the available memory
+    (benchmarks/sim_targets shows how shared malloc runs the paper's scale)."""
+    largest = (1000 if quick else 10000) * ranks
+    need = ranks * 2 * 4 * (largest + 1)
+    available = coll_suite.available_memory()
+    if available and need > 0.8 * available:
+        raise runner.UsageError(
+            f"--platform {label}: the lanes suite on {ranks} simulated ranks needs about "
+            f"{need / 2**30:.0f} GiB of buffers in one simulator process (largest count "
+            f"{largest} ints per node), this machine has {available / 2**30:.0f} GiB "
+            "available; use --quick, fewer nodes (--platform NAME:nodes=N) or a lower --ppn"
+        )
 
 
 SIM_P2P_PLACEMENTS = ("core", "node")

@@ -104,7 +104,7 @@ def check_memory(colls: list[str], counts: str | None, ranks: int, validate: boo
     limit or, summed over the ranks of this machine, most of its available memory."""
     if not counts:
         return  # the program's own sweep drops sizes over the limit and says so
-    available = _available_memory()
+    available = available_memory()
     for item in counts.split(","):
         item = item.split(":")[1] if ":" in item else item  # a sweep FROM:TO[:F]: its end
         count = int(item[:-1]) * ranks if item.endswith("p") else int(item)
@@ -124,7 +124,7 @@ def check_memory(colls: list[str], counts: str | None, ranks: int, validate: boo
                 )
 
 
-def _available_memory() -> int | None:
+def available_memory() -> int | None:
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
