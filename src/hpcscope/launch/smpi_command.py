@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 NODE_NAME_SEP = "-"
+SHARED_MALLOC_BLOCK = 1 << 26  # bytes per folded block of shared malloc (see smpirun_command)
 
 # SimGrid's INFO chatter (one line per rank and collective selection) costs time and
 # drowns errors at thousands of ranks.
@@ -158,6 +159,11 @@ def smpirun_command(
     if options.shared_malloc_threshold is not None:
         cfg.append("smpi/shared-malloc:global")
         cfg.append(f"smpi/auto-shared-malloc-thresh:{int(options.shared_malloc_threshold)}")
+        # Shared buffers are folded onto one file block by block, one mapping per block:
+        # with SMPI's 1 MiB blocks, 1152 ranks x 2 x 46 MB exceed vm.max_map_count (65530)
+        # and the simulation aborts ("Could not map folded virtual memory"). 64 MiB blocks
+        # make that 2304 mappings.
+        cfg.append(f"smpi/shared-malloc-blocksize:{SHARED_MALLOC_BLOCK}")
     if options.privatize_libs:
         cfg.append(f"smpi/privatize-libs:{';'.join(options.privatize_libs)}")
     cfg.extend(options.extra_cfg)
