@@ -148,7 +148,7 @@ def test_calibration_round_trip(cli: Cli) -> None:
     assert link and math.isclose(float(link[1]), bw, rel_tol=1e-6)
     assert math.isclose(float(link[2]), lat / 2, rel_tol=1e-6)  # half the lane on each NIC
     # The fitted file is a platform the sim backend accepts.
-    dry = cli("run", "lanes", "--on", "sim", "--platform", str(out), "--dry-run")
+    dry = cli("run", "lanes", "--on", "sim", "--platform", str(out), "--quick", "--dry-run")
     assert dry.returncode == 0, dry.stderr
 
 
