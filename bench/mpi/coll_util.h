@@ -89,7 +89,15 @@ static void *hs_alloc(size_t n, size_t elem)
     size_t bytes = n * elem;
     size_t rounded = (bytes + page - 1) / page * page;
     if (rounded == 0) rounded = page;
+#ifdef SMPI_SHARED_MALLOC
+    /* SimGrid SMPI: plain malloc, which smpi/auto-shared-malloc-thresh intercepts (posix_memalign
+     * is not), so large buffers of simulated ranks can share memory; alignment and first touch
+     * do not change simulated time. */
+    p = malloc(rounded);
+    if (!p) return NULL;
+#else
     if (posix_memalign(&p, page, rounded) != 0) return NULL;
+#endif
     memset(p, 0, rounded);
     return p;
 }

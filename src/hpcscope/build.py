@@ -110,13 +110,23 @@ def find_program(build: Path, name: str) -> Path:
     )
 
 
-def algorithm_catalog(program: Path) -> dict:
+def algorithm_catalog(
+    program: Path, argv: list[str] | None = None, env: dict[str, str] | None = None
+) -> dict:
     """The collectives and algorithms a built `coll` program has, as it prints them with
     --list-algorithms (generated from lanecoll's catalogue; docs/architecture.md). The one
-    source of these names on the Python side."""
+    source of these names on the Python side.
+
+    `argv`/`env`: how to start it when it cannot run on its own (an smpicc build only runs
+    under smpirun; the caller composes that line), default `program --list-algorithms`."""
+    argv = argv or [str(program), "--list-algorithms"]
     try:
         done = subprocess.run(
-            [str(program), "--list-algorithms"], capture_output=True, text=True, timeout=30
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={**os.environ, **env} if env else None,
         )
         catalog = json.loads(done.stdout)
     except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from hpcscope import build as build_mod
 from hpcscope.formatting import markup_safe as S
-from hpcscope.launch import backends
+from hpcscope.launch import backends, sim_probe
 from hpcscope.launch.base import Backend, BackendError, progress_bar
 from hpcscope.machine import environment
 from hpcscope.machine import mpi as mpi_mod
@@ -67,13 +67,18 @@ def make_context(
     builds: dict[str, Path],
     quick: bool,
     nodes_available: int = 1,
+    cores_per_node: int | None = None,
 ) -> PlanContext:
     def binary(name: str, mpi: MpiSpec | None) -> Path:
         tree = builds[mpi.mpicc] if mpi else next(iter(builds.values()))
         return build_mod.find_program(tree, name)
 
     def catalog(mpi: MpiSpec) -> dict:
-        return build_mod.algorithm_catalog(binary("coll", mpi))
+        program = binary("coll", mpi)
+        if mpi.flavor == mpi_mod.SIMULATED:  # an smpicc program runs only under smpirun
+            argv, env = sim_probe.probe_command(program, ["--list-algorithms"], mpi)
+            return build_mod.algorithm_catalog(program, argv, env)
+        return build_mod.algorithm_catalog(program)
 
     return PlanContext(
         catalog=catalog,
@@ -82,6 +87,7 @@ def make_context(
         binary=binary,
         quick=quick,
         nodes_available=nodes_available,
+        cores_per_node=cores_per_node,
     )
 
 

@@ -11,6 +11,7 @@ from hpcscope.cli.demo import demo
 from hpcscope.cli.lab import lab
 from hpcscope.cli.machine import build, topo
 from hpcscope.cli.run import run
+from hpcscope.cli.sim import sim
 from hpcscope.cli.slurm import slurm
 from hpcscope.cli.store import export, list_runs, show
 
@@ -40,3 +41,4 @@ def main(ctx: click.Context, db: str | None) -> None:
 for command in (topo, build, run, tune, report, compare, demo, list_runs, show, export, slurm):
     main.add_command(command)
 main.add_command(lab)
+main.add_command(sim)

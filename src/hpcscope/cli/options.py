@@ -1,5 +1,6 @@
 """Options shared by the `run` commands, declared once (fio's rule: one table drives parsing
-and help). The SLURM options apply with `--on slurm` and are ignored otherwise."""
+and help). The SLURM options apply with `--on slurm`, the simulation ones with `--on sim`;
+each backend ignores the others'."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ COMMON_KEYS = ("mpi", "quick", "repeat", "out_dir", "label", "dry_run")
 
 
 def common_run_options(fn):
-    """Options every suite shares, then the SLURM ones (listed in this order by --help)."""
+    """Options every suite shares, then the SLURM and the simulation ones (listed in this
+    order by --help)."""
+    fn = sim_run_options(fn)
     fn = slurm_run_options(fn)
     for decorator in reversed(
         [
@@ -151,6 +154,33 @@ def slurm_run_options(fn):
     return fn
 
 
+SIM_KEYS = ("platform", "ppn")
+
+
+def sim_run_options(fn):
+    """Options of `hpcscope run SUITE --on sim` (ignored by the other backends)."""
+    for decorator in reversed(
+        [
+            click.option(
+                "--platform",
+                default=None,
+                help="sim: the simulated cluster: a preset (hydra, vsc3, jupiter; default "
+                "hydra), a preset with changes (hydra:nodes=4,cores_per_socket=2) or a "
+                "SimGrid platform .xml file. `hpcscope sim platforms` lists the presets.",
+            ),
+            click.option(
+                "--ppn",
+                type=int,
+                default=None,
+                help="sim: MPI ranks per simulated node (default: all its cores); ranks = "
+                "nodes x ppn.",
+            ),
+        ]
+    ):
+        fn = decorator(fn)
+    return fn
+
+
 def coll_options(fn):
     for decorator in reversed(
         [
@@ -187,7 +217,7 @@ def coll_options(fn):
 
 def split_options(kw: dict) -> tuple[dict, dict]:
     """(common + backend options, the suite's own options)."""
-    shared = set(COMMON_KEYS) | set(SLURM_KEYS) | {"on"}
+    shared = set(COMMON_KEYS) | set(SLURM_KEYS) | set(SIM_KEYS) | {"on"}
     return (
         {k: v for k, v in kw.items() if k in shared},
         {k: v for k, v in kw.items() if k not in shared},

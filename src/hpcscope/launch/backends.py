@@ -15,8 +15,10 @@ from typing import Any
 from hpcscope.launch import lab
 from hpcscope.launch.base import Backend
 from hpcscope.launch.local import LocalBackend
+from hpcscope.launch.sim import SimBackend
 from hpcscope.launch.slurm import SlurmBackend
 from hpcscope.launch.slurm_script import SlurmOptions
+from hpcscope.machine import sim_machine
 from hpcscope.results.store import Store
 
 
@@ -54,6 +56,22 @@ def _slurm(ctx: BackendContext) -> Backend:
     )
 
 
+def sim_machine_of(options: dict[str, Any]) -> sim_machine.SimMachine:
+    """The simulated cluster of `--platform` (default hydra). Raises PlatformError."""
+    return sim_machine.resolve(options.get("platform") or "hydra")
+
+
+def sim_ppn(options: dict[str, Any]) -> int:
+    """`--ppn`, default every core of a simulated node."""
+    return options.get("ppn") or sim_machine_of(options).cores_per_node
+
+
+def _sim(ctx: BackendContext) -> Backend:
+    return SimBackend(
+        ctx.store, ctx.folder / "sim", sim_machine_of(ctx.options), sim_ppn(ctx.options), ctx.on_job
+    )
+
+
 BACKENDS: dict[str, BackendEntry] = {
     "local": BackendEntry("local", "this machine, one job at a time", _local, lambda o: 1),
     "lab": BackendEntry("lab", lab.DESCRIPTION, lab.make, lab.lab_nodes),
@@ -62,6 +80,12 @@ BACKENDS: dict[str, BackendEntry] = {
         "SLURM job arrays (sbatch), collected from their files",
         _slurm,
         lambda o: o.get("nodes") or 1,
+    ),
+    "sim": BackendEntry(
+        "sim",
+        "a simulated cluster (SimGrid SMPI, --platform), one job at a time",
+        _sim,
+        lambda o: sim_machine_of(o).nodes,
     ),
 }
 

@@ -148,7 +148,14 @@ class LabBackend:
         except ValueError as exc:
             return self._skip(run_id, job, str(exc))
         before = lab_net.lane_bytes(self.lab)
-        state = run_job(self.store, run_id, job, workdir, self.topology, argv=argv)
+        state = run_job(
+            self.store,
+            run_id,
+            job,
+            workdir,
+            self.topology,
+            (argv, launch_env(job.mpi) if job.mpi else {}),
+        )
         if state.state != "COMPLETED":
             lab_net.kill_jobs(self.lab)  # orphans of a killed or failed launcher
         per_lane = lab_net.traffic(before, lab_net.lane_bytes(self.lab))

@@ -22,19 +22,27 @@ from hpcscope.results.store import Store
 
 
 def run_job(
-    store: Store, run_id: int, job: Job, workdir: Path, topology=None, argv: list[str] | None = None
+    store: Store,
+    run_id: int,
+    job: Job,
+    workdir: Path,
+    topology=None,
+    command_line: tuple[list[str], dict[str, str]] | None = None,
 ) -> JobState:
     """Runs one job to the end and stores everything it produced. KeyboardInterrupt is
-    re-raised after the launch is marked interrupted. `argv`: a command line composed by
-    another backend (the lab's), else mpirun on this machine. JobState.backend_id holds
-    the launch id."""
+    re-raised after the launch is marked interrupted. `command_line` (argv, env) replaces
+    the mpirun line for backends with their own launcher (sim: smpirun, lab: mpirun in a
+    namespace); bindings are checked only when `topology` is given. JobState.backend_id
+    holds the launch id."""
     workdir.mkdir(parents=True, exist_ok=True)
     launch_id = store.add_launch(run_id, job.name, job.tags)
-    if argv is None:
+    if command_line is not None:
+        argv, env = list(command_line[0]), {**job.env, **command_line[1]}
+    else:
         argv = launcher.mpirun_argv(job, workdir) if job.mpi else list(job.program)
-    env = dict(job.env)
-    if job.mpi:
-        env.update(launch_env(job.mpi))
+        env = dict(job.env)
+        if job.mpi:
+            env.update(launch_env(job.mpi))
     stderr_tail: list[str] = []
     result = IngestResult()
     state, returncode = "FAILED", None

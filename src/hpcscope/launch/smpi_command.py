@@ -7,6 +7,18 @@ the platform and hostfile (machine/sim_platform.py) and starts the command
 What the defaults are and why:
   --cfg=smpi/coll-selector:ompi      Open MPI's decision rules; SMPI's default allreduce
                                       is a naive reduce + bcast.
+  --cfg=smpi/allgather:NTSLR         SMPI 3.32's allgathers mostly mishandle lanecoll's
+                                      derived datatypes (spaced and strided column types,
+                                      in place): with ring, rdb, pair (what the ompi and
+                                      mpich selectors pick for small communicators),
+                                      mvapich2, spreading_simple and loosely_lr,
+                                      allgather_lane differs from native; bruck segfaults
+                                      under allgather_hier; ompi_neighborexchange fails on
+                                      odd sizes. NTSLR (a logical ring) and SMPI's default
+                                      are right at 12 and 16 ranks (checked with every coll
+                                      algorithm, counts 1p..10000p). Native MPI_Allgather
+                                      uses it too, so comparisons are fair, but it is not
+                                      Open MPI's size-based choice.
   --cfg=smpi/bw-factor:0:1           neutral piecewise factors (a plain ':1' crashes): the
   --cfg=smpi/lat-factor:0:1          platform's bandwidths and latencies are used as given
                                       instead of SMPI's built-in InfiniBand calibration.
@@ -50,8 +62,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 NODE_NAME_SEP = "-"
+SHARED_MALLOC_BLOCK = 1 << 26  # bytes per folded block of shared malloc (see smpirun_command)
 
 # SimGrid's INFO chatter (one line per rank and collective selection) costs time and
 # drowns errors at thousands of ranks.
@@ -76,6 +90,8 @@ class SmpiOptions:
     privatize_libs: tuple[str, ...] = ()  # shared libraries with globals, e.g. liblanecoll.so.0
     library_path: str | None = None  # LD_LIBRARY_PATH for privatize_libs
     quiet: bool = True
+    # "collective:algorithm" overrides of the selector, passed as --cfg=smpi/<coll>:<alg>
+    algorithm_overrides: tuple[str, ...] = ("allgather:NTSLR",)
     extra_cfg: tuple[str, ...] = ()  # more "name:value" settings, passed as --cfg=...
 
 
@@ -129,6 +145,7 @@ def smpirun_command(
         argv.append("-no-privatize")
     cfg = [
         f"smpi/coll-selector:{options.coll_selector}",
+        *(f"smpi/{o}" for o in options.algorithm_overrides),
         f"smpi/bw-factor:{options.bw_factor}",
         f"smpi/lat-factor:{options.lat_factor}",
         f"network/crosstraffic:{1 if options.crosstraffic else 0}",
@@ -142,6 +159,11 @@ def smpirun_command(
     if options.shared_malloc_threshold is not None:
         cfg.append("smpi/shared-malloc:global")
         cfg.append(f"smpi/auto-shared-malloc-thresh:{int(options.shared_malloc_threshold)}")
+        # Shared buffers are folded onto one file block by block, one mapping per block:
+        # with SMPI's 1 MiB blocks, 1152 ranks x 2 x 46 MB exceed vm.max_map_count (65530)
+        # and the simulation aborts ("Could not map folded virtual memory"). 64 MiB blocks
+        # make that 2304 mappings.
+        cfg.append(f"smpi/shared-malloc-blocksize:{SHARED_MALLOC_BLOCK}")
     if options.privatize_libs:
         cfg.append(f"smpi/privatize-libs:{';'.join(options.privatize_libs)}")
     cfg.extend(options.extra_cfg)
@@ -190,3 +212,34 @@ def smpicc_command(
         "-lm",
         "-lpthread",
     ]
+
+
+LANECOLL_SONAME = "liblanecoll.so.0"
+
+
+def privatize_lanecoll(program: str | Path) -> dict[str, Any]:
+    """SmpiOptions changes for a program of the cmake build (build.py): it links
+    <build>/lanecoll/liblanecoll.so.0, whose globals must be privatized per rank (see the
+    module docstring). {} when the program has no such library beside its build tree (a
+    static smpicc_command build)."""
+    libdir = Path(program).resolve().parents[1] / "lanecoll"
+    if not (libdir / LANECOLL_SONAME).exists():
+        return {}
+    return {"privatize_libs": (LANECOLL_SONAME,), "library_path": str(libdir)}
+
+
+def single_rank_command(
+    program: str | Path, args: list[str], *, platform: str, hostfile: str, smpirun: str
+) -> SmpiCommand:
+    """One rank on a one-host platform (the caller writes a PlatformSpec of 1 node x 1
+    core): how a build's questions are asked, e.g. `coll --list-algorithms`. An smpicc
+    program cannot run without smpirun (it crashes before main)."""
+    return smpirun_command(
+        str(program),
+        args,
+        platform=platform,
+        hostfile=hostfile,
+        np=1,
+        options=SmpiOptions(**privatize_lanecoll(program)),
+        smpirun=smpirun,
+    )

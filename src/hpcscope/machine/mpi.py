@@ -17,7 +17,8 @@ from pathlib import Path
 
 @dataclass
 class MpiSpec:
-    """Which MPI library launches a job. `flavor` is 'openmpi' or 'mpich'."""
+    """Which MPI library launches a job. `flavor` is 'openmpi', 'mpich' or 'smpi' (SimGrid's
+    simulated MPI: smpicc builds, smpirun runs every rank inside one simulator process)."""
 
     flavor: str
     mpicc: str
@@ -26,12 +27,13 @@ class MpiSpec:
 
     @property
     def label(self) -> str:
-        return {"openmpi": "Open MPI", "mpich": "MPICH"}.get(self.flavor, self.flavor) + (
-            f" {self.version}" if self.version else ""
-        )
+        return {"openmpi": "Open MPI", "mpich": "MPICH", "smpi": "SMPI (SimGrid)"}.get(
+            self.flavor, self.flavor
+        ) + (f" {self.version}" if self.version else "")
 
 
-FLAVORS = ("openmpi", "mpich")
+FLAVORS = ("openmpi", "mpich")  # what auto/all choose from; smpi only when named
+SIMULATED = "smpi"
 _WRAPPERS = {
     "openmpi": ("mpicc.openmpi", "mpirun.openmpi"),
     "mpich": ("mpicc.mpich", "mpirun.mpich"),
@@ -39,6 +41,7 @@ _WRAPPERS = {
 _INSTALL_HINT = {
     "openmpi": "apt-get install openmpi-bin libopenmpi-dev",
     "mpich": "apt-get install mpich libmpich-dev",
+    "smpi": "apt-get install libsimgrid-dev simgrid",
 }
 
 
@@ -87,6 +90,16 @@ def _from_wrapper(mpicc: str) -> MpiSpec:
     raise MpiNotFound(f"found {path} but no mpirun or mpiexec beside it in {folder}")
 
 
+def _smpi() -> MpiSpec | None:
+    """SimGrid's smpicc/smpirun. The version is SimGrid's ('SimGrid version 3.32'), which is
+    what decides the simulated behaviour; the build cache is keyed by it."""
+    smpicc, smpirun = shutil.which("smpicc"), shutil.which("smpirun")
+    if not (smpicc and smpirun):
+        return None
+    match = re.search(r"SimGrid version\s+(\S+)", _output([smpirun, "--version"]))
+    return MpiSpec(SIMULATED, smpicc, smpirun, match.group(1) if match else "unknown")
+
+
 def _flavor(flavor: str) -> MpiSpec | None:
     mpicc, mpirun = _WRAPPERS[flavor]
     mpicc_path, mpirun_path = shutil.which(mpicc), shutil.which(mpirun)
@@ -102,7 +115,8 @@ def _flavor(flavor: str) -> MpiSpec | None:
 
 
 def discover(spec: str) -> list[MpiSpec]:
-    """`spec` is openmpi, mpich, auto, all, a comma list of those, or a path to mpicc."""
+    """`spec` is openmpi, mpich, smpi (simulated), auto, all, a comma list of those, or a path
+    to mpicc."""
     if "/" in spec:
         return [_from_wrapper(spec)]
     wanted = [w.strip() for w in spec.split(",") if w.strip()]
@@ -129,9 +143,17 @@ def discover(spec: str) -> list[MpiSpec]:
                     f"install it with: {_INSTALL_HINT[word]}"
                 )
             found.append(hit)
+        elif word == SIMULATED:
+            sim = _smpi()
+            if not sim:
+                raise MpiNotFound(
+                    f"SimGrid's smpicc/smpirun are not installed; install them with: "
+                    f"{_INSTALL_HINT[SIMULATED]}"
+                )
+            found.append(sim)
         else:
             raise MpiNotFound(
-                f"unknown MPI '{word}': use openmpi, mpich, auto, all "
+                f"unknown MPI '{word}': use openmpi, mpich, smpi, auto, all "
                 "or the path of an mpicc wrapper"
             )
     unique = {m.mpicc: m for m in found}

@@ -21,7 +21,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from hpcscope.analysis import node_table, verdicts
+from hpcscope.analysis import node_table, paper_compare, verdicts
 from hpcscope.analysis import observations as obs
 from hpcscope.analysis import tables as coll_tables
 from hpcscope.figures import coll as coll_figs
@@ -526,6 +526,20 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
                 [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in lanes],
                 "lane pattern: factor = t(k=1)/t(k), up to L with L physical lanes; "
                 "multi-collective: factor = t(k)/t(1), about 1 up to k = L.",
+            )
+        )
+    paper = paper_compare.paper_vs_simulation(coll)
+    if paper:
+        cols = paper_compare.COLUMNS
+        sec.tables.append(
+            w.table(
+                "paper",
+                "Paper vs simulation: lane-pattern factors",
+                [t for _, t in cols],
+                [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in paper],
+                "Simulated (SimGrid) median factors beside the factors computed from the "
+                "paper's own minimum and average times (analysis/paper_lanes.py cites the "
+                "tables); empty where the paper gives no number.",
             )
         )
     with tempfile.TemporaryDirectory() as tmp:

@@ -31,7 +31,10 @@ class PlanContext:
     mpis: list[MpiSpec]  # the MPI libraries chosen by --mpi (may be empty)
     binary: Callable[[str, MpiSpec | None], Path]  # program name -> built executable
     quick: bool = False
-    nodes_available: int = 1  # >1 on SLURM / lab backends
+    nodes_available: int = 1  # >1 on SLURM / lab / sim backends
+    # Cores of one node when the plan is not for this machine (sim: the platform's node,
+    # or --ppn); None: this machine's topology.
+    cores_per_node: int | None = None
     # MPI -> what its `coll --list-algorithms` prints (build.algorithm_catalog)
     catalog: Callable[[MpiSpec], dict] | None = None
 

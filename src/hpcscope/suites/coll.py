@@ -59,6 +59,9 @@ _COUNT = re.compile(r"^\d+[pP]?$|^[pP]$")
 
 
 def cores(ctx: PlanContext) -> int:
+    """Cores of one node the plan is for: the simulated node on --on sim, else this one."""
+    if ctx.cores_per_node:
+        return ctx.cores_per_node
     topo = ctx.topology
     return len(getattr(topo, "cores", []) or []) or len(getattr(topo, "pus", []) or []) or 1
 
@@ -101,7 +104,7 @@ def check_memory(colls: list[str], counts: str | None, ranks: int, validate: boo
     limit or, summed over the ranks of this machine, most of its available memory."""
     if not counts:
         return  # the program's own sweep drops sizes over the limit and says so
-    available = _available_memory()
+    available = available_memory()
     for item in counts.split(","):
         item = item.split(":")[1] if ":" in item else item  # a sweep FROM:TO[:F]: its end
         count = int(item[:-1]) * ranks if item.endswith("p") else int(item)
@@ -121,7 +124,7 @@ def check_memory(colls: list[str], counts: str | None, ranks: int, validate: boo
                 )
 
 
-def _available_memory() -> int | None:
+def available_memory() -> int | None:
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:

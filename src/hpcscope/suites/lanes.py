@@ -58,8 +58,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
 
 
 def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
-    """lanes_table.{csv,md,txt} and one figure pair per (MPI, benchmark, N, n)."""
-    from hpcscope.analysis import tables, verdicts
+    """lanes_table.{csv,md,txt}, for simulated runs on a preset lanes_paper_vs_simulation
+    .{csv,md,txt}, and one figure pair per (MPI, benchmark, N, n)."""
+    from hpcscope.analysis import paper_compare, tables, verdicts
     from hpcscope.figures import coll as figures
 
     samples = [s for prog in PROGRAMS for s in store.samples(run_id, benchmark=prog)]
@@ -67,4 +68,9 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
     if not rows:
         return []
     paths = tables.write_tables(rows, tables.LANES_COLUMNS, out_dir, "lanes_table")
+    paper = paper_compare.paper_vs_simulation(samples)  # simulated runs on a preset only
+    if paper:
+        paths += tables.write_tables(
+            paper, paper_compare.COLUMNS, out_dir, "lanes_paper_vs_simulation"
+        )
     return paths + figures.lanes_figures(samples, out_dir)

@@ -1,0 +1,219 @@
+"""Run jobs in a simulated cluster: SimGrid SMPI (smpirun) on a platform model.
+
+Blocking like the local backend and built on its launch loop (local.run_job): one job at a
+time, records ingested line by line, a timeout kills the simulation's process group, a
+failure or Ctrl-C keeps what was stored. What is different:
+
+  - the run folder gets the platform (platform.xml) and every job its hostfile (one
+    simulated host per rank, ranks consecutive over nodes, alternating over sockets);
+  - the command line is smpirun's (launch/smpi_command.py), wrapped by child_usage.py so
+    the simulation's own cost (wall time, CPU time, peak RSS) is recorded per launch as a
+    note of kind "sim_cost" (docs/records.md section 6);
+  - jobs and their records are tagged simulated=true and platform=<name>; the run gets a
+    "banner" note (the report shows it as a label), a "platform" note with the model's
+    parameters and their sources, and an "info" note per decomposition lanecoll saw.
+
+Times in these records are simulated seconds of the model, never hardware measurements.
+Cost: one simulator process per launch holds every rank (about 2 MB per rank for the
+benchmarks, plus buffers); the wall time grows with ranks x messages, not with simulated
+time. No binding check: simulated ranks have no CPUs of this machine.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from hpcscope.launch import child_usage
+from hpcscope.launch.base import JobState
+from hpcscope.launch.local import LocalBackend, run_job
+from hpcscope.launch.smpi_command import (
+    SmpiOptions,
+    options_for,
+    privatize_lanecoll,
+    smpirun_command,
+)
+from hpcscope.machine.sim_machine import SimMachine
+from hpcscope.plan.job import Job
+from hpcscope.results.store import Store
+
+
+def banner_text(machine: SimMachine) -> str:
+    return f"simulated (SimGrid): times come from a model of {machine.label}, not from hardware"
+
+
+def platform_text(machine: SimMachine, ppn: int) -> str:
+    spec = machine.spec
+    if spec is None:
+        shape = f"{machine.nodes} nodes x {machine.cores_per_node} cores (lanes unknown)"
+    else:
+        shape = (
+            f"{spec.nodes} nodes x {spec.sockets} sockets x {spec.cores_per_socket} cores, "
+            f"{spec.lanes} lane(s) {spec.lane_placement} of {spec.lane_bandwidth / 1e9:g} GB/s "
+            f"and {spec.lane_latency * 1e6:g} us, switch {spec.switch}"
+        )
+    return f"platform {machine.label}: {shape}; {ppn} ranks per node. Source: {machine.source}"
+
+
+def _folder_name(job_name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", job_name)
+
+
+class SimBackend(LocalBackend):
+    """The Backend protocol (launch/base.py) on a simulated cluster. poll, wait, cancel and
+    collect are the local backend's: everything is in the store when submit returns."""
+
+    name = "sim"
+    blocking = True
+
+    def __init__(
+        self,
+        store: Store,
+        workdir: Path,
+        machine: SimMachine,
+        ppn: int,
+        on_job: Callable[[Job, JobState | None], None] | None = None,
+        shared_malloc_threshold: int | None = None,
+    ) -> None:
+        """shared_malloc_threshold: every malloc of at least this many bytes is one
+        memory shared by all ranks (SMPI shared malloc). Needed at paper scale (1152
+        ranks x 2 x 46 MB of lane_pattern buffers would be 106 GB); buffer contents are
+        then garbage, so the programs must run with --validate=0. Simulated times do not
+        change: SMPI times a message by its size."""
+        super().__init__(store, workdir, None, on_job)
+        machine.check_ppn(ppn)
+        self.machine = machine
+        self.ppn = ppn
+        self.shared_malloc_threshold = shared_malloc_threshold
+
+    def submit(self, run_id: int, jobs: list[Job]) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        platform = self.workdir / "platform.xml"
+        platform.write_text(self.machine.xml)
+        self.store.add_note(run_id, "banner", banner_text(self.machine))
+        self.store.add_note(
+            run_id,
+            "platform",
+            platform_text(self.machine, self.ppn),
+            dict(self.machine.parameters(), ppn=self.ppn, file=str(platform)),
+        )
+        seen: set[tuple] = set()
+        for job in jobs:
+            self.on_job(job, None)
+            state = self.run_one(run_id, job, platform)
+            self._note_decomposition(run_id, job, seen)
+            self.on_job(job, state)
+
+    def command_line(self, job: Job, platform: Path, hostfile: Path) -> tuple[list[str], dict]:
+        """(argv, env) of one simulated launch: smpirun inside the usage wrapper."""
+        if job.mpi is None or job.mpi.flavor != "smpi":
+            raise ValueError(
+                f"{job.name}: the sim backend runs programs built with smpicc (--mpi smpi)"
+            )
+        program = job.program[0]
+        changes: dict = dict(privatize_lanecoll(program))
+        if self.shared_malloc_threshold is not None:
+            changes["shared_malloc_threshold"] = self.shared_malloc_threshold
+        spec = self.machine.spec
+        options = options_for(spec.core_speed, **changes) if spec else SmpiOptions(**changes)
+        cmd = smpirun_command(
+            program,
+            job.program[1:],
+            platform=str(platform),
+            hostfile=str(hostfile),
+            np=job.ranks,
+            options=options,
+            smpirun=job.mpi.mpirun,
+        )
+        usage = hostfile.parent / "usage.json"
+        # Run by path: the wrapper needs only the standard library, not hpcscope importable.
+        wrapper = [sys.executable, str(Path(child_usage.__file__)), str(usage), "--"]
+        return wrapper + cmd.argv, cmd.env
+
+    def run_one(self, run_id: int, job: Job, platform: Path) -> JobState:
+        folder = self.workdir / _folder_name(job.name)
+        folder.mkdir(parents=True, exist_ok=True)
+        hostfile = folder / "hostfile"
+        hostfile.write_text(self.hostfile(job))
+        usage = folder / "usage.json"
+        usage.unlink(missing_ok=True)
+        job = replace(job, tags=dict(job.tags, simulated=True, platform=self.machine.name))
+        try:
+            return run_job(
+                self.store, run_id, job, folder, None, self.command_line(job, platform, hostfile)
+            )
+        finally:  # also after Ctrl-C: a killed simulation's cost is worth keeping
+            self._note_cost(run_id, job, usage)
+
+    def hostfile(self, job: Job) -> str:
+        """Ranks consecutive over nodes, ppn per node; a two-rank p2p job by its placement
+        tag instead: core = both on the first host, node = first host of two nodes."""
+        placement = job.tags.get("placement")
+        if placement is not None:
+            first = self.machine.node_hosts[0][0]
+            if placement == "node" and self.machine.nodes > 1:
+                return f"{first}\n{self.machine.node_hosts[1][0]}\n"
+            if placement == "core":
+                return f"{first}\n{first}\n"
+            raise ValueError(f"{job.name}: placement {placement!r} is not simulated")
+        if job.ranks % self.ppn:
+            raise ValueError(f"{job.name}: {job.ranks} ranks are not a multiple of ppn {self.ppn}")
+        return self.machine.hostfile(self.ppn, job.ranks // self.ppn)
+
+    def _note_cost(self, run_id: int, job: Job, usage: Path) -> None:
+        try:
+            data = json.loads(usage.read_text())
+        except (OSError, ValueError):
+            return  # the wrapper did not finish (killed by SIGKILL): nothing measured
+        data.update(launch=job.name, ranks=job.ranks, platform=self.machine.name)
+        self.store.add_note(
+            run_id,
+            "sim_cost",
+            f"{job.name}: simulating {job.ranks} ranks took {data['wall_time_s']:.1f} s wall, "
+            f"{data['cpu_time_s']:.1f} s CPU, {data['peak_rss_bytes'] / 2**20:.0f} MiB peak RSS",
+            data,
+        )
+
+    def _note_decomposition(self, run_id: int, job: Job, seen: set[tuple]) -> None:
+        """The node x lane decomposition lanecoll saw, once per distinct shape: from coll's
+        'decomposition' summary, or from the lane benchmarks' sample params."""
+        launches = self.store.launches(run_id)
+        if not launches:
+            return
+        launch_id = launches[-1]["id"]
+        found = [
+            s
+            for s in self.store.summaries(run_id)
+            if s["launch_id"] == launch_id and s.get("metric") == "decomposition"
+        ]
+        if found:
+            d = found[0]
+            shape = (d.get("nodes"), d.get("ppn"), d.get("p"), d.get("regular"))
+        else:
+            params = [
+                s["params"] for s in self.store.samples(run_id) if s["launch_id"] == launch_id
+            ]
+            if not params or "nodes" not in params[0]:
+                return
+            d = params[0]
+            shape = (d.get("nodes"), d.get("ppn"), d.get("p"), d.get("regular", True))
+        if shape in seen:
+            return
+        seen.add(shape)
+        nodes, ppn, p, regular = shape
+        self.store.add_note(
+            run_id,
+            "info",
+            f"{job.suite}: lanecoll sees {nodes} nodes x {ppn} per node (p={p}"
+            f"{'' if regular else ', irregular'}) on the simulated {self.machine.label}",
+            {"nodes": nodes, "ppn": ppn, "p": p, "regular": regular, "launch": job.name},
+        )
+
+    def status_text(self, run_id: int) -> str:
+        states = self.poll(run_id)
+        done = sum(1 for s in states if s.state == "COMPLETED")
+        return f"run {run_id}: {done} of {len(states)} launch(es) completed in simulation"

@@ -1,0 +1,185 @@
+"""The sim backend end to end through the real CLI: SimGrid smpirun on tiny platforms.
+
+Platforms are Hydra's preset shrunk to 4 nodes x 2 sockets x 2 cores (16 ranks), with its
+two lanes per socket or with one lane per node, so every simulation takes a second or
+two. The lane test checks the model, not hardware: 2 lanes must move c elements per node
+about twice as fast as 1 lane at the largest count (bandwidth-bound).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import pytest
+from conftest import Cli, have
+
+from hpcscope.results.store import Store
+
+pytestmark = [
+    pytest.mark.sim,
+    pytest.mark.skipif(
+        not (have("smpirun") and have("smpicc")),
+        reason="SimGrid's smpirun/smpicc not installed (apt-get install libsimgrid-dev)",
+    ),
+]
+
+TWO_LANES = "hydra:nodes=4,cores_per_socket=2"
+ONE_LANE = "hydra:nodes=4,cores_per_socket=2,lanes=1,lane_placement=per-node"
+
+
+def lane_factor_at_largest_count(out: Path, k: int) -> float:
+    rows = [
+        r
+        for r in csv.DictReader((out / "lanes_table.csv").open())
+        if r["benchmark"] == "lane_pattern"
+    ]
+    largest = max(int(r["count"]) for r in rows)
+    (row,) = [r for r in rows if int(r["count"]) == largest and int(r["k"]) == k]
+    return float(row["factor"])
+
+
+def test_two_lanes_double_the_lane_pattern_speedup_of_one(cli: Cli) -> None:
+    factors = {}
+    for name, platform in (("two", TWO_LANES), ("one", ONE_LANE)):
+        out = cli.folder / name
+        done = cli(
+            "run", "lanes", "--on", "sim", "--platform", platform, "--repetitions", "10",
+            "-o", str(out),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        factors[name] = lane_factor_at_largest_count(out, k=2)
+    assert factors["two"] >= 1.8 * factors["one"], factors
+    assert 0.9 <= factors["one"] <= 1.1, factors  # one lane: no speed-up from more processes
+    with Store(cli.db) as store:
+        run = store.run(1)
+        assert run["backend"] == "sim"
+        kinds = {n["kind"] for n in run["notes"]}
+        assert {"banner", "platform", "sim_cost", "info"} <= kinds
+        banner = next(n for n in run["notes"] if n["kind"] == "banner")
+        assert banner["text"].startswith("simulated (SimGrid)")
+        cost = next(n for n in run["notes"] if n["kind"] == "sim_cost")["data"]
+        assert cost["wall_time_s"] > 0 and cost["peak_rss_bytes"] > 1e6
+        sample = store.samples(1, benchmark="lane_pattern")[0]
+        assert sample["tags"]["simulated"] is True and sample["tags"]["platform"] == "hydra"
+        assert sample["params"]["nodes"] == 4 and sample["params"]["ppn"] == 4
+    paper = (cli.folder / "two" / "lanes_paper_vs_simulation.csv").read_text()
+    assert "Table 2" in paper and "the paper gives no number" in paper
+
+
+def test_coll_validates_against_native_and_shows_the_decomposition(cli: Cli) -> None:
+    # 3 nodes: odd lane communicators, where SMPI's broken allgathers failed validation.
+    done = cli(
+        "run", "coll", "--on", "sim", "--platform", "hydra:nodes=3,cores_per_socket=2",
+        "--quick", "--counts", "1p,100p", "--repetitions", "3",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with Store(cli.db) as store:
+        (launch,) = store.launches(1)
+        assert launch["status"] == "COMPLETED" and not launch["errors"]
+        (decomp,) = [s for s in store.summaries(1) if s.get("metric") == "decomposition"]
+        assert (decomp["nodes"], decomp["ppn"], decomp["p"]) == (3, 4, 12)
+        info = [n["text"] for n in store.run(1)["notes"] if n["kind"] == "info"]
+        assert any("3 nodes x 4 per node" in t for t in info), info
+        algorithms = {s["params"]["algorithm"] for s in store.samples(1, benchmark="coll")}
+        assert {"native", "lane", "hier"} <= algorithms
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (["--platform", "nosuch"], "--platform"),
+        (["--platform", "hydra:nodes=4,cores_per_socket=2", "--ppn", "5"], "--ppn 5"),
+        (["--platform", "hydra:nodes=4,cores_per_socket=2", "--ppn", "3"], "--ppn 3"),
+        (["--platform", "hydra:nodes=4,cores_per_socket=2", "--ranks", "64"], "--ranks 64"),
+        (["--platform", "hydra:nodez=4"], "nodez"),
+        (["--platform", "hydra:lanes=1"], "lanes=1"),
+        (["--mpi", "openmpi"], "--mpi openmpi"),
+        (["--placements", "socket"], "--placements socket"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_parameter(cli: Cli, args: list[str], names: str) -> None:
+    suite = "p2p" if args[0] == "--placements" else "lanes"
+    done = cli("run", suite, "--on", "sim", *args)
+    assert done.returncode == 2, done.stderr
+    assert names in " ".join(done.stderr.split()), done.stderr
+
+
+def test_malformed_platform_file_exits_2(cli: Cli) -> None:
+    bad = cli.folder / "bad.xml"
+    bad.write_text("<platform><host id='a'")
+    done = cli("run", "coll", "--on", "sim", "--platform", str(bad))
+    assert done.returncode == 2
+    assert "--platform" in done.stderr and "not well-formed" in " ".join(done.stderr.split())
+
+
+def test_calibration_round_trip(cli: Cli) -> None:
+    """A p2p run whose latencies follow t = L + S/B exactly -> the fitted platform has L
+    and B, and the printed error per size is ~0."""
+    lat, bw = 0.8e-6, 5e9
+    sizes = [0, 1, 2, 4, 8, 64, 1024, 8192, 65536, 1 << 20, 4 << 20]
+    with Store(cli.db) as store:
+        run = store.create_run("p2p", backend="local")
+        launch = store.add_launch(run, "openmpi/core/r1", {"mpi": "openmpi", "placement": "core"})
+        for size in sizes:
+            t_us = (lat + size / bw) * 1e6
+            store.add_record(
+                launch,
+                {
+                    "type": "sample",
+                    "benchmark": "p2p",
+                    "metric": "latency",
+                    "unit": "us",
+                    "params": {"bytes": size, "test": "latency"},
+                    "values": [t_us] * 10,
+                    "warmups": 0,
+                },
+            )
+        store.finish_run(run, "ok")
+    out = cli.folder / "fitted.xml"
+    done = cli("sim", "calibrate", "last", "-o", str(out), "--base", "jupiter")
+    assert done.returncode == 0, done.stderr
+    assert "lane latency 0.800 us" in done.stdout and "5.000 GB/s" in done.stdout
+    errors = [float(line.split()[-1].rstrip("%")) for line in done.stdout.splitlines()[2:]]
+    assert len(errors) == len(sizes) and all(math.isclose(e, 0, abs_tol=0.1) for e in errors)
+    link = re.search(r'id="n0-node-up" bandwidth="([^"]+)Bps" latency="([^"]+)s"', out.read_text())
+    assert link and math.isclose(float(link[1]), bw, rel_tol=1e-6)
+    assert math.isclose(float(link[2]), lat / 2, rel_tol=1e-6)  # half the lane on each NIC
+    # The fitted file is a platform the sim backend accepts.
+    dry = cli("run", "lanes", "--on", "sim", "--platform", str(out), "--quick", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+
+
+def test_simulated_p2p_calibrates_back_to_its_platform(cli: Cli) -> None:
+    """Simulate a ping-pong across Jupiter's lane, fit a platform to it: the fit must give
+    back the preset's lane (1.5 us one way, 32 Gbit/s = 4 GB/s): bandwidth within 2 %,
+    latency within the CPU-time injection of a loaded host (below)."""
+    done = cli(
+        "run", "p2p", "--on", "sim", "--platform", "jupiter:nodes=2", "--placements", "node",
+        "--tests", "latency", "--quick", "--repeat", "1",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    fit = cli(
+        "sim", "calibrate", "last", "--placement", "node", "-o", "fit.xml", "--base", "jupiter"
+    )
+    assert fit.returncode == 0, fit.stderr
+    found = re.search(r"lane latency ([\d.]+) us, lane bandwidth ([\d.]+) GB/s", fit.stdout)
+    assert found, fit.stdout
+    # 15 %: SMPI injects the benchmark's own CPU time between MPI calls (host-speed = core
+    # speed), so on a loaded machine small-message times grow (1.5 -> 1.7 us measured
+    # under a CI load of 10 on 2 cores; 1.513 us idle). Bandwidth is not affected.
+    assert math.isclose(float(found[1]), 1.5, rel_tol=0.15), fit.stdout
+    assert math.isclose(float(found[2]), 4.0, rel_tol=0.02), fit.stdout
+
+
+def test_lanes_at_paper_scale_is_refused_before_it_exhausts_memory(cli: Cli) -> None:
+    """Full Hydra: 1152 ranks x 2 x 46 MB of lane_pattern buffers (106 GB) in one process."""
+    from hpcscope.suites.coll import available_memory
+
+    if (available_memory() or 0) > 130 * 2**30:
+        pytest.skip("this machine could hold the 106 GB simulation")
+    done = cli("run", "lanes", "--on", "sim", "--platform", "hydra")
+    assert done.returncode == 2, done.stderr
+    assert "GiB of buffers" in " ".join(done.stderr.split()), done.stderr
