@@ -176,7 +176,7 @@ def test_simulated_p2p_calibrates_back_to_its_platform(cli: Cli) -> None:
 
 def test_lanes_at_paper_scale_is_refused_before_it_exhausts_memory(cli: Cli) -> None:
     """Full Hydra: 1152 ranks x 2 x 46 MB of lane_pattern buffers (106 GB) in one process."""
-    from hpcscope.suites.coll import available_memory
+    from hpcscope.machine.environment import available_memory
 
     if (available_memory() or 0) > 130 * 2**30:
         pytest.skip("this machine could hold the 106 GB simulation")

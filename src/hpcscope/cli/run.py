@@ -18,10 +18,8 @@ from hpcscope.cli.common import (
 )
 from hpcscope.cli.options import coll_options, common_run_options, split_options
 from hpcscope.formatting import markup_safe as S
-from hpcscope.launch.backends import backend_for, sim_machine_of, sim_ppn
+from hpcscope.launch.backends import backend_for
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
-from hpcscope.machine.sim_platform import PlatformError
-from hpcscope.suites import coll as coll_suite
 
 
 @click.group()
@@ -37,10 +35,9 @@ def run() -> None:
 def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outcome | None:
     """Plan, then hand the jobs to the backend (--on), then write outputs. `kw` holds the
     common and backend options; `opts` the suite's own. Returns None for a dry run."""
-    cores_per_node = None
-    if kw["on"] == "sim":
-        kw, opts, cores_per_node = sim_plan_options(suite, kw, opts)
-    nodes = backend_for(kw["on"]).nodes(kw)
+    backend = backend_for(kw["on"])
+    kw, opts, cores_per_node = backend.plan_options(suite, kw, opts)
+    nodes = backend.nodes(kw)
     topology, mpis, builds = runner.prepare(suite, kw["mpi"], err)
     context = runner.make_context(
         topology,
@@ -50,8 +47,6 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
         nodes_available=nodes,
         cores_per_node=cores_per_node,
     )
-    if kw["on"] == "slurm" and kw["ntasks_per_node"]:
-        opts = {**opts, "ranks": nodes * kw["ntasks_per_node"], "nodes": nodes}
     plan = runner.make_plan(suite, context, opts)
     runner.print_notes(plan, err)
     if kw["dry_run"]:
@@ -72,81 +67,6 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
         err.print(f"[red]{S(message)}[/red]" if outcome.exit_code else S(message))
     err.print(f"run {run_id} {outcome.status}; see `hpcscope show {run_id}`")
     return outcome
-
-
-def sim_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
-    """--on sim: the MPI is SMPI, ranks are nodes x ppn of the platform, every node holds
-    ppn ranks. Bad --platform/--ppn/--ranks/--mpi stop here (exit 2), before any build."""
-    if kw["mpi"] not in ("all", "auto", "smpi"):
-        raise runner.UsageError(
-            f"--mpi {kw['mpi']}: --on sim runs SimGrid's SMPI only; drop --mpi or pass --mpi smpi"
-        )
-    if suite == "node":
-        raise runner.UsageError("--on sim: the node suite measures this machine; not simulated")
-    try:
-        machine = sim_machine_of(kw)
-        ppn = sim_ppn(kw)
-        machine.check_ppn(ppn)
-    except PlatformError as exc:
-        text = str(exc)
-        where = "" if text.startswith("--") else f"--platform {kw['platform'] or 'hydra'}: "
-        raise runner.UsageError(where + text) from exc
-    if opts.get("node_size") is not None:
-        raise runner.UsageError(
-            "--node-size emulates nodes on one machine; with --on sim the nodes are the "
-            "platform's (choose them with --platform and --ppn)"
-        )
-    cores = machine.nodes * ppn
-    ranks = opts.get("ranks") if suite != "p2p" else None
-    if ranks is not None and (ranks > cores or ranks % ppn or ranks < 2 * ppn):
-        raise runner.UsageError(
-            f"--ranks {ranks}: on {machine.label} with --ppn {ppn} give a multiple of {ppn} "
-            f"from {2 * ppn} (2 nodes) to {cores} ({machine.nodes} nodes x {ppn}); more ranks "
-            "than the platform has cores cannot be placed"
-        )
-    if suite == "lanes":
-        check_sim_lane_memory(ranks or cores, bool(opts.get("quick")), machine.label)
-    if suite != "p2p":
-        opts = {**opts, "ranks": ranks or cores}
-    else:
-        opts = {**opts, "placements": sim_p2p_placements(opts)}
-    return {**kw, "mpi": "smpi"}, opts, ppn
-
-
-def check_sim_lane_memory(ranks: int, quick: bool, label: str) -> None:
-    """One simulator process holds every rank's lane_pattern buffers: 2 x (c + 1) ints per
-    rank for the largest count c (10000 p, --quick 1000 p), i.e. 8e4 p^2 bytes; at 1152
-    ranks that is 106 GB. Refuse what does not fit in 80 % of the available memory
-    (benchmarks/sim_targets shows how shared malloc runs the paper's scale)."""
-    largest = (1000 if quick else 10000) * ranks
-    need = ranks * 2 * 4 * (largest + 1)
-    available = coll_suite.available_memory()
-    if available and need > 0.8 * available:
-        raise runner.UsageError(
-            f"--platform {label}: the lanes suite on {ranks} simulated ranks needs about "
-            f"{need / 2**30:.0f} GiB of buffers in one simulator process (largest count "
-            f"{largest} ints per node), this machine has {available / 2**30:.0f} GiB "
-            "available; use --quick, fewer nodes (--platform NAME:nodes=N) or a lower --ppn"
-        )
-
-
-SIM_P2P_PLACEMENTS = ("core", "node")
-
-
-def sim_p2p_placements(opts: dict) -> list[str]:
-    """p2p --on sim: two ranks on one simulated host (core) or on two nodes over one lane
-    (node). The placement planner reads this machine's hwloc topology, so the simulated
-    node's sockets are not offered yet (restriction, issue 13)."""
-    if opts.get("cpus"):
-        raise runner.UsageError("--cpus: simulated ranks have no CPUs of this machine")
-    wanted = opts.get("placements") or list(SIM_P2P_PLACEMENTS)
-    other = [p for p in wanted if p not in SIM_P2P_PLACEMENTS]
-    if other:
-        raise runner.UsageError(
-            f"--placements {','.join(other)}: with --on sim p2p offers "
-            f"{' and '.join(SIM_P2P_PLACEMENTS)} only"
-        )
-    return wanted
 
 
 def print_scripts(plan, kw: dict, out: Path) -> None:

@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hpcscope.launch import lab
+from hpcscope.launch import lab, sim_options
 from hpcscope.launch.base import Backend
 from hpcscope.launch.local import LocalBackend
 from hpcscope.launch.sim import SimBackend
 from hpcscope.launch.slurm import SlurmBackend
 from hpcscope.launch.slurm_script import SlurmOptions
-from hpcscope.machine import sim_machine
 from hpcscope.results.store import Store
 
 
@@ -41,6 +40,12 @@ class BackendEntry:
     description: str
     make: Callable[[BackendContext], Backend]
     nodes: Callable[[dict[str, Any]], int]  # nodes the plan may span, from the options
+    # (suite, backend options, suite options) -> the same, adjusted for this backend, and
+    # the cores of one node when they are not this machine's; ValueError for what it
+    # cannot run (exit 2, before anything is built).
+    plan_options: Callable[[str, dict, dict], tuple[dict, dict, int | None]] = (
+        lambda suite, kw, opts: (kw, opts, None)
+    )
 
 
 def _local(ctx: BackendContext) -> Backend:
@@ -56,19 +61,21 @@ def _slurm(ctx: BackendContext) -> Backend:
     )
 
 
-def sim_machine_of(options: dict[str, Any]) -> sim_machine.SimMachine:
-    """The simulated cluster of `--platform` (default hydra). Raises PlatformError."""
-    return sim_machine.resolve(options.get("platform") or "hydra")
-
-
-def sim_ppn(options: dict[str, Any]) -> int:
-    """`--ppn`, default every core of a simulated node."""
-    return options.get("ppn") or sim_machine_of(options).cores_per_node
+def _slurm_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, None]:
+    """--ntasks-per-node: the ranks of coll and lanes are nodes x tasks per node."""
+    if kw.get("ntasks_per_node"):
+        nodes = kw.get("nodes") or 1
+        opts = {**opts, "ranks": nodes * kw["ntasks_per_node"], "nodes": nodes}
+    return kw, opts, None
 
 
 def _sim(ctx: BackendContext) -> Backend:
     return SimBackend(
-        ctx.store, ctx.folder / "sim", sim_machine_of(ctx.options), sim_ppn(ctx.options), ctx.on_job
+        ctx.store,
+        ctx.folder / "sim",
+        sim_options.machine_of(ctx.options),
+        sim_options.ppn_of(ctx.options),
+        ctx.on_job,
     )
 
 
@@ -80,12 +87,14 @@ BACKENDS: dict[str, BackendEntry] = {
         "SLURM job arrays (sbatch), collected from their files",
         _slurm,
         lambda o: o.get("nodes") or 1,
+        _slurm_plan_options,
     ),
     "sim": BackendEntry(
         "sim",
         "a simulated cluster (SimGrid SMPI, --platform), one job at a time",
         _sim,
-        lambda o: sim_machine_of(o).nodes,
+        lambda o: sim_options.machine_of(o).nodes,
+        sim_options.plan_options,
     ),
 }
 

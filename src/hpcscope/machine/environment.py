@@ -68,3 +68,15 @@ def capture() -> dict:
             k: v for k, v in sorted(os.environ.items()) if k.startswith(_VARIABLE_PREFIXES)
         },
     }
+
+
+def available_memory() -> int | None:
+    """MemAvailable of /proc/meminfo in bytes (None where it cannot be read)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hpcscope.machine import environment
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.plan.job import Job
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
@@ -104,7 +105,7 @@ def check_memory(colls: list[str], counts: str | None, ranks: int, validate: boo
     limit or, summed over the ranks of this machine, most of its available memory."""
     if not counts:
         return  # the program's own sweep drops sizes over the limit and says so
-    available = available_memory()
+    available = environment.available_memory()
     for item in counts.split(","):
         item = item.split(":")[1] if ":" in item else item  # a sweep FROM:TO[:F]: its end
         count = int(item[:-1]) * ranks if item.endswith("p") else int(item)
@@ -122,17 +123,6 @@ def check_memory(colls: list[str], counts: str | None, ranks: int, validate: boo
                     f"ranks but this machine has {available / 2**30:.1f} GiB available; "
                     "lower --counts"
                 )
-
-
-def available_memory() -> int | None:
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 @dataclass

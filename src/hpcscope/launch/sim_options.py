@@ -1,0 +1,96 @@
+"""How `--on sim` shapes a plan: the platform (`--platform`, default hydra), ranks per node
+(`--ppn`), the SMPI build, and what cannot be simulated, refused before anything is built
+(ValueError: exit 2 with the parameter named). Used by the sim entry of launch/backends.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hpcscope.machine import environment, sim_machine
+from hpcscope.machine.sim_platform import PlatformError
+
+
+def machine_of(options: dict[str, Any]) -> sim_machine.SimMachine:
+    """The simulated cluster of `--platform` (default hydra). Raises PlatformError."""
+    return sim_machine.resolve(options.get("platform") or "hydra")
+
+
+def ppn_of(options: dict[str, Any]) -> int:
+    """`--ppn`, default every core of a simulated node."""
+    return options.get("ppn") or machine_of(options).cores_per_node
+
+
+def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
+    """--on sim: the MPI is SMPI, ranks are nodes x ppn of the platform, every node holds
+    ppn ranks. Bad --platform/--ppn/--ranks/--mpi stop here (exit 2), before any build."""
+    if kw["mpi"] not in ("all", "auto", "smpi"):
+        raise ValueError(
+            f"--mpi {kw['mpi']}: --on sim runs SimGrid's SMPI only; drop --mpi or pass --mpi smpi"
+        )
+    if suite == "node":
+        raise ValueError("--on sim: the node suite measures this machine; not simulated")
+    try:
+        machine = machine_of(kw)
+        ppn = ppn_of(kw)
+        machine.check_ppn(ppn)
+    except PlatformError as exc:
+        text = str(exc)
+        where = "" if text.startswith("--") else f"--platform {kw['platform'] or 'hydra'}: "
+        raise ValueError(where + text) from exc
+    if opts.get("node_size") is not None:
+        raise ValueError(
+            "--node-size emulates nodes on one machine; with --on sim the nodes are the "
+            "platform's (choose them with --platform and --ppn)"
+        )
+    cores = machine.nodes * ppn
+    ranks = opts.get("ranks") if suite != "p2p" else None
+    if ranks is not None and (ranks > cores or ranks % ppn or ranks < 2 * ppn):
+        raise ValueError(
+            f"--ranks {ranks}: on {machine.label} with --ppn {ppn} give a multiple of {ppn} "
+            f"from {2 * ppn} (2 nodes) to {cores} ({machine.nodes} nodes x {ppn}); more ranks "
+            "than the platform has cores cannot be placed"
+        )
+    if suite == "lanes":
+        check_lane_memory(ranks or cores, bool(opts.get("quick")), machine.label)
+    if suite != "p2p":
+        opts = {**opts, "ranks": ranks or cores}
+    else:
+        opts = {**opts, "placements": p2p_placements(opts)}
+    return {**kw, "mpi": "smpi"}, opts, ppn
+
+
+def check_lane_memory(ranks: int, quick: bool, label: str) -> None:
+    """One simulator process holds every rank's lane_pattern buffers: 2 x (c + 1) ints per
+    rank for the largest count c (10000 p, --quick 1000 p), i.e. 8e4 p^2 bytes; at 1152
+    ranks that is 106 GB. Refuse what does not fit in 80 % of the available memory
+    (benchmarks/sim_targets shows how shared malloc runs the paper's scale)."""
+    largest = (1000 if quick else 10000) * ranks
+    need = ranks * 2 * 4 * (largest + 1)
+    available = environment.available_memory()
+    if available and need > 0.8 * available:
+        raise ValueError(
+            f"--platform {label}: the lanes suite on {ranks} simulated ranks needs about "
+            f"{need / 2**30:.0f} GiB of buffers in one simulator process (largest count "
+            f"{largest} ints per node), this machine has {available / 2**30:.0f} GiB "
+            "available; use --quick, fewer nodes (--platform NAME:nodes=N) or a lower --ppn"
+        )
+
+
+P2P_PLACEMENTS = ("core", "node")
+
+
+def p2p_placements(opts: dict) -> list[str]:
+    """p2p --on sim: two ranks on one simulated host (core) or on two nodes over one lane
+    (node). The placement planner reads this machine's hwloc topology, so the simulated
+    node's sockets are not offered yet (restriction, issue 13)."""
+    if opts.get("cpus"):
+        raise ValueError("--cpus: simulated ranks have no CPUs of this machine")
+    wanted = opts.get("placements") or list(P2P_PLACEMENTS)
+    other = [p for p in wanted if p not in P2P_PLACEMENTS]
+    if other:
+        raise ValueError(
+            f"--placements {','.join(other)}: with --on sim p2p offers "
+            f"{' and '.join(P2P_PLACEMENTS)} only"
+        )
+    return wanted
