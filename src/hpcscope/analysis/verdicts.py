@@ -34,7 +34,7 @@ import numpy as np
 from hpcscope.analysis import observations as obs
 from hpcscope.formatting import format_number
 from hpcscope.results import stats
-from hpcscope.results.cells import summarize_cell
+from hpcscope.results.cells import compare_cells, summarize_cell
 
 THRESHOLD = 0.05  # a mock-up must be at least 5 % faster (Hodges-Lehmann shift) to count
 ALPHA = 0.05  # and significant at this level (Mann-Whitney, two-sided)
@@ -118,10 +118,16 @@ def group_coll_by_launch(samples: Iterable[dict]) -> dict[tuple, dict[Any, dict[
 
 
 def verdict_of(
-    native: list[float], other: list[float], *, threshold: float = THRESHOLD, alpha: float = ALPHA
+    native: dict[Any, list[float]],
+    other: dict[Any, list[float]],
+    *,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
 ) -> dict[str, Any]:
-    """Verdict of one mock-up against native: speedup, p-value, violation/same/slower."""
-    cmp = stats.compare(native, other, threshold, lower_is_better=True, alpha=alpha)
+    """Verdict of one mock-up against native, {launch: values} each (both are timed in the
+    same launches): speedup, p-value, violation/same/slower, by the launch rule of
+    results.cells.compare_cells (a violation must show in every launch)."""
+    cmp = compare_cells(native, other, threshold, lower_is_better=True, paired=True, alpha=alpha)
     verdict = {"faster": "violation", "slower": "slower"}.get(cmp.verdict, "same")
     return {
         "speedup": (cmp.median_a / cmp.median_b) if cmp.median_b else float("inf"),
@@ -173,7 +179,9 @@ def coll_table(
         for alg in algs:
             if alg == "native" or native is None:
                 continue
-            v = verdict_of(native, by_alg[alg], threshold=threshold, alpha=alpha)
+            v = verdict_of(
+                launches_by_alg["native"], launches_by_alg[alg], threshold=threshold, alpha=alpha
+            )
             row[f"{alg}_speedup"] = v["speedup"]
             row[f"{alg}_p"] = v["p_value"]
             row[f"{alg}_verdict"] = v["verdict"]

@@ -31,7 +31,7 @@ from rich.text import Text
 
 from hpcscope.formatting import markup_safe, plain
 from hpcscope.results import stats
-from hpcscope.results.cells import LAUNCH_TAGS, group_cells
+from hpcscope.results.cells import LAUNCH_TAGS, compare_cells, group_cells
 from hpcscope.results.store import Store
 
 _HIDDEN = ("mpi_version",)  # kept in the match key, too long to repeat on every row
@@ -129,9 +129,7 @@ def compare_samples(a: list[dict], b: list[dict], threshold: float = 0.05) -> li
     for key in sorted(ga.keys() & gb.keys(), key=_sort_key):
         bench, metric, unit, tags, params = key
         lib = _lower_is_better(metric, unit)
-        values_a = [v for vs in ga[key].values() for v in vs]
-        values_b = [v for vs in gb[key].values() for v in vs]
-        c = stats.compare(values_a, values_b, threshold, lower_is_better=lib)
+        c = compare_cells(ga[key], gb[key], threshold, lower_is_better=lib)
         rows.append(
             Row(
                 bench,

@@ -15,10 +15,12 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from hpcscope.results.stats import Pooled, Summary, is_rate, pooled, summarize
+import numpy as np
+
+from hpcscope.results.stats import Comparison, Pooled, Summary, compare, is_rate, pooled, summarize
 
 LAUNCH_TAGS = ("repeat",)
 SETTING_PARAMS = ("iterations", "block", "window", "repeat", "test")
@@ -85,4 +87,62 @@ def summarize_cell(per_launch: dict[Any, list[float]], unit: str) -> Cell:
         everything,
         across,
         list(everything.warnings) + (list(across.warnings) if across else []),
+    )
+
+
+def compare_cells(
+    a: dict[Any, list[float]],
+    b: dict[Any, list[float]],
+    threshold: float,
+    *,
+    lower_is_better: bool,
+    paired: bool = False,
+    alpha: float = 0.05,
+) -> Comparison:
+    """b against a, launches respected (the one rule for verdicts, compare and tune).
+
+    Repetitions of different launches are not i.i.d. (Hoefler & Belli), so a difference
+    found on the pooled values (stats.compare: Mann-Whitney p < alpha and a Hodges-Lehmann
+    shift beyond `threshold`) counts only if the launches agree:
+      paired   (a and b measured in the same launches, e.g. native and a mock-up of one
+               coll launch): the same verdict in every launch both have;
+      unpaired (two runs): the launch medians do not overlap, every launch median of b
+               beyond every launch median of a in the verdict's direction.
+    With one launch on a side the pooled verdict stands (nothing to disagree with). A
+    verdict the launches do not share becomes "same" with a warning naming the launches.
+    """
+    pooled_a = [v for vs in a.values() for v in vs]
+    pooled_b = [v for vs in b.values() for v in vs]
+    result = compare(pooled_a, pooled_b, threshold, lower_is_better=lower_is_better, alpha=alpha)
+    if result.verdict == "same":
+        return result
+    if paired:
+        shared = [k for k in a if k in b and a[k] and b[k]]
+        if len(shared) < 2:
+            return result
+        per_launch = {
+            k: compare(a[k], b[k], threshold, lower_is_better=lower_is_better, alpha=alpha).verdict
+            for k in shared
+        }
+        disagree = sorted(str(k) for k, v in per_launch.items() if v != result.verdict)
+        why = f"launches {', '.join(disagree)} do not show it on their own"
+    else:
+        medians_a = [float(np.median(v)) for v in a.values() if v]
+        medians_b = [float(np.median(v)) for v in b.values() if v]
+        if len(medians_a) < 2 and len(medians_b) < 2:
+            return result
+        b_lower = result.shift < 0
+        disagree = (
+            ["overlap"]
+            if (max(medians_b) >= min(medians_a) if b_lower else min(medians_b) <= max(medians_a))
+            else []
+        )
+        why = "the launch medians of the two sides overlap"
+    if not disagree:
+        return result
+    return replace(
+        result,
+        significant=False,
+        verdict="same",
+        warnings=[*result.warnings, f"pooled values say {result.verdict}, but {why}"],
     )

@@ -43,7 +43,7 @@ _TIME_UNITS = {"ns", "us", "ms", "s", "sec", "cycles"}
 
 def is_rate(unit: str) -> bool:
     """Units per second (MB/s, GB/s, Gbit/s, FLOP/s, msg/s) are rates: harmonic means."""
-    return unit.strip().endswith("/s") or unit.strip() in {"Hz", "MHz", "GHz"}
+    return unit.strip().endswith("/s") or unit.strip() in {"Hz", "MHz", "GHz", "IOPS"}
 
 
 def lower_is_better(unit: str) -> bool:
