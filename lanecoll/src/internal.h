@@ -142,6 +142,10 @@ int lc_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, in
  * libraries skip zero-count calls locally (Open MPI's gather returns early on a
  * non-root with sendcount 0), so running the decomposition would deadlock. */
 int lc_empty(int count, MPI_Datatype type);
+/* PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) in one place: GCC 12's
+ * -Wstringop-overflow takes Open MPI's MPI_STATUSES_IGNORE (a null MPI_Status *) for a
+ * zero-size status array; the warning is silenced there only. */
+int lc_waitall(int n, MPI_Request *reqs);
 /* Byte offset of element block i for `count` elements of `type` per block. */
 MPI_Aint lc_extent(MPI_Datatype type);
 /* Type of `count` elements of `type` whose extent is set to `extent_blocks` such blocks:
@@ -202,6 +206,32 @@ int lc_exscan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype ty
  * block-wise over all lanes; shared by scan_lane and exscan_lane. */
 int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type, MPI_Op op,
                         const lc_decomp *d, int vector);
+
+/* ---- The k-ported tree over the nodes (ktree.c) ------------------------------------- */
+typedef struct lc_ktree_send {
+    int round; /* 0, 1, ...: sends of one port go out in this order */
+    int port;  /* node rank that sends (and node rank of the receiver: lane `port`) */
+    int node;  /* receiving node = first node of the part */
+    int first, last; /* the part: nodes [first, last) */
+} lc_ktree_send;
+typedef struct lc_ktree {
+    int k;           /* ports per node: min_ppn */
+    int parent;      /* node that sends to this node; -1 on the root's node */
+    int recv_port;   /* node rank (and lane) on which this node receives; -1 at the root */
+    int first, last; /* this node's subtree: nodes [first, last) */
+    int nsends;
+    lc_ktree_send *sends; /* this node's children in round order; free() it */
+} lc_ktree;
+/* The tree for the node of this process, rooted at node root_node. */
+int lc_ktree_build(const lc_decomp *d, int root_node, lc_ktree *t);
+/* Blocks (processes) of nodes [first, last): consecutive communicators only. */
+int lc_ktree_blocks(const lc_decomp *d, int first, int last);
+/* The parts port `port` of this node sends (scatter) or receives (gather), in round
+ * order, in a buffer of blocks (count x type each) starting at comm rank `base`: one
+ * committed hindexed type (MPI_DATATYPE_NULL when the port has none) and the number of
+ * blocks in it. Consecutive communicators only. */
+int lc_ktree_parts_type(const lc_decomp *d, const lc_ktree *t, int port, int base,
+                        int count, MPI_Datatype type, MPI_Datatype *out, int *nblocks);
 
 #pragma GCC visibility pop
 
