@@ -202,6 +202,10 @@ int lc_scan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type
 int lc_exscan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                         MPI_Op op, const lc_decomp *d, int vector);
 
+/* bcast_pipeline.c: the k-lane linear pipeline (k = 1: bcast_pipeline1). */
+int lc_bcast_pipelined(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,
+                       int k);
+
 /* scan_lane.c: E = reduction of the inputs of all earlier nodes (undefined on node 0),
  * block-wise over all lanes; shared by scan_lane and exscan_lane. */
 int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type, MPI_Op op,
