@@ -55,6 +55,11 @@ typedef struct lc_decomp {
     int *node_first;    /* [nnodes] lowest comm rank of each node */
     int *rank_node;     /* [size] node index of every comm rank */
     int *rank_noderank; /* [size] node rank of every comm rank */
+    /* Ranks not consecutive over the nodes (NULL otherwise): rank_pos[r] = position of
+     * rank r in node order, and `ordered`, this decomposition with ranks renumbered so
+     * (consecutive, same sub-communicators): see reindex.c. */
+    int *rank_pos;
+    struct lc_decomp *ordered;
 } lc_decomp;
 
 /* Per-communicator state stored as one attribute. */
@@ -201,6 +206,24 @@ int lc_scan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type
                       const lc_decomp *d, int vector);
 int lc_exscan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                         MPI_Op op, const lc_decomp *d, int vector);
+
+/* reindex.c: gather, scatter and allgather on communicators whose ranks are not
+ * consecutive over the nodes, by running a body written for consecutive ranks on the
+ * view d->ordered and permuting the blocks through a temporary of p blocks (at the
+ * root; at every process for allgather). */
+typedef int (*lc_gather_body)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int,
+                              const lc_decomp *);
+typedef int (*lc_allgather_body)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                                 const lc_decomp *);
+int lc_gather_reindexed(lc_gather_body f, const void *sbuf, int scount, MPI_Datatype stype,
+                        void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                        const lc_decomp *d);
+int lc_scatter_reindexed(lc_gather_body f, const void *sbuf, int scount, MPI_Datatype stype,
+                         void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                         const lc_decomp *d);
+int lc_allgather_reindexed(lc_allgather_body f, const void *sbuf, int scount,
+                           MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                           const lc_decomp *d);
 
 /* bcast_pipeline.c: the k-lane linear pipeline (k = 1: bcast_pipeline1). */
 int lc_bcast_pipelined(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,

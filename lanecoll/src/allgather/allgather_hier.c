@@ -19,7 +19,9 @@
  * Cost: ceil(log n) + ceil(log N) + ceil(log n) rounds; pc broadcast on every node;
  *   (p - n)c into each node over one lane; zero-copy for gap-free predefined receive
  *   types, one local pack/unpack of pc at the leaders otherwise.
- * Restrictions: consecutive ranks. Unequal node sizes are fine. */
+ * Restrictions: none. Unequal node sizes are fine.
+ * Other rank orders (ranks not consecutive over the nodes) run the same on a renumbered
+ * view through reindex.c: a temporary of pc and one local permutation of pc at every process. */
 #include <stdlib.h>
 
 #include "../internal.h"
@@ -87,8 +89,8 @@ static int allgather_leaders(const lc_decomp *d, void *rbuf, int rcount, MPI_Dat
     return err;
 }
 
-int lc_allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                      int rcount, MPI_Datatype rtype, const lc_decomp *d)
+static int allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                          int rcount, MPI_Datatype rtype, const lc_decomp *d)
 {
     if (lc_empty(rcount, rtype)) return MPI_SUCCESS;
     MPI_Aint blk = rcount * lc_extent(rtype);
@@ -103,4 +105,13 @@ int lc_allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rb
         LC_TRY(PMPI_Gather(sbuf, scount, stype, NULL, 0, stype, 0, d->nodecomm));
     }
     return PMPI_Bcast(rbuf, d->size * rcount, rtype, 0, d->nodecomm);
+}
+
+int lc_allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                      MPI_Datatype rtype, const lc_decomp *d)
+{
+    if (!d->consecutive)
+        return lc_allgather_reindexed(allgather_hier, sbuf, scount, stype, rbuf, rcount, rtype,
+                                      d);
+    return allgather_hier(sbuf, scount, stype, rbuf, rcount, rtype, d);
 }

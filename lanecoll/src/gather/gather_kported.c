@@ -14,8 +14,10 @@
  *   (linear at the holder); (p-1)c reach the root, (p-n)c of it through the root
  *   node's k ports, all lanes at once; each node's data cross the network once.
  *   Memory: a holder holds its subtree's blocks, a port its children's blocks.
- * Restrictions: consecutive ranks (a subtree's blocks are contiguous). Any node sizes
- * (node ranks >= min_ppn are no ports), any root. */
+ * Restrictions: none. Any node sizes (node ranks >= min_ppn are no ports), any root.
+ * A subtree's blocks are contiguous only for consecutive ranks: other rank orders run
+ * on a renumbered view through reindex.c (a temporary of pc and one local permutation
+ * of pc at the root). */
 #include <stdlib.h>
 
 #include "../internal.h"
@@ -58,8 +60,8 @@ static int holder_collect(const lc_decomp *d, const lc_ktree *t, int holder, cha
     return err != MPI_SUCCESS ? err : werr;
 }
 
-int lc_gather_kported(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                      int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
+static int gather_kported(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                          int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
     if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype))
         return MPI_SUCCESS;
@@ -116,4 +118,13 @@ int lc_gather_kported(const void *sbuf, int scount, MPI_Datatype stype, void *rb
     lc_free(mem);
     free(t.sends);
     return err;
+}
+
+int lc_gather_kported(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                      MPI_Datatype rtype, int root, const lc_decomp *d)
+{
+    if (!d->consecutive)
+        return lc_gather_reindexed(gather_kported, sbuf, scount, stype, rbuf, rcount, rtype,
+                                   root, d);
+    return gather_kported(sbuf, scount, stype, rbuf, rcount, rtype, root, d);
 }

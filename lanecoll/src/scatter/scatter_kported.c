@@ -15,8 +15,10 @@
  *   (p-n)c of it through the root node's k ports, all lanes at once; each node's data
  *   cross the network once. Memory: a holder holds its subtree's blocks, a port its
  *   parts.
- * Restrictions: consecutive ranks (a subtree's blocks are contiguous). Any node sizes
- * (node ranks >= min_ppn are no ports), any root. */
+ * Restrictions: none. Any node sizes (node ranks >= min_ppn are no ports), any root.
+ * A subtree's blocks are contiguous only for consecutive ranks: other rank orders run
+ * on a renumbered view through reindex.c (a temporary of pc and one local permutation
+ * of pc at the root). */
 #include <stdlib.h>
 
 #include "../internal.h"
@@ -50,8 +52,8 @@ static int holder_spread(const lc_decomp *d, const lc_ktree *t, int holder, cons
     return err != MPI_SUCCESS ? err : werr;
 }
 
-int lc_scatter_kported(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                       int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
+static int scatter_kported(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                           int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
     if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype))
         return MPI_SUCCESS;
@@ -110,4 +112,13 @@ int lc_scatter_kported(const void *sbuf, int scount, MPI_Datatype stype, void *r
     lc_free(mem);
     free(t.sends);
     return err;
+}
+
+int lc_scatter_kported(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                       MPI_Datatype rtype, int root, const lc_decomp *d)
+{
+    if (!d->consecutive)
+        return lc_scatter_reindexed(scatter_kported, sbuf, scount, stype, rbuf, rcount, rtype,
+                                   root, d);
+    return scatter_kported(sbuf, scount, stype, rbuf, rcount, rtype, root, d);
 }
