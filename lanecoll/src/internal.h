@@ -211,8 +211,8 @@ int lc_exscan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype ty
  * consecutive over the nodes, by running a body written for consecutive ranks on the
  * view d->ordered and permuting the blocks through a temporary of p blocks (at the
  * root; at every process for allgather). */
-typedef int (*lc_gather_body)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int,
-                              const lc_decomp *);
+typedef int (*lc_gather_body)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                              int, const lc_decomp *);
 typedef int (*lc_allgather_body)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
                                  const lc_decomp *);
 int lc_gather_reindexed(lc_gather_body f, const void *sbuf, int scount, MPI_Datatype stype,
@@ -226,8 +226,8 @@ int lc_allgather_reindexed(lc_allgather_body f, const void *sbuf, int scount,
                            const lc_decomp *d);
 
 /* bcast_pipeline.c: the k-lane linear pipeline (k = 1: bcast_pipeline1). */
-int lc_bcast_pipelined(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,
-                       int k);
+int lc_bcast_pipelined(void *buf, int count, MPI_Datatype type, int root,
+                       const lc_decomp *d, int k);
 
 /* scan_lane.c: E = reduction of the inputs of all earlier nodes (undefined on node 0),
  * block-wise over all lanes; shared by scan_lane and exscan_lane. */
@@ -236,9 +236,9 @@ int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type
 
 /* ---- The k-ported tree over the nodes (ktree.c) ------------------------------------- */
 typedef struct lc_ktree_send {
-    int round; /* 0, 1, ...: sends of one port go out in this order */
-    int port;  /* node rank that sends (and node rank of the receiver: lane `port`) */
-    int node;  /* receiving node = first node of the part */
+    int round;       /* 0, 1, ...: sends of one port go out in this order */
+    int port;        /* node rank that sends (and node rank of the receiver: lane `port`) */
+    int node;        /* receiving node = first node of the part */
     int first, last; /* the part: nodes [first, last) */
 } lc_ktree_send;
 typedef struct lc_ktree {

@@ -48,7 +48,8 @@ int lc_gather_reindexed(lc_gather_body f, const void *sbuf, int scount, MPI_Data
                         const lc_decomp *d)
 {
     int root2 = d->rank_pos[root];
-    if (d->rank != root) return f(sbuf, scount, stype, rbuf, rcount, rtype, root2, d->ordered);
+    if (d->rank != root)
+        return f(sbuf, scount, stype, rbuf, rcount, rtype, root2, d->ordered);
     if (lc_empty(rcount, rtype)) return MPI_SUCCESS;
     void *mem, *tmp = lc_tmp_alloc((MPI_Aint)d->size * rcount, rtype, &mem);
     if (!tmp) return MPI_ERR_NO_MEM;
@@ -67,12 +68,14 @@ int lc_scatter_reindexed(lc_gather_body f, const void *sbuf, int scount, MPI_Dat
                          const lc_decomp *d)
 {
     int root2 = d->rank_pos[root];
-    if (d->rank != root) return f(sbuf, scount, stype, rbuf, rcount, rtype, root2, d->ordered);
+    if (d->rank != root)
+        return f(sbuf, scount, stype, rbuf, rcount, rtype, root2, d->ordered);
     if (lc_empty(scount, stype)) return MPI_SUCCESS;
     void *mem, *tmp = lc_tmp_alloc((MPI_Aint)d->size * scount, stype, &mem);
     if (!tmp) return MPI_ERR_NO_MEM;
     int err = permute(d, tmp, (void *)sbuf, scount, stype, 1);
-    if (err == MPI_SUCCESS) err = f(tmp, scount, stype, rbuf, rcount, rtype, root2, d->ordered);
+    if (err == MPI_SUCCESS)
+        err = f(tmp, scount, stype, rbuf, rcount, rtype, root2, d->ordered);
     lc_free(mem);
     return err;
 }

@@ -143,7 +143,8 @@ static int read_pipeline_block(void)
     long long v = strtoll(s, &end, 10);
     if (v > 0 && *end == '\0') return 0;
     snprintf(settings.error, sizeof settings.error,
-             "lanecoll: LANECOLL_PIPELINE_BLOCK=%s: expected a positive integer (bytes)", s);
+             "lanecoll: LANECOLL_PIPELINE_BLOCK=%s: expected a positive integer (bytes)",
+             s);
     return -1;
 }
 
@@ -173,8 +174,8 @@ static int read_policy(void)
 extern char **environ;
 static int check_names(void)
 {
-    static const char *const fixed[] = { "ALL",        "TUNING",        "FALLBACK",
-                                         "LOG",        "NODE_SIZE",     "NODE_SIZES",
+    static const char *const fixed[] = { "ALL",           "TUNING",        "FALLBACK",
+                                         "LOG",           "NODE_SIZE",     "NODE_SIZES",
                                          "NODE_NAME_SEP", "PIPELINE_BLOCK" };
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, "LANECOLL_", 9) != 0) continue;

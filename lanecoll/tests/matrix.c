@@ -171,8 +171,8 @@ static void report(const tcase *c, const char *what)
         fprintf(stderr,
                 "FAIL world rank %d: %s_%s comm=%s type=%s count=%d root=%d op=%s "
                 "inplace=%d: %s\n",
-                world_rank, coll_names[c->coll], c->variant, c->comm_name,
-                c->t->name, c->count, c->root, c->opname, c->inplace, what);
+                world_rank, coll_names[c->coll], c->variant, c->comm_name, c->t->name,
+                c->count, c->root, c->opname, c->inplace, what);
 }
 
 static void note_fallback(const tcase *c)
@@ -258,7 +258,8 @@ static int mpich_inplace_reduce_fallback(const tcase *c)
 {
     if (!is_mpich || c->coll != REDUCE || !c->inplace || c->root == 0) return 0;
     int x = 0;
-    CALL(c, reduce)(c->rank == c->root ? MPI_IN_PLACE : &x, &x, 0, c->t->type, c->op, c->root, c->comm);
+    CALL(c, reduce)
+    (c->rank == c->root ? MPI_IN_PLACE : &x, &x, 0, c->t->type, c->op, c->root, c->comm);
     return LC_Fallback_reason(c->comm) != NULL;
 }
 
@@ -319,8 +320,8 @@ static void check(tcase *c)
 
     if (verbose && world_rank == 0) {
         fprintf(stderr, "run %s_%s comm=%s type=%s count=%d root=%d op=%s inplace=%d\n",
-                coll_names[c->coll], c->variant, c->comm_name, c->t->name,
-                c->count, c->root, c->opname, c->inplace);
+                coll_names[c->coll], c->variant, c->comm_name, c->t->name, c->count,
+                c->root, c->opname, c->inplace);
         fflush(stderr);
     }
     run(c, &b);

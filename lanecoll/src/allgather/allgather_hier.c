@@ -21,7 +21,8 @@
  *   types, one local pack/unpack of pc at the leaders otherwise.
  * Restrictions: none. Unequal node sizes are fine.
  * Other rank orders (ranks not consecutive over the nodes) run the same on a renumbered
- * view through reindex.c: a temporary of pc and one local permutation of pc at every process. */
+ * view through reindex.c: a temporary of pc and one local permutation of pc at every
+ * process. */
 #include <stdlib.h>
 
 #include "../internal.h"
@@ -107,11 +108,11 @@ static int allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void
     return PMPI_Bcast(rbuf, d->size * rcount, rtype, 0, d->nodecomm);
 }
 
-int lc_allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                      MPI_Datatype rtype, const lc_decomp *d)
+int lc_allgather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                      int rcount, MPI_Datatype rtype, const lc_decomp *d)
 {
     if (!d->consecutive)
-        return lc_allgather_reindexed(allgather_hier, sbuf, scount, stype, rbuf, rcount, rtype,
-                                      d);
+        return lc_allgather_reindexed(allgather_hier, sbuf, scount, stype, rbuf, rcount,
+                                      rtype, d);
     return allgather_hier(sbuf, scount, stype, rbuf, rcount, rtype, d);
 }

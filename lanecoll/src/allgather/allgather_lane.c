@@ -10,7 +10,8 @@
  *   process) limits the n-fold speed-up.
  * Restrictions: regular.
  * Other rank orders (ranks not consecutive over the nodes) run the same on a renumbered
- * view through reindex.c: a temporary of pc and one local permutation of pc at every process. */
+ * view through reindex.c: a temporary of pc and one local permutation of pc at every
+ * process. */
 #include "../internal.h"
 
 static int allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
@@ -32,11 +33,11 @@ static int allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void
     return err;
 }
 
-int lc_allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                      MPI_Datatype rtype, const lc_decomp *d)
+int lc_allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                      int rcount, MPI_Datatype rtype, const lc_decomp *d)
 {
     if (!d->consecutive)
-        return lc_allgather_reindexed(allgather_lane, sbuf, scount, stype, rbuf, rcount, rtype,
-                                      d);
+        return lc_allgather_reindexed(allgather_lane, sbuf, scount, stype, rbuf, rcount,
+                                      rtype, d);
     return allgather_lane(sbuf, scount, stype, rbuf, rcount, rtype, d);
 }

@@ -28,7 +28,8 @@ int lc_bcast_kported(void *buf, int count, MPI_Datatype type, int root, const lc
     } else {
         from = t.recv_port;
         if (d->node_rank == from)
-            err = PMPI_Recv(buf, count, type, t.parent, TAG, d->lanecomm, MPI_STATUS_IGNORE);
+            err =
+                PMPI_Recv(buf, count, type, t.parent, TAG, d->lanecomm, MPI_STATUS_IGNORE);
     }
     if (err == MPI_SUCCESS) err = PMPI_Bcast(buf, count, type, from, d->nodecomm);
     for (int i = 0; i < t.nsends && err == MPI_SUCCESS; i++)

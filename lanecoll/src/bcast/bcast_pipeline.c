@@ -70,8 +70,8 @@ static int block_elems(int lane, int size, int nnodes)
     return e < 1 ? 1 : e > lane ? lane : (int)e;
 }
 
-int lc_bcast_pipelined(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d,
-                       int k)
+int lc_bcast_pipelined(void *buf, int count, MPI_Datatype type, int root,
+                       const lc_decomp *d, int k)
 {
     if (lc_empty(count, type)) return MPI_SUCCESS;
     int N = d->nnodes, n = d->node_size, me = d->node_rank, size, err = MPI_SUCCESS;
@@ -94,11 +94,11 @@ int lc_bcast_pipelined(void *buf, int count, MPI_Datatype type, int root, const 
     int pred = (d->node_index - 1 + N) % N, succ = (d->node_index + 1) % N;
 
 /* Block b of lane j: pointer and length (0 past the end of the lane). */
-#define BLK_PTR(j, b) (LC_CHAR(buf) + ((MPI_Aint)displ[j] + (MPI_Aint)(b) * B) * ext)
-#define BLK_LEN(j, b)                                                                   \
-    ((b) < 0 || (b) >= T || (long long)(b) * B >= cnt[j]                                 \
-         ? 0                                                                            \
-         : (cnt[j] - (b) * B < B ? cnt[j] - (b) * B : B))
+#define BLK_PTR(j, b) (LC_CHAR(buf) + ((MPI_Aint)displ[j] + (MPI_Aint)(b)*B) * ext)
+#define BLK_LEN(j, b)                                  \
+    ((b) < 0 || (b) >= T || (long long)(b)*B >= cnt[j] \
+         ? 0                                           \
+         : (cnt[j] - (b)*B < B ? cnt[j] - (b)*B : B))
 
     for (int t = 0; t <= T + N - 1 && err == MPI_SUCCESS; t++) {
         int nr = 0, len;

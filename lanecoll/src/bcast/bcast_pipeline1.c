@@ -11,7 +11,8 @@
  * Restrictions: none. */
 #include "../internal.h"
 
-int lc_bcast_pipeline1(void *buf, int count, MPI_Datatype type, int root, const lc_decomp *d)
+int lc_bcast_pipeline1(void *buf, int count, MPI_Datatype type, int root,
+                       const lc_decomp *d)
 {
     return lc_bcast_pipelined(buf, count, type, root, d, 1);
 }

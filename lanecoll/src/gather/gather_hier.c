@@ -31,8 +31,8 @@ static int gather_over_nodes(const lc_decomp *d, const void *tmp, int scount,
     return err;
 }
 
-static int gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                       MPI_Datatype rtype, int root, const lc_decomp *d)
+static int gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                       int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
     if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype))
         return MPI_SUCCESS;

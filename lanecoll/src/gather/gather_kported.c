@@ -120,8 +120,8 @@ static int gather_kported(const void *sbuf, int scount, MPI_Datatype stype, void
     return err;
 }
 
-int lc_gather_kported(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                      MPI_Datatype rtype, int root, const lc_decomp *d)
+int lc_gather_kported(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                      int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
     if (!d->consecutive)
         return lc_gather_reindexed(gather_kported, sbuf, scount, stype, rbuf, rcount, rtype,

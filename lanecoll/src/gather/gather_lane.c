@@ -15,8 +15,8 @@
  * view through reindex.c: a temporary of pc and one local permutation of pc at the root. */
 #include "../internal.h"
 
-static int gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                       MPI_Datatype rtype, int root, const lc_decomp *d)
+static int gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                       int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
     if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype))
         return MPI_SUCCESS;

@@ -88,7 +88,8 @@ static int scatter_kported(const void *sbuf, int scount, MPI_Datatype stype, voi
                             d->lanecomm);
         }
     } else {
-        err = PMPI_Recv(rbuf, rcount, rtype, holder, TAG_OWN, d->nodecomm, MPI_STATUS_IGNORE);
+        err =
+            PMPI_Recv(rbuf, rcount, rtype, holder, TAG_OWN, d->nodecomm, MPI_STATUS_IGNORE);
         int nb = 0;
         for (int i = 0; i < t.nsends; i++)
             if (t.sends[i].port == d->node_rank)
@@ -114,11 +115,11 @@ static int scatter_kported(const void *sbuf, int scount, MPI_Datatype stype, voi
     return err;
 }
 
-int lc_scatter_kported(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                       MPI_Datatype rtype, int root, const lc_decomp *d)
+int lc_scatter_kported(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                       int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
     if (!d->consecutive)
-        return lc_scatter_reindexed(scatter_kported, sbuf, scount, stype, rbuf, rcount, rtype,
-                                   root, d);
+        return lc_scatter_reindexed(scatter_kported, sbuf, scount, stype, rbuf, rcount,
+                                    rtype, root, d);
     return scatter_kported(sbuf, scount, stype, rbuf, rcount, rtype, root, d);
 }

@@ -48,11 +48,11 @@ static int scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *
     return err;
 }
 
-int lc_scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                    MPI_Datatype rtype, int root, const lc_decomp *d)
+int lc_scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                    int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
     if (!d->consecutive)
         return lc_scatter_reindexed(scatter_lane, sbuf, scount, stype, rbuf, rcount, rtype,
-                                   root, d);
+                                    root, d);
     return scatter_lane(sbuf, scount, stype, rbuf, rcount, rtype, root, d);
 }
