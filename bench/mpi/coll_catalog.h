@@ -13,7 +13,9 @@
  * Alltoall has no hierarchical version (paper, section 3.6). lane_v, the lane algorithm
  * with the vector node collectives even where n divides count (the paper's "irregular
  * nodecomm collectives"), exists where lane has that choice: bcast, reduce, allreduce,
- * scan, exscan.
+ * scan, exscan. kported (section 5, k-ported trees over the nodes) exists for bcast,
+ * scatter and gather, pipeline and pipeline1 (k-lane and single-lane linear pipelines)
+ * for bcast.
  */
 #ifndef HS_COLL_CATALOG_H
 #define HS_COLL_CATALOG_H

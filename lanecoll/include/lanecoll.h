@@ -29,12 +29,17 @@
  *   algorithm                   restrictions (otherwise: native collective)
  *   bcast_lane                  regular
  *   bcast_hier                  root's node rank present on every node
- *   gather_lane                 regular, consecutive
- *   gather_hier                 consecutive, root's node rank present on every node
- *   scatter_lane                regular, consecutive
- *   scatter_hier                consecutive, root's node rank present on every node
- *   allgather_lane              regular, consecutive
- *   allgather_hier              consecutive
+ *   bcast_kported               none
+ *   bcast_pipeline, _pipeline1  none
+ *   gather_lane                 regular
+ *   gather_hier                 root's node rank present on every node
+ *   gather_kported              none
+ *   scatter_lane                regular
+ *   scatter_hier                root's node rank present on every node
+ *   scatter_kported             none
+ *   allgather_lane              regular
+ *   allgather_hier              none
+ *   (gather, scatter, allgather on non-consecutive ranks: a permuted temporary of pc)
  *   alltoall_lane               regular, consecutive
  *   reduce_lane                 regular, commutative op
  *   reduce_hier                 root's node rank present on every node,
@@ -54,7 +59,8 @@
  *   consecutive  the ranks of comm are consecutive over the nodes (node 0 holds ranks
  *                0..k0-1, node 1 the next k1 ranks, ...)
  *   commutative  MPI_Op_commutative says so (predefined ops are commutative)
- *   Bcast, Reduce, Allreduce, Scan, Exscan split `count` over the processes of a node:
+ *   Bcast (lane, lane_v, pipeline, pipeline1), Reduce, Allreduce, Scan, Exscan split
+ *   `count` over the processes of a node:
  *   like the paper they assume every process passes the same count and datatype (MPI
  *   only requires matching type signatures).
  *
@@ -73,7 +79,7 @@
  *
  * Interposition (liblanecoll_pmpi.so, LD_PRELOAD or link before -lmpi): intercepts
  * MPI_Bcast ... MPI_Exscan and chooses per call, in this order:
- *   LANECOLL_<COLL>=native|lane|hier|lane_v   e.g. LANECOLL_ALLREDUCE=lane (COLL is the MPI name
+ *   LANECOLL_<COLL>=native|lane|hier|lane_v|kported|pipeline|pipeline1   e.g. LANECOLL_ALLREDUCE=lane (COLL is the MPI name
  *                                      without MPI_, upper case); LANECOLL_ALL for all
  *                                      collectives (those without the named
  *                                      algorithm stay native), a per-collective
@@ -109,7 +115,8 @@ extern "C" {
  * e.g. LC_Bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root,
  * MPI_Comm comm), LC_Allreduce_lane_v(...), LC_Exscan_hier(...). Today: lane for all
  * ten, hier for all but Alltoall (paper, section 3.6), lane_v for Bcast, Reduce,
- * Allreduce, Scan, Exscan. */
+ * Allreduce, Scan, Exscan, kported for Bcast, Scatter, Gather and pipeline, pipeline1
+ * for Bcast (section 5). */
 #include "lanecoll_collectives.h"
 #define LC_ALGORITHM(coll, variant, flags, restrictions, cost) \
     int LC_PUBLIC_FN(coll, variant)(LC_PARAMS(coll), MPI_Comm comm);

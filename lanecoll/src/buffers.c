@@ -98,3 +98,12 @@ int lc_type_strided_column(int nblocks, int stride, int count, MPI_Datatype type
     if (err == MPI_SUCCESS) err = PMPI_Type_commit(out);
     return err;
 }
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+int lc_waitall(int n, MPI_Request *reqs)
+{
+    return PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+}
+#pragma GCC diagnostic pop

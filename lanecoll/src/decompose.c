@@ -36,6 +36,14 @@ static void free_comm(MPI_Comm *c)
 static void decomp_free(lc_decomp *d)
 {
     if (!d) return;
+    if (d->ordered) { /* the view shares the communicators: its tables only */
+        lc_decomp *o = d->ordered;
+        free(o->node_first);
+        free(o->rank_node);
+        free(o->rank_noderank);
+        free(o);
+    }
+    free(d->rank_pos);
     free_comm(&d->nodecomm);
     free_comm(&d->lanecomm);
     free_comm(&d->leadcomm);
@@ -109,6 +117,43 @@ lc_comm_state *lc_state(MPI_Comm comm)
         return NULL;
     }
     return s;
+}
+
+/* For a communicator whose ranks are not consecutive over the nodes: rank_pos (the
+ * position of every rank in node order: node 0's processes by node rank, then node
+ * 1's, ...) and the view `ordered` of the same decomposition with ranks renumbered to
+ * those positions (consecutive; it shares the sub-communicators, whose orders - node
+ * rank, node index, leaders by comm rank = by node index - are the same). */
+static int build_ordered(lc_decomp *d)
+{
+    int p = d->size, N = d->nnodes;
+    lc_decomp *o = calloc(1, sizeof *o);
+    d->rank_pos = malloc(sizeof(int) * (size_t)p);
+    if (!o || !d->rank_pos) {
+        free(o);
+        return MPI_ERR_NO_MEM;
+    }
+    *o = *d;
+    o->ordered = NULL;
+    o->rank_pos = NULL;
+    o->node_first = malloc(sizeof(int) * (size_t)N);
+    o->rank_node = malloc(sizeof(int) * (size_t)p);
+    o->rank_noderank = malloc(sizeof(int) * (size_t)p);
+    d->ordered = o;
+    if (!o->node_first || !o->rank_node || !o->rank_noderank) return MPI_ERR_NO_MEM;
+    for (int n = 0, at = 0; n < N; n++) {
+        o->node_first[n] = at;
+        at += d->node_sizes[n];
+    }
+    for (int r = 0; r < p; r++) {
+        int q = o->node_first[d->rank_node[r]] + d->rank_noderank[r];
+        d->rank_pos[r] = q;
+        o->rank_node[q] = d->rank_node[r];
+        o->rank_noderank[q] = d->rank_noderank[r];
+    }
+    o->rank = d->rank_pos[d->rank];
+    o->consecutive = 1;
+    return MPI_SUCCESS;
 }
 
 /* Node tables from the (first rank of my node, node rank, node size) of every rank. */
@@ -186,7 +231,7 @@ static int build(MPI_Comm comm, lc_decomp *d)
                            &d->leadcomm));
     LC_TRY(PMPI_Comm_split(comm, d->node_rank == d->node_size - 1 ? 0 : MPI_UNDEFINED,
                            d->rank, &d->lastcomm));
-    return MPI_SUCCESS;
+    return d->consecutive ? MPI_SUCCESS : build_ordered(d); /* after the splits: shared */
 }
 
 const lc_decomp *lc_decomposition_state(MPI_Comm comm, lc_comm_state *s, int *err)

@@ -55,6 +55,11 @@ typedef struct lc_decomp {
     int *node_first;    /* [nnodes] lowest comm rank of each node */
     int *rank_node;     /* [size] node index of every comm rank */
     int *rank_noderank; /* [size] node rank of every comm rank */
+    /* Ranks not consecutive over the nodes (NULL otherwise): rank_pos[r] = position of
+     * rank r in node order, and `ordered`, this decomposition with ranks renumbered so
+     * (consecutive, same sub-communicators): see reindex.c. */
+    int *rank_pos;
+    struct lc_decomp *ordered;
 } lc_decomp;
 
 /* Per-communicator state stored as one attribute. */
@@ -142,6 +147,10 @@ int lc_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, in
  * libraries skip zero-count calls locally (Open MPI's gather returns early on a
  * non-root with sendcount 0), so running the decomposition would deadlock. */
 int lc_empty(int count, MPI_Datatype type);
+/* PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) in one place: GCC 12's
+ * -Wstringop-overflow takes Open MPI's MPI_STATUSES_IGNORE (a null MPI_Status *) for a
+ * zero-size status array; the warning is silenced there only. */
+int lc_waitall(int n, MPI_Request *reqs);
 /* Byte offset of element block i for `count` elements of `type` per block. */
 MPI_Aint lc_extent(MPI_Datatype type);
 /* Type of `count` elements of `type` whose extent is set to `extent_blocks` such blocks:
@@ -198,10 +207,58 @@ int lc_scan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type
 int lc_exscan_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                         MPI_Op op, const lc_decomp *d, int vector);
 
+/* reindex.c: gather, scatter and allgather on communicators whose ranks are not
+ * consecutive over the nodes, by running a body written for consecutive ranks on the
+ * view d->ordered and permuting the blocks through a temporary of p blocks (at the
+ * root; at every process for allgather). */
+typedef int (*lc_gather_body)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                              int, const lc_decomp *);
+typedef int (*lc_allgather_body)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                                 const lc_decomp *);
+int lc_gather_reindexed(lc_gather_body f, const void *sbuf, int scount, MPI_Datatype stype,
+                        void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                        const lc_decomp *d);
+int lc_scatter_reindexed(lc_gather_body f, const void *sbuf, int scount, MPI_Datatype stype,
+                         void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                         const lc_decomp *d);
+int lc_allgather_reindexed(lc_allgather_body f, const void *sbuf, int scount,
+                           MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                           const lc_decomp *d);
+
+/* bcast_pipeline.c: the k-lane linear pipeline (k = 1: bcast_pipeline1). */
+int lc_bcast_pipelined(void *buf, int count, MPI_Datatype type, int root,
+                       const lc_decomp *d, int k);
+
 /* scan_lane.c: E = reduction of the inputs of all earlier nodes (undefined on node 0),
  * block-wise over all lanes; shared by scan_lane and exscan_lane. */
 int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type, MPI_Op op,
                         const lc_decomp *d, int vector);
+
+/* ---- The k-ported tree over the nodes (ktree.c) ------------------------------------- */
+typedef struct lc_ktree_send {
+    int round;       /* 0, 1, ...: sends of one port go out in this order */
+    int port;        /* node rank that sends (and node rank of the receiver: lane `port`) */
+    int node;        /* receiving node = first node of the part */
+    int first, last; /* the part: nodes [first, last) */
+} lc_ktree_send;
+typedef struct lc_ktree {
+    int k;           /* ports per node: min_ppn */
+    int parent;      /* node that sends to this node; -1 on the root's node */
+    int recv_port;   /* node rank (and lane) on which this node receives; -1 at the root */
+    int first, last; /* this node's subtree: nodes [first, last) */
+    int nsends;
+    lc_ktree_send *sends; /* this node's children in round order; free() it */
+} lc_ktree;
+/* The tree for the node of this process, rooted at node root_node. */
+int lc_ktree_build(const lc_decomp *d, int root_node, lc_ktree *t);
+/* Blocks (processes) of nodes [first, last): consecutive communicators only. */
+int lc_ktree_blocks(const lc_decomp *d, int first, int last);
+/* The parts port `port` of this node sends (scatter) or receives (gather), in round
+ * order, in a buffer of blocks (count x type each) starting at comm rank `base`: one
+ * committed hindexed type (MPI_DATATYPE_NULL when the port has none) and the number of
+ * blocks in it. Consecutive communicators only. */
+int lc_ktree_parts_type(const lc_decomp *d, const lc_ktree *t, int port, int base,
+                        int count, MPI_Datatype type, MPI_Datatype *out, int *nblocks);
 
 #pragma GCC visibility pop
 

@@ -134,6 +134,20 @@ static int read_overrides(void)
     return 0;
 }
 
+/* LANECOLL_PIPELINE_BLOCK: bytes per pipeline block (bcast_pipeline, _pipeline1). */
+static int read_pipeline_block(void)
+{
+    const char *s = getenv("LANECOLL_PIPELINE_BLOCK");
+    char *end = NULL;
+    if (!s || !*s) return 0;
+    long long v = strtoll(s, &end, 10);
+    if (v > 0 && *end == '\0') return 0;
+    snprintf(settings.error, sizeof settings.error,
+             "lanecoll: LANECOLL_PIPELINE_BLOCK=%s: expected a positive integer (bytes)",
+             s);
+    return -1;
+}
+
 static int read_policy(void)
 {
     const char *s = getenv("LANECOLL_FALLBACK");
@@ -160,8 +174,9 @@ static int read_policy(void)
 extern char **environ;
 static int check_names(void)
 {
-    static const char *const fixed[] = { "ALL",       "TUNING",     "FALLBACK",     "LOG",
-                                         "NODE_SIZE", "NODE_SIZES", "NODE_NAME_SEP" };
+    static const char *const fixed[] = { "ALL",           "TUNING",        "FALLBACK",
+                                         "LOG",           "NODE_SIZE",     "NODE_SIZES",
+                                         "NODE_NAME_SEP", "PIPELINE_BLOCK" };
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, "LANECOLL_", 9) != 0) continue;
         const char *name = *e + 9;
@@ -176,7 +191,8 @@ static int check_names(void)
             snprintf(settings.error, sizeof settings.error,
                      "lanecoll: %.*s: unknown variable (lanecoll reads LANECOLL_<COLL>, "
                      "LANECOLL_ALL, LANECOLL_TUNING, LANECOLL_FALLBACK, LANECOLL_LOG, "
-                     "LANECOLL_NODE_SIZE, LANECOLL_NODE_SIZES, LANECOLL_NODE_NAME_SEP)",
+                     "LANECOLL_NODE_SIZE, LANECOLL_NODE_SIZES, LANECOLL_NODE_NAME_SEP, "
+                     "LANECOLL_PIPELINE_BLOCK)",
                      (int)(len + 9), *e);
             return -1;
         }
@@ -189,7 +205,7 @@ static int check_names(void)
 static void read_settings(void)
 {
     int wsize = 0;
-    if (read_overrides() || check_names() || read_policy()) return;
+    if (read_overrides() || check_names() || read_policy() || read_pipeline_block()) return;
     if (PMPI_Comm_size(MPI_COMM_WORLD, &wsize) == MPI_SUCCESS &&
         lc_node_settings_check(wsize, settings.error, sizeof settings.error))
         return;

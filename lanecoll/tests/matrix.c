@@ -1,13 +1,21 @@
-/* Correctness matrix: every lane, lane_v and hier algorithm against the native collective, bit
- * for bit, over many configurations inside one launch.
+/* Correctness matrix: every algorithm of the catalogue (lanecoll_algorithms.def) against the
+ * native collective, bit for bit, over many configurations inside one launch.
  *
  *   mpirun -np P [env LANECOLL_NODE_SIZE=K | LANECOLL_NODE_SIZES=a,b,..] matrix full|reduced
  *
  * Loops over communicators (world, world reversed, world interleaved over the nodes so
  * ranks are not consecutive, a duplicate of world), algorithms, datatypes (MPI_INT,
- * MPI_DOUBLE, a non-contiguous vector type with a gap), counts (0, 1, ppn-1, ppn, ppn+1,
- * a prime), roots (all in `full`, first/middle/last in `reduced`), operators (MPI_SUM,
- * MPI_MAX, a user commutative op, a user non-commutative op) and in-place variants.
+ * MPI_DOUBLE, a non-contiguous vector type with a gap, and "mixed": per-process types
+ * with one signature, 2 contiguous ints on even world ranks and the gapped vector type
+ * on odd ones, for the collectives without an operator), counts (0, 1, ppn-1, ppn,
+ * ppn+1, a prime), roots (all in `full`, first/middle/last in `reduced`), operators
+ * (MPI_SUM, MPI_MAX, a user commutative op, a user non-commutative op) and in-place
+ * variants. A final "large" phase on world runs every algorithm once more with messages
+ * past the libraries' protocol and pipelining switches (>= 512 KiB in total: MPICH
+ * 4.0.2 aborts in in-place MPI_Reduce_scatter with unequal counts there, and its ring
+ * MPI_Allgatherv splits mixed-type messages inconsistently; issue 14): the mixed type
+ * with 60000 elements (120000 ints) per block, and MPI_INT reductions of 140000
+ * elements in total. MATRIX_NO_LARGE=1 skips it.
  * Every buffer (send and receive, including gaps of the vector type) is compared after
  * the native and the lanecoll call started from identical contents. Values are small
  * integers so that sums are exact in any order, also in double.
@@ -21,7 +29,7 @@
 
 #include "lanecoll.h"
 
-enum { K_INT, K_DOUBLE, K_VEC };
+enum { K_INT, K_DOUBLE, K_VEC, K_MIX };
 typedef struct dtype {
     const char *name;
     MPI_Datatype type;
@@ -29,7 +37,8 @@ typedef struct dtype {
     size_t extent;
 } dtype;
 
-static MPI_Datatype vec_type; /* 2 ints at offsets 0 and 2, extent 3 ints */
+static MPI_Datatype vec_type;  /* 2 ints at offsets 0 and 2, extent 3 ints */
+static MPI_Datatype pair_type; /* 2 contiguous ints: the mixed type on even world ranks */
 static long configs, ran, fallbacks, failures, skipped;
 static int is_mpich;
 static int world_rank, verbose, small;
@@ -59,7 +68,7 @@ static void apply(int (*f)(int, int), void *in, void *inout, int *len, MPI_Datat
     } else if (*dt == MPI_DOUBLE) {
         for (int i = 0; i < *len; i++)
             ((double *)inout)[i] = f((int)((double *)in)[i], (int)((double *)inout)[i]);
-    } else { /* vec_type */
+    } else { /* vec_type (the mixed type never meets an operator) */
         for (int i = 0; i < *len; i++)
             for (int j = 0; j <= 2; j += 2)
                 ((int *)inout)[3 * i + j] =
@@ -91,9 +100,12 @@ static void set_elem(const dtype *t, void *buf, long e, int v)
         ((int *)buf)[e] = v;
     else if (t->kind == K_DOUBLE)
         ((double *)buf)[e] = v;
-    else {
+    else if (t->kind == K_VEC || t->extent == 3 * sizeof(int)) { /* also odd K_MIX */
         ((int *)buf)[3 * e] = v;
         ((int *)buf)[3 * e + 2] = value(v % 97, e, 5);
+    } else { /* K_MIX on an even world rank: pair_type */
+        ((int *)buf)[2 * e] = v;
+        ((int *)buf)[2 * e + 1] = value(v % 97, e, 5);
     }
 }
 
@@ -130,9 +142,9 @@ typedef struct tcase {
     MPI_Comm comm;
     const char *comm_name;
     int rank, size;
-    const char *alg;
     int coll;
-    int variant;
+    const char *variant;
+    void (*fn)(void); /* LC_<Coll>_<variant>, called through its collective's type */
     const dtype *t;
     int count, root;
     MPI_Op op;
@@ -146,11 +158,11 @@ static const char *const coll_names[] = { "bcast",     "gather",
                                           "alltoall",  "reduce",
                                           "allreduce", "reduce_scatter_block",
                                           "scan",      "exscan" };
-enum { LANE, HIER, LANE_V };
-static const char *const variant_names[] = { "lane", "hier", "lane_v" };
-/* The function of variant v among LC_<Coll>_lane, _hier and _lane_v. */
-#define PICK3(v, f) ((v) == HIER ? f##_hier : (v) == LANE_V ? f##_lane_v : f##_lane)
-#define PICK2(v, f) ((v) == HIER ? f##_hier : f##_lane)
+/* The function types of the LC_<Coll>_<variant> functions, per collective. */
+#define X(coll, ...) typedef int (*coll##_fn)(LC_PARAMS(coll), MPI_Comm comm);
+LC_COLLECTIVES(X)
+#undef X
+#define CALL(c, coll) ((coll##_fn)(c)->fn)
 
 static void report(const tcase *c, const char *what)
 {
@@ -159,8 +171,8 @@ static void report(const tcase *c, const char *what)
         fprintf(stderr,
                 "FAIL world rank %d: %s_%s comm=%s type=%s count=%d root=%d op=%s "
                 "inplace=%d: %s\n",
-                world_rank, coll_names[c->coll], variant_names[c->variant], c->comm_name,
-                c->t->name, c->count, c->root, c->opname, c->inplace, what);
+                world_rank, coll_names[c->coll], c->variant, c->comm_name, c->t->name,
+                c->count, c->root, c->opname, c->inplace, what);
 }
 
 static void note_fallback(const tcase *c)
@@ -175,7 +187,7 @@ static void note_fallback(const tcase *c)
 /* Runs native (into the a-buffers) and lanecoll (into the b-buffers). */
 static void run(const tcase *c, bufs *b)
 {
-    int n = c->count, r = c->root, v = c->variant;
+    int n = c->count, r = c->root;
     MPI_Datatype T = c->t->type;
     MPI_Comm m = c->comm;
     int in = c->inplace;
@@ -183,27 +195,27 @@ static void run(const tcase *c, bufs *b)
     switch (c->coll) {
     case BCAST:
         MPI_Bcast(b->ra, n, T, r, m);
-        PICK3(v, LC_Bcast)(b->rb, n, T, r, m);
+        CALL(c, bcast)(b->rb, n, T, r, m);
         break;
     case GATHER: {
         int ip = in && c->rank == r;
         MPI_Gather(ip ? MPI_IN_PLACE : b->sa, n, T, b->ra, n, T, r, m);
-        PICK2(v, LC_Gather)(ip ? MPI_IN_PLACE : b->sb, n, T, b->rb, n, T, r, m);
+        CALL(c, gather)(ip ? MPI_IN_PLACE : b->sb, n, T, b->rb, n, T, r, m);
         break;
     }
     case SCATTER: {
         int ip = in && c->rank == r;
         MPI_Scatter(b->sa, n, T, ip ? MPI_IN_PLACE : b->ra, n, T, r, m);
-        PICK2(v, LC_Scatter)(b->sb, n, T, ip ? MPI_IN_PLACE : b->rb, n, T, r, m);
+        CALL(c, scatter)(b->sb, n, T, ip ? MPI_IN_PLACE : b->rb, n, T, r, m);
         break;
     }
     case ALLGATHER:
         MPI_Allgather(SB(b->sa), n, T, b->ra, n, T, m);
-        PICK2(v, LC_Allgather)(SB(b->sb), n, T, b->rb, n, T, m);
+        CALL(c, allgather)(SB(b->sb), n, T, b->rb, n, T, m);
         break;
     case ALLTOALL:
         MPI_Alltoall(SB(b->sa), n, T, b->ra, n, T, m);
-        LC_Alltoall_lane(SB(b->sb), n, T, b->rb, n, T, m);
+        CALL(c, alltoall)(SB(b->sb), n, T, b->rb, n, T, m);
         break;
     case REDUCE: {
         /* Reference without MPI_IN_PLACE (same result): MPICH 4.0.2 crashes on in-place
@@ -216,24 +228,24 @@ static void run(const tcase *c, bufs *b)
         }
         MPI_Reduce(ip ? copy : b->sa, b->ra, n, T, c->op, r, m);
         free(copy);
-        PICK3(v, LC_Reduce)(ip ? MPI_IN_PLACE : b->sb, b->rb, n, T, c->op, r, m);
+        CALL(c, reduce)(ip ? MPI_IN_PLACE : b->sb, b->rb, n, T, c->op, r, m);
         break;
     }
     case ALLREDUCE:
         MPI_Allreduce(SB(b->sa), b->ra, n, T, c->op, m);
-        PICK3(v, LC_Allreduce)(SB(b->sb), b->rb, n, T, c->op, m);
+        CALL(c, allreduce)(SB(b->sb), b->rb, n, T, c->op, m);
         break;
     case RSB:
         MPI_Reduce_scatter_block(SB(b->sa), b->ra, n, T, c->op, m);
-        PICK2(v, LC_Reduce_scatter_block)(SB(b->sb), b->rb, n, T, c->op, m);
+        CALL(c, reduce_scatter_block)(SB(b->sb), b->rb, n, T, c->op, m);
         break;
     case SCAN:
         MPI_Scan(SB(b->sa), b->ra, n, T, c->op, m);
-        PICK3(v, LC_Scan)(SB(b->sb), b->rb, n, T, c->op, m);
+        CALL(c, scan)(SB(b->sb), b->rb, n, T, c->op, m);
         break;
     case EXSCAN:
         MPI_Exscan(SB(b->sa), b->ra, n, T, c->op, m);
-        PICK3(v, LC_Exscan)(SB(b->sb), b->rb, n, T, c->op, m);
+        CALL(c, exscan)(SB(b->sb), b->rb, n, T, c->op, m);
         break;
     }
 #undef SB
@@ -246,7 +258,7 @@ static int mpich_inplace_reduce_fallback(const tcase *c)
 {
     if (!is_mpich || c->coll != REDUCE || !c->inplace || c->root == 0) return 0;
     int x = 0;
-    PICK3(c->variant, LC_Reduce)
+    CALL(c, reduce)
     (c->rank == c->root ? MPI_IN_PLACE : &x, &x, 0, c->t->type, c->op, c->root, c->comm);
     return LC_Fallback_reason(c->comm) != NULL;
 }
@@ -308,8 +320,8 @@ static void check(tcase *c)
 
     if (verbose && world_rank == 0) {
         fprintf(stderr, "run %s_%s comm=%s type=%s count=%d root=%d op=%s inplace=%d\n",
-                coll_names[c->coll], variant_names[c->variant], c->comm_name, c->t->name,
-                c->count, c->root, c->opname, c->inplace);
+                coll_names[c->coll], c->variant, c->comm_name, c->t->name, c->count,
+                c->root, c->opname, c->inplace);
         fflush(stderr);
     }
     run(c, &b);
@@ -325,19 +337,30 @@ static void check(tcase *c)
 }
 
 /* ---- the matrix ---------------------------------------------------------------------- */
+/* Every line of the catalogue; coll, rooted and reduction are filled in by main. */
 typedef struct algo {
-    int coll, variant, rooted, reduction;
+    const char *coll_name, *variant;
+    void (*fn)(void);
+    int coll, rooted, reduction;
 } algo;
-static const algo algos[] = {
-    { BCAST, LANE, 1, 0 },       { BCAST, HIER, 1, 0 },     { BCAST, LANE_V, 1, 0 },
-    { GATHER, LANE, 1, 0 },      { GATHER, HIER, 1, 0 },    { SCATTER, LANE, 1, 0 },
-    { SCATTER, HIER, 1, 0 },     { ALLGATHER, LANE, 0, 0 }, { ALLGATHER, HIER, 0, 0 },
-    { ALLTOALL, LANE, 0, 0 },    { REDUCE, LANE, 1, 1 },    { REDUCE, HIER, 1, 1 },
-    { REDUCE, LANE_V, 1, 1 },    { ALLREDUCE, LANE, 0, 1 }, { ALLREDUCE, HIER, 0, 1 },
-    { ALLREDUCE, LANE_V, 0, 1 }, { RSB, LANE, 0, 1 },       { RSB, HIER, 0, 1 },
-    { SCAN, LANE, 0, 1 },        { SCAN, HIER, 0, 1 },      { SCAN, LANE_V, 0, 1 },
-    { EXSCAN, LANE, 0, 1 },      { EXSCAN, HIER, 0, 1 },    { EXSCAN, LANE_V, 0, 1 },
+static algo algos[] = {
+#define LC_ALGORITHM(coll, variant, ...) \
+    { #coll, #variant, (void (*)(void))LC_PUBLIC_FN(coll, variant), 0, 0, 0 },
+#include "lanecoll_algorithms.def"
+#undef LC_ALGORITHM
 };
+#define NALGOS (sizeof algos / sizeof *algos)
+
+static void algos_init(void)
+{
+    for (size_t a = 0; a < NALGOS; a++) {
+        for (int k = 0; k <= EXSCAN; k++)
+            if (strcmp(algos[a].coll_name, coll_names[k]) == 0) algos[a].coll = k;
+        int k = algos[a].coll;
+        algos[a].rooted = k == BCAST || k == GATHER || k == SCATTER || k == REDUCE;
+        algos[a].reduction = k >= REDUCE;
+    }
+}
 
 static int has_in_place(int coll) { return coll != BCAST; }
 
@@ -355,12 +378,14 @@ static void run_comm(MPI_Comm comm, const char *name, int full, dtype *types, in
     int ppn = dc.max_ppn, counts[6] = { 0, 1, ppn - 1, ppn, ppn + 1, full ? 1031 : 257 };
     int roots[3] = { 0, c.size / 2, c.size - 1 };
 
-    for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+    for (size_t a = 0; a < NALGOS; a++) {
         c.coll = algos[a].coll;
         c.variant = algos[a].variant;
+        c.fn = algos[a].fn;
         for (int ti = 0; ti < ntypes; ti++) {
             c.t = &types[ti];
             if (small && c.t->kind == K_DOUBLE) continue;
+            if (algos[a].reduction && c.t->kind == K_MIX) continue; /* one type for ops */
             for (int ci = 0; ci < 6; ci++) {
                 if (ci > 0 && counts[ci] <= counts[ci - 1]) continue; /* duplicates, -1 */
                 c.count = counts[ci];
@@ -379,6 +404,41 @@ static void run_comm(MPI_Comm comm, const char *name, int full, dtype *types, in
                             check(&c);
                     }
                 }
+            }
+        }
+    }
+}
+
+/* Large messages on comm: every algorithm with the mixed type (collectives without an
+ * operator; 60000 elements = 120000 ints per count, alltoall 60000/p + 1 per block) or
+ * MPI_INT with MPI_SUM and the non-commutative op (140000 elements in all:
+ * ceil(140000/p) per process for reduce_scatter_block), roots first and last, in place
+ * and not. */
+static void run_large(MPI_Comm comm, dtype *mixed, dtype *ints, MPI_Op *ops,
+                      const char **opnames)
+{
+    tcase c;
+    memset(&c, 0, sizeof c);
+    c.comm = comm;
+    c.comm_name = "world-large";
+    MPI_Comm_rank(comm, &c.rank);
+    MPI_Comm_size(comm, &c.size);
+    for (size_t a = 0; a < NALGOS; a++) {
+        c.coll = algos[a].coll;
+        c.variant = algos[a].variant;
+        c.fn = algos[a].fn;
+        int red = algos[a].reduction;
+        c.t = red ? ints : mixed;
+        c.count = !red ? 60000 : c.coll == RSB ? (140000 + c.size - 1) / c.size : 140000;
+        if (c.coll == ALLTOALL) c.count = 60000 / c.size + 1;
+        for (int ri = 0; ri < (algos[a].rooted ? 2 : 1); ri++) {
+            c.root = !algos[a].rooted ? -1 : ri ? c.size - 1 : 0;
+            if (ri && c.root == 0) continue;
+            for (int oi = 0; oi < (red ? 2 : 1); oi++) {
+                c.op = red ? ops[oi ? 3 : 0] : MPI_OP_NULL;
+                c.opname = red ? opnames[oi ? 3 : 0] : "-";
+                for (c.inplace = 0; c.inplace <= has_in_place(c.coll); c.inplace++)
+                    check(&c);
             }
         }
     }
@@ -459,9 +519,15 @@ int main(int argc, char **argv)
     MPI_Type_free(&vec_type);
     vec_type = vec_resized;
     MPI_Type_commit(&vec_type);
-    dtype types[3] = { { "int", MPI_INT, K_INT, sizeof(int) },
+    MPI_Type_contiguous(2, MPI_INT, &pair_type);
+    MPI_Type_commit(&pair_type);
+    int odd = world_rank % 2;
+    dtype types[4] = { { "int", MPI_INT, K_INT, sizeof(int) },
                        { "double", MPI_DOUBLE, K_DOUBLE, sizeof(double) },
-                       { "vec", vec_type, K_VEC, 3 * sizeof(int) } };
+                       { "vec", vec_type, K_VEC, 3 * sizeof(int) },
+                       { "mixed", odd ? vec_type : pair_type, K_MIX,
+                         (odd ? 3 : 2) * sizeof(int) } };
+    algos_init();
     MPI_Op ops[4], noncomm, comm_op;
     MPI_Op_create(op_addmod, 1, &comm_op);
     MPI_Op_create(op_affine, 0, &noncomm);
@@ -482,11 +548,13 @@ int main(int argc, char **argv)
     MPI_Comm_split(MPI_COMM_WORLD, 0, d.node_rank * size + d.node_index, &interleaved);
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
 
-    run_comm(MPI_COMM_WORLD, "world", full, types, 3, ops, opnames, 4, vec_ok);
-    if (!small) run_comm(reversed, "reversed", 0, types, 3, ops, opnames, 4, vec_ok);
-    run_comm(interleaved, "interleaved", 0, types, full || small ? 3 : 1, ops, opnames, 4,
+    run_comm(MPI_COMM_WORLD, "world", full, types, 4, ops, opnames, 4, vec_ok);
+    if (!small) run_comm(reversed, "reversed", 0, types, 4, ops, opnames, 4, vec_ok);
+    run_comm(interleaved, "interleaved", 0, types, full || small ? 4 : 1, ops, opnames, 4,
              vec_ok);
     if (!small) run_comm(dup, "dup", 0, types, 1, ops, opnames, 4, vec_ok);
+    if (!getenv("MATRIX_NO_LARGE"))
+        run_large(MPI_COMM_WORLD, &types[3], &types[0], ops, opnames);
 
     MPI_Comm_free(&dup);
     MPI_Comm_free(&interleaved);
@@ -494,6 +562,7 @@ int main(int argc, char **argv)
     MPI_Op_free(&comm_op);
     MPI_Op_free(&noncomm);
     MPI_Type_free(&vec_type);
+    MPI_Type_free(&pair_type);
 
     long local[4] = { configs, ran, fallbacks, failures }, total[4];
     MPI_Reduce(local, total, 4, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -8,11 +8,14 @@
  * Cost: ceil(log N) + ceil(log n) rounds; (p-1)c sent and received per process
  *   (optimal); (p-n)c into each node over n lanes; the node allgather ((p-N)c per
  *   process) limits the n-fold speed-up.
- * Restrictions: regular, consecutive ranks. */
+ * Restrictions: regular.
+ * Other rank orders (ranks not consecutive over the nodes) run the same on a renumbered
+ * view through reindex.c: a temporary of pc and one local permutation of pc at every
+ * process. */
 #include "../internal.h"
 
-int lc_allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                      int rcount, MPI_Datatype rtype, const lc_decomp *d)
+static int allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                          int rcount, MPI_Datatype rtype, const lc_decomp *d)
 {
     if (lc_empty(rcount, rtype)) return MPI_SUCCESS;
     int n = d->node_size, N = d->nnodes, err;
@@ -28,4 +31,13 @@ int lc_allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rb
     err = PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, 1, column, d->nodecomm);
     PMPI_Type_free(&column);
     return err;
+}
+
+int lc_allgather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                      int rcount, MPI_Datatype rtype, const lc_decomp *d)
+{
+    if (!d->consecutive)
+        return lc_allgather_reindexed(allgather_lane, sbuf, scount, stype, rbuf, rcount,
+                                      rtype, d);
+    return allgather_lane(sbuf, scount, stype, rbuf, rcount, rtype, d);
 }

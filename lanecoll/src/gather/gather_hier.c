@@ -7,8 +7,10 @@
  *
  * Cost: ceil(log n) + ceil(log N) rounds; (p-1)c received by the root; each node's
  *   data crosses the network once, over one lane.
- * Restrictions: consecutive ranks; the root's node rank must exist on every node
- * (always true on regular communicators). Unequal node sizes are fine. */
+ * Restrictions: the root's node rank must exist on every node (always true on regular
+ * communicators). Unequal node sizes are fine.
+ * Other rank orders (ranks not consecutive over the nodes) run the same on a renumbered
+ * view through reindex.c: a temporary of pc and one local permutation of pc at the root. */
 #include <stdlib.h>
 
 #include "../internal.h"
@@ -29,8 +31,8 @@ static int gather_over_nodes(const lc_decomp *d, const void *tmp, int scount,
     return err;
 }
 
-int lc_gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                   MPI_Datatype rtype, int root, const lc_decomp *d)
+static int gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                       int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
     if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype))
         return MPI_SUCCESS;
@@ -53,4 +55,13 @@ int lc_gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
         err = gather_over_nodes(d, tmp, scount, stype, NULL, 0, stype, root_node, 0);
     lc_free(mem);
     return err;
+}
+
+int lc_gather_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                   MPI_Datatype rtype, int root, const lc_decomp *d)
+{
+    if (!d->consecutive)
+        return lc_gather_reindexed(gather_hier, sbuf, scount, stype, rbuf, rcount, rtype,
+                                   root, d);
+    return gather_hier(sbuf, scount, stype, rbuf, rcount, rtype, root, d);
 }

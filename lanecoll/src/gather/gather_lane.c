@@ -10,11 +10,13 @@
  * Cost: ceil(log N) + ceil(log n) rounds; (p-1)c received by the root, as for an
  *   optimal gather; (p-n)c enters the root node spread over n lanes, but the node
  *   gather at the root (about (p-N)c) is the bottleneck.
- * Restrictions: regular, consecutive ranks. Any root. */
+ * Restrictions: regular. Any root.
+ * Other rank orders (ranks not consecutive over the nodes) run the same on a renumbered
+ * view through reindex.c: a temporary of pc and one local permutation of pc at the root. */
 #include "../internal.h"
 
-int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                   MPI_Datatype rtype, int root, const lc_decomp *d)
+static int gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                       int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
     if (d->rank == root ? lc_empty(rcount, rtype) : lc_empty(scount, stype))
         return MPI_SUCCESS;
@@ -45,4 +47,13 @@ int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
         err = PMPI_Gather(tmp, N * scount, stype, NULL, 0, stype, root_nr, d->nodecomm);
     lc_free(mem);
     return err;
+}
+
+int lc_gather_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                   MPI_Datatype rtype, int root, const lc_decomp *d)
+{
+    if (!d->consecutive)
+        return lc_gather_reindexed(gather_lane, sbuf, scount, stype, rbuf, rcount, rtype,
+                                   root, d);
+    return gather_lane(sbuf, scount, stype, rbuf, rcount, rtype, root, d);
 }

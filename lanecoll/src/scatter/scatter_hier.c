@@ -7,8 +7,10 @@
  *
  * Cost: ceil(log N) + ceil(log n) rounds; (p-1)c leaves the root; each node's data
  *   crosses the network once, over one lane.
- * Restrictions: consecutive ranks; the root's node rank must exist on every node
- * (always true on regular communicators). Unequal node sizes are fine. */
+ * Restrictions: the root's node rank must exist on every node (always true on regular
+ * communicators). Unequal node sizes are fine.
+ * Other rank orders (ranks not consecutive over the nodes) run the same on a renumbered
+ * view through reindex.c: a temporary of pc and one local permutation of pc at the root. */
 #include <stdlib.h>
 
 #include "../internal.h"
@@ -25,8 +27,8 @@ static int scatter_from_root(const lc_decomp *d, const void *sbuf, int scount,
     return err;
 }
 
-int lc_scatter_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                    int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
+static int scatter_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                        int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
     if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype))
         return MPI_SUCCESS;
@@ -48,4 +50,13 @@ int lc_scatter_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
         err = PMPI_Scatter(tmp, rcount, rtype, rbuf, rcount, rtype, lr, d->nodecomm);
     lc_free(mem);
     return err;
+}
+
+int lc_scatter_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                    int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
+{
+    if (!d->consecutive)
+        return lc_scatter_reindexed(scatter_hier, sbuf, scount, stype, rbuf, rcount, rtype,
+                                    root, d);
+    return scatter_hier(sbuf, scount, stype, rbuf, rcount, rtype, root, d);
 }

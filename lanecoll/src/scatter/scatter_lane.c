@@ -9,11 +9,13 @@
  *
  * Cost: ceil(log n) + ceil(log N) rounds; (p-1)c leaves the root (optimal); the node
  *   scatter at the root (about (p-N)c) is the bottleneck for an n-fold speed-up.
- * Restrictions: regular, consecutive ranks. Any root. */
+ * Restrictions: regular. Any root.
+ * Other rank orders (ranks not consecutive over the nodes) run the same on a renumbered
+ * view through reindex.c: a temporary of pc and one local permutation of pc at the root. */
 #include "../internal.h"
 
-int lc_scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                    int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
+static int scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                        int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
 {
     if (d->rank == root ? lc_empty(scount, stype) : lc_empty(rcount, rtype))
         return MPI_SUCCESS;
@@ -44,4 +46,13 @@ int lc_scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
         err = PMPI_Scatter(tmp, rcount, rtype, rbuf, rcount, rtype, root_node, d->lanecomm);
     lc_free(mem);
     return err;
+}
+
+int lc_scatter_lane(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                    int rcount, MPI_Datatype rtype, int root, const lc_decomp *d)
+{
+    if (!d->consecutive)
+        return lc_scatter_reindexed(scatter_lane, sbuf, scount, stype, rbuf, rcount, rtype,
+                                    root, d);
+    return scatter_lane(sbuf, scount, stype, rbuf, rcount, rtype, root, d);
 }
