@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from hpcscope.launch import lab_net, launcher
-from hpcscope.launch.base import CollectReport, JobState
+from hpcscope.launch.base import JobState
 from hpcscope.launch.command import kill_group, start
-from hpcscope.launch.local import run_job
+from hpcscope.launch.local import LocalBackend, run_job
 from hpcscope.machine.mpi import launch_env
 from hpcscope.plan.job import Job
 from hpcscope.results.store import Store
@@ -83,11 +83,11 @@ def format_traffic(per_lane: dict[str, int]) -> str:
     return ", ".join(f"{lane} {count / 1e6:.2f} MB" for lane, count in per_lane.items())
 
 
-class LabBackend:
-    """The Backend protocol (launch/base.py) on the lab."""
+class LabBackend(LocalBackend):
+    """The Backend protocol (launch/base.py) on the lab: blocking like LocalBackend, whose
+    poll, cancel, wait and collect it keeps (records are stored as they arrive)."""
 
     name = "lab"
-    blocking = True
 
     def __init__(
         self,
@@ -96,10 +96,7 @@ class LabBackend:
         topology=None,
         on_job: Callable[[Job, JobState | None], None] | None = None,
     ) -> None:
-        self.store = store
-        self.workdir = workdir
-        self.topology = topology
-        self.on_job = on_job or (lambda job, state: None)
+        super().__init__(store, workdir, topology, on_job)
         self.lab = require_lab()
         self.probed: dict[str, str | None] = {}  # flavor -> None (works) or why not
         self.decomposition_noted = False
@@ -247,21 +244,6 @@ class LabBackend:
             )
         self.probed[flavor] = why
         return why
-
-    def poll(self, run_id: int) -> list[JobState]:
-        return [
-            JobState(None, l["status"], l.get("returncode"), l.get("stderr_tail") or "")
-            for l in self.store.launches(run_id)
-        ]
-
-    def cancel(self, run_id: int) -> None:
-        """Nothing queues: Ctrl-C stops the running job (see LocalBackend.cancel)."""
-
-    def wait(self, run_id: int, progress: bool = True, console=None) -> list[JobState]:
-        return self.poll(run_id)
-
-    def collect(self, run_id: int) -> CollectReport:
-        return CollectReport(run_id, self.poll(run_id))
 
     def status_text(self, run_id: int) -> str:
         states = self.poll(run_id)
