@@ -132,6 +132,37 @@ def test_quick_run_records_binding_and_plausible_values(flavor):
     assert min(samples[("latency", 65536)]["values"]) > min(samples[("latency", 0)]["values"])
 
 
+def test_meta_has_mpi_timer_facts_and_summaries_their_check(flavor):
+    """Issue 16 part 3: MPI_Wtick and the cost of one MPI_Wtime call in every launch, and
+    per timed block whether the interval was long enough for the clock."""
+    done = launch(flavor, "--tests", "latency,mbw_mr", "--max-size", "8", *QUICK)
+    assert done.returncode == 0, done.stderr
+    recs = records(done.stdout)
+    timer = recs[0]["timer"]
+    # both Debian libraries report the nanosecond of struct timespec
+    assert timer["wtick_s"] == pytest.approx(1e-9)
+    assert 1 < timer["wtime_cost_ns"] < 10_000, timer
+    from hpcscope.results import timing
+
+    facts = timing.clock_facts(recs[0])
+    assert facts == (
+        max(timer["resolution_ns"], timer["wtick_s"] * 1e9),
+        max(timer["overhead_ns"], timer["wtime_cost_ns"]),
+    )
+    summaries = [r for r in recs if r["type"] == "summary"]
+    samples = [r for r in recs if r["type"] == "sample"]
+    assert summaries and len(summaries) == len(samples)
+    for summary, sample in zip(summaries, samples, strict=True):
+        t = summary["timing"]
+        assert set(t) == {"min_interval_s", "min_ticks", "max_read_share", "short", "read_heavy"}
+        assert t["short"] == (t["min_ticks"] < 1000)
+        assert t["read_heavy"] == (t["max_read_share"] > 0.01)
+        # Python derives the same check from the raw values (results/timing.py)
+        mine = timing.check_sample(dict(sample, benchmark="p2p"), facts)
+        assert mine["min_interval_s"] == pytest.approx(t["min_interval_s"], rel=1e-6)
+        assert mine["max_read_share"] == pytest.approx(t["max_read_share"], rel=1e-6)
+
+
 def test_validate_with_varying_data_passes(flavor):
     done = launch(
         flavor,

@@ -272,12 +272,13 @@ def test_csv_one_row_per_launch_metric_params(placement_store) -> None:
     )
     assert len(rows) == measured == 3 * 24 + 3 * 23
     first = rows[0]
-    assert list(first)[:14] == [
+    assert list(first)[:15] == [
         "launch_id",
         "launch",
         "mpi",
         "placement",
         "repeat",
+        "rank_hosts_cpus",
         "benchmark",
         "metric",
         "unit",

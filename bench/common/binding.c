@@ -133,14 +133,32 @@ void hs_meta_begin(hs_json *j, const char *benchmark, const char *version)
     hs_json_str(j, "version", version);
 }
 
-void hs_meta_end(hs_json *j, const hs_option *options)
+/* wtick_s < 0: no MPI clock (programs without MPI). */
+static void meta_end(hs_json *j, const hs_option *options, double wtick_s,
+                     double wtime_cost_ns)
 {
     hs_timer_quality q = hs_timer_probe();
+    double tick_ns = q.resolution_ns, read_ns = q.overhead_ns;
     hs_json_open_object(j, "timer");
     hs_json_double(j, "resolution_ns", q.resolution_ns);
     hs_json_double(j, "overhead_ns", q.overhead_ns);
+    if (wtick_s >= 0) {
+        hs_json_double(j, "wtick_s", wtick_s);
+        hs_json_double(j, "wtime_cost_ns", wtime_cost_ns);
+        if (wtick_s * 1e9 > tick_ns) tick_ns = wtick_s * 1e9;
+        if (wtime_cost_ns > read_ns) read_ns = wtime_cost_ns;
+    }
     hs_json_close(j);
+    hs_timer_set_facts(tick_ns, read_ns);
     if (options) hs_options_echo(options, j);
+}
+
+void hs_meta_end(hs_json *j, const hs_option *options) { meta_end(j, options, -1, 0); }
+
+void hs_meta_end_mpi(hs_json *j, const hs_option *options, double wtick_s,
+                     double wtime_cost_ns)
+{
+    meta_end(j, options, wtick_s, wtime_cost_ns);
 }
 
 int hs_write_meta_self(FILE *out, const char *benchmark, const char *version,

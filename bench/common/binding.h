@@ -47,10 +47,15 @@ void hs_binding_json(hs_json *j, const char *key, const hs_binding *b);
 
 /* Shared pieces of every meta record (record contract, docs/records.md):
  * hs_meta_begin writes "schema","benchmark","version" after hs_json_begin(j, "meta");
- * hs_meta_end probes the timer (about a millisecond) and writes "timer" and "options". */
+ * hs_meta_end probes the timer (about a millisecond) and writes "timer" and "options".
+ * hs_meta_end_mpi also writes MPI's clock into "timer": wtick_s (MPI_Wtick) and
+ * wtime_cost_ns (one MPI_Wtime call); both set the facts of the timing check
+ * (hs_timer_set_facts: the coarser tick and the dearer reading of the two clocks). */
 #define HS_SCHEMA "hpcscope.bench/1"
 void hs_meta_begin(hs_json *j, const char *benchmark, const char *version);
 void hs_meta_end(hs_json *j, const hs_option *options);
+void hs_meta_end_mpi(hs_json *j, const hs_option *options, double wtick_s,
+                     double wtime_cost_ns);
 
 /* The whole meta record of a program without MPI: "mpi": null and "ranks" holding this
  * process alone (rank 0). Returns 0, or -1 when the binding could not be read or the

@@ -6,7 +6,8 @@
  *
  * Every function taking a communicator is collective over it; only rank 0 writes.
  * Cost: one hwloc topology load per rank (a few ms), MPI_Gather + MPI_Gatherv of
- * ~300 bytes + 4 bytes per bound CPU per rank, and a ~1 ms timer probe on rank 0.
+ * ~300 bytes + 4 bytes per bound CPU per rank, and ~1 ms timer probe plus ~10 ms
+ * MPI_Wtime calibration on rank 0.
  */
 #ifndef HS_BINDING_MPI_H
 #define HS_BINDING_MPI_H
@@ -37,7 +38,11 @@ void hs_mpi_library_json(hs_json *j, const char *key, const hs_mpi_library *lib)
 int hs_binding_gather(MPI_Comm comm, hs_binding **all, int *n);
 void hs_bindings_free(hs_binding *all, int n);
 
-/* Writes the whole meta record (rank 0) with "mpi", "ranks", "timer" and "options".
+/* Mean cost of one MPI_Wtime call in ns (calibrated loop, ~10 ms; local). */
+double hs_mpi_wtime_cost_ns(void);
+
+/* Writes the whole meta record (rank 0) with "mpi", "ranks", "timer" (with MPI_Wtick as
+ * wtick_s and hs_mpi_wtime_cost_ns as wtime_cost_ns) and "options".
  * Returns 0 on every rank, or -1 on every rank when a binding could not be read (rank 0
  * then wrote an error record instead) or rank 0's write failed. */
 int hs_write_meta_mpi(FILE *out, const char *benchmark, const char *version,

@@ -21,6 +21,7 @@ from hpcscope.machine import environment
 from hpcscope.machine import mpi as mpi_mod
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.machine.topology import Topology
+from hpcscope.results import timing
 from hpcscope.results.store import Store
 from hpcscope.suites.base import PlanContext, SuitePlan
 from hpcscope.suites.registry import suite_for
@@ -196,6 +197,7 @@ def run_jobs(
     if backend.blocking:
         status = "failed" if failed else "ok"
         store.finish_run(run_id, status)
+        note_timer_findings(store, run_id)
         write_outputs(store, run_id, plan_suite(plan), folder, console)
         messages = (
             [
@@ -243,6 +245,7 @@ def collect(store: Store, backend: Backend, run_id: int, folder: Path, console: 
     report = backend.collect(run_id)
     console.print(S(report.text()))
     if report.pending == 0:
+        note_timer_findings(store, run_id)
         write_outputs(store, run_id, store.run(run_id)["suite"], folder, console)
     status = store.run(run_id)["status"]
     return Outcome(run_id, status, EXIT_FAILED if report.failed else EXIT_OK, folder, [])
@@ -261,6 +264,15 @@ def _first_useful_line(detail: str) -> str:
         if line.strip() and not line.startswith(_DETAIL_HEADERS):
             return line
     return detail.splitlines()[0] if detail else ""
+
+
+def note_timer_findings(store: Store, run_id: int) -> None:
+    """A `warning` note per (benchmark, MPI) whose timed intervals were too short for the
+    clock (results/timing.py), once per run: `show` and the report list warning notes."""
+    if any("timer_check" in (n.get("data") or {}) for n in store.run(run_id).get("notes") or []):
+        return
+    for finding in timing.run_findings(store.launches(run_id), store.samples(run_id)):
+        store.add_note(run_id, "warning", timing.finding_text(finding), {"timer_check": finding})
 
 
 def write_outputs(

@@ -152,3 +152,45 @@ def test_a_damaged_store_is_named_by_every_command(tmp_path):
             done = cli(*args)
             assert done.returncode == 2, (where, args, done.stderr)
             assert "is damaged" in done.stderr and "Traceback" not in done.stderr
+
+
+BAD_IMPORTS = [
+    ("plain.txt", "hello", "not an hpcscope export (not JSON"),
+    ("list.json", "[]", "not an hpcscope export (a JSON list"),
+    ("old.json", '{"run": {}, "samples": [], "pooled": []}', "schema None"),
+    ("newer.json", '{"schema": "hpcscope.export/9", "run": {}}', "upgrade hpcscope"),
+    ("foreign.db", None, "not an hpcscope store"),
+]
+
+
+@pytest.mark.parametrize("name,content,said", BAD_IMPORTS, ids=[b[0] for b in BAD_IMPORTS])
+def test_import_of_a_bad_file_is_refused_and_changes_nothing(filled, name, content, said):
+    path = filled.folder / name
+    if content is None:
+        with sqlite3.connect(path) as con:
+            con.execute("CREATE TABLE t (x)")
+    else:
+        path.write_text(content)
+    before = _snapshot(filled.db)
+    done = filled("import", str(path), timeout=120)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    message = " ".join(done.stderr.split())  # the console wraps long paths
+    assert said in message, done.stderr
+    assert message.count("error:") == 1 and message.startswith("error:"), done.stderr
+    assert "Traceback" not in done.stderr
+    assert _snapshot(filled.db) == before
+
+
+def test_import_of_an_export_through_the_cli(filled, tmp_path):
+    exported = filled("export", "1", "--format", "json")
+    assert exported.returncode == 0, exported.stderr
+    path = tmp_path / "run1.json"
+    path.write_text(exported.stdout)
+    from conftest import Cli
+
+    laptop = Cli(tmp_path)
+    done = laptop("import", str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1" and "imported run 1" in done.stderr
+    again = laptop("export", "1", "--format", "json")
+    assert again.stdout == exported.stdout  # run 1 in both stores: even the ids agree

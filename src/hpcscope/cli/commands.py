@@ -13,7 +13,7 @@ from hpcscope.cli.machine import build, topo
 from hpcscope.cli.run import run
 from hpcscope.cli.sim import sim
 from hpcscope.cli.slurm import slurm
-from hpcscope.cli.store import export, list_runs, show
+from hpcscope.cli.store import export, import_runs, list_runs, show
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -38,7 +38,20 @@ def main(ctx: click.Context, db: str | None) -> None:
     ctx.obj = {"db": db or os.environ.get("HPCSCOPE_DB", "hpcscope.db")}
 
 
-for command in (topo, build, run, tune, report, compare, demo, list_runs, show, export, slurm):
+for command in (
+    topo,
+    build,
+    run,
+    tune,
+    report,
+    compare,
+    demo,
+    list_runs,
+    show,
+    export,
+    import_runs,
+    slurm,
+):
     main.add_command(command)
 main.add_command(lab)
 main.add_command(sim)

@@ -1,4 +1,4 @@
-"""`hpcscope list`, `show` and `export`: what is stored."""
+"""`hpcscope list`, `show`, `export` and `import`: what is stored, and moving it."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from hpcscope.cli.common import handle_errors, out, store_of
+from hpcscope.cli.common import err, handle_errors, out, store_of
 from hpcscope.formatting import plain
 from hpcscope.report import show as show_mod
 from hpcscope.results import export as export_mod
+from hpcscope.results import transfer
 
 
 @click.command("list")
@@ -86,3 +87,27 @@ def export(ctx, run_ref: str, fmt: str) -> None:
             "--format osu is for p2p runs; use csv, json or markdown"
         )
     click.echo(text, nl=False)
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.pass_context
+@handle_errors
+def import_runs(ctx, file: str) -> None:
+    """Take runs measured elsewhere into this store as new runs (new ids).
+
+    FILE is a JSON export (`hpcscope export RUN --format json`) or another hpcscope store
+    file (all its runs). Nothing is stored unless the whole file is good.
+
+    \b
+    Example: ssh cluster hpcscope export last --format json > cluster.json
+             hpcscope import cluster.json && hpcscope show last
+             hpcscope import /scratch/me/hpcscope.db
+    """
+    # Read and check the file before the store is opened: a bad file creates nothing.
+    runs = transfer.read_file(file)
+    with store_of(ctx, create=True) as store:
+        new = store.import_runs(runs)
+    for item, run_id in zip(runs, new, strict=True):
+        err.print(f"imported run {item['run'].get('id')} of {file} as run {run_id}")
+    click.echo(" ".join(str(n) for n in new))

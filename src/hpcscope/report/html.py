@@ -684,10 +684,17 @@ def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple
     if timers:
         res = sorted({t.get("resolution_ns") for t in timers})
         ovh = sorted({t.get("overhead_ns") for t in timers})
+        ticks = sorted({t["wtick_s"] for t in timers if t.get("wtick_s") is not None})
+        costs = sorted({t["wtime_cost_ns"] for t in timers if t.get("wtime_cost_ns") is not None})
+        mpi_clock = (
+            f"; MPI_Wtick {_span(ticks)} s, one MPI_Wtime call {_span(costs)} ns"
+            if ticks and costs
+            else ""
+        )
         items.append(
             (
                 "timer",
-                f"resolution {_span(res)} ns, overhead {_span(ovh)} ns "
+                f"resolution {_span(res)} ns, overhead {_span(ovh)} ns{mpi_clock} "
                 "(measured by each benchmark at start).",
             )
         )

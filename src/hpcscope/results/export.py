@@ -173,12 +173,56 @@ def p2p_table(
 # -- JSON and CSV: one entry per launch x metric x params ------------------------------
 
 
+EXPORT_SCHEMA = "hpcscope.export/1"
+EXPORT_SCHEMA_PREFIX = "hpcscope.export/"
+
+
+def launch_entry(launch: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """One launch as `export --format json` writes it: what ran, how it ended, and the
+    placement proof from its meta record (records.md section 2): the MPI library, the
+    timer facts and per rank the host, the CPUs it was bound to and its NUMA node, as read
+    from inside the process. `meta`, `errors`, `summaries` and `stderr_tail` are kept whole
+    so that `hpcscope import` can rebuild the launch (results/transfer.py)."""
+    meta = launch.get("meta")
+    mpi = (meta or {}).get("mpi")
+    return {
+        "id": launch["id"],
+        "name": launch["name"],
+        "tags": launch.get("tags") or {},
+        "status": launch["status"],
+        "returncode": launch.get("returncode"),
+        "started": launch.get("started"),
+        "finished": launch.get("finished"),
+        "backend_id": launch.get("backend_id") or "",
+        "mpi": None if not mpi else {"library": mpi.get("library"), "version": mpi.get("version")},
+        "timer": None if meta is None else meta.get("timer"),
+        "ranks": [
+            {k: r.get(k) for k in ("rank", "host", "cpus", "numa", "socket", "core")}
+            for r in (meta or {}).get("ranks") or []
+        ],
+        "meta": meta,
+        "errors": list(launch.get("errors") or []),
+        "summaries": [{k: v for k, v in x.items() if k != "launch_id"} for x in summaries],
+        "stderr_tail": launch.get("stderr_tail") or "",
+    }
+
+
+def _launch_entries(store: Store, run_id: int) -> list[dict[str, Any]]:
+    by_launch: dict[int, list[dict[str, Any]]] = {}
+    for x in store.summaries(run_id):
+        by_launch.setdefault(x["launch_id"], []).append(x)
+    return [launch_entry(l, by_launch.get(l["id"], [])) for l in store.launches(run_id)]
+
+
 def to_json(source: Store | Samples, run_id: int | None = None) -> str:
     """All raw values with a summary each, plus the pooled view over repeats.
 
-    {"run": run dict or null, "samples": [sample + {"summary": Summary}],
+    {"schema": EXPORT_SCHEMA, "run": run dict (with its command line) or null,
+     "launches": [launch_entry(...)] (empty without a Store),
+     "samples": [sample + {"summary": Summary}],
      "pooled": [{benchmark, metric, unit, params, tags (without repeat), launch_ids,
                  cell}]}
+    The run's topology XML is left out (large). docs/records.md, "export".
     """
     samples = _samples(source, run_id)
     out_samples = []
@@ -211,19 +255,23 @@ def to_json(source: Store | Samples, run_id: int | None = None) -> str:
                 "cell": _cell(group),
             }
         )
-    run = source.run(run_id) if isinstance(source, Store) and run_id is not None else None
-    if run is not None:
+    run, launches = None, []
+    if isinstance(source, Store) and run_id is not None:
+        run = source.run(run_id)
         run.pop("topology_xml", None)  # large; `hpcscope export` is about measurements
-    return (
-        json.dumps(
-            {"run": run, "samples": out_samples, "pooled": pooled_out}, indent=1, sort_keys=False
-        )
-        + "\n"
-    )
+        launches = _launch_entries(source, run_id)
+    doc = {
+        "schema": EXPORT_SCHEMA,
+        "run": run,
+        "launches": launches,
+        "samples": out_samples,
+        "pooled": pooled_out,
+    }
+    return json.dumps(doc, indent=1, sort_keys=False) + "\n"
 
 
-CSV_HEAD = ("launch_id", "launch", "benchmark", "metric", "unit")  # tags after launch
 CSV_HEAD = ("launch_id", "launch", "benchmark", "metric", "unit")  # tags go after "launch"
+CSV_PLACEMENT = "rank_hosts_cpus"  # after the tags: "host:cpus;..." per rank, from meta
 CSV_STATS = ("n", "median", "ci_low", "ci_high", "min", "max", "mean", "std", "cv")
 CSV_TAIL = ("warmups", *CSV_STATS, "warnings")  # after the params
 
@@ -232,15 +280,33 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
     """One row per launch x metric x params: launch_id, launch, one column per tag, then
     benchmark, metric, unit, one column per param, warmups, n, median, ci_low, ci_high,
     min, max, mean (harmonic for rates), std, cv, warnings. A param whose name is taken
-    by a tag or a fixed column is written as param_<name>."""
+    by a tag or a fixed column is written as param_<name>. After the tags,
+    `rank_hosts_cpus` is where the launch's ranks ran, verified from inside (meta record):
+    "host:cpus" per rank in rank order, ";" between ranks, cpus as "0,1" (empty without a
+    Store or meta)."""
     samples = _samples(source, run_id)
+    placement: dict[int, str] = {}
+    if isinstance(source, Store) and run_id is not None:
+        for launch in source.launches(run_id):
+            ranks = (launch.get("meta") or {}).get("ranks") or []
+            placement[launch["id"]] = ";".join(
+                f"{r.get('host', '')}:{','.join(str(c) for c in r.get('cpus') or [])}"
+                for r in ranks
+            )
     tag_cols = sorted({k for s in samples for k in s["tags"]})
-    fixed = {*CSV_HEAD, *CSV_TAIL}
+    fixed = {*CSV_HEAD, *CSV_TAIL, CSV_PLACEMENT}
     tag_names = {k: (f"tag_{k}" if k in fixed else k) for k in tag_cols}
     param_keys = sorted({k for s in samples for k in s["params"]})
     taken = fixed | set(tag_names.values())
     param_names = {k: (f"param_{k}" if k in taken else k) for k in param_keys}
-    header = [*CSV_HEAD[:2], *tag_names.values(), *CSV_HEAD[2:], *param_names.values(), *CSV_TAIL]
+    header = [
+        *CSV_HEAD[:2],
+        *tag_names.values(),
+        CSV_PLACEMENT,
+        *CSV_HEAD[2:],
+        *param_names.values(),
+        *CSV_TAIL,
+    ]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
@@ -252,6 +318,7 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
                 s["launch_id"],
                 s.get("launch", ""),
                 *(_csv_value(s["tags"].get(k)) for k in tag_cols),
+                placement.get(s["launch_id"], ""),
                 s["benchmark"],
                 s["metric"],
                 s["unit"],

@@ -189,6 +189,10 @@ def _meta_problem(r: dict[str, Any]) -> str | None:
         v = timer.get(key)
         if not _is_number(v) or not math.isfinite(v) or v < 0:
             return f"'timer' needs a finite number {key!r} >= 0"
+    for key in ("wtick_s", "wtime_cost_ns"):  # MPI programs only
+        v = timer.get(key)
+        if key in timer and (not _is_number(v) or not math.isfinite(v) or v < 0):
+            return f"'timer' {key!r} must be a finite number >= 0"
     if not isinstance(r["options"], dict):
         return "'options' must be an object"
     return None

@@ -534,6 +534,92 @@ class Store:
         ).fetchall()
         return [dict(json.loads(row["record"]), launch_id=row["launch_id"]) for row in rows]
 
+    # -- import ---------------------------------------------------------------------------
+
+    def import_runs(self, runs: Sequence[dict[str, Any]]) -> list[int]:
+        """Store whole runs (results/transfer.py builds and checks them) as new runs, all
+        in ONE transaction: a bad record anywhere leaves the store as it was. Each run is
+        {"run": {...row fields...}, "launches": [{"id": old id, ...row fields, "meta",
+        "errors", "summaries"}], "samples": [{"launch_id": old id, benchmark, metric, unit,
+        params, values, warmups}]}. Ids are new; returns the new run ids in order."""
+        new_ids: list[int] = []
+        with self._write() as db:
+            for item in runs:
+                run = item["run"]
+                status = "running" if run["status"] == "abandoned" else run["status"]
+                _check(status, RUN_STATUSES, "run status")
+                _check(run.get("backend") or "local", BACKENDS, "backend")
+                cur = db.execute(
+                    "INSERT INTO runs (started, finished, status, suite, command, options, host,"
+                    " backend, label, topology_xml, environment, mpi, notes, backend_data)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        run["started"],
+                        run.get("finished"),
+                        status,
+                        run["suite"],
+                        _dumps(run.get("command") or []),
+                        _dumps(run.get("options") or {}),
+                        run.get("host") or "",
+                        run.get("backend") or "local",
+                        run.get("label") or "",
+                        run.get("topology_xml"),
+                        _dumps(run.get("environment") or {}),
+                        _dumps(run.get("mpi") or []),
+                        _dumps(run.get("notes") or []),
+                        _dumps(run.get("backend_data") or {}),
+                    ),
+                )
+                run_id = int(cur.lastrowid)  # type: ignore[arg-type]
+                launch_ids: dict[Any, int] = {}
+                for launch in item["launches"]:
+                    _check(launch["status"], LAUNCH_STATUSES, "launch status")
+                    meta = launch.get("meta")
+                    cur = db.execute(
+                        "INSERT INTO launches (run_id, name, tags, status, returncode, started,"
+                        " finished, stderr_tail, backend_id, meta) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        (
+                            run_id,
+                            launch["name"],
+                            _dumps(launch.get("tags") or {}),
+                            launch["status"],
+                            launch.get("returncode"),
+                            launch.get("started") or run["started"],
+                            launch.get("finished"),
+                            launch.get("stderr_tail") or "",
+                            launch.get("backend_id") or "",
+                            None if meta is None else _dumps(meta),
+                        ),
+                    )
+                    new = int(cur.lastrowid)  # type: ignore[arg-type]
+                    launch_ids[launch["id"]] = new
+                    for record in launch.get("summaries") or []:
+                        db.execute(
+                            "INSERT INTO summaries (launch_id, record) VALUES (?,?)",
+                            (new, _dumps(record)),
+                        )
+                    for message in launch.get("errors") or []:
+                        db.execute(
+                            "INSERT INTO errors (launch_id, message) VALUES (?,?)",
+                            (new, message),
+                        )
+                for s in item["samples"]:
+                    db.execute(
+                        "INSERT INTO samples (launch_id, benchmark, metric, unit, params, "
+                        '"values", warmups) VALUES (?,?,?,?,?,?,?)',
+                        (
+                            launch_ids[s["launch_id"]],
+                            s["benchmark"],
+                            s["metric"],
+                            s["unit"],
+                            _dumps(s["params"]),
+                            json.dumps(s["values"]),
+                            s["warmups"],
+                        ),
+                    )
+                new_ids.append(run_id)
+        return new_ids
+
     def _need_launch(self, launch_id: int) -> sqlite3.Row:
         row = self._db.execute("SELECT * FROM launches WHERE id = ?", (launch_id,)).fetchone()
         if row is None:
