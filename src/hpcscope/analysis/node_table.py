@@ -149,8 +149,9 @@ def row_label(row: dict) -> str:
     """'cpu fp64 fma 2 threads' style: what a row measured, for figures and sentences."""
     parts = [row["benchmark"], row.get("workload"), row.get("op"), row.get("variant")]
     if row.get("concurrency") is not None:
-        unit = "streams" if row["benchmark"] in ("net", "iperf3") else "threads"
-        parts.append(f"{row['concurrency']} {unit}")
+        unit = "stream" if row["benchmark"] in ("net", "iperf3") else "thread"
+        plural = "" if row["concurrency"] == 1 else "s"
+        parts.append(f"{row['concurrency']} {unit}{plural}")
     if row.get("block") is not None:
         parts.append(f"{row['block']} B")
     return " ".join(str(p) for p in parts if p not in (None, ""))
