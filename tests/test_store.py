@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 import signal
 import sqlite3
 from pathlib import Path
@@ -244,3 +245,17 @@ def test_concurrent_writers(tmp_path: Path) -> None:
             assert [s["values"] for s in got] == [[float(index), float(i)] for i in range(RECORDS)]
         assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_reader_does_not_wait_for_a_writer(tmp_path: Path) -> None:
+    """Issue 17: opening a store took the write lock, so `show` waited for a long writer
+    and then called the store not usable."""
+    path = tmp_path / "h.db"
+    with Store(path) as writer:
+        run = writer.create_run("p2p")
+        writer._db.execute("BEGIN IMMEDIATE")  # a writer in the middle of a transaction
+        started = time.monotonic()
+        with Store(path, create=False) as reader:
+            assert reader.run(run)["suite"] == "p2p"
+        assert time.monotonic() - started < 5
+        writer._db.execute("ROLLBACK")

@@ -203,6 +203,10 @@ class Store:
             raise StoreError(f"{self.path} is damaged: " + "; ".join(problems) + f". {_RECOVER}")
 
     def _init_schema(self) -> None:
+        # An existing store is only read here: no write lock, so `show` never waits for a
+        # long-running writer (WAL lets readers and one writer work at once).
+        if self._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return
         with self._write():
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
