@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import time
 import signal
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
