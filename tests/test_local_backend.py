@@ -66,3 +66,33 @@ def test_timeout_is_reported_as_timeout(tmp_path):
     LocalBackend(store, tmp_path / "launch").submit(run_id, [job])
     (state,) = LocalBackend(store, tmp_path / "launch").poll(run_id)
     assert state.state == "TIMEOUT" and "time limit" in state.detail
+
+
+def test_ctrl_c_while_figures_are_drawn_keeps_the_finished_run(tmp_path, monkeypatch):
+    """Issue 17: Ctrl-C after the last job, while figures are written: the run keeps its
+    status and results, and the message says how to draw the figures later."""
+    from rich.console import Console
+
+    from hpcscope import runner
+    from hpcscope.suites.base import SuitePlan
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "write_outputs", interrupted)
+    store = Store(tmp_path / "db.sqlite")
+    run_id = store.create_run("p2p")
+    emit = f"import json; print(json.dumps({META!r})); print(json.dumps({SAMPLE!r}))"
+    plan = SuitePlan(jobs=[_job("ok", emit)])
+    outcome = runner.run_jobs(
+        store,
+        run_id,
+        plan,
+        "local",
+        {},
+        None,
+        tmp_path / "out",
+        Console(file=open(tmp_path / "log", "w")),
+    )
+    assert outcome.exit_code == 1 and "hpcscope report" in outcome.messages[0]
+    assert store.run(run_id)["status"] == "ok" and len(store.samples(run_id)) == 1

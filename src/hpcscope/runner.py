@@ -198,7 +198,19 @@ def run_jobs(
         status = "failed" if failed else "ok"
         store.finish_run(run_id, status)
         note_timer_findings(store, run_id)
-        write_outputs(store, run_id, plan_suite(plan), folder, console)
+        try:
+            write_outputs(store, run_id, plan_suite(plan), folder, console)
+        except KeyboardInterrupt:  # the measurement is complete and stored; only files lack
+            return Outcome(
+                run_id,
+                status,
+                EXIT_FAILED,
+                folder,
+                [
+                    f"interrupted while writing figures and tables; every result is stored "
+                    f"(run {run_id} {status}); `hpcscope report {run_id}` draws them later"
+                ],
+            )
         messages = (
             [
                 f"{len(failed)} of {len(plan.jobs)} jobs failed; finished results are "
