@@ -11,6 +11,7 @@ from hpcscope import runner
 from hpcscope.cli.common import err, handle_errors
 from hpcscope.cli.run import run
 from hpcscope.formatting import markup_safe as S
+from hpcscope.formatting import plain
 from hpcscope.launch.slurm import SlurmBackend, SlurmError
 from hpcscope.results.store import Store
 
@@ -42,7 +43,7 @@ def status(ctx, run_ref: str) -> None:
     Example: hpcscope slurm status last
     """
     store, backend = _backend(ctx)
-    click.echo(backend.status_text(store.resolve(run_ref)))
+    click.echo(plain(backend.status_text(store.resolve(run_ref))))  # SLURM text, never escapes
 
 
 @slurm.command("collect")
