@@ -122,7 +122,7 @@ def test_calibration_round_trip(cli: Cli) -> None:
     sizes = [0, 1, 2, 4, 8, 64, 1024, 8192, 65536, 1 << 20, 4 << 20]
     with Store(cli.db) as store:
         run = store.create_run("p2p", backend="local")
-        launch = store.add_launch(run, "openmpi/core/r1", {"mpi": "openmpi", "placement": "core"})
+        launch = store.add_launch(run, "openmpi/node/r1", {"mpi": "openmpi", "placement": "node"})
         for size in sizes:
             t_us = (lat + size / bw) * 1e6
             store.add_record(
@@ -139,7 +139,10 @@ def test_calibration_round_trip(cli: Cli) -> None:
             )
         store.finish_run(run, "ok")
     out = cli.folder / "fitted.xml"
-    done = cli("sim", "calibrate", "last", "-o", str(out), "--base", "jupiter")
+    done = cli(
+        "sim", "calibrate", "last", "-o", str(out), "--base", "jupiter", "--placement", "node",
+        "--no-check",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "lane latency 0.800 us" in done.stdout and "5.000 GB/s" in done.stdout
     errors = [float(line.split()[-1].rstrip("%")) for line in done.stdout.splitlines()[2:]]
@@ -172,6 +175,48 @@ def test_simulated_p2p_calibrates_back_to_its_platform(cli: Cli) -> None:
     # under a CI load of 10 on 2 cores; 1.513 us idle). Bandwidth is not affected.
     assert math.isclose(float(found[1]), 1.5, rel_tol=0.15), fit.stdout
     assert math.isclose(float(found[2]), 4.0, rel_tol=0.02), fit.stdout
+
+
+def test_calibrated_platform_simulates_a_kinked_core_ping_pong_within_10_percent(
+    cli: Cli,
+) -> None:
+    """A core ping-pong shaped like this machine's (Open MPI, 2-core EPYC guest: a 14x jump
+    at 4 KiB where the shared-memory copy method changes, bandwidth falling from 1 MiB as
+    the caches run out): `sim calibrate` fits the loopback link and SMPI's per-size
+    factors, simulates the written platform, and every size from 8 B to 4 MiB comes back
+    within 10 % (the issue's target)."""
+    measured_us = {0: 0.135, 1: 0.156, 2: 0.158, 4: 0.160, 8: 0.154, 16: 0.167, 32: 0.183}
+    measured_us.update({64: 0.183, 128: 0.174, 256: 0.158, 512: 0.246, 1024: 0.229})
+    measured_us.update({2048: 0.352, 4096: 2.28, 8192: 2.393, 16384: 3.179, 32768: 4.146})
+    measured_us.update({65536: 6.479, 131072: 10.78, 262144: 22.68, 524288: 48.58})
+    measured_us.update({1 << 20: 295.3, 2 << 20: 677.3, 4 << 20: 1628.7})
+    with Store(cli.db) as store:
+        run = store.create_run("p2p", backend="local")
+        launch = store.add_launch(run, "openmpi/core/r1", {"mpi": "openmpi", "placement": "core"})
+        for size, t_us in measured_us.items():
+            store.add_record(
+                launch,
+                {
+                    "type": "sample",
+                    "benchmark": "p2p",
+                    "metric": "latency",
+                    "unit": "us",
+                    "params": {"bytes": size, "test": "latency"},
+                    "values": [t_us] * 5,
+                    "warmups": 0,
+                },
+            )
+        store.finish_run(run, "ok")
+    done = cli("sim", "calibrate", "last", "-o", "fit.xml", "--base", "jupiter:nodes=2")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.strip().endswith("%")]
+    errors = {}
+    for row in rows:  # "4 KiB  2.280  2.219  -2.7%"
+        size = int(row[0]) * {"B": 1, "KiB": 1024, "MiB": 1 << 20}[row[1]]
+        errors[size] = float(row[-1].rstrip("%"))
+    assert set(errors) == set(measured_us), done.stdout
+    assert all(abs(e) <= 10 for s, e in errors.items() if s >= 8), done.stdout
+    assert 'id="smpi/bw-factor"' in (cli.folder / "fit.xml").read_text()
 
 
 def test_lanes_at_paper_scale_is_refused_before_it_exhausts_memory(cli: Cli) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcscope.analysis.sim_calibrate import CalibrationError, fit_alpha_beta
+from hpcscope.analysis.sim_calibrate import CalibrationError, fit_alpha_beta, fit_piecewise
 from hpcscope.launch.smpi_command import SmpiOptions, options_for, smpicc_command, smpirun_command
 from hpcscope.machine.sim_platform import (
     PRESETS,
@@ -330,6 +330,23 @@ def test_calibration_with_noise_and_flat_segment():
     assert fit.lane_bandwidth == pytest.approx(5e9, rel=0.05)
     assert fit.segments[0].inverse_bandwidth == 0.0 or fit.segments[0].bw_factor > 0
     assert max(abs(e) for e in fit.relative_errors(SIZES, times)) < 0.1
+
+
+def test_piecewise_fit_takes_the_fewest_segments_that_fit():
+    def t(s):
+        return 1.5e-6 + s / 3e9 if s < 1024 else 3e-6 + s / 8e9 if s < 65536 else 6e-6 + s / 12e9
+
+    fit = fit_piecewise(SIZES, [t(s) for s in SIZES], tolerance=0.01)
+    assert [seg.start for seg in fit.segments] == [0, 1024, 65536]
+
+
+def test_piecewise_fit_isolates_a_size_no_line_reaches():
+    # Time grows faster than linearly at the largest sizes (caches running out): no line
+    # with a latency >= 0 joins them, so they get segments of their own.
+    times = [0.2e-6 + s / 10e9 for s in SIZES[:-2]] + [2e-4, 2e-3]
+    fit = fit_piecewise(SIZES, times, tolerance=0.05)
+    assert max(abs(e) for e in fit.relative_errors(SIZES, times)) <= 0.05
+    assert fit.segments[-1].start == SIZES[-1]
 
 
 @pytest.mark.parametrize(

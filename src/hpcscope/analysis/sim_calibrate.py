@@ -21,8 +21,7 @@ This module does the same:
   - the platform's lane latency L is the first segment's intercept and its bandwidth B is
     1/slope of the last segment (the asymptotic bandwidth); then lat_factor_i = a_i / L
     and bw_factor_i = (1/b_i) / B. A segment whose slope is 0 has no measurable bandwidth
-    term: it takes its neighbour's bw factor, and the per-size error report shows what
-    that costs.
+    term: its bw factor is FLAT_BW_FACTOR (1000), which makes that term negligible.
 
 Input is one-way latency (half a round trip, what OSU latency and p2p's latency test
 report) in seconds. On the platforms of machine/sim_platform.py a route between two
@@ -31,8 +30,21 @@ are PlatformSpec's lane_latency and lane_bandwidth. SMPI adds a few tens of nano
 of its own per message (MPI_Wtime and call costs; 20-40 ns measured with 3.32), so fit
 and simulation agree only to that.
 
-Restrictions: each segment needs measurements at two or more distinct sizes; contention,
-rendezvous handshakes and send/recv CPU overheads (smpi/os, smpi/or) are not fitted.
+Breakpoints: fit_alpha_beta takes them from the caller; fit_piecewise chooses them among
+the measured sizes: the fewest segments whose largest relative error is within a
+tolerance (exact, by dynamic programming). Real ping-pongs have more kinks than the
+protocol switches (cache sizes, shared-memory copy methods: on a 2-core EPYC guest Open
+MPI's core ping-pong jumps 6x at 4 KiB and 6x again at 1 MiB), so a handful of fixed
+breakpoints leaves 50-70 % errors there.
+
+Restrictions: fit_alpha_beta needs two or more distinct sizes per segment by default.
+fit_piecewise also allows a segment of one size, fitted through the origin: where time
+grows faster than linearly (a cache level running out), no line with a latency >= 0
+passes through neighbouring sizes, so such a size has to stand alone; taking the fewest
+segments keeps these to where the data need them. Contention, rendezvous handshakes and send/recv CPU
+overheads (smpi/os, smpi/or) are not fitted. SMPI's factors are global: the fit is exact
+for the route it was measured on, and every other route gets the same per-size factors
+(the protocol of the MPI library) on its own latency and bandwidth.
 """
 
 from __future__ import annotations
@@ -45,6 +57,7 @@ from dataclasses import dataclass
 # 1-16 KiB and the rendezvous switch near 64 KiB. Pass your own breakpoints when the
 # ping-pong shows kinks elsewhere.
 DEFAULT_BREAKPOINTS = (0, 1024, 65536)
+FLAT_BW_FACTOR = 1000.0
 
 
 class CalibrationError(ValueError):
@@ -107,7 +120,12 @@ class AlphaBetaFit:
 
 
 def _line(points: list[tuple[float, float]]) -> tuple[float, float]:
-    """Weighted (1/t^2) least squares t = a + b*S with a, b >= 0."""
+    """Weighted (1/t^2) least squares t = a + b*S with a, b >= 0. Points of one size
+    only: through the origin (all bandwidth term), or all latency at 0 bytes."""
+    if len({s for s, _ in points}) == 1:
+        size = points[0][0]
+        mean = sum(t for _, t in points) / len(points)
+        return (0.0, mean / size) if size > 0 else (mean, 0.0)
     w = [1.0 / (t * t) for _, t in points]
     sw = sum(w)
     sx = sum(wi * s for wi, (s, _) in zip(w, points))
@@ -124,20 +142,28 @@ def _line(points: list[tuple[float, float]]) -> tuple[float, float]:
     return a, b
 
 
-def fit_alpha_beta(
-    sizes: Sequence[float], times: Sequence[float], breakpoints: Sequence[int] = DEFAULT_BREAKPOINTS
-) -> AlphaBetaFit:
-    """Piecewise α-β fit of one-way ping-pong times (seconds) over message sizes (bytes)."""
+def _check_points(sizes: Sequence[float], times: Sequence[float]) -> None:
     if len(sizes) != len(times):
         raise CalibrationError(f"{len(sizes)} sizes but {len(times)} times: give one time per size")
-    bps = list(breakpoints)
-    if not bps or bps[0] != 0 or bps != sorted(set(bps)):
-        raise CalibrationError(f"breakpoints {bps}: must start at 0 and increase strictly")
     for s, t in zip(sizes, times):
         if not (math.isfinite(s) and s >= 0):
             raise CalibrationError(f"size {s!r}: must be a finite number of bytes >= 0")
         if not (math.isfinite(t) and t > 0):
             raise CalibrationError(f"time {t!r} at {s} bytes: must be a positive number of seconds")
+
+
+def fit_alpha_beta(
+    sizes: Sequence[float],
+    times: Sequence[float],
+    breakpoints: Sequence[int] = DEFAULT_BREAKPOINTS,
+    min_sizes: int = 2,
+) -> AlphaBetaFit:
+    """Piecewise α-β fit of one-way ping-pong times (seconds) over message sizes (bytes);
+    every segment needs min_sizes distinct sizes."""
+    _check_points(sizes, times)
+    bps = list(breakpoints)
+    if not bps or bps[0] != 0 or bps != sorted(set(bps)):
+        raise CalibrationError(f"breakpoints {bps}: must start at 0 and increase strictly")
     raw = []
     for i, start in enumerate(bps):
         end = bps[i + 1] if i + 1 < len(bps) else None
@@ -146,13 +172,15 @@ def fit_alpha_beta(
             for s, t in zip(sizes, times)
             if s >= start and (end is None or s < end)
         ]
-        if len({s for s, _ in pts}) < 2:
+        if len({s for s, _ in pts}) < max(min_sizes, 1):
             raise CalibrationError(
                 f"segment [{start}, {end if end is not None else 'inf'}) bytes has "
-                f"{len({s for s, _ in pts})} distinct sizes: measure at least 2 sizes in it "
+                f"{len({s for s, _ in pts})} distinct sizes: measure at least {min_sizes} sizes in it "
                 "or drop the breakpoint"
             )
         a, b = _line(pts)
+        if i == 0 and a <= 0 and len({s for s, _ in pts}) == 1:
+            a, b = pts[0][1], 0.0  # the route's latency L must come from somewhere
         raw.append((start, end, a, b, len(pts)))
     lat = raw[0][2]
     if lat <= 0:
@@ -166,25 +194,70 @@ def fit_alpha_beta(
             "the largest-size segment shows no bandwidth term: measure larger messages (MiB range)"
         )
     bw = 1.0 / last_slope
-    bw_factors: list[float | None] = [(1.0 / b) / bw if b > 0 else None for *_, b, _ in raw]
-    # A flat segment borrows the factor of the next segment that has one (the last has).
-    for i in range(len(bw_factors) - 1, -1, -1):
-        if bw_factors[i] is None:
-            bw_factors[i] = bw_factors[i + 1]
-    filled: list[float] = []
-    for f in bw_factors:
-        assert f is not None  # the last segment has a positive slope (checked above)
-        filled.append(f)
+    # A flat segment (no measurable bandwidth term) gets FLAT_BW_FACTOR: its bandwidth
+    # term shrinks to 1/1000 of what the asymptotic bandwidth gives, as its fit says.
+    filled = [min((1.0 / b) / bw, FLAT_BW_FACTOR) if b > 0 else FLAT_BW_FACTOR for *_, b, _ in raw]
     segments = tuple(
         Segment(
             start=st,
             end=en,
             latency=a,
             inverse_bandwidth=b,
-            lat_factor=max(a, 1e-12 * lat) / lat,
+            lat_factor=max(a, 1e-3 * lat) / lat,
             bw_factor=f,
             points=n,
         )
         for (st, en, a, b, n), f in zip(raw, filled)
     )
     return AlphaBetaFit(lane_latency=lat, lane_bandwidth=bw, segments=segments)
+
+
+def fit_piecewise(
+    sizes: Sequence[float],
+    times: Sequence[float],
+    tolerance: float = 0.05,
+    max_segments: int = 12,
+) -> AlphaBetaFit:
+    """fit_alpha_beta with breakpoints chosen among the measured sizes: the fewest segments
+    (a line through the sizes of each, or one size on its own) whose largest relative
+    error is within
+    `tolerance`, or, when max_segments cannot reach it, the max_segments segments with the
+    smallest largest error. Exact minimax by dynamic programming over the segment ends:
+    O(n^2) line fits and O(max_segments * n^2) steps for n distinct sizes."""
+    _check_points(sizes, times)
+    xs = sorted({float(s) for s in sizes})
+    n = len(xs)
+    if n < 2:
+        return fit_alpha_beta(sizes, times, [0])  # raises, naming what is missing
+    by_size: dict[float, list[float]] = {}
+    for size, t in zip(sizes, times):
+        by_size.setdefault(float(size), []).append(float(t))
+
+    def worst(i: int, j: int) -> float:
+        """Largest relative error of one line through the sizes xs[i:j]."""
+        pts = [(x, t) for x in xs[i:j] for t in by_size[x]]
+        a, b = _line(pts)
+        return max(abs(a + b * x - t) / t for x, t in pts)
+
+    errors = {(i, j): worst(i, j) for i in range(n) for j in range(i + 1, n + 1)}
+    # best[k][j]: smallest largest error of k segments covering xs[:j]; start[k][j]: where
+    # the k-th of them begins.
+    inf = float("inf")
+    best = [[inf] * (n + 1) for _ in range(max_segments + 1)]
+    start = [[0] * (n + 1) for _ in range(max_segments + 1)]
+    best[0][0] = 0.0
+    for k in range(1, max_segments + 1):
+        for j in range(1, n + 1):
+            for i in range(0, j):
+                value = max(best[k - 1][i], errors[(i, j)])
+                if value < best[k][j]:
+                    best[k][j], start[k][j] = value, i
+    reachable = [k for k in range(1, max_segments + 1) if best[k][n] < inf]
+    within = [k for k in reachable if best[k][n] <= tolerance]
+    k = within[0] if within else min(reachable, key=lambda k: best[k][n])
+    begins, j = [], n
+    for level in range(k, 0, -1):
+        j = start[level][j]
+        begins.append(j)
+    breakpoints = [0] + [int(xs[i]) for i in sorted(begins)[1:]]
+    return fit_alpha_beta(sizes, times, breakpoints, min_sizes=1)

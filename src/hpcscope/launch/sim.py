@@ -38,8 +38,23 @@ from hpcscope.launch.smpi_command import (
     smpirun_command,
 )
 from hpcscope.machine.sim_machine import SimMachine
+from hpcscope.machine.sim_platform import PlatformError
 from hpcscope.plan.job import Job
 from hpcscope.results.store import Store
+
+
+def machine_options(machine: SimMachine, program: str, **changes) -> SmpiOptions:
+    """smpirun settings for `program` on `machine`: its SMPI factors, host-speed = the
+    preset's core speed (one second of real compute is one simulated second), and
+    liblanecoll privatized when the program links it."""
+    changes = {
+        **privatize_lanecoll(program),
+        "lat_factor": machine.lat_factor,
+        "bw_factor": machine.bw_factor,
+        **changes,
+    }
+    spec = machine.spec
+    return options_for(spec.core_speed, **changes) if spec else SmpiOptions(**changes)
 
 
 def banner_text(machine: SimMachine) -> str:
@@ -115,11 +130,10 @@ class SimBackend(LocalBackend):
                 f"{job.name}: the sim backend runs programs built with smpicc (--mpi smpi)"
             )
         program = job.program[0]
-        changes: dict = dict(privatize_lanecoll(program))
+        changes = {}
         if self.shared_malloc_threshold is not None:
             changes["shared_malloc_threshold"] = self.shared_malloc_threshold
-        spec = self.machine.spec
-        options = options_for(spec.core_speed, **changes) if spec else SmpiOptions(**changes)
+        options = machine_options(self.machine, program, **changes)
         cmd = smpirun_command(
             program,
             job.program[1:],
@@ -154,12 +168,10 @@ class SimBackend(LocalBackend):
         tag instead: core = both on the first host, node = first host of two nodes."""
         placement = job.tags.get("placement")
         if placement is not None:
-            first = self.machine.node_hosts[0][0]
-            if placement == "node" and self.machine.nodes > 1:
-                return f"{first}\n{self.machine.node_hosts[1][0]}\n"
-            if placement == "core":
-                return f"{first}\n{first}\n"
-            raise ValueError(f"{job.name}: placement {placement!r} is not simulated")
+            try:
+                return "\n".join(self.machine.pair_hosts(str(placement))) + "\n"
+            except PlatformError as exc:
+                raise ValueError(f"{job.name}: {exc}") from None
         if job.ranks % self.ppn:
             raise ValueError(f"{job.name}: {job.ranks} ranks are not a multiple of ppn {self.ppn}")
         return self.machine.hostfile(self.ppn, job.ranks // self.ppn)

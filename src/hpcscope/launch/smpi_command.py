@@ -64,6 +64,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpcscope.machine.sim_platform import valid_factors
+
 NODE_NAME_SEP = "-"
 SHARED_MALLOC_BLOCK = 1 << 26  # bytes per folded block of shared malloc (see smpirun_command)
 
@@ -107,17 +109,6 @@ def options_for(core_speed: float, **changes) -> SmpiOptions:
     return SmpiOptions(host_speed=core_speed, **changes)
 
 
-def _factor_ok(text: str) -> bool:
-    """SMPI factor strings: ';'-separated 'bytes:factor' pairs, the first at 0 bytes."""
-    try:
-        pairs = [p.split(":") for p in text.split(";")]
-        sizes = [int(s) for s, _ in pairs]
-        factors = [float(f) for _, f in pairs]
-    except ValueError:
-        return False
-    return bool(sizes) and sizes[0] == 0 and sizes == sorted(sizes) and all(f > 0 for f in factors)
-
-
 def smpirun_command(
     program: str,
     args: list[str] | tuple[str, ...] = (),
@@ -135,7 +126,7 @@ def smpirun_command(
     if not isinstance(np, int) or np < 1:
         raise ValueError(f"np={np!r}: needs at least one rank")
     for name in ("bw_factor", "lat_factor"):
-        if not _factor_ok(getattr(options, name)):
+        if not valid_factors(getattr(options, name)):
             raise ValueError(
                 f"{name}={getattr(options, name)!r}: write 'bytes:factor' pairs "
                 "separated by ';' starting at 0 bytes, e.g. '0:1' or '0:0.9;65536:1'"

@@ -19,6 +19,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from hpcscope.machine.sim_platform import (
+    NEUTRAL_FACTORS,
     PRESETS,
     PlatformError,
     PlatformSpec,
@@ -28,7 +29,7 @@ from hpcscope.machine.sim_platform import (
 )
 
 _INT_FIELDS = ("nodes", "sockets", "cores_per_socket", "lanes")
-_TEXT_FIELDS = ("lane_placement", "switch")
+_TEXT_FIELDS = ("lane_placement", "switch", "lat_factor", "bw_factor")
 _NOT_OVERRIDABLE = ("name", "source")
 
 
@@ -44,6 +45,9 @@ class SimMachine:
     xml: str
     node_hosts: tuple[tuple[str, ...], ...]  # host names of each node (file platforms)
     source: str  # where the numbers come from
+    # SMPI's per-size factors (sim_platform.PlatformSpec.lat_factor); a file's <config>
+    lat_factor: str = NEUTRAL_FACTORS
+    bw_factor: str = NEUTRAL_FACTORS
 
     def check_ppn(self, ppn: int) -> None:
         """Raises PlatformError naming --ppn when ppn ranks cannot go on one node."""
@@ -72,6 +76,19 @@ class SimMachine:
             return rank_hosts(self.spec.with_(nodes=nodes), ppn)
         return [hosts[i % len(hosts)] for hosts in self.node_hosts[:nodes] for i in range(ppn)]
 
+    def pair_hosts(self, placement: str) -> tuple[str, str]:
+        """The hosts of a two-rank p2p job: core = both on the first host (its loopback
+        link), node = the first hosts of two nodes (one lane)."""
+        first = self.node_hosts[0][0]
+        if placement == "core":
+            return first, first
+        if placement == "node" and self.nodes > 1:
+            return first, self.node_hosts[1][0]
+        raise PlatformError(
+            f"placement {placement!r} is not simulated on {self.label}: use core, or node "
+            "on a platform of two or more nodes"
+        )
+
     def hostfile(self, ppn: int, nodes: int | None = None) -> str:
         return "\n".join(self.rank_hosts(ppn, nodes)) + "\n"
 
@@ -85,6 +102,8 @@ class SimMachine:
             "hosts_per_node": self.hosts_per_node,
             "lanes": self.lanes,
             "source": self.source,
+            "lat_factor": self.lat_factor,
+            "bw_factor": self.bw_factor,
         }
         if self.spec is not None:
             base["spec"] = {f.name: getattr(self.spec, f.name) for f in fields(self.spec)}
@@ -158,6 +177,8 @@ def from_spec(spec: PlatformSpec, changes: dict[str, Any] | None = None) -> SimM
         xml=platform_xml(spec),
         node_hosts=tuple(tuple(hosts[i : i + per_node]) for i in range(0, len(hosts), per_node)),
         source=source,
+        lat_factor=spec.lat_factor,
+        bw_factor=spec.bw_factor,
     )
 
 
@@ -188,4 +209,6 @@ def from_file(path: str) -> SimMachine:
         xml=xml,
         node_hosts=tuple(tuple(h) for h in groups.values()),
         source=f"user platform file {path} (lanes and link numbers as written there)",
+        lat_factor=info.factors.get("smpi/lat-factor", NEUTRAL_FACTORS),
+        bw_factor=info.factors.get("smpi/bw-factor", NEUTRAL_FACTORS),
     )

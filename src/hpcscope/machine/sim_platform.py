@@ -45,6 +45,26 @@ SWITCHES = ("non-blocking", "tapered")
 LAYOUTS = ("alternating", "block")
 
 
+NEUTRAL_FACTORS = "0:1"  # SMPI's piecewise factor syntax for 'no factor' (a plain '1' crashes)
+
+
+def valid_factors(text: str) -> bool:
+    """SMPI factor strings: ';'-separated 'bytes:factor' pairs, the first at 0 bytes,
+    sizes increasing, every factor a positive finite number."""
+    try:
+        pairs = [p.split(":") for p in text.split(";")]
+        sizes = [int(size) for size, _ in pairs]
+        factors = [float(f) for _, f in pairs]
+    except (ValueError, AttributeError):
+        return False
+    return (
+        bool(sizes)
+        and sizes[0] == 0
+        and sizes == sorted(set(sizes))
+        and all(math.isfinite(f) and f > 0 for f in factors)
+    )
+
+
 class PlatformError(ValueError):
     """A platform parameter or file that cannot be simulated; the message names the fix."""
 
@@ -66,6 +86,10 @@ class PlatformSpec:
     core_speed: float = 1e9  # flop/s per core (only used when SMPI simulates computation)
     switch: str = "non-blocking"
     taper: float = 1.0  # tapered switch: injection/core bandwidth ratio (2.0 = 2:1)
+    # SMPI's per-message-size factors on every route's latency and bandwidth, written
+    # "bytes:factor;..." (SMPI's syntax); neutral by default, fitted by `sim calibrate`.
+    lat_factor: str = NEUTRAL_FACTORS
+    bw_factor: str = NEUTRAL_FACTORS
     source: str = ""  # where every number comes from
 
     def validate(self) -> None:
@@ -103,6 +127,13 @@ class PlatformSpec:
                 " one NIC per socket needs lanes == sockets; set lanes="
                 f"{self.sockets} or use lane_placement='per-node'"
             )
+        for field_name in ("lat_factor", "bw_factor"):
+            if not valid_factors(getattr(self, field_name)):
+                raise PlatformError(
+                    f"{field_name}={getattr(self, field_name)!r}: write 'bytes:factor' pairs "
+                    "separated by ';', starting at 0 bytes, sizes increasing, factors > 0, "
+                    "e.g. '0:1' or '0:0.9;65536:1'"
+                )
         if self.switch not in SWITCHES:
             raise PlatformError(f"switch={self.switch!r}: use one of {', '.join(SWITCHES)}")
         if not _finite(self.taper) or self.taper < 1:
@@ -176,6 +207,13 @@ def platform_xml(spec: PlatformSpec) -> str:
             f"<!-- lanes per node: one NIC of {spec.lanes} x {_num(spec.lane_bandwidth)} "
             "Bps per node host; one process can use all lanes (rail striping) -->"
         )
+    if (spec.lat_factor, spec.bw_factor) != (NEUTRAL_FACTORS, NEUTRAL_FACTORS):
+        # Read back by load_platform_file and passed to smpirun by the sim backend: a
+        # --cfg on smpirun's command line overrides a platform file's <config>.
+        out.append('<config id="General">')
+        out.append(f'  <prop id="smpi/lat-factor" value="{spec.lat_factor}"/>')
+        out.append(f'  <prop id="smpi/bw-factor" value="{spec.bw_factor}"/>')
+        out.append("</config>")
     out.append(f'<zone id="{spec.name}" routing="Full">')
     speed = _num(spec.core_speed)
     for h in spec.hosts():
@@ -362,6 +400,8 @@ class PlatformFile:
     path: str
     hosts: dict[str, int] = field(default_factory=dict)  # host name -> cores
     links: list[str] = field(default_factory=list)
+    # SMPI settings of its <config> that hpcscope passes on: smpi/lat-factor, smpi/bw-factor
+    factors: dict[str, str] = field(default_factory=dict)
 
 
 def _radical(text: str, where: str) -> list[int]:
@@ -374,6 +414,9 @@ def _radical(text: str, where: str) -> list[int]:
         except ValueError:
             raise PlatformError(f"{where}: radical {text!r} is not like '0-15,20'") from None
     return out
+
+
+FACTOR_PROPS = ("smpi/lat-factor", "smpi/bw-factor")
 
 
 def load_platform_file(path: str) -> PlatformFile:
@@ -421,6 +464,15 @@ def load_platform_file(path: str) -> PlatformFile:
                 problems.append(f"{where}: host {name!r} core={cores}: must be >= 1")
                 return
             info.hosts[name] = cores
+        elif tag == "prop" and attrs.get("id") in FACTOR_PROPS:
+            value = attrs.get("value", "")
+            if not valid_factors(value):
+                problems.append(
+                    f"{where}: {attrs['id']}={value!r} is not SMPI's 'bytes:factor;...' "
+                    "list starting at 0 bytes with factors > 0"
+                )
+                return
+            info.factors[attrs["id"]] = value
         elif tag in ("link", "backbone"):
             if not attrs.get("id"):
                 problems.append(f"{where}: <{tag}> without id")
