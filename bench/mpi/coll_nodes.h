@@ -7,8 +7,9 @@
  * node 1, ... (the last node may be smaller); otherwise MPI_COMM_TYPE_SHARED. (Only the
  * K rule is re-implemented; LANECOLL_NODE_SIZES / _NODE_NAME_SEP need lanecoll.)
  *
- * Collective over comm. Cost: one MPI_Allgather of 2 ints per rank, plus a
- * communicator split when no override is set; O(p^2) local work without lanecoll
+ * Collective over comm. Cost with lanecoll: its decomposition (built once per
+ * communicator); without: one MPI_Allgather of 2 ints per rank, plus a communicator
+ * split when no override is set, and O(p^2) local work
  * (fine for the few thousand ranks a benchmark launch has).
  */
 #ifndef HS_COLL_NODES_H
@@ -127,26 +128,31 @@ static inline int hs_nodes_get(MPI_Comm comm, hs_nodes *d)
     int size, rank, pair[2];
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
-#if HS_HAVE_LANECOLL
-    LC_Decomposition lc;
-    int rc = LC_Decomposition_get(comm, &lc);
-    if (rc != MPI_SUCCESS) return rc;
-    pair[0] = lc.node_index;
-    pair[1] = lc.node_rank;
-#else
-    int rc = hs_nodes_local(comm, &pair[0], &pair[1]);
-    if (rc != MPI_SUCCESS) return rc;
-#endif
-    int *all = malloc(sizeof(int) * 2 * (size_t)size);
     int *count = calloc((size_t)size, sizeof(int));
     d->node_of = malloc(sizeof(int) * (size_t)size);
     d->rank_on = malloc(sizeof(int) * (size_t)size);
-    if (!all || !count || !d->node_of || !d->rank_on) return MPI_ERR_NO_MEM;
+    if (!count || !d->node_of || !d->rank_on) return MPI_ERR_NO_MEM;
+#if HS_HAVE_LANECOLL
+    /* lanecoll's own tables: no exchange here (an MPI_Allgather over comm is O(p^2)
+     * messages with a ring algorithm, 34 s of CPU at 1152 ranks under SimGrid). */
+    int rc = LC_Decomposition_ranks(comm, d->node_of, d->rank_on);
+    if (rc != MPI_SUCCESS) return rc;
+    pair[0] = d->node_of[rank];
+    pair[1] = d->rank_on[rank];
+#else
+    int rc = hs_nodes_local(comm, &pair[0], &pair[1]);
+    if (rc != MPI_SUCCESS) return rc;
+    int *all = malloc(sizeof(int) * 2 * (size_t)size);
+    if (!all) return MPI_ERR_NO_MEM;
     MPI_Allgather(pair, 2, MPI_INT, all, 2, MPI_INT, comm);
-    d->consecutive = 1;
     for (int r = 0; r < size; r++) {
         d->node_of[r] = all[2 * r];
         d->rank_on[r] = all[2 * r + 1];
+    }
+    free(all);
+#endif
+    d->consecutive = 1;
+    for (int r = 0; r < size; r++) {
         count[d->node_of[r]]++;
         if (d->node_of[r] >= d->nodes) d->nodes = d->node_of[r] + 1;
         if (r > 0 && d->node_of[r] < d->node_of[r - 1]) d->consecutive = 0;
@@ -163,7 +169,6 @@ static inline int hs_nodes_get(MPI_Comm comm, hs_nodes *d)
     d->ppn = d->max_ppn;
     d->node_index = pair[0];
     d->node_rank = pair[1];
-    free(all);
     free(count);
     return MPI_SUCCESS;
 }

@@ -143,6 +143,11 @@ typedef struct LC_Decomposition {
  * (MPI_ERR_COMM for MPI_COMM_NULL or an intercommunicator). */
 int LC_Decomposition_get(MPI_Comm comm, LC_Decomposition *out);
 
+/* Where every rank of comm is: node_index[r] and node_rank[r] for r = 0..size-1 (arrays
+ * of the communicator's size), as LC_Decomposition_get gives them to rank r itself.
+ * Collective on the first use of comm, local afterwards. */
+int LC_Decomposition_ranks(MPI_Comm comm, int *node_index, int *node_rank);
+
 /* Why the last LC_ call (or intercepted collective) on comm ran the native collective
  * instead of the requested algorithm; NULL when it did not fall back. Local. The string
  * stays valid until the next lanecoll call on comm or until comm is freed. */

@@ -201,6 +201,47 @@ static int fill_tables(lc_decomp *d, const int *triples)
     return MPI_SUCCESS;
 }
 
+/* Every rank's (first rank of its node, node rank, node size), indexed by comm rank, on
+ * every process: gathered in each node, exchanged among the node leaders, broadcast in
+ * each node. O(p + N^2) messages for N nodes, whatever the library's allgather does: a
+ * ring MPI_Allgather over comm moves O(p^2), and under SimGrid (run with the NTSLR ring
+ * allgather, see launch/smpi_command.py) each one took about 34 s of CPU at 1152
+ * simulated ranks. Needs nodecomm and leadcomm; runs once per communicator. */
+static int exchange_triples(lc_decomp *d, int first, int *triples)
+{
+    int mine[4] = { d->rank, first, d->node_rank, d->node_size };
+    int *node = d->node_rank == 0 ? malloc(sizeof(int) * 4 * (size_t)d->node_size) : NULL;
+    int err = d->node_rank == 0 && !node ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    if (err == MPI_SUCCESS)
+        err = PMPI_Gather(mine, 4, MPI_INT, node, 4, MPI_INT, 0, d->nodecomm);
+    if (err == MPI_SUCCESS && d->node_rank == 0) {
+        int leaders, *counts = NULL, *displs = NULL, *all = NULL;
+        err = PMPI_Comm_size(d->leadcomm, &leaders);
+        if (err == MPI_SUCCESS) {
+            counts = malloc(sizeof(int) * (size_t)leaders);
+            displs = malloc(sizeof(int) * (size_t)leaders);
+            all = malloc(sizeof(int) * 4 * (size_t)d->size);
+            if (!counts || !displs || !all) err = MPI_ERR_NO_MEM;
+        }
+        int block = 4 * d->node_size;
+        if (err == MPI_SUCCESS)
+            err = PMPI_Allgather(&block, 1, MPI_INT, counts, 1, MPI_INT, d->leadcomm);
+        for (int i = 0, at = 0; err == MPI_SUCCESS && i < leaders; at += counts[i++])
+            displs[i] = at;
+        if (err == MPI_SUCCESS)
+            err = PMPI_Allgatherv(node, block, MPI_INT, all, counts, displs, MPI_INT,
+                                  d->leadcomm);
+        for (int i = 0; err == MPI_SUCCESS && i < d->size; i++)
+            memcpy(triples + 3 * all[4 * i], all + 4 * i + 1, sizeof(int) * 3);
+        free(counts);
+        free(displs);
+        free(all);
+    }
+    free(node);
+    if (err != MPI_SUCCESS) return err;
+    return PMPI_Bcast(triples, 3 * d->size, MPI_INT, 0, d->nodecomm);
+}
+
 static int build(MPI_Comm comm, lc_decomp *d)
 {
     int color, use_split_type;
@@ -216,19 +257,19 @@ static int build(MPI_Comm comm, lc_decomp *d)
     LC_TRY(PMPI_Comm_rank(d->nodecomm, &d->node_rank));
     LC_TRY(PMPI_Comm_size(d->nodecomm, &d->node_size));
 
+    LC_TRY(PMPI_Comm_split(comm, d->node_rank == 0 ? 0 : MPI_UNDEFINED, d->rank,
+                           &d->leadcomm));
     /* Node rank 0 has the lowest comm rank of the node (key = comm rank). */
-    int mine[3] = { d->rank, d->node_rank, d->node_size };
-    LC_TRY(PMPI_Bcast(&mine[0], 1, MPI_INT, 0, d->nodecomm));
+    int first = d->rank;
+    LC_TRY(PMPI_Bcast(&first, 1, MPI_INT, 0, d->nodecomm));
     int *triples = malloc(sizeof(int) * 3 * (size_t)d->size);
     if (!triples) return MPI_ERR_NO_MEM;
-    int err = PMPI_Allgather(mine, 3, MPI_INT, triples, 3, MPI_INT, comm);
+    int err = exchange_triples(d, first, triples);
     if (err == MPI_SUCCESS) err = fill_tables(d, triples);
     free(triples);
     if (err != MPI_SUCCESS) return err;
 
     LC_TRY(PMPI_Comm_split(comm, d->node_rank, d->node_index, &d->lanecomm));
-    LC_TRY(PMPI_Comm_split(comm, d->node_rank == 0 ? 0 : MPI_UNDEFINED, d->rank,
-                           &d->leadcomm));
     LC_TRY(PMPI_Comm_split(comm, d->node_rank == d->node_size - 1 ? 0 : MPI_UNDEFINED,
                            d->rank, &d->lastcomm));
     return d->consecutive ? MPI_SUCCESS : build_ordered(d); /* after the splits: shared */
@@ -281,6 +322,16 @@ int LC_Decomposition_get(MPI_Comm comm, LC_Decomposition *out)
     out->node_index = d->node_index;
     out->node_rank = d->node_rank;
     out->node_size = d->node_size;
+    return MPI_SUCCESS;
+}
+
+int LC_Decomposition_ranks(MPI_Comm comm, int *node_index, int *node_rank)
+{
+    int err;
+    const lc_decomp *d = lc_decomposition(comm, &err);
+    if (!d) return err;
+    memcpy(node_index, d->rank_node, sizeof(int) * (size_t)d->size);
+    memcpy(node_rank, d->rank_noderank, sizeof(int) * (size_t)d->size);
     return MPI_SUCCESS;
 }
 
