@@ -116,6 +116,15 @@ class SimBackend(LocalBackend):
             platform_text(self.machine, self.ppn),
             dict(self.machine.parameters(), ppn=self.ppn, file=str(platform)),
         )
+        if self.shared_malloc_threshold is not None:
+            self.store.add_note(
+                run_id,
+                "info",
+                f"buffers of {self.shared_malloc_threshold} bytes or more are one memory "
+                "shared by all simulated ranks (SMPI shared malloc): their contents are not "
+                "checked, and simulated times do not depend on them",
+                {"shared_malloc_threshold": self.shared_malloc_threshold},
+            )
         seen: set[tuple] = set()
         for job in jobs:
             self.on_job(job, None)

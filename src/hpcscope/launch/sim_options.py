@@ -51,8 +51,12 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
             f"from {2 * ppn} (2 nodes) to {cores} ({machine.nodes} nodes x {ppn}); more ranks "
             "than the platform has cores cannot be placed"
         )
-    if suite == "lanes":
-        check_lane_memory(ranks or cores, bool(opts.get("quick")), machine.label)
+    if suite == "lanes" and not lane_buffers_fit(ranks or cores, bool(opts.get("quick"))):
+        # The timing does not read the buffers: share the large ones between simulated
+        # ranks (the paper's scale, full Hydra, needs 106 GB otherwise). Their contents
+        # are then garbage, so the untimed validation pass goes; the run says so.
+        kw = {**kw, "sim_shared_malloc": SHARED_MALLOC_THRESHOLD}
+        opts = {**opts, "validate": False}
     if suite != "p2p":
         opts = {**opts, "ranks": ranks or cores}
     else:
@@ -60,21 +64,17 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
     return {**kw, "mpi": "smpi"}, opts, ppn
 
 
-def check_lane_memory(ranks: int, quick: bool, label: str) -> None:
+SHARED_MALLOC_THRESHOLD = 1 << 20  # bytes: lane buffers this large are shared
+
+
+def lane_buffers_fit(ranks: int, quick: bool) -> bool:
     """One simulator process holds every rank's lane_pattern buffers: 2 x (c + 1) ints per
     rank for the largest count c (10000 p, --quick 1000 p), i.e. 8e4 p^2 bytes; at 1152
-    ranks that is 106 GB. Refuse what does not fit in 80 % of the available memory
-    (benchmarks/sim_targets shows how shared malloc runs the paper's scale)."""
+    ranks that is 106 GB. Fits when under 80 % of the available memory."""
     largest = (1000 if quick else 10000) * ranks
     need = ranks * 2 * 4 * (largest + 1)
     available = environment.available_memory()
-    if available and need > 0.8 * available:
-        raise ValueError(
-            f"--platform {label}: the lanes suite on {ranks} simulated ranks needs about "
-            f"{need / 2**30:.0f} GiB of buffers in one simulator process (largest count "
-            f"{largest} ints per node), this machine has {available / 2**30:.0f} GiB "
-            "available; use --quick, fewer nodes (--platform NAME:nodes=N) or a lower --ppn"
-        )
+    return not available or need <= 0.8 * available
 
 
 P2P_PLACEMENTS = ("core", "node")
