@@ -21,7 +21,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from hpcscope.analysis import node_table, paper_compare, verdicts
+from hpcscope.analysis import node_table, paper_colls, paper_compare, verdicts
 from hpcscope.analysis import observations as obs
 from hpcscope.analysis import tables as coll_tables
 from hpcscope.figures import coll as coll_figs
@@ -542,6 +542,23 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
                 "tables); empty where the paper gives no number.",
             )
         )
+    paper = paper_colls.paper_vs_simulation(coll)
+    if paper:
+        cols = paper_colls.COLUMNS
+        sec.tables.append(
+            w.table(
+                "paper-colls",
+                "Paper vs simulation: collectives on Hydra",
+                [t for _, t in cols],
+                [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in paper],
+                "Simulated (SimGrid) medians and speed-ups over native beside the paper's "
+                "Open MPI 4.0.1 minimum times (analysis/paper_colls.py cites the tables). "
+                "Agreement in shape (which side of native a mock-up falls), not in absolute "
+                "times: the model's links are assumptions and SMPI's collectives are not "
+                "Open MPI 4.0.1's.",
+            )
+        )
+        sec.observations.extend(paper_colls.observations(paper))
     with tempfile.TemporaryDirectory() as tmp:
         for kind, fn in (("coll", coll_figs.coll_figures), ("lanes", coll_figs.lanes_figures)):
             for path in fn(coll, Path(tmp)):

@@ -286,9 +286,10 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
 
 
 def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
-    """coll_table.{csv,md,txt} in the paper's shape, coll_not_timed.csv (fallbacks) and
-    coll_*.png/svg figures."""
-    from hpcscope.analysis import tables, verdicts
+    """coll_table.{csv,md,txt} in the paper's shape, coll_not_timed.csv (fallbacks),
+    coll_*.png/svg figures, and for simulated runs on Hydra
+    coll_paper_vs_simulation.{csv,md,txt}."""
+    from hpcscope.analysis import paper_colls, tables, verdicts
     from hpcscope.figures import coll as figures
 
     samples = store.samples(run_id, benchmark="coll")
@@ -297,6 +298,11 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
         return []
     columns = tables.coll_columns(rows)
     paths = tables.write_tables(rows, columns, out_dir, "coll_table")
+    paper = paper_colls.paper_vs_simulation(samples)  # simulated runs on Hydra only
+    if paper:
+        paths += tables.write_tables(
+            paper, paper_colls.COLUMNS, out_dir, "coll_paper_vs_simulation"
+        )
     not_timed = [
         s for s in store.summaries(run_id) if s.get("metric") in ("fallback", "unavailable")
     ]

@@ -1,0 +1,62 @@
+"""Paper vs simulation for the collectives (analysis/paper_colls.py): rows, speed-ups and
+whether both put a mock-up on the same side of native, from synthetic simulated samples."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcscope.analysis import paper_colls
+
+
+def sample(alg, values, coll, count, tags):
+    params = {"collective": coll, "algorithm": alg, "count": count, "bytes": 4 * count}
+    params.update(nodes=36, ppn=32, p=1152, regular=True)
+    return {
+        "benchmark": "coll",
+        "metric": "time",
+        "unit": "us",
+        "tags": {"mpi": "smpi", **tags},
+        "params": params,
+        "values": list(values),
+        "warmups": 1,
+    }
+
+
+def simulated(alg, values, coll, count, platform="hydra"):
+    return sample(alg, values, coll, count, {"simulated": True, "platform": platform})
+
+
+def test_rows_put_simulated_speed_ups_beside_the_papers():
+    # Table 6 at c = 115200: native 8093.52 us, lane 314.01 us (min) -> paper 25.8x.
+    samples = [
+        simulated("native", [800.0] * 5, "bcast", 115200),
+        simulated("lane", [400.0] * 5, "bcast", 115200),
+        simulated("hier", [1600.0] * 5, "bcast", 115200),
+    ]
+    rows = {r["algorithm"]: r for r in paper_colls.paper_vs_simulation(samples)}
+    assert rows["lane"]["table"] == "Table 6"
+    assert rows["lane"]["sim_speedup"] == pytest.approx(2.0)
+    assert rows["lane"]["paper_speedup"] == pytest.approx(8093.52 / 314.01)
+    assert rows["lane"]["agree"] == "yes"
+    # hier: simulated 0.5x (slower than native), paper 8093.52 / 1364.15 = 5.9x.
+    assert rows["hier"]["agree"] == "no"
+    texts = [o.text for o in paper_colls.observations(list(rows.values()))]
+    assert texts[0].startswith("Simulation and paper put the mock-up on the same side")
+    assert "1 of 2" in texts[0] and any("bcast hier at c = 115200" in t for t in texts)
+
+
+def test_a_count_the_paper_does_not_list_is_said_not_borrowed():
+    samples = [
+        simulated("native", [10.0] * 3, "allreduce", 2304),
+        simulated("lane", [5.0] * 3, "allreduce", 2304),
+    ]
+    rows = paper_colls.paper_vs_simulation(samples)
+    assert all(r["paper_min"] is None and r["agree"] is None for r in rows)
+    assert "the paper gives no lane number at c = 2304" in rows[-1]["note"]
+
+
+def test_only_simulated_hydra_runs_are_compared():
+    measured = [sample("native", [1.0] * 3, "bcast", 1152, {})]
+    other = [simulated("native", [1.0] * 3, "bcast", 1152, platform="vsc3")]
+    assert paper_colls.paper_vs_simulation(measured) == []
+    assert paper_colls.paper_vs_simulation(other) == []
