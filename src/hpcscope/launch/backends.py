@@ -76,7 +76,6 @@ def _sim(ctx: BackendContext) -> Backend:
         sim_options.machine_of(ctx.options),
         sim_options.ppn_of(ctx.options),
         ctx.on_job,
-        shared_malloc_threshold=ctx.options.get("sim_shared_malloc"),
     )
 
 

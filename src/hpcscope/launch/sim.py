@@ -78,6 +78,12 @@ def _folder_name(job_name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", job_name)
 
 
+# Buffers of a job without validation at least this large are shared between the
+# simulated ranks: one simulator process holds every rank's memory (full Hydra's lanes
+# suite: 106 GB of own buffers), and SMPI times a message by its size, not its contents.
+SHARED_MALLOC_BYTES = 1 << 20
+
+
 class SimBackend(LocalBackend):
     """The Backend protocol (launch/base.py) on a simulated cluster. poll, wait, cancel and
     collect are the local backend's: everything is in the store when submit returns."""
@@ -95,7 +101,8 @@ class SimBackend(LocalBackend):
         shared_malloc_threshold: int | None = None,
     ) -> None:
         """shared_malloc_threshold: every malloc of at least this many bytes is one
-        memory shared by all ranks (SMPI shared malloc). Needed at paper scale (1152
+        memory shared by all ranks (SMPI shared malloc), for every job; None: only for
+        jobs run with --validate=0, from SHARED_MALLOC_BYTES. Needed at paper scale (1152
         ranks x 2 x 46 MB of lane_pattern buffers would be 106 GB); buffer contents are
         then garbage, so the programs must run with --validate=0. Simulated times do not
         change: SMPI times a message by its size."""
@@ -116,14 +123,16 @@ class SimBackend(LocalBackend):
             platform_text(self.machine, self.ppn),
             dict(self.machine.parameters(), ppn=self.ppn, file=str(platform)),
         )
-        if self.shared_malloc_threshold is not None:
+        shared = [job.name for job in jobs if self._shared_threshold(job) is not None]
+        if shared:
+            threshold = self._shared_threshold(next(j for j in jobs if j.name == shared[0]))
             self.store.add_note(
                 run_id,
                 "info",
-                f"buffers of {self.shared_malloc_threshold} bytes or more are one memory "
-                "shared by all simulated ranks (SMPI shared malloc): their contents are not "
-                "checked, and simulated times do not depend on them",
-                {"shared_malloc_threshold": self.shared_malloc_threshold},
+                f"{len(shared)} of {len(jobs)} launches run without validation, and their "
+                f"buffers of {threshold} bytes or more are one memory shared by all simulated "
+                "ranks (SMPI shared malloc): simulated times do not depend on their contents",
+                {"shared_malloc_threshold": threshold, "launches": shared},
             )
         seen: set[tuple] = set()
         for job in jobs:
@@ -140,8 +149,9 @@ class SimBackend(LocalBackend):
             )
         program = job.program[0]
         changes = {}
-        if self.shared_malloc_threshold is not None:
-            changes["shared_malloc_threshold"] = self.shared_malloc_threshold
+        threshold = self._shared_threshold(job)
+        if threshold is not None:
+            changes["shared_malloc_threshold"] = threshold
         options = machine_options(self.machine, program, **changes)
         cmd = smpirun_command(
             program,
@@ -156,6 +166,13 @@ class SimBackend(LocalBackend):
         # Run by path: the wrapper needs only the standard library, not hpcscope importable.
         wrapper = [sys.executable, str(Path(child_usage.__file__)), str(usage), "--"]
         return wrapper + cmd.argv, cmd.env
+
+    def _shared_threshold(self, job: Job) -> int | None:
+        """Shared-malloc threshold of a job: the constructor's, else SHARED_MALLOC_BYTES for
+        a program run with --validate=0 (nothing reads its buffers' contents), else None."""
+        if self.shared_malloc_threshold is not None:
+            return self.shared_malloc_threshold
+        return SHARED_MALLOC_BYTES if "--validate=0" in job.program[1:] else None
 
     def run_one(self, run_id: int, job: Job, platform: Path) -> JobState:
         folder = self.workdir / _folder_name(job.name)

@@ -52,19 +52,18 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
             "than the platform has cores cannot be placed"
         )
     if suite == "lanes" and not lane_buffers_fit(ranks or cores, bool(opts.get("quick"))):
-        # The timing does not read the buffers: share the large ones between simulated
-        # ranks (the paper's scale, full Hydra, needs 106 GB otherwise). Their contents
-        # are then garbage, so the untimed validation pass goes; the run says so.
-        kw = {**kw, "sim_shared_malloc": SHARED_MALLOC_THRESHOLD}
+        # The timing does not read the buffers: without validation the simulator shares
+        # the large ones between ranks (SimBackend), so the paper's scale fits (full
+        # Hydra needs 106 GB otherwise); the run says so.
         opts = {**opts, "validate": False}
+    # coll decides itself (its buffers depend on collectives and counts): without
+    # validation its buffers are shared too, so memory does not limit it.
+    opts = {**opts, "shareable_buffers": True}
     if suite != "p2p":
         opts = {**opts, "ranks": ranks or cores}
     else:
         opts = {**opts, "placements": p2p_placements(opts)}
     return {**kw, "mpi": "smpi"}, opts, ppn
-
-
-SHARED_MALLOC_THRESHOLD = 1 << 20  # bytes: lane buffers this large are shared
 
 
 def lane_buffers_fit(ranks: int, quick: bool) -> bool:
