@@ -16,6 +16,7 @@ from hpcscope.cli.common import (
     peak_overrides,
     store_of,
 )
+from hpcscope.cli.node_knobs import node_knob_options, node_knobs
 from hpcscope.cli.options import coll_options, common_run_options, split_options
 from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.backends import backend_for
@@ -240,8 +241,10 @@ def lanes_opts(own: dict, shared: dict) -> dict:
 @click.option(
     "--peak",
     multiple=True,
-    help="Override a theoretical peak, e.g. --peak disk=2GB/s --peak net=100Gbit/s.",
+    help="Override a theoretical peak, e.g. --peak disk=2GB/s --peak net=100Gbit/s "
+    "--peak disk_iops=500000.",
 )
+@node_knob_options
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -254,6 +257,8 @@ def run_node(ctx, **kw) -> None:
     \b
     Example: hpcscope run node --quick
              hpcscope run node --disk --disk-dir /scratch/me --peak disk=2GB/s
+             hpcscope run node --disk --disk-blocks 1K,4K,1M,100M --disk-depths 1,8,128
+             hpcscope run node --net --net-streams 1,2,4,8 --net-blocks 1K,128K
     """
     finish(execute_command(ctx, "node", kw))
 
@@ -277,4 +282,5 @@ def node_opts(own: dict, shared: dict) -> dict:
         "disk_dir": own["disk_dir"],
         "peaks": peak_overrides(own["peak"]),
         "quick": shared["quick"],
+        **node_knobs(own),
     }
