@@ -20,7 +20,7 @@ from hpcscope.analysis import node_table
 from hpcscope.figures import node as node_figures
 from hpcscope.machine.peaks import compute_peaks, parse_cpuinfo, read_machine
 from hpcscope.plan.job import Job
-from hpcscope.suites import node_hpl, node_parts, node_refs
+from hpcscope.suites import node_hpl, node_net2, node_parts, node_refs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 OURS = node_table.OURS
@@ -127,6 +127,16 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     net = node_parts.net_plan(opts, quick, n)
     if parts["net"]:
         out.jobs.append(job("net", node_parts.net_args(net), 300))
+        if ctx.nodes_available >= 2:  # SLURM with --nodes 2 or more
+            binary = str(ctx.binary("net", None))
+            out.jobs.append(node_net2.slurm_job(binary, node_parts.net_args(net), tags))
+            out.notes.append(
+                Note(
+                    "info",
+                    "network: also between two nodes (server on the first, client "
+                    "on the second; peak from the client NIC's stated speed)",
+                )
+            )
     fp64 = next((p.value for p in peaks if p.name == "fp64"), None)
     _plan_refs(out, parts, quick, flags, threads, array_bytes, disk, net, opts, tags, fp64)
     return out
