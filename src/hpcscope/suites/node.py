@@ -122,8 +122,13 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             )
     disk_dir = opts.get("disk_dir")
     disk = node_parts.disk_plan(opts, quick, n)
+    disk_iops = node_parts.disk_iops_plan(opts, quick, n)
     if parts["disk"]:
         out.jobs.append(job("disk", node_parts.disk_args(disk, disk_dir), 900))
+        if disk_iops:
+            iops_job = job("disk", node_parts.disk_args(disk_iops, disk_dir), 900)
+            iops_job.name = "node/disk/iops"
+            out.jobs.append(iops_job)
     net = node_parts.net_plan(opts, quick, n)
     if parts["net"]:
         out.jobs.append(job("net", node_parts.net_args(net), 300))
@@ -138,7 +143,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 )
             )
     fp64 = next((p.value for p in peaks if p.name == "fp64"), None)
-    _plan_refs(out, parts, quick, flags, threads, array_bytes, disk, net, opts, tags, fp64)
+    disks = [d for d in (disk, disk_iops) if d]
+    _plan_refs(out, parts, quick, flags, threads, array_bytes, disks, net, opts, tags, fp64)
     return out
 
 
@@ -149,7 +155,7 @@ def _plan_refs(
     flags: set[str],
     threads: list[int],
     array_bytes: int,
-    disk: dict,
+    disks: list[dict],
     net: dict,
     opts: dict,
     tags: dict,
@@ -182,25 +188,20 @@ def _plan_refs(
         if note := node_refs.missing("fio"):
             out.notes.append(note)
         else:
-            rws = (
-                ("write", "read")
-                if disk["tests"] != "all"
-                else ("write", "read", "randread", "randwrite")
-            )
-            if quick or opts.get("disk_blocks") or opts.get("disk_depths"):
-                points = [(rw, b, t) for rw in rws for b in disk["blocks"] for t in disk["depths"]]
-            else:  # full default: sequential everywhere, random at 4 KiB with one I/O
-                points = [
-                    (rw, b, t)
-                    for rw in ("write", "read")
-                    for b in (4096, 1 << 20)
-                    for t in disk["depths"]
-                ] + [("randread", 4096, 1), ("randwrite", 4096, 1)]
-            out.jobs.extend(
-                node_refs.fio_jobs(
-                    points, disk["size"], disk["seconds"], reps, opts.get("disk_dir"), tags
+            rws = {"seqwrite": "write", "seqread": "read", "randread": "randread"}
+            rws["randwrite"] = "randwrite"
+            for d in disks:
+                tests = list(rws) if d["tests"] == "all" else d["tests"].split(",")
+                blocks = d["blocks"]
+                if d["tests"] == "all" and not opts.get("disk_blocks"):
+                    # full default: fio at 4 KiB and 1 MiB only (its runs cost as ours)
+                    blocks = [b for b in blocks if b in (4096, 1 << 20)]
+                points = [(rws[t], b, k) for t in tests for b in blocks for k in d["depths"]]
+                out.jobs.extend(
+                    node_refs.fio_jobs(
+                        points, d["size"], d["seconds"], reps, opts.get("disk_dir"), tags
+                    )
                 )
-            )
     if parts["net"]:
         if note := node_refs.missing("iperf3"):
             out.notes.append(note)

@@ -4,15 +4,18 @@ Defaults by mode (the knobs of cli/node_knobs.py replace them one by one):
 
   mem   --quick: blocks 4K,1M, latency with 1 thread; full: blocks 1K..10M, latency with
         1 thread and all cores at once; working-set sweep over the same sizes
-  disk  --quick: 1M blocks, 1 I/O at a time, sequential only; full: 4K..100M x 1, 2, cores,
-        all four tests. Given --disk-blocks or --disk-depths, all four tests run (IOPS and
-        latency are what depth is varied for).
+  disk  two jobs, as the seed exercises measure: throughput over block sizes (--quick: 1M,
+        1 I/O at a time, sequential only; full: 4K..100M x 1, 2, cores I/Os, all four tests)
+        and IOPS/latency over concurrency (random 4 KiB reads and writes, or the smallest
+        --disk-blocks of at most 64 KiB, at each --disk-depths; full default 1, 2, cores,
+        16, 64; --quick only when depths are given). Concurrent I/Os = threads, each with
+        its own buffer of the largest block, so 128 x 100 MiB blocks is never asked.
   net   --quick: TCP 128K, 1 stream, ping-pong 1 B; full: 1K,32K,128K x 1 and cores streams
 
-Disk files: one per concurrent I/O, each the test size divided by the largest depth
-(at least twice the largest block, a multiple of 1 MiB), so depth 128 does not need 128
-times the space: --quick 256 MiB in all, full 2 GiB in all (the program refuses sizes the
-file system cannot hold, naming them).
+Disk files: one per concurrent I/O. Throughput: 256 MiB (--quick) or 1 GiB each, at least
+twice the largest block. IOPS: 2 GiB (--quick 256 MiB) divided by the largest depth, so
+depth 128 does not need 128 times the space. The program refuses sizes the file system
+cannot hold, naming them.
 """
 
 from __future__ import annotations
@@ -49,18 +52,40 @@ def mem_args(opts: dict, quick: bool, n: int, llc: int, threads: str, array_byte
 
 
 def disk_plan(opts: dict, quick: bool, n: int) -> dict:
-    """blocks, depths, tests, per-file size, seconds and repetitions of the disk program."""
-    chosen = bool(opts.get("disk_blocks") or opts.get("disk_depths"))
+    """The throughput job: blocks, threads, tests, per-file size, seconds, repetitions."""
     blocks = opts.get("disk_blocks") or ([MIB] if quick else DISK_BLOCKS_FULL)
-    depths = opts.get("disk_depths") or ([1] if quick else sorted({1, min(n, 2), n}))
-    total = (256 if quick else 2048) * MIB
-    per_file = max(2 * max(blocks), total // max(depths))
-    per_file = (per_file + MIB - 1) // MIB * MIB
+    size = max(2 * max(blocks), (256 if quick else 1024) * MIB)
     return {
         "blocks": blocks,
+        "depths": [1] if quick else sorted({1, min(n, 2), n}),
+        "tests": "seqwrite,seqread" if quick and not opts.get("disk_blocks") else "all",
+        "size": (size + MIB - 1) // MIB * MIB,
+        "seconds": 0.5 if quick else 1,
+        "reps": 2 if quick else 3,
+    }
+
+
+def disk_iops_plan(opts: dict, quick: bool, n: int) -> dict | None:
+    """The IOPS/latency job over concurrency, or None (--quick without --disk-depths, or
+    nothing left: depths the throughput job already runs random tests at are not
+    measured twice)."""
+    depths = opts.get("disk_depths")
+    if not depths and quick:
+        return None
+    depths = depths or sorted({1, min(n, 2), n, 16, 64})
+    small = [b for b in opts.get("disk_blocks") or [] if b <= 64 << 10]
+    block = min(small) if small else 4096
+    tp = disk_plan(opts, quick, n)
+    if tp["tests"] == "all" and block in tp["blocks"]:
+        depths = [d for d in depths if d not in tp["depths"]]
+    if not depths:
+        return None
+    per_file = max(2 * block, (256 if quick else 2048) * MIB // max(depths))
+    return {
+        "blocks": [block],
         "depths": depths,
-        "tests": "seqwrite,seqread" if quick and not chosen else "all",
-        "size": per_file,
+        "tests": "randread,randwrite",
+        "size": (per_file + MIB - 1) // MIB * MIB,
         "seconds": 0.5 if quick else 1,
         "reps": 2 if quick else 3,
     }
