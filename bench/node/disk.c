@@ -209,10 +209,11 @@ static int run_point(const char *test, size_t block, int threads, worker *ws, in
             if (ws[t].err) {
                 hs_json_error(out, "%s of %zu-byte blocks in %s failed: %s%s", test, block,
                               dir, strerror(ws[t].err),
-                              ws[t].err == EINVAL ? " (O_DIRECT refuses blocks that are not "
-                                                    "multiples of the device's logical "
-                                                    "block size: use larger blocks)"
-                                                  : "");
+                              ws[t].err == EINVAL
+                                  ? " (O_DIRECT refuses blocks that are not "
+                                    "multiples of the device's logical "
+                                    "block size: use larger blocks)"
+                                  : "");
                 free(lat);
                 return -1;
             }
@@ -318,7 +319,8 @@ int main(int argc, char **argv)
     if (nt <= 0 || nb <= 0 || max_threads > MAX_THREADS || reps < 1 || reps > 60 ||
         seconds <= 0 || file_size < max_block || file_size % 4096) {
         fprintf(stderr,
-                "disk: bad options: --threads 1..%d, --blocks multiples of 512 up to 1G, --size a "
+                "disk: bad options: --threads 1..%d, --blocks multiples of 512 up to 1G, "
+                "--size a "
                 "multiple of 4K and at least the largest block, --reps 1..60\n",
                 MAX_THREADS);
         return 2;
@@ -349,7 +351,9 @@ int main(int argc, char **argv)
                     "logical block size, %lld B (below it the kernel refuses the I/O); "
                     "use e.g. %lldK\n",
                     (long long)blocks[i], dir, (long long)align,
-                    (long long)((blocks[i] / align + 1) * align / 1024 ? (blocks[i] / align + 1) * align / 1024 : 4));
+                    (long long)((blocks[i] / align + 1) * align / 1024
+                                    ? (blocks[i] / align + 1) * align / 1024
+                                    : 4));
             if (made_dir) rmdir(dir);
             return 2;
         }

@@ -444,8 +444,8 @@ static int run_numa(size_t n, int threads)
                 char err[256];
                 uint64_t state = 0x9E3779B97F4A7C15ull;
                 mem_pin_os_cpu(topo.numa_first_cpu[i]);
-                if (mem_chase_point((char *)a, chase_bytes, chase_seconds, &state, lv, 4, err,
-                                    sizeof err) != 0) {
+                if (mem_chase_point((char *)a, chase_bytes, chase_seconds, &state, lv, 4,
+                                    err, sizeof err) != 0) {
                     hs_json_error(out, "%s", err);
                     return -1;
                 }
@@ -515,7 +515,8 @@ int main(int argc, char **argv)
     if (topo.mem_available && need > topo.mem_available * 8 / 10) {
         hs_json_error(out,
                       "sizes need %lld bytes but only %lld are available (limit: 80%% of "
-                      "MemAvailable = %lld); lower --array-bytes/--block-total/--chase-max/--chase-threads",
+                      "MemAvailable = %lld); lower "
+                      "--array-bytes/--block-total/--chase-max/--chase-threads",
                       (long long)need, (long long)topo.mem_available,
                       (long long)(topo.mem_available * 8 / 10));
         return 2;

@@ -29,8 +29,8 @@ static void **build_chain(char *buf, size_t lines, uint64_t *rng)
     return (void **)buf;
 }
 
-int mem_chase_point(char *buf, size_t bytes, double seconds, uint64_t *rng, double *v, int nr,
-                    char *err, size_t errlen)
+int mem_chase_point(char *buf, size_t bytes, double seconds, uint64_t *rng, double *v,
+                    int nr, char *err, size_t errlen)
 {
     size_t lines = bytes / 64;
     void **p = build_chain(buf, lines, rng);
@@ -42,7 +42,8 @@ int mem_chase_point(char *buf, size_t bytes, double seconds, uint64_t *rng, doub
         steps++;
     } while (q != p && steps <= lines);
     if (steps != lines) {
-        snprintf(err, errlen, "pointer chain of %zu lines has a cycle of %zu", lines, steps);
+        snprintf(err, errlen, "pointer chain of %zu lines has a cycle of %zu", lines,
+                 steps);
         return -1;
     }
     int64_t loads = 1 << 16;

@@ -14,7 +14,7 @@
 
 /* ns per load for `nr` repetitions into v[]. 0, or -1 with a message in err when the
  * chain does not visit every line exactly once (a broken permutation). */
-int mem_chase_point(char *buf, size_t bytes, double seconds, uint64_t *rng, double *v, int nr,
-                    char *err, size_t errlen);
+int mem_chase_point(char *buf, size_t bytes, double seconds, uint64_t *rng, double *v,
+                    int nr, char *err, size_t errlen);
 
 #endif

@@ -48,7 +48,8 @@ int mem_topo_read(mem_topo *t)
         int cpu;
         hwloc_bitmap_foreach_begin(cpu, node->cpuset)
         {
-            if (t->numa_ncpus[i] < MEM_MAX_NODE_CPUS) t->numa_cpus[i][t->numa_ncpus[i]++] = cpu;
+            if (t->numa_ncpus[i] < MEM_MAX_NODE_CPUS)
+                t->numa_cpus[i][t->numa_ncpus[i]++] = cpu;
         }
         hwloc_bitmap_foreach_end();
     }

@@ -194,6 +194,7 @@ def _reference_only_rows(
         best = _best(s["metric"], values)
         peak = _peak_for(s, peaks)
         value = peak.get("value") if peak else None
+        name, formula = (peak["name"], peak["formula"]) if peak and value else (None, None)
         rows.append(
             {
                 "benchmark": s["benchmark"],
@@ -212,9 +213,9 @@ def _reference_only_rows(
                 "reference_median": None,
                 "reference_best": None,
                 "eff_vs_reference": None,
-                "peak_name": peak["name"] if value else None,
+                "peak_name": name,
                 "peak": value,
-                "peak_formula": peak["formula"] if value else None,
+                "peak_formula": formula,
                 "eff_vs_peak": best / value if value else None,
             }
         )
