@@ -153,3 +153,48 @@ def test_hpl_through_hpcc_tiny_n():
     peaks = compute_peaks(read_machine()["cpuinfo_text"], {"cores": 2})
     rows = node_table([dict(hpl, benchmark="hpcc")], peaks)
     assert rows[0]["peak_name"] == "fp64" and 0 < rows[0]["eff_vs_peak"] < 2
+
+
+def test_disk_refuses_blocks_below_a_4k_device(bindir, tmp_path):  # noqa: F811
+    """A 4Kn device (a loop device with 4096-byte sectors): 1 KiB is refused before any
+    write, naming the device's logical block size; 4 KiB runs and is recorded."""
+    import os
+
+    if os.geteuid() != 0 or not all(shutil.which(c) for c in ("losetup", "mkfs.ext4")):
+        pytest.skip("needs root, losetup and mkfs.ext4 to make a 4096-byte-sector device")
+    img, mnt = tmp_path / "4k.img", tmp_path / "mnt"
+    img.write_bytes(b"")
+    os.truncate(img, 64 << 20)
+    mnt.mkdir()
+    loop = subprocess.run(
+        ["losetup", "-f", "--show", "-b", "4096", str(img)], capture_output=True, text=True
+    )
+    if loop.returncode != 0:
+        pytest.skip(f"cannot set up a loop device here: {loop.stderr.strip()}")
+    dev = loop.stdout.strip()
+    try:
+        subprocess.run(["mkfs.ext4", "-q", "-b", "4096", dev], check=True)
+        subprocess.run(["mount", dev, str(mnt)], check=True)
+        try:
+            p, _ = run(bindir, "disk", f"--dir={mnt}", "--blocks=1K", "--size=1M", ok=False)
+            assert p.returncode == 2
+            assert "logical block size, 4096 B" in p.stderr and list(mnt.iterdir()) in (
+                [],
+                [mnt / "lost+found"],
+            )
+            _, recs = run(
+                bindir,
+                "disk",
+                f"--dir={mnt}",
+                "--blocks=4K",
+                "--size=1M",
+                "--tests=seqread",
+                "--threads=1",
+                "--seconds=0.1",
+                "--reps=1",
+            )
+            assert {s["params"]["logical_block"] for s in samples(recs)} == {4096}
+        finally:
+            subprocess.run(["umount", str(mnt)], check=False)
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)

@@ -349,11 +349,9 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "disk: --blocks %lld: O_DIRECT on %s needs multiples of the device's "
                     "logical block size, %lld B (below it the kernel refuses the I/O); "
-                    "use e.g. %lldK\n",
+                    "use e.g. %lld\n",
                     (long long)blocks[i], dir, (long long)align,
-                    (long long)((blocks[i] / align + 1) * align / 1024
-                                    ? (blocks[i] / align + 1) * align / 1024
-                                    : 4));
+                    (long long)((blocks[i] / align + 1) * align));
             if (made_dir) rmdir(dir);
             return 2;
         }
