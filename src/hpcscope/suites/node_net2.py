@@ -1,6 +1,7 @@
 """The network test between two nodes: our net program's server on one node and its client
 on another, in one job step of two tasks (SLURM: srun -N2 -n2, task 0 serves, task 1
-measures; the lab: node 1's and node 2's namespaces).
+measures; the lab: node 1's and node 2's namespaces, started by launch/lab.py from the
+job's `net2` tag, since the lab runs no SLURM).
 
 The wrapper script below finds the server's address from SLURM (the first node of the
 allocation, its NodeAddr resolved to IPv4), picks a port from the job id, and reads on the
@@ -50,6 +51,12 @@ def slurm_job(binary: str, net_args: list[str], tags: dict) -> Job:
         program=["sh", "-c", script, "hpcscope-net2", *net_args],
         ranks=2,
         nodes=2,
-        tags={**tags, "part": "net", "placement": "node", "nodes": 2},
+        tags={
+            **tags,
+            "part": "net",
+            "placement": "node",
+            "nodes": 2,
+            "net2": {"binary": binary, "args": list(net_args)},
+        },
         timeout_s=300,
     )
