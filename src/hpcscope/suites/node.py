@@ -7,7 +7,8 @@ Notes: one "peak" per theoretical peak (machine/peaks.py, formula included) and 
 
 outputs() writes the node table (hpcscope.analysis.node_table) and the figures.
 
-Budget on a 2-core VM: --quick about 30-40 s, full about 5-6 min (disk dominates).
+Budget on a quiet 2-core VM: --quick about 1 min (hpcc, which always runs its other tests
+beside HPL, takes about half), full about 10 min (disk and hpcc dominate).
 """
 
 from __future__ import annotations
