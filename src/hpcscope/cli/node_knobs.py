@@ -111,7 +111,8 @@ def node_knob_options(fn):
             click.option(
                 "--disk-depths",
                 default=None,
-                help="Concurrent I/Os for throughput, IOPS and latency, 1..128, e.g. 1,8,128.",
+                help="Concurrent I/Os of the IOPS/latency test (random small blocks), 1..128, "
+                "e.g. 1,8,128.",
             ),
             click.option(
                 "--net-streams", default=None, help="Parallel network streams, 1..8, e.g. 1,2,8."

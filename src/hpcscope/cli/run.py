@@ -226,11 +226,20 @@ def lanes_opts(own: dict, shared: dict) -> dict:
 @click.option(
     "--cpu", is_flag=True, help="CPU: operations/s per precision and thread count, DGEMM."
 )
-@click.option("--mem", is_flag=True, help="Memory: STREAM, block sweep, pointer-chase latency.")
+@click.option(
+    "--mem",
+    is_flag=True,
+    help="Memory: STREAM, block and working-set sweeps, pointer-chase latency, NUMA matrix.",
+)
 @click.option(
     "--disk", is_flag=True, help="Disk: O_DIRECT sequential/random throughput, IOPS, latency."
 )
-@click.option("--net", is_flag=True, help="Network: TCP/UDP throughput and latency on 127.0.0.1.")
+@click.option(
+    "--net",
+    is_flag=True,
+    help="Network: TCP/UDP throughput and latency on 127.0.0.1 (and between two nodes with "
+    "--on slurm --nodes 2, or on the lab).",
+)
 @click.option("--threads", default=None, help="Comma list of thread counts (default 1..cores).")
 @click.option(
     "--disk-dir",
@@ -250,7 +259,8 @@ def lanes_opts(own: dict, shared: dict) -> dict:
 @handle_errors
 def run_node(ctx, **kw) -> None:
     """The node itself: CPU, memory, disk and network, each next to its theoretical peak
-    and the standard tool (likwid-bench, OpenBLAS DGEMM, fio, iperf3) as efficiency.
+    and the standard tool (likwid-bench, OpenBLAS DGEMM, HPL via hpcc, fio, iperf3) as
+    efficiency.
 
     Without --cpu/--mem/--disk/--net all four run.
 
