@@ -12,7 +12,9 @@ depth, protocol), so the report can put "measured" and "reference" on one row:
                 benchmarks/node_targets measures it beside both for comparison.
                 stream_<isa>     <-> mem  workload=stream op=triad (A = B*c + C is STREAM's
                                    triad: same 24 counted bytes per element; likwid's own
-                                   "triad" kernel is the 4-stream A = B*C + D)
+                                   "triad" kernel is the 4-stream A = B*C + D); -W: each
+                                   thread first-touches its chunk, as ours
+                copy_<isa>       <-> mem  workload=mem_wss op=copy, same working sets (-W)
   fio           psync, numjobs=threads, direct=1, same bs  <-> disk
   iperf3        -J, -P streams, -l block, server on 127.0.0.1 <-> net protocol=tcp/udp
   (OpenBLAS DGEMM is measured by our cpu program itself: workload=dgemm, the HPL-like bound.)
@@ -129,7 +131,11 @@ def likwid_jobs(
             (peak, f"{32 * t}kB", 200000),
             (stream, f"{3 * array_bytes // 1000}kB", 20),
         ):
-            cmd = ["likwid-bench", "-t", kernel, "-w", f"N:{size}:{t}", "-i", str(iters)]
+            # -W for STREAM: every thread first-touches its own chunk, as our mem program
+            # does (-w lets the first thread initialise all of it: on a multi-NUMA node all
+            # pages would sit on one node and the reference would measure something else).
+            spread = "-W" if kernel == stream else "-w"
+            cmd = ["likwid-bench", "-t", kernel, spread, f"N:{size}:{t}", "-i", str(iters)]
             script = "likwid-bench -v | head -1; " + _repeat(cmd, reps)[2]
             if kernel == peak and ptt:
                 script = (
@@ -170,7 +176,7 @@ def likwid_copy_jobs(
     for t in threads:
         lines = []
         for w in sizes:
-            cmd = ["likwid-bench", "-t", kernel, "-w", f"N:{wss_bytes(w, t)}B:{t}"]
+            cmd = ["likwid-bench", "-t", kernel, "-W", f"N:{wss_bytes(w, t)}B:{t}"]
             # -i: enough sweeps for about 20 ms at 50 GB/s, at least 10
             cmd += ["-i", str(max(10, int(1e9 / max(wss_bytes(w, t), 1))))]
             lines.append(_repeat(cmd, reps)[2])
