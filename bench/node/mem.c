@@ -512,6 +512,7 @@ int main(int argc, char **argv)
     int64_t need = 3 * array_bytes;
     if (2 * block_total * max_threads > need) need = 2 * block_total * max_threads;
     if (chase_max * max_chase_t > need) need = chase_max * max_chase_t;
+    if (max_wss > need) need = max_wss;
     if (topo.mem_available && need > topo.mem_available * 8 / 10) {
         hs_json_error(out,
                       "sizes need %lld bytes but only %lld are available (limit: 80%% of "
