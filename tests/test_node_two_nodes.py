@@ -1,9 +1,12 @@
-"""The node suite's network test between two SLURM nodes (scripts/slurm-local's fake nodes
-n1, n2 on 127.0.0.1): server in task 0 on one node, client in task 1 on the other, one
-srun step; the records name both nodes and the NIC (loopback: no stated speed)."""
+"""The node suite on SLURM (scripts/slurm-local's fake nodes n1, n2 on 127.0.0.1): the
+network test between two nodes (server in task 0 on one node, client in task 1 on the
+other, one srun step; the records name both nodes and the NIC, loopback: no stated
+speed), and HPL through hpcc in a plain step that holds the node's CPUs."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,7 @@ from hpcscope.analysis.node_table import node_table
 from hpcscope.launch.slurm import SlurmBackend
 from hpcscope.launch.slurm_script import SlurmOptions
 from hpcscope.results.store import Store
-from hpcscope.suites import node_net2, node_parts
+from hpcscope.suites import node_hpl, node_net2, node_parts
 
 pytestmark = pytest.mark.slurm
 
@@ -43,3 +46,22 @@ def test_net_between_two_slurm_nodes(cluster, bindir, tmp_path: Path) -> None:  
     rows = [r for r in node_table(samples, []) if r["metric"] == "throughput"]
     assert rows and all(r["nodes"] == 2 and r["eff_vs_peak"] is None for r in rows)
     assert all("no stated speed" in r["peak_formula"] for r in rows)
+
+
+@pytest.mark.skipif(
+    shutil.which("hpcc") is None, reason="hpcc not installed (apt-get install hpcc)"
+)
+def test_hpl_through_hpcc_in_a_slurm_step(cluster, tmp_path: Path) -> None:  # noqa: F811
+    """A plain one-task step gets the node's CPUs (not srun's default of one), and hpcc's own
+    mpirun stays inside it instead of waiting for a nested srun."""
+    cluster(2)
+    store = Store(tmp_path / "hpcscope.db")
+    run_id = store.create_run("node", backend="slurm")
+    backend = SlurmBackend(store, SlurmOptions(), rundir=tmp_path / "rundir", poll_interval_s=0.3)
+    procs = min(2, os.cpu_count() or 1)
+    backend.submit(run_id, [node_hpl.hpl_job(256, procs, {"suite": "node"})])
+    states = backend.wait(run_id, progress=False)
+    assert [s.state for s in states] == ["COMPLETED"], [s.detail for s in states]
+    backend.collect(run_id)
+    (hpl,) = [s for s in store.samples(run_id) if s["params"]["workload"] == "hpl"]
+    assert hpl["params"]["threads"] == procs and hpl["params"]["validated"]

@@ -124,7 +124,10 @@ def hpl_job(n: int, procs: int, tags: dict) -> Job:
     script = (
         'd=$(mktemp -d) || exit 2; trap \'rm -rf "$d"\' EXIT INT TERM; cd "$d" || exit 2; '
         f"printf '%s' '{inf}' > hpccinf.txt; "
-        f"{mpirun()} -np {procs} --bind-to core hpcc >&2 || exit $?; cat hpccoutf.txt"
+        # Inside a SLURM step, Open MPI's mpirun would start its daemons with a nested
+        # srun that waits for the CPUs this step holds: keep it on this node (plm, ras).
+        f"{mpirun()} -np {procs} --bind-to core --mca plm ^slurm --mca ras ^slurm hpcc >&2 "
+        "|| exit $?; cat hpccoutf.txt"
     )
     return Job(
         suite="node",
