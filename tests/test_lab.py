@@ -159,6 +159,29 @@ def test_lane_pattern_two_lanes_nearly_double(lab, tmp_path):
     assert info["data"]["nodes"] == 2 and info["data"]["ppn"] == 2
 
 
+def test_node_net_between_two_lab_nodes(lab, cli):
+    """Issue 18 part 6: the node suite's network test, server in node 1's namespace and
+    client in node 2's; the bytes cross lane 1 at the lab's rate, veth states no speed."""
+    done = cli("run", "node", "--net", "--quick", "--on", "lab", "--mpi", "openmpi", timeout=300)
+    assert done.returncode == 0, done.stderr
+    store = Store(cli.db)
+    (launch,) = [x for x in store.launches(1) if x["name"] == "node/net/two-nodes"]
+    assert launch["status"] == "COMPLETED", launch
+    samples = [s for s in store.samples(1) if s["launch_id"] == launch["id"]]
+    assert samples
+    for s in samples:
+        p = s["params"]
+        assert (p["server_node"], p["client_node"], p["nodes"]) == ("hpcs-n1", "hpcs-n2", 2)
+        assert p["link_dev"] == "lane1" and p["link_mbit"] == -1
+    (tcp,) = [s for s in samples if s["params"].get("op") == "stream"]
+    rate = lab_net.rate_bits(SPEC.rate) / 1e6  # Mbit/s
+    assert 0.5 * rate <= max(tcp["values"]) <= 1.1 * rate, tcp["values"]
+    traffic = [n for n in store.run(1)["notes"] if n["kind"] == "lab_traffic"]
+    assert any(
+        n["data"]["launch"] == launch["name"] and n["data"]["lanes"]["lane1"] > 1e6 for n in traffic
+    )
+
+
 def test_down_leaves_nothing_also_after_a_crash():
     lab_net.down()  # the module's lab, if the fixture ran
     # A crashed `up`: a marked namespace with no state file.

@@ -7,6 +7,12 @@
  * sequential tests wrap around the file, random tests pick block-aligned offsets.
  * Written data is random (not compressible or dedupable); no fsync, as fio by default.
  *
+ * O_DIRECT rule: file offsets, transfer sizes and buffer addresses must be multiples of
+ * the logical block size of the device under --dir (512 B or 4 KiB; read from sysfs
+ * queue/logical_block_size). Below it the kernel refuses pread/pwrite with EINVAL (no
+ * silent buffering), so blocks that are not multiples are refused here up front, naming
+ * the device's size. Blocks: multiples of 512 B, at most 1 GiB; buffers 4 KiB-aligned.
+ *
  * Safety: free space is checked before writing (refused with the numbers and how to
  * change --size); files live in --dir (default a new temporary directory under /var/tmp,
  * disk-backed where /tmp may be tmpfs, which has no O_DIRECT) and are removed at the end,
@@ -25,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static const char *out_path, *dir_opt, *tests_opt, *threads_opt, *blocks_opt;
@@ -38,7 +45,7 @@ static const hs_option opts[] = {
     { "tests", HS_OPT_STR, &tests_opt, "all",
       "comma list of seqwrite,seqread,randread,randwrite" },
     { "blocks", HS_OPT_STR, &blocks_opt, "4K,64K,1M,16M,100M",
-      "block sizes (multiples of 4K)" },
+      "block sizes (multiples of the device's logical block size: 512 B or 4 KiB)" },
     { "threads", HS_OPT_STR, &threads_opt, "1,2",
       "thread counts (= queue depth), e.g. 1,2,4" },
     { "seconds", HS_OPT_DOUBLE, &seconds, "1", "duration of one repetition" },
@@ -55,6 +62,30 @@ static char dir[4096];
 static int made_dir;
 static char paths[MAX_THREADS][4200];
 static int nfiles;
+
+/* Logical block size of the block device holding `path` (its partition's disk for a
+ * partition), or 0 when the file system has none (tmpfs, overlay, NFS: then the I/O
+ * itself tells). */
+static int64_t dio_align(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    static const char *fmts[] = { "/sys/dev/block/%u:%u/queue/logical_block_size",
+                                  "/sys/dev/block/%u:%u/../queue/logical_block_size" };
+    for (int i = 0; i < 2; i++) {
+        char p[128];
+        snprintf(p, sizeof p, fmts[i], major(st.st_dev), minor(st.st_dev));
+        FILE *f = fopen(p, "r");
+        long long v = 0;
+        if (!f) continue;
+        int ok = fscanf(f, "%lld", &v) == 1;
+        fclose(f);
+        if (ok && v > 0) return v;
+    }
+    return 0;
+}
+
+static int64_t align; /* dio_align of --dir; 0 = unknown */
 
 /* --------------------------------------------------------------- cleanup */
 
@@ -145,6 +176,7 @@ static void emit(const char *metric, const char *unit, const char *op, const cha
     hs_json_str(&j, "engine", "psync");
     hs_json_bool(&j, "direct", 1);
     hs_json_int(&j, "file_bytes", file_size);
+    if (align) hs_json_int(&j, "logical_block", align);
     node_sample_end(&j, out, v, n, warmups);
 }
 
@@ -175,8 +207,13 @@ static int run_point(const char *test, size_t block, int threads, worker *ws, in
         for (int t = 0; t < threads; t++) {
             pthread_join(tid[t], NULL);
             if (ws[t].err) {
-                hs_json_error(out, "%s of %zu-byte blocks in %s failed: %s", test, block,
-                              dir, strerror(ws[t].err));
+                hs_json_error(out, "%s of %zu-byte blocks in %s failed: %s%s", test, block,
+                              dir, strerror(ws[t].err),
+                              ws[t].err == EINVAL
+                                  ? " (O_DIRECT refuses blocks that are not "
+                                    "multiples of the device's logical "
+                                    "block size: use larger blocks)"
+                                  : "");
                 free(lat);
                 return -1;
             }
@@ -277,17 +314,17 @@ int main(int argc, char **argv)
         max_threads = threads[i] > max_threads ? threads[i] : max_threads;
     for (int i = 0; i < nb; i++) {
         max_block = blocks[i] > max_block ? blocks[i] : max_block;
-        if (blocks[i] % 4096) nb = -1;
+        if (blocks[i] % 512 || blocks[i] > (1 << 30)) nb = -1;
     }
     if (nt <= 0 || nb <= 0 || max_threads > MAX_THREADS || reps < 1 || reps > 60 ||
         seconds <= 0 || file_size < max_block || file_size % 4096) {
         fprintf(stderr,
-                "disk: bad options: --threads 1..%d, --blocks multiples of 4K, --size a "
+                "disk: bad options: --threads 1..%d, --blocks multiples of 512 up to 1G, "
+                "--size a "
                 "multiple of 4K and at least the largest block, --reps 1..60\n",
                 MAX_THREADS);
         return 2;
     }
-    for (int i = 0; i < nt; i++) node_warn_threads("disk", threads[i]);
 
     if (*dir_opt) {
         snprintf(dir, sizeof dir, "%s", dir_opt);
@@ -306,6 +343,18 @@ int main(int argc, char **argv)
         }
         made_dir = 1;
     }
+    align = dio_align(dir);
+    for (int i = 0; i < nb && align; i++)
+        if (blocks[i] % align) {
+            fprintf(stderr,
+                    "disk: --blocks %lld: O_DIRECT on %s needs multiples of the device's "
+                    "logical block size, %lld B (below it the kernel refuses the I/O); "
+                    "use e.g. %lld\n",
+                    (long long)blocks[i], dir, (long long)align,
+                    (long long)((blocks[i] / align + 1) * align));
+            if (made_dir) rmdir(dir);
+            return 2;
+        }
     struct sigaction sa = { .sa_handler = on_signal };
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

@@ -7,17 +7,24 @@
  *           checkSTREAMresults: average relative error below 1e-13).
  *   blocks  block copy (read + write) at block sizes 1 KiB..10 MiB, blocks visited in
  *           order (seq) or in a random permutation (rand): the pmbw-style sweep.
- *   chase   load-to-load latency: a random cyclic permutation with one pointer per 64-byte
- *           line, followed for a calibrated number of loads, working sets 4 KiB..--chase-max
- *           with --chase-steps points per doubling, so L1/L2/L3/DRAM show as plateaus.
- *   numa    with several NUMA nodes: one thread pinned on node i, memory bound on node j
- *           (hwloc membind, strict): triad bandwidth and chase latency for every (i, j).
+ *   chase   load-to-load latency (mem_chase.h), working sets 4 KiB..--chase-max with
+ *           --chase-steps points per doubling, so L1/L2/L3/DRAM show as plateaus; for each
+ *           --chase-threads count T, T pinned threads chase their own chains at the same
+ *           time (loaded latency; the value is the mean ns per load over the T threads).
+ *   wss     working-set sweep (pmbw/likwid-bench style): T threads copy (STREAM copy,
+ *           c = a) within a working set of W bytes (both arrays, all threads) again and
+ *           again, so the caches show; W is rounded down to a multiple of 1 KiB x T (64
+ *           doubles per thread and array: no likwid-bench kernel rounds it further).
+ *   numa    with several NUMA nodes: for each --numa-threads count T, T threads pinned on
+ *           the CPUs of node i, memory bound on node j (hwloc membind, strict): triad
+ *           bandwidth for every (i, j), and 1-thread chase latency.
  *
  * Threads are OpenMP threads pinned one per allowed CPU; each owns a static slice that it
  * initialised itself (first touch). Cost: 3 arrays x --array-bytes of memory; time about
  * (4 kernels x threads x reps) STREAM passes + blocks + chase (~1 s per 10 points).
  */
 #define _GNU_SOURCE
+#include "mem_chase.h"
 #include "mem_kernels.h"
 #include "mem_topo.h"
 #include "node_util.h"
@@ -28,14 +35,15 @@
 #include <string.h>
 #include <sys/mman.h>
 
-static const char *out_path, *tests_opt, *threads_opt, *blocks_opt;
+static const char *out_path, *tests_opt, *threads_opt, *blocks_opt, *chase_threads_opt,
+    *numa_threads_opt, *wss_opt;
 static int64_t reps, array_bytes, chase_max, chase_steps, block_total;
 static double chase_seconds;
 static int hugepages;
 
 static const hs_option opts[] = {
     { "tests", HS_OPT_STR, &tests_opt, "all",
-      "comma list of stream,blocks,chase,numa or all" },
+      "comma list of stream,blocks,wss,chase,numa or all" },
     { "threads", HS_OPT_STR, &threads_opt, "all",
       "thread counts, e.g. 1,2; all = 1..CPUs" },
     { "reps", HS_OPT_INT, &reps, "10", "repetitions per point; the first is the warm-up" },
@@ -52,6 +60,12 @@ static const hs_option opts[] = {
       "advise transparent huge pages for the chase buffer (TLB misses then do not hide the "
       "cache plateaus; 0 = 4 KiB pages, what lmbench measures)" },
     { "chase-seconds", HS_OPT_DOUBLE, &chase_seconds, "0.05", "time per chase repetition" },
+    { "chase-threads", HS_OPT_STR, &chase_threads_opt, "1",
+      "thread counts of the pointer chase (each thread its own chain, all at once)" },
+    { "numa-threads", HS_OPT_STR, &numa_threads_opt, "1",
+      "thread counts on node i of the NUMA bandwidth matrix" },
+    { "wss-sizes", HS_OPT_STR, &wss_opt, "",
+      "working sets of the wss copy sweep; empty = --block-sizes" },
     { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
     { 0 }
 };
@@ -245,68 +259,15 @@ static int run_blocks(char *src, char *dst, size_t per_thread, int threads)
 
 /* ------------------------------------------------------------------------ chase */
 
-/* Random cyclic permutation of the lines of buf (Sattolo's algorithm: one cycle through
- * every line), so hardware prefetchers cannot predict the next address. */
-static void **build_chain(char *buf, size_t lines)
-{
-    uint32_t *perm = malloc(lines * sizeof *perm);
-    for (size_t i = 0; i < lines; i++) perm[i] = (uint32_t)i;
-    for (size_t i = lines - 1; i > 0; i--) {
-        size_t j = rng() % i;
-        uint32_t t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-    for (size_t i = 0; i < lines; i++)
-        *(void **)(buf + (size_t)i * 64) = buf + (size_t)perm[i] * 64;
-    free(perm);
-    return (void **)buf;
-}
-
-/* Latency in ns per load at one working-set size, chasing on the calling thread. */
-static int chase_point(char *buf, size_t bytes, double *v, int nr)
-{
-    size_t lines = bytes / 64;
-    void **p = build_chain(buf, lines);
-    /* Validation: the chain visits every line once before returning to the start. */
-    size_t steps = 0;
-    void **q = p;
-    do {
-        q = (void **)*q;
-        steps++;
-    } while (q != p && steps <= lines);
-    if (steps != lines) {
-        hs_json_error(out, "pointer chain of %zu lines has a cycle of %zu", lines, steps);
-        return -1;
-    }
-    int64_t loads = 1 << 16;
-    double t;
-    for (;;) { /* calibrate: loads that take about --chase-seconds */
-        double t0 = hs_now_s();
-        p = mk_chase(p, loads);
-        t = hs_now_s() - t0;
-        if (t > chase_seconds / 4) break;
-        loads *= 4;
-    }
-    loads = (int64_t)((double)loads * chase_seconds / t) + 8;
-    for (int r = 0; r < nr; r++) {
-        double t0 = hs_now_s();
-        p = mk_chase(p, loads);
-        v[r] = (hs_now_s() - t0) * 1e9 / (double)loads;
-    }
-    if (!p) return -1; /* never: keeps the final pointer live */
-    return 0;
-}
-
-static void emit_chase(const char *workload, size_t bytes, int cpu_node, int mem_node,
-                       const double *v, int nr)
+static void emit_chase(const char *workload, size_t bytes, int threads, int cpu_node,
+                       int mem_node, const double *v, int nr)
 {
     hs_json j;
     node_sample_begin(&j, "latency", "ns");
     hs_json_str(&j, "workload", workload);
     hs_json_str(&j, "op", "pointer_chase");
     hs_json_int(&j, "bytes", (int64_t)bytes);
-    hs_json_int(&j, "threads", 1);
+    hs_json_int(&j, "threads", threads);
     hs_json_bool(&j, "huge_pages", hugepages);
     if (cpu_node >= 0) {
         hs_json_int(&j, "cpu_node", cpu_node);
@@ -315,39 +276,115 @@ static void emit_chase(const char *workload, size_t bytes, int cpu_node, int mem
     node_sample_end(&j, out, v + 1, nr - 1, 1);
 }
 
-static int run_chase(void)
+/* Latency at every working-set size with `threads` threads chasing at once, each in its
+ * own buffer of chase_max bytes (first touched by itself); value = mean over threads. */
+static int run_chase(int threads)
 {
-    /* Map 2 MiB more and align, so huge pages (when advised) cover the whole buffer. */
+    /* Map 2 MiB more and align, so huge pages (when advised) cover each buffer. */
     const size_t huge = 2u << 20;
-    size_t max = (size_t)chase_max, mapped = max + huge;
+    size_t max = (size_t)chase_max, each = (max + huge - 1) / huge * huge,
+           mapped = each * (size_t)threads + huge;
     char *raw =
         mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) {
-        hs_json_error(out, "cannot map %zu bytes for the pointer chase", max);
+        hs_json_error(out, "cannot map %zu bytes for the pointer chase", mapped);
         return -1;
     }
-    char *buf = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
-    if (hugepages && madvise(buf, max, MADV_HUGEPAGE) != 0)
+    char *base = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+    if (hugepages && madvise(base, each * (size_t)threads, MADV_HUGEPAGE) != 0)
         fprintf(stderr, "mem: madvise(MADV_HUGEPAGE) refused; chasing on 4 KiB pages\n");
-    node_pin(0);
     int nr = reps < 4 ? (int)reps : 4; /* latency is stable: 3 timed points suffice */
-    double v[16];
     double step = pow(2.0, 1.0 / (double)chase_steps);
     size_t last = 0;
-    for (double size = 4096; size <= (double)max * 1.0001; size *= step) {
+    int rc = 0;
+    for (double size = 4096; size <= (double)max * 1.0001 && !rc; size *= step) {
         size_t bytes = ((size_t)size + 63) / 64 * 64;
         if (bytes == last) continue;
         last = bytes;
-        if (chase_point(buf, bytes, v, nr) != 0) return -1;
-        emit_chase("mem_latency", bytes, -1, -1, v, nr);
+        double v[64][16] = { { 0 } }, mean[16] = { 0 };
+        char err[256] = "";
+#pragma omp parallel num_threads(threads) reduction(| : rc)
+        {
+            int id = omp_get_thread_num();
+            node_pin(id);
+            uint64_t state = 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull * (uint64_t)id;
+#pragma omp barrier
+            if (mem_chase_point(base + (size_t)id * each, bytes, chase_seconds, &state,
+                                v[id % 64], nr, err, sizeof err) != 0)
+                rc |= 1;
+        }
+        if (rc) {
+            hs_json_error(out, "%s", err);
+            break;
+        }
+        for (int r = 0; r < nr; r++) {
+            for (int t = 0; t < threads; t++) mean[r] += v[t % 64][r];
+            mean[r] /= threads;
+        }
+        emit_chase("mem_latency", bytes, threads, -1, -1, mean, nr);
     }
     munmap(raw, mapped);
+    return rc ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------------- wss */
+
+/* Bytes actually used for working set w with t threads: a multiple of 1 KiB x t. */
+static size_t wss_round(int64_t w, int t)
+{
+    size_t unit = 1024u * (size_t)t, n = (size_t)w / unit;
+    return (n ? n : 1) * unit;
+}
+
+static int run_wss(double *mem, int threads)
+{
+    int64_t sizes[NODE_MAX_LIST];
+    int ns = node_parse_size_list(*wss_opt ? wss_opt : blocks_opt, sizes, NODE_MAX_LIST);
+    for (int s = 0; s < ns; s++) {
+        size_t w = wss_round(sizes[s], threads), n = w / 2 / sizeof(double);
+        double *a = mem, *c = mem + n, v[1024];
+        for (size_t i = 0; i < n; i++) a[i] = c[i] = 1.0;
+        /* Calibrate passes so one repetition takes about --chase-seconds. */
+        int64_t passes = 1;
+        for (;;) {
+            double t0 = hs_now_s();
+            for (int64_t k = 0; k < passes; k++) mk_copy(c, a, 0, n);
+            if (hs_now_s() - t0 > chase_seconds / 4) break;
+            passes *= 4;
+        }
+        passes *= 4;
+        for (int r = 0; r < reps; r++) {
+            double t0 = 0, t = 0;
+#pragma omp parallel num_threads(threads)
+            {
+                int id = omp_get_thread_num();
+                node_pin(id);
+                SLICE(n, threads, id, lo, hi);
+#pragma omp barrier
+#pragma omp master
+                t0 = hs_now_s();
+                for (int64_t k = 0; k < passes; k++) mk_copy(c, a, lo, hi);
+#pragma omp barrier
+#pragma omp master
+                t = hs_now_s() - t0;
+            }
+            v[r] = 2.0 * (double)(n * sizeof(double)) * (double)passes / t / 1e6;
+        }
+        hs_json j;
+        node_sample_begin(&j, "bandwidth", "MB/s");
+        hs_json_str(&j, "workload", "mem_wss");
+        hs_json_str(&j, "op", "copy");
+        hs_json_int(&j, "bytes", (int64_t)w);
+        hs_json_int(&j, "threads", threads);
+        hs_json_int(&j, "passes", passes);
+        node_sample_end(&j, out, v + 1, (int)reps - 1, 1);
+    }
     return 0;
 }
 
 /* ------------------------------------------------------------------------- NUMA */
 
-static int run_numa(size_t n)
+static int run_numa(size_t n, int threads)
 {
     if (topo.numa_nodes < 2) {
         fprintf(stderr, "mem: numa matrix skipped: %d NUMA node (nothing is remote)\n",
@@ -357,6 +394,11 @@ static int run_numa(size_t n)
     size_t chase_bytes = (size_t)(4 * topo.llc_total);
     for (int i = 0; i < topo.numa_nodes; i++) {
         if (topo.numa_first_cpu[i] < 0) continue; /* memory-only node: no CPU to run on */
+        if (threads > topo.numa_ncpus[i]) {
+            fprintf(stderr, "mem: numa %d threads on node %d skipped: it has %d CPUs\n",
+                    threads, topo.numa_os[i], topo.numa_ncpus[i]);
+            continue;
+        }
         for (int m = 0; m < topo.numa_nodes; m++) {
             size_t bytes = 3 * n * sizeof(double);
             double *a = mem_alloc_bound(bytes, topo.numa_os[m]);
@@ -365,31 +407,49 @@ static int run_numa(size_t n)
                               topo.numa_os[m]);
                 return -1;
             }
-            double *b = a + n, *c = b + n, v[1024], t0;
-            mem_pin_os_cpu(topo.numa_first_cpu[i]);
-            for (size_t k = 0; k < n; k++) {
-                a[k] = 1.0;
-                b[k] = 2.0;
-                c[k] = 0.0;
-            }
-            for (int r = 0; r < reps; r++) {
-                t0 = hs_now_s();
-                mk_triad(a, b, c, 3.0, 0, n);
-                v[r] = 24.0 * (double)n / (hs_now_s() - t0) / 1e6;
+            double *b = a + n, *c = b + n, v[1024], t0 = 0, t = 0;
+            for (int r = -1; r < reps; r++) { /* r = -1: first touch, untimed */
+#pragma omp parallel num_threads(threads)
+                {
+                    int id = omp_get_thread_num();
+                    mem_pin_os_cpu(topo.numa_cpus[i][id]);
+                    SLICE(n, threads, id, lo, hi);
+                    if (r < 0)
+                        for (size_t k = lo; k < hi; k++) {
+                            a[k] = 1.0;
+                            b[k] = 2.0;
+                            c[k] = 0.0;
+                        }
+#pragma omp barrier
+#pragma omp master
+                    t0 = hs_now_s();
+                    mk_triad(a, b, c, 3.0, lo, hi);
+#pragma omp barrier
+#pragma omp master
+                    t = hs_now_s() - t0;
+                }
+                if (r >= 0) v[r] = 24.0 * (double)n / t / 1e6;
             }
             hs_json j;
             node_sample_begin(&j, "bandwidth", "MB/s");
             hs_json_str(&j, "workload", "numa_bandwidth");
             hs_json_str(&j, "op", "triad");
-            hs_json_int(&j, "threads", 1);
+            hs_json_int(&j, "threads", threads);
             hs_json_int(&j, "cpu_node", topo.numa_os[i]);
             hs_json_int(&j, "mem_node", topo.numa_os[m]);
             hs_json_int(&j, "array_bytes", (int64_t)(n * sizeof(double)));
             node_sample_end(&j, out, v + 1, (int)reps - 1, 1);
-            if (chase_bytes <= bytes) {
+            if (threads == 1 && chase_bytes <= bytes) {
                 double lv[16];
-                if (chase_point((char *)a, chase_bytes, lv, 4) != 0) return -1;
-                emit_chase("numa_latency", chase_bytes, topo.numa_os[i], topo.numa_os[m],
+                char err[256];
+                uint64_t state = 0x9E3779B97F4A7C15ull;
+                mem_pin_os_cpu(topo.numa_first_cpu[i]);
+                if (mem_chase_point((char *)a, chase_bytes, chase_seconds, &state, lv, 4,
+                                    err, sizeof err) != 0) {
+                    hs_json_error(out, "%s", err);
+                    return -1;
+                }
+                emit_chase("numa_latency", chase_bytes, 1, topo.numa_os[i], topo.numa_os[m],
                            lv, 4);
             }
             mem_free_bound(a, bytes);
@@ -414,13 +474,26 @@ int main(int argc, char **argv)
     int ncpu = node_cpus(cpus, 1024);
     int64_t threads[NODE_MAX_LIST];
     int nt = node_parse_int_list(threads_opt, threads, NODE_MAX_LIST, ncpu);
-    int64_t bsz[NODE_MAX_LIST];
+    int64_t bsz[NODE_MAX_LIST], wss[NODE_MAX_LIST], chase_t[NODE_MAX_LIST],
+        numa_t[NODE_MAX_LIST];
+    int nw = node_parse_size_list(*wss_opt ? wss_opt : blocks_opt, wss, NODE_MAX_LIST);
+    int nct = node_parse_int_list(chase_threads_opt, chase_t, NODE_MAX_LIST, ncpu);
+    int nnt = node_parse_int_list(numa_threads_opt, numa_t, NODE_MAX_LIST, ncpu);
+    int bad_chase = 0;
+    for (int i = 0; i < nct; i++) bad_chase |= chase_t[i] > 64;
     if (nt <= 0 || reps < 2 || reps > 1000 || chase_steps < 1 || chase_seconds <= 0 ||
-        node_parse_size_list(blocks_opt, bsz, NODE_MAX_LIST) <= 0) {
-        fprintf(stderr,
-                "mem: bad --threads/--reps (2..1000)/--chase-steps/--block-sizes\n");
+        node_parse_size_list(blocks_opt, bsz, NODE_MAX_LIST) <= 0 || nw <= 0 || nct <= 0 ||
+        nnt <= 0 || bad_chase) {
+        fprintf(stderr, "mem: bad --threads/--reps (2..1000)/--chase-steps/--block-sizes/"
+                        "--wss-sizes/--chase-threads (1..64)/--numa-threads\n");
         return 2;
     }
+    int64_t max_chase_t = 1, max_wss = 0;
+    for (int i = 0; i < nct; i++) {
+        node_warn_threads("mem", chase_t[i]);
+        if (chase_t[i] > max_chase_t) max_chase_t = chase_t[i];
+    }
+    for (int i = 0; i < nw; i++) max_wss = wss[i] > max_wss ? wss[i] : max_wss;
     int64_t max_threads = 1;
     for (int i = 0; i < nt; i++) {
         node_warn_threads("mem", threads[i]);
@@ -438,11 +511,13 @@ int main(int argc, char **argv)
     /* Refuse what does not fit, naming the limit, rather than swap or be OOM-killed. */
     int64_t need = 3 * array_bytes;
     if (2 * block_total * max_threads > need) need = 2 * block_total * max_threads;
-    if (chase_max > need) need = chase_max;
+    if (chase_max * max_chase_t > need) need = chase_max * max_chase_t;
+    if (max_wss > need) need = max_wss;
     if (topo.mem_available && need > topo.mem_available * 8 / 10) {
         hs_json_error(out,
                       "sizes need %lld bytes but only %lld are available (limit: 80%% of "
-                      "MemAvailable = %lld); lower --array-bytes/--block-total/--chase-max",
+                      "MemAvailable = %lld); lower "
+                      "--array-bytes/--block-total/--chase-max/--chase-threads",
                       (long long)need, (long long)topo.mem_available,
                       (long long)(topo.mem_available * 8 / 10));
         return 2;
@@ -450,10 +525,13 @@ int main(int argc, char **argv)
     if (node_meta(out, "mem", opts) != 0) return 1;
 
     size_t n = (size_t)array_bytes / sizeof(double);
-    if (node_list_has(tests_opt, "stream") || node_list_has(tests_opt, "blocks")) {
+    if (node_list_has(tests_opt, "stream") || node_list_has(tests_opt, "blocks") ||
+        node_list_has(tests_opt, "wss")) {
         size_t total = 3 * n > (size_t)(2 * block_total * max_threads) / sizeof(double)
                            ? 3 * n
                            : (size_t)(2 * block_total * max_threads) / sizeof(double);
+        if ((size_t)max_wss / sizeof(double) + 1024 > total)
+            total = (size_t)max_wss / sizeof(double) + 1024;
         double *mem = aligned_alloc(4096, (total * sizeof(double) + 4095) / 4096 * 4096);
         if (!mem) {
             hs_json_error(out, "cannot allocate %zu bytes", total * sizeof(double));
@@ -465,9 +543,13 @@ int main(int argc, char **argv)
         memset(src, 1, (size_t)(block_total * max_threads));
         for (int i = 0; i < nt && node_list_has(tests_opt, "blocks"); i++)
             if (run_blocks(src, dst, (size_t)block_total, (int)threads[i]) != 0) return 1;
+        for (int i = 0; i < nt && node_list_has(tests_opt, "wss"); i++)
+            if (run_wss(mem, (int)threads[i]) != 0) return 1;
         free(mem);
     }
-    if (node_list_has(tests_opt, "chase") && run_chase() != 0) return 1;
-    if (node_list_has(tests_opt, "numa") && run_numa(n) != 0) return 1;
+    for (int i = 0; i < nct && node_list_has(tests_opt, "chase"); i++)
+        if (run_chase((int)chase_t[i]) != 0) return 1;
+    for (int i = 0; i < nnt && node_list_has(tests_opt, "numa"); i++)
+        if (run_numa(n, (int)numa_t[i]) != 0) return 1;
     return 0;
 }

@@ -45,6 +45,13 @@ int mem_topo_read(mem_topo *t)
         hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i);
         t->numa_os[i] = (int)node->os_index;
         t->numa_first_cpu[i] = hwloc_bitmap_first(node->cpuset);
+        int cpu;
+        hwloc_bitmap_foreach_begin(cpu, node->cpuset)
+        {
+            if (t->numa_ncpus[i] < MEM_MAX_NODE_CPUS)
+                t->numa_cpus[i][t->numa_ncpus[i]++] = cpu;
+        }
+        hwloc_bitmap_foreach_end();
     }
     return t->llc_bytes > 0 ? 0 : -1;
 }

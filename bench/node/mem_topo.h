@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define MEM_MAX_NUMA 64
+#define MEM_MAX_NODE_CPUS 256
 
 typedef struct {
     int64_t llc_bytes; /* one instance of the last-level cache */
@@ -17,6 +18,8 @@ typedef struct {
     int numa_nodes;
     int numa_os[MEM_MAX_NUMA];
     int numa_first_cpu[MEM_MAX_NUMA]; /* OS index of the first PU of each node, -1: none */
+    int numa_ncpus[MEM_MAX_NUMA];     /* PUs of each node (at most MEM_MAX_NODE_CPUS) */
+    int numa_cpus[MEM_MAX_NUMA][MEM_MAX_NODE_CPUS]; /* their OS indexes */
     int64_t mem_available; /* MemAvailable from /proc/meminfo, bytes; 0 when unknown */
 } mem_topo;
 

@@ -12,6 +12,12 @@
  * received). Request/response: the server echoes each block; one value is the mean half
  * round trip of a batch of exchanges (OSU definition, batched so timer cost stays out).
  *
+ * Two nodes: the server ends when a client sends a quit header (--stop-server), so a
+ * SLURM step (srun -N2: task 0 server, task 1 client) ends by itself; the client retries
+ * its first connection for --connect-wait seconds while the server starts. --server-node,
+ * --client-node, --link-dev and --link-mbit are labels the caller gives (where each side
+ * ran, the NIC and its stated speed, -1: none stated) and go into every sample.
+ *
  * Network only where asked: the default host is 127.0.0.1 and --role both binds there.
  * Cost: points x (warm-up + --reps) x --seconds.
  */
@@ -29,9 +35,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static const char *out_path, *role, *host, *tests_opt, *streams_opt, *blocks_opt, *rr_opt;
-static int64_t port, reps;
-static double seconds;
+static const char *out_path, *role, *host, *tests_opt, *streams_opt, *blocks_opt, *rr_opt,
+    *server_node, *client_node, *link_dev;
+static int64_t port, reps, link_mbit;
+static double seconds, connect_wait;
+static int stop_server;
 
 static const hs_option opts[] = {
     { "role", HS_OPT_STR, &role, "both",
@@ -49,11 +57,20 @@ static const hs_option opts[] = {
     { "rr-bytes", HS_OPT_STR, &rr_opt, "1,64,1K", "message sizes of the TCP ping-pong" },
     { "seconds", HS_OPT_DOUBLE, &seconds, "1", "duration of one repetition" },
     { "reps", HS_OPT_INT, &reps, "3", "timed repetitions per point (after one warm-up)" },
+    { "stop-server", HS_OPT_FLAG, &stop_server, "0",
+      "client: tell the server to exit at the end" },
+    { "connect-wait", HS_OPT_DOUBLE, &connect_wait, "0",
+      "client: seconds to retry the first connection while the server starts" },
+    { "server-node", HS_OPT_STR, &server_node, "", "label: where the server runs" },
+    { "client-node", HS_OPT_STR, &client_node, "", "label: where the client runs" },
+    { "link-dev", HS_OPT_STR, &link_dev, "", "label: the network device between them" },
+    { "link-mbit", HS_OPT_INT, &link_mbit, "-1",
+      "label: the device's stated speed in Mbit/s, -1 = none stated" },
     { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
     { 0 }
 };
 
-enum { MODE_TCP = 1, MODE_RR = 2, MODE_UDP = 3 };
+enum { MODE_TCP = 1, MODE_RR = 2, MODE_UDP = 3, MODE_QUIT = 4 };
 #define UDP_MAX 65507
 #define MAX_STREAMS 128
 
@@ -77,6 +94,7 @@ static void *serve(void *arg)
     int fd = (int)(intptr_t)arg;
     int64_t hdr[2];
     if (full_io(fd, hdr, sizeof hdr, 0) != 0) goto done;
+    if (hdr[0] == MODE_QUIT) exit(0); /* the client is done (--stop-server) */
     size_t block = (size_t)hdr[1];
     if (block == 0 || block > (256u << 20)) goto done;
     char *buf = malloc(block);
@@ -184,10 +202,20 @@ static int connect_mode(int mode, size_t block)
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
     inet_pton(AF_INET, host, &a.sin_addr);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    /* Only the first connection waits for a server that is still starting. */
+    static int connected_once;
+    double until = hs_now_s() + (connected_once ? 0 : connect_wait);
+    while (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        int e = errno;
         close(fd);
-        return -1;
+        if (e != ECONNREFUSED || hs_now_s() >= until) {
+            errno = e;
+            return -1;
+        }
+        usleep(50000);
+        fd = socket(AF_INET, SOCK_STREAM, 0);
     }
+    connected_once = 1;
     int64_t hdr[2] = { mode, (int64_t)block };
     if (full_io(fd, hdr, sizeof hdr, 1) != 0) {
         close(fd);
@@ -203,6 +231,17 @@ typedef struct {
     double end;
     int err;
 } stream_job;
+
+/* Where the two sides ran, for every sample (two-node runs). */
+static void labels(hs_json *j)
+{
+    if (*server_node) hs_json_str(j, "server_node", server_node);
+    if (*client_node) hs_json_str(j, "client_node", client_node);
+    if (*link_dev) hs_json_str(j, "link_dev", link_dev);
+    if (*link_dev || link_mbit >= 0) hs_json_int(j, "link_mbit", link_mbit);
+    if (*server_node && *client_node && strcmp(server_node, client_node))
+        hs_json_int(j, "nodes", 2);
+}
 
 static pthread_barrier_t barrier;
 static double start_time;
@@ -299,6 +338,7 @@ static int throughput_point(int mode, size_t block, int streams)
     hs_json_int(&j, "block", (int64_t)block);
     hs_json_int(&j, "streams", streams);
     hs_json_str(&j, "host", host);
+    labels(&j);
     if (mode == MODE_UDP) { /* loss over the timed repetitions */
         hs_json_int(&j, "datagrams_sent", sent);
         hs_json_int(&j, "datagrams_received", got);
@@ -344,6 +384,7 @@ static int rr_point(size_t bytes)
     hs_json_int(&j, "batch", batch);
     hs_json_str(&j, "definition", "half_round_trip");
     hs_json_str(&j, "host", host);
+    labels(&j);
     return node_sample_end(&j, out, v + 1, nv - 1, 1);
 fail:
     hs_json_error(out, "TCP request/response of %zu bytes broke: %s", bytes,
@@ -407,5 +448,9 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < nrr && node_list_has(tests_opt, "rr"); i++)
         if (rr_point((size_t)rr[i])) return 1;
+    if (client && stop_server) {
+        int fd = connect_mode(MODE_QUIT, 1);
+        if (fd >= 0) close(fd);
+    }
     return 0;
 }

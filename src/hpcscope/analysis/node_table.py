@@ -40,6 +40,7 @@ MATCH_KEYS = (
     "block",
     "bytes",
     "depth",
+    "nodes",  # 2: the network test between two nodes (suites/node_net2.py)
 )
 LOWER_IS_BETTER = {"latency"}
 
@@ -80,7 +81,8 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
     best_seen: dict[tuple, float] = {}
     for group in ours.values():
         s = group[0]
-        res = (s["benchmark"], s["metric"], s["unit"])
+        # per resource; the two-node network is another resource than loopback
+        res = (s["benchmark"], s["metric"], s["unit"], s["params"].get("nodes"))
         values = [v for g in group for v in g["values"]]
         best_seen[res] = max(best_seen.get(res, 0.0), max(values))
 
@@ -98,6 +100,7 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
             "variant": p.get("precision") or p.get("pattern") or p.get("protocol"),
             "concurrency": p.get("threads", p.get("streams")),
             "block": p.get("block", p.get("bytes")),
+            "nodes": p.get("nodes"),
             "metric": metric,
             "unit": s["unit"],
             "measured_median": statistics.median(values),
@@ -127,12 +130,23 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
                 row["eff_vs_reference"] = rmed / statistics.median(values) if values else None
             elif rbest:
                 row["eff_vs_reference"] = best / rbest
-        if metric not in LOWER_IS_BETTER and metric not in ("iops", "frequency"):
+        if metric == "iops":
+            # IOPS have a peak only where the device (or the user) states one; otherwise
+            # the row says "not stated" rather than dividing by the run's own best.
+            peak = _peak_for(s, peaks)
+            if peak and peak.get("value"):
+                row.update(peak_name=peak["name"], peak=peak["value"], peak_formula=peak["formula"])
+                row["eff_vs_peak"] = best / peak["value"]
+            elif peak:
+                row.update(peak_name=peak["name"], peak_formula=peak["formula"])
+        elif "link_mbit" in p and metric == "throughput":
+            _nic_peak(row, p, best)
+        elif metric not in LOWER_IS_BETTER and metric != "frequency":
             peak = _peak_for({**s, "benchmark": s["benchmark"]}, peaks)
             if peak and peak.get("value"):
                 row.update(peak_name=peak["name"], peak=peak["value"], peak_formula=peak["formula"])
             elif peak is not None or s["benchmark"] in ("mem", "disk", "net"):
-                seen = best_seen[(s["benchmark"], metric, s["unit"])]
+                seen = best_seen[(s["benchmark"], metric, s["unit"], p.get("nodes"))]
                 row.update(
                     peak_name=MEASURED_BEST,
                     peak=seen,
@@ -142,6 +156,70 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
             if row["peak"]:
                 row["eff_vs_peak"] = best / row["peak"]
         rows.append(row)
+    return rows + _reference_only_rows(ours, refs, peaks)
+
+
+def _nic_peak(row: dict, p: dict, best: float) -> None:
+    """Two-node network rows: the peak is the stated speed of the client's device toward
+    the server (sysfs), or none when the device states none (loopback, veth)."""
+    dev, mbit = p.get("link_dev") or "unknown", p.get("link_mbit")
+    if mbit and mbit > 0:
+        row.update(
+            peak_name=f"NIC {dev}",
+            peak=float(mbit),
+            peak_formula=f"stated speed of {dev}: {mbit} Mbit/s (/sys/class/net/{dev}/speed)",
+            eff_vs_peak=best / mbit,
+        )
+    else:
+        row.update(
+            peak_name=f"NIC {dev}",
+            peak_formula=f"no stated speed: {dev} is a virtual device (loopback, veth, "
+            "bridge) or reports none; give it with --peak net=10Gbit/s",
+        )
+
+
+def _reference_only_rows(
+    ours: dict[tuple, list[dict]], refs: dict[tuple, list[dict]], peaks: Sequence[Peak | dict]
+) -> list[dict]:
+    """Rows for what only a reference tool measures (HPL through hpcc, beside our DGEMM):
+    the tool's values as measured, with the theoretical peak they divide by."""
+    rows = []
+    for key, group in sorted(refs.items(), key=lambda kv: [str(x) for x in kv[0]]):
+        if key in ours:
+            continue
+        s = group[0]
+        p = s["params"]
+        if s["benchmark"] != "hpcc":
+            continue  # the other tools only stand beside one of our rows
+        values = [v for g in group for v in g["values"]]
+        best = _best(s["metric"], values)
+        peak = _peak_for(s, peaks)
+        value = peak.get("value") if peak else None
+        name, formula = (peak["name"], peak["formula"]) if peak and value else (None, None)
+        rows.append(
+            {
+                "benchmark": s["benchmark"],
+                "workload": p.get("workload"),
+                "op": f"{p.get('op')} N={p.get('n')}" if p.get("n") else p.get("op"),
+                "variant": p.get("precision"),
+                "concurrency": p.get("threads"),
+                "block": None,
+                "nodes": None,
+                "metric": s["metric"],
+                "unit": s["unit"],
+                "measured_median": statistics.median(values),
+                "measured_best": best,
+                "n": len(values),
+                "reference_tool": None,
+                "reference_median": None,
+                "reference_best": None,
+                "eff_vs_reference": None,
+                "peak_name": name,
+                "peak": value,
+                "peak_formula": formula,
+                "eff_vs_peak": best / value if value else None,
+            }
+        )
     return rows
 
 
@@ -154,6 +232,8 @@ def row_label(row: dict) -> str:
         parts.append(f"{row['concurrency']} {unit}{plural}")
     if row.get("block") is not None:
         parts.append(f"{row['block']} B")
+    if row.get("nodes"):
+        parts.append(f"between {row['nodes']} nodes")
     return " ".join(str(p) for p in parts if p not in (None, ""))
 
 

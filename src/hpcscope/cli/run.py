@@ -16,6 +16,7 @@ from hpcscope.cli.common import (
     peak_overrides,
     store_of,
 )
+from hpcscope.cli.node_knobs import node_knob_options, node_knobs
 from hpcscope.cli.options import coll_options, common_run_options, split_options
 from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.backends import backend_for
@@ -225,11 +226,20 @@ def lanes_opts(own: dict, shared: dict) -> dict:
 @click.option(
     "--cpu", is_flag=True, help="CPU: operations/s per precision and thread count, DGEMM."
 )
-@click.option("--mem", is_flag=True, help="Memory: STREAM, block sweep, pointer-chase latency.")
+@click.option(
+    "--mem",
+    is_flag=True,
+    help="Memory: STREAM, block and working-set sweeps, pointer-chase latency, NUMA matrix.",
+)
 @click.option(
     "--disk", is_flag=True, help="Disk: O_DIRECT sequential/random throughput, IOPS, latency."
 )
-@click.option("--net", is_flag=True, help="Network: TCP/UDP throughput and latency on 127.0.0.1.")
+@click.option(
+    "--net",
+    is_flag=True,
+    help="Network: TCP/UDP throughput and latency on 127.0.0.1 (and between two nodes with "
+    "--on slurm --nodes 2, or on the lab).",
+)
 @click.option("--threads", default=None, help="Comma list of thread counts (default 1..cores).")
 @click.option(
     "--disk-dir",
@@ -240,20 +250,25 @@ def lanes_opts(own: dict, shared: dict) -> dict:
 @click.option(
     "--peak",
     multiple=True,
-    help="Override a theoretical peak, e.g. --peak disk=2GB/s --peak net=100Gbit/s.",
+    help="Override a theoretical peak, e.g. --peak disk=2GB/s --peak net=100Gbit/s "
+    "--peak disk_iops=500000.",
 )
+@node_knob_options
 @common_run_options
 @click.pass_context
 @handle_errors
 def run_node(ctx, **kw) -> None:
     """The node itself: CPU, memory, disk and network, each next to its theoretical peak
-    and the standard tool (likwid-bench, OpenBLAS DGEMM, fio, iperf3) as efficiency.
+    and the standard tool (likwid-bench, OpenBLAS DGEMM, HPL via hpcc, fio, iperf3) as
+    efficiency.
 
     Without --cpu/--mem/--disk/--net all four run.
 
     \b
     Example: hpcscope run node --quick
              hpcscope run node --disk --disk-dir /scratch/me --peak disk=2GB/s
+             hpcscope run node --disk --disk-blocks 1K,4K,1M,100M --disk-depths 1,8,128
+             hpcscope run node --net --net-streams 1,2,4,8 --net-blocks 1K,128K
     """
     finish(execute_command(ctx, "node", kw))
 
@@ -277,4 +292,5 @@ def node_opts(own: dict, shared: dict) -> dict:
         "disk_dir": own["disk_dir"],
         "peaks": peak_overrides(own["peak"]),
         "quick": shared["quick"],
+        **node_knobs(own),
     }

@@ -163,12 +163,39 @@ def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> d
             lambda s: (
                 f"{s['benchmark']} {s['params'].get('protocol', '')} "
                 f"{s['params'].get('block', '')}B"
+                + (" between 2 nodes" if s["params"].get("nodes") else "")
             ),
         ),
-        "Network throughput on loopback vs streams",
+        "Network throughput vs streams (loopback, and between 2 nodes where run)",
         "streams",
         "Mbit/s (median)",
     )
+    figs["node_mem_wss"] = _plot(
+        _series(
+            samples,
+            lambda s: s["metric"] == "bandwidth" and s["params"].get("workload") == "mem_wss",
+            "bytes",
+            lambda s: f"{s['benchmark']} copy {s['params'].get('threads', '')}t",
+        ),
+        "Copy bandwidth vs working set (ours and likwid-bench copy)",
+        "working set (bytes, both arrays)",
+        "MB/s (median)",
+        logx=True,
+    )
+    loaded = _series(
+        samples,
+        lambda s: s["benchmark"] == "mem" and s["params"].get("workload") == "mem_latency",
+        "bytes",
+        lambda s: f"mem {s['params'].get('threads', 1)} thread(s) chasing at once",
+    )
+    if len(loaded) > 1:  # one curve is the pointer-chase figure below
+        figs["node_latency_vs_threads"] = _plot(
+            loaded,
+            "Pointer-chase latency vs working set, per number of threads chasing at once",
+            "working set (bytes)",
+            "ns per load (median)",
+            logx=True,
+        )
     chase = pointer_chase(samples)
     if chase:
         figs["node_pointer_chase"] = pointer_chase_figure(*chase, caches)
@@ -176,11 +203,16 @@ def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> d
 
 
 def pointer_chase(samples: list[dict]) -> tuple[list[float], list[float], str] | None:
-    """(working sets, median latencies, unit) of the mem benchmark's latency samples."""
+    """(working sets, median latencies, unit) of the mem benchmark's single-thread pointer
+    chase (loaded latency, more threads at once, has its own figure)."""
     points: dict[float, list[float]] = defaultdict(list)
     unit = "ns"
     for s in samples:
         if s.get("benchmark") != "mem" or s.get("metric") != "latency":
+            continue
+        if s["params"].get("workload", "mem_latency") != "mem_latency":
+            continue
+        if s["params"].get("threads", 1) != 1:
             continue
         key = next((k for k in WORKING_SET_KEYS if k in s["params"]), None)
         if key is None:

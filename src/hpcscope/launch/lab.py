@@ -79,6 +79,26 @@ def banner(spec: lab_net.LabSpec) -> str:
     )
 
 
+# The two-node network test on the lab: server in the first node's namespace on lane 1's
+# address, client in the second's; veth lanes state no real speed (-1), the lab's rate is
+# in the run's banner. The server ends on the client's quit message (--stop-server).
+NET2_LAB = r"""
+server=$1 client=$2 bin=$3 addr=$4; shift 4
+ip netns exec "$server" "$bin" --role=server --host="$addr" --port=5301 >/dev/null & srv=$!
+mbit=$(ip netns exec "$client" sh -c \
+  '[ -e /sys/class/net/lane1/device ] && cat /sys/class/net/lane1/speed' 2>/dev/null) || mbit=-1
+ip netns exec "$client" "$bin" --role=client --host="$addr" --port=5301 --connect-wait=20 \
+  --stop-server --server-node="$server" --client-node="$client" --link-dev=lane1 \
+  --link-mbit="${mbit:--1}" "$@"
+rc=$?; kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null; exit $rc
+"""
+
+
+def net2_argv(binary: str, args: list[str], server: str, client: str) -> list[str]:
+    addr = lab_net.address(1, 1)  # the first node's address on lane 1
+    return ["sh", "-c", NET2_LAB, "hpcscope-net2", server, client, binary, addr, *args]
+
+
 def format_traffic(per_lane: dict[str, int]) -> str:
     return ", ".join(f"{lane} {count / 1e6:.2f} MB" for lane, count in per_lane.items())
 
@@ -119,6 +139,8 @@ class LabBackend(LocalBackend):
 
     def run(self, run_id: int, job: Job) -> JobState:
         job = replace(job, tags={**job.tags, **lab_tags(self.lab.spec)})
+        if job.mpi is None and job.tags.get("net2"):
+            return self._net2(run_id, job)
         if job.mpi is None:
             return self._skip(
                 run_id,
@@ -138,10 +160,20 @@ class LabBackend(LocalBackend):
         self.store.add_note(run_id, "skipped", f"{job.name}: {why}", {"launch": job.name})
         return JobState(job, "SKIPPED", None, why, str(launch_id))
 
-    def _launch(self, run_id: int, job: Job, workdir: Path | None = None) -> JobState:
+    def _launch(
+        self,
+        run_id: int,
+        job: Job,
+        workdir: Path | None = None,
+        command_line: tuple[list[str], dict[str, str]] | None = None,
+    ) -> JobState:
         workdir = workdir or self.workdir
         try:
-            argv = launcher.lab_argv(job, workdir, self.hosts, self.lanes, self.lab.spec.binding)
+            argv = (
+                command_line[0]
+                if command_line
+                else launcher.lab_argv(job, workdir, self.hosts, self.lanes, self.lab.spec.binding)
+            )
         except ValueError as exc:
             return self._skip(run_id, job, str(exc))
         before = lab_net.lane_bytes(self.lab)
@@ -151,7 +183,10 @@ class LabBackend(LocalBackend):
             job,
             workdir,
             self.topology,
-            (argv, launch_env(job.mpi) if job.mpi else {}),
+            (
+                argv,
+                launch_env(job.mpi) if job.mpi else dict(command_line[1] if command_line else {}),
+            ),
         )
         if state.state != "COMPLETED":
             lab_net.kill_jobs(self.lab)  # orphans of a killed or failed launcher
@@ -175,6 +210,17 @@ class LabBackend(LocalBackend):
         if state.state == "COMPLETED" and not self.decomposition_noted:
             self._note_decomposition(run_id, launch_id, job)
         return state
+
+    def _net2(self, run_id: int, job: Job) -> JobState:
+        """The node suite's two-node network test (suites/node_net2.py) on the lab: the
+        server in node 1's namespace, the client in node 2's, over lane 1; the lane check
+        of _launch then proves that the bytes crossed the lab's links."""
+        net2 = job.tags["net2"]
+        hosts = self.hosts
+        if len(hosts) < 2:
+            return self._skip(run_id, job, "the network test needs 2 lab nodes")
+        argv = net2_argv(net2["binary"], net2["args"], hosts[0], hosts[1])
+        return self._launch(run_id, job, command_line=(argv, {}))
 
     def _note_decomposition(self, run_id: int, launch_id: int, job: Job) -> None:
         """What lanecoll saw (the coll program's decomposition summary, or the nodes and ppn

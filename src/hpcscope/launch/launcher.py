@@ -200,6 +200,10 @@ def slurm_argv(
     if job.mpi is not None:
         argv.append("--mpi=" + (srun_mpi or SRUN_MPI.get(job.mpi.flavor, "pmix")))
     argv += [f"--nodes={job.nodes}", f"--ntasks={job.ranks}"]
+    if job.mpi is None and job.ranks == 1:
+        # A plain one-task step (the node programs, hpcc's own mpirun) gets one CPU by
+        # default (cpus-per-task=1); these threaded programs need the node's CPUs.
+        argv.append('--cpus-per-task="${SLURM_CPUS_ON_NODE:-1}"')
     if node_ranks:
         argv.append(f"--ntasks-per-node={node_ranks}")
     by_rank = _rank_cpus(job) if exclusive else None

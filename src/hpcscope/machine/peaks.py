@@ -21,7 +21,8 @@ from typing import Any
 
 @dataclass
 class Peak:
-    name: str  # "fp64", "fp32", "fp16", "bf16", "bf16_amx", "mem", "disk", "net"
+    name: str  # "fp64", "fp32", "fp16", "bf16", "bf16_amx", "int8".."int64", "mem", "disk",
+    # "disk_iops", "net"
     value: float | None  # None: unknown (the formula says what is used instead)
     unit: str  # same unit as the samples it bounds
     formula: str  # shown to the user
@@ -188,6 +189,37 @@ def identify_uarch(cpu: CpuInfo) -> Uarch:
     return _from_isa(cpu.flags)
 
 
+# ------------------------------------------------- integer vector adds per cycle by uarch
+
+
+def int_add_bytes_per_cycle(cpu: CpuInfo, u: Uarch) -> tuple[int, str, bool]:
+    """(bytes of vector integer adds per cycle per core, why, known). Our int kernels are
+    vector adds (vpaddb/w/d/q), so the bound is the vector ALU ports that execute them
+    times their width (Intel optimization manual port tables; AMD software optimization
+    guides: 4 vector ALU pipes on Zen). Ops/cycle of intN = bytes / (N / 8)."""
+    flags = cpu.flags
+    if cpu.vendor == "GenuineIntel" and cpu.family == 6 and u.known:
+        if "avx512f" in flags:
+            return 128, "vpadd on 2 vector ALU ports x 512 bits (ports 0 and 5)", True
+        if "avx2" in flags:
+            return 96, "vpadd on 3 vector ALU ports x 256 bits (ports 0, 1, 5)", True
+        return 32, "integer SIMD is 128 bits without AVX2: 2 ports x 128 bits", True
+    if cpu.vendor in ("AuthenticAMD", "HygonGenuine") and u.known:
+        if u.name == "Zen/Zen+":
+            return 64, "4 vector ALU pipes x 128 bits", True
+        if u.name in ("Zen 2", "Zen 3"):
+            return 128, "4 vector ALU pipes x 256 bits", True
+        if u.name == "Zen 4":
+            return 128, "4 vector ALU pipes x 256 bits; a 512-bit add takes two", True
+        if u.name.startswith("Zen 5"):
+            return 256, "4 vector ALU pipes x 512 bits", True
+    if "avx512f" in flags:
+        return 128, "2 vector ALU ports x 512 bits assumed", False
+    if "avx2" in flags:
+        return 64, "2 vector ALU ports x 256 bits assumed", False
+    return 32, "2 vector ALU ports x 128 bits assumed", False
+
+
 # ---------------------------------------------------------------------- frequency
 
 
@@ -305,6 +337,45 @@ def flops_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> li
     return out
 
 
+def int_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> list[Peak]:
+    """int8..int64 vector add peaks in GOP/s, the same way as the FLOP/s peaks: cores x
+    frequency x ops per cycle, ops per cycle from the ISA and the uarch's vector ALUs."""
+    u = identify_uarch(cpu)
+    ghz, freq_src = _frequency(cpu, overrides)
+    per_cycle_bytes, why, known = int_add_bytes_per_cycle(cpu, u)
+    src = (
+        f"{cpu.model_name or 'CPU'} identified as {u.name}"
+        f"{'' if known else '; vector ALUs not known for this model: assumed from the ISA'}; "
+        f"cores from {cores_src}; frequency {freq_src}"
+    )
+    out = []
+    for bits in (8, 16, 32, 64):
+        name = f"int{bits}"
+        match = {"precision": name}
+        if name in overrides:
+            v = _parse_value(overrides[name], "GFLOP/s")
+            out.append(
+                Peak(
+                    name,
+                    v,
+                    "GOP/s",
+                    f"user value {v:g} GOP/s",
+                    "--peak " + name,
+                    "throughput",
+                    match,
+                )
+            )
+            continue
+        ops = per_cycle_bytes * 8 // bits
+        value = cores * ghz * ops if ghz else None
+        formula = (
+            f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x {ops} {name.upper()} ops/cycle "
+            f"({why})"
+        )
+        out.append(Peak(name, value, "GOP/s", formula, src, "throughput", match))
+    return out
+
+
 def memory_peak(dmidecode_text: str | None, overrides: dict) -> Peak:
     match = {"benchmark": "mem"}
     if "mem" in overrides:
@@ -385,6 +456,32 @@ def device_peaks(
                 {"benchmark": "disk"},
             )
         )
+    if "disk_iops" in overrides:
+        v = float(str(overrides["disk_iops"]).replace("k", "e3").replace("K", "e3"))
+        out.append(
+            Peak(
+                "disk_iops",
+                v,
+                "IOPS",
+                f"user value {v:g} IOPS",
+                "--peak disk_iops=...",
+                "iops",
+                {"benchmark": "disk"},
+            )
+        )
+    else:
+        out.append(
+            Peak(
+                "disk_iops",
+                None,
+                "IOPS",
+                "not stated: the device reports no rated IOPS (Linux sysfs has none, nor "
+                "has the NVMe identify data); give the datasheet's with --peak disk_iops=N",
+                f"device model: {disk_model or 'not reported'}",
+                "iops",
+                {"benchmark": "disk"},
+            )
+        )
     if "net" in overrides:
         v = _parse_value(overrides["net"], "Mbit/s")
         out.append(
@@ -427,13 +524,15 @@ def compute_peaks(
     link_mbit: dict[str, int] | None = None,
     disk_model: str | None = None,
 ) -> list[Peak]:
-    """All peaks of the node. `overrides` keys: fp64/fp32/fp16/bf16 (GFLOP/s), freq (GHz),
-    measured_ghz, mem/disk (MB/s or '2GB/s'), net (Mbit/s or '100Gbit/s')."""
+    """All peaks of the node. `overrides` keys: fp64/fp32/fp16/bf16 (GFLOP/s), int8..int64
+    (GOP/s), freq (GHz), measured_ghz, mem/disk (MB/s or '2GB/s'), disk_iops (IOPS),
+    net (Mbit/s or '100Gbit/s')."""
     overrides = dict(overrides or {})
     cpu = parse_cpuinfo(cpuinfo_text)
     cores, cores_src = _cores(topology, cpu)
     return (
         flops_peaks(cpu, cores, cores_src, overrides)
+        + int_peaks(cpu, cores, cores_src, overrides)
         + [memory_peak(dmidecode_text, overrides)]
         + device_peaks(overrides, link_mbit, disk_model)
     )

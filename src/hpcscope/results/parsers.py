@@ -76,8 +76,11 @@ def _json_documents(text: str) -> list[Any]:
 
 _LIKWID_OPS = {
     "peakflops": ("flops", "cpu_peak"),
+    "hpcscope": ("flops", "cpu_peak"),  # our FMA mix as a likwid user kernel (node_refs)
     "stream": ("bandwidth", "stream"),
-    "copy": ("bandwidth", "stream"),
+    # copy_<isa> runs beside our working-set sweep (mem wss): same sizes, same counting
+    # (read + write bytes of c = a), "bytes" = likwid's whole working set.
+    "copy": ("bandwidth", "mem_wss"),
     "triad": ("bandwidth", "stream"),
 }
 
@@ -104,6 +107,10 @@ def parse_likwid_bench(text: str) -> list[dict]:
             "threads": int(threads.group(1)),
             "kernel": test,
         }
+        # Where likwid pinned its threads (proof of "same CPUs" beside ours).
+        cpus = re.findall(r"Global Thread \d+ running on hwthread (\d+)", block)
+        if cpus:
+            params["hwthreads"] = ",".join(cpus)
         if metric == "flops":
             mflops = re.search(r"MFlops/s:\s+([\d.]+)", block)
             if not mflops:
@@ -119,7 +126,9 @@ def parse_likwid_bench(text: str) -> list[dict]:
             op = {"stream": "triad", "triad": "triad4", "copy": "copy"}.get(base, base)
             streams = {"triad": 3, "triad4": 4, "copy": 2}.get(op, 3)
             params.update(op=op)
-            if size:
+            if size and op == "copy":
+                params["bytes"] = int(size.group(1))
+            elif size:
                 params["array_bytes"] = int(size.group(1)) // streams
             samples.append(_sample("bandwidth", "MB/s", params, [float(mbytes.group(1))]))
         tests.append(test)
@@ -248,7 +257,56 @@ def parse_iperf3(text: str) -> list[dict]:
     return records + _merge(samples)
 
 
+# --------------------------------------------------------------------------- hpcc
+
+
+def parse_hpcc(text: str) -> list[dict]:
+    """hpccoutf.txt of the HPC Challenge suite (Debian's hpcc), once per repetition: the
+    key=value lines of each Summary section. HPL becomes workload=hpl (LU factorisation,
+    FP64, threads = MPI processes); StarDGEMM (every process its own DGEMM at once) x
+    processes becomes the node's DGEMM rate beside our OpenBLAS DGEMM (workload=dgemm).
+    A failed HPL residual check (an HPL line not PASSED, or Success=0) is an error record."""
+    runs = text.split("Begin of Summary section.")[1:]
+    first = dict(re.findall(r"^(\w+)=(\S+)$", runs[0], re.M)) if runs else {}
+    version = ".".join(first.get(k, "") for k in ("VersionMajor", "VersionMinor", "VersionMicro"))
+    records: list[dict] = [_meta("hpcc", version.strip("."), {})]
+    hpl_parts = re.findall(r"Begin of HPL section\.(.*?)End of HPL section\.", text, re.S)
+    if not runs or not all("HPL_Tflops=" in r for r in runs):
+        tail = " ".join(text.strip().splitlines()[-3:])[-300:]
+        return records + [{"type": "error", "message": f"hpcc gave no HPL result: {tail}"}]
+    if any("FAILED" in h for h in hpl_parts) or any("Success=1" not in r for r in runs):
+        return records + [{"type": "error", "message": "hpcc: HPL residual check FAILED"}]
+    samples = []
+    for run in runs:
+        summary = dict(re.findall(r"^(\w+)=(\S+)$", run, re.M))
+        procs = int(summary.get("CommWorldProcs", "1"))
+        hpl = {
+            "workload": "hpl",
+            "op": "lu",
+            "precision": "fp64",
+            "threads": procs,
+            "kernel": "hpcc_hpl",
+            "n": int(summary["HPL_N"]),
+            "nb": int(summary.get("HPL_NB", "0")),
+            "grid": f"{summary.get('HPL_nprow', '?')}x{summary.get('HPL_npcol', '?')}",
+            "validated": True,
+        }
+        samples.append(_sample("flops", "GFLOP/s", hpl, [float(summary["HPL_Tflops"]) * 1e3]))
+        if "StarDGEMM_Gflops" in summary:
+            dgemm = {
+                "workload": "dgemm",
+                "op": "dgemm",
+                "precision": "fp64",
+                "threads": procs,
+                "kernel": "hpcc_star_dgemm",
+            }
+            rate = float(summary["StarDGEMM_Gflops"]) * procs
+            samples.append(_sample("flops", "GFLOP/s", dgemm, [rate]))
+    return records + _merge(samples)
+
+
 PARSERS: dict[str, Callable[[str], list[dict]]] = {
+    "hpcc": parse_hpcc,
     "likwid-bench": parse_likwid_bench,
     "fio": parse_fio,
     "iperf3": parse_iperf3,

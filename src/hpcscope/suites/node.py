@@ -7,7 +7,8 @@ Notes: one "peak" per theoretical peak (machine/peaks.py, formula included) and 
 
 outputs() writes the node table (hpcscope.analysis.node_table) and the figures.
 
-Budget on a 2-core VM: --quick about 30-40 s, full about 5-6 min (disk dominates).
+Budget on a quiet 2-core VM: --quick about 1 min (hpcc, which always runs its other tests
+beside HPL, takes about half), full about 10 min (disk and hpcc dominate).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from hpcscope.analysis import node_table
 from hpcscope.figures import node as node_figures
 from hpcscope.machine.peaks import compute_peaks, parse_cpuinfo, read_machine
 from hpcscope.plan.job import Job
-from hpcscope.suites import node_refs
+from hpcscope.suites import node_hpl, node_net2, node_parts, node_refs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 OURS = node_table.OURS
@@ -113,18 +114,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         )
     array_bytes = max(4 * _llc_total(ctx.topology), 64 << 20)
     if parts["mem"]:
-        args = [f"--threads={tl}", f"--array-bytes={array_bytes}"]
-        args += (
-            [
-                "--reps=5",
-                "--block-sizes=4K,1M",
-                "--chase-steps=1",
-                "--chase-seconds=0.02",
-                f"--chase-max={2 * _llc_total(ctx.topology)}",
-            ]
-            if quick
-            else ["--reps=10", "--chase-steps=2"]
-        )
+        args = node_parts.mem_args(opts, quick, n, _llc_total(ctx.topology), tl, array_bytes)
         out.jobs.append(job("mem", args, 300))
         numa = len(getattr(ctx.topology, "numa_nodes", []) or [])
         if numa < 2:
@@ -132,55 +122,30 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 Note("skipped", f"memory NUMA matrix: {max(numa, 1)} NUMA node, nothing is remote")
             )
     disk_dir = opts.get("disk_dir")
+    disk = node_parts.disk_plan(opts, quick, n)
+    disk_iops = node_parts.disk_iops_plan(opts, quick, n)
     if parts["disk"]:
-        if quick:
-            d_blocks, d_threads, d_tests, d_size, d_sec, d_reps = (
-                ["1M"],
-                [1],
-                "seqwrite,seqread",
-                "256M",
-                0.5,
-                2,
-            )
-        else:
-            d_blocks, d_threads, d_tests, d_size, d_sec, d_reps = (
-                ["4K", "64K", "1M", "16M", "100M"],
-                sorted({1, min(n, 2), n}),
-                "all",
-                "1G",
-                1,
-                3,
-            )
-        args = [
-            f"--blocks={','.join(d_blocks)}",
-            f"--threads={','.join(map(str, d_threads))}",
-            f"--tests={d_tests}",
-            f"--size={d_size}",
-            f"--seconds={d_sec}",
-            f"--reps={d_reps}",
-        ]
-        if disk_dir:
-            args.append(f"--dir={disk_dir}")
-        out.jobs.append(job("disk", args, 900))
+        out.jobs.append(job("disk", node_parts.disk_args(disk, disk_dir), 900))
+        if disk_iops:
+            iops_job = job("disk", node_parts.disk_args(disk_iops, disk_dir), 900)
+            iops_job.name = "node/disk/iops"
+            out.jobs.append(iops_job)
+    net = node_parts.net_plan(opts, quick, n)
     if parts["net"]:
-        if quick:
-            args = [
-                "--tests=tcp,rr",
-                "--streams=1",
-                "--blocks=128K",
-                "--rr-bytes=1",
-                "--seconds=0.5",
-                "--reps=2",
-            ]
-        else:
-            args = [
-                "--streams=" + ",".join(map(str, sorted({1, n}))),
-                "--blocks=1K,32K,128K",
-                "--seconds=1",
-                "--reps=3",
-            ]
-        out.jobs.append(job("net", args, 300))
-    _plan_refs(out, parts, quick, flags, threads, n, array_bytes, disk_dir, tags)
+        out.jobs.append(job("net", node_parts.net_args(net), 300))
+        if ctx.nodes_available >= 2:  # SLURM with --nodes 2 or more
+            binary = str(ctx.binary("net", None))
+            out.jobs.append(node_net2.slurm_job(binary, node_parts.net_args(net), tags))
+            out.notes.append(
+                Note(
+                    "info",
+                    "network: also between two nodes (server on the first, client "
+                    "on the second; peak from the client NIC's stated speed)",
+                )
+            )
+    fp64 = next((p.value for p in peaks if p.name == "fp64"), None)
+    disks = [d for d in (disk, disk_iops) if d]
+    _plan_refs(out, parts, quick, flags, threads, array_bytes, disks, net, opts, tags, fp64)
     return out
 
 
@@ -190,10 +155,12 @@ def _plan_refs(
     quick: bool,
     flags: set[str],
     threads: list[int],
-    n: int,
     array_bytes: int,
-    disk_dir: str | None,
+    disks: list[dict],
+    net: dict,
+    opts: dict,
     tags: dict,
+    fp64_peak: float | None,
 ) -> None:
     reps = 2 if quick else 3
     if parts["cpu"] or parts["mem"]:
@@ -203,46 +170,47 @@ def _plan_refs(
             for j in node_refs.likwid_jobs(
                 flags, [max(threads)] if quick else threads, array_bytes, reps, tags
             ):
-                if ("peakflops" in j.name and parts["cpu"]) or (
-                    "stream" in j.name and parts["mem"]
-                ):
+                is_stream = j.name.startswith("ref/likwid/stream")
+                if parts["mem"] if is_stream else parts["cpu"]:
                     out.jobs.append(j)
+            if parts["mem"]:
+                wss = opts.get("mem_blocks") or (
+                    node_parts.MEM_BLOCKS_QUICK if quick else node_parts.MEM_BLOCKS_FULL
+                )
+                out.jobs.extend(node_refs.likwid_copy_jobs(flags, threads, wss, reps, tags))
+    if parts["cpu"]:
+        if note := node_refs.missing("hpcc"):
+            out.notes.append(note)
+        else:
+            hpl = node_hpl.plan_hpl(quick, max(threads), fp64_peak, tags)
+            out.notes.append(Note("info", hpl.rule))
+            out.jobs.append(hpl.job)
     if parts["disk"]:
         if note := node_refs.missing("fio"):
             out.notes.append(note)
         else:
-            mib = 1 << 20
-            points = (
-                [("write", mib, 1), ("read", mib, 1)]
-                if quick
-                else [
-                    (rw, b, t)
-                    for rw in ("write", "read")
-                    for b in (4096, mib)
-                    for t in sorted({1, min(n, 2), n})
-                ]
-                + [("randread", 4096, 1), ("randwrite", 4096, 1)]
-            )
-            out.jobs.extend(
-                node_refs.fio_jobs(
-                    points,
-                    (256 if quick else 1024) * mib,
-                    0.5 if quick else 1,
-                    reps,
-                    disk_dir,
-                    tags,
+            rws = {"seqwrite": "write", "seqread": "read", "randread": "randread"}
+            rws["randwrite"] = "randwrite"
+            for d in disks:
+                tests = list(rws) if d["tests"] == "all" else d["tests"].split(",")
+                blocks = d["blocks"]
+                if d["tests"] == "all" and not opts.get("disk_blocks"):
+                    # full default: fio at 4 KiB and 1 MiB only (its runs cost as ours)
+                    blocks = [b for b in blocks if b in (4096, 1 << 20)]
+                points = [(rws[t], b, k) for t in tests for b in blocks for k in d["depths"]]
+                out.jobs.extend(
+                    node_refs.fio_jobs(
+                        points, d["size"], d["seconds"], reps, opts.get("disk_dir"), tags
+                    )
                 )
-            )
     if parts["net"]:
         if note := node_refs.missing("iperf3"):
             out.notes.append(note)
         else:
-            points = (
-                [("tcp", 131072, 1)]
-                if quick
-                else [("tcp", b, s) for b in (1024, 32768, 131072) for s in sorted({1, n})]
-                + [("udp", 32768, 1)]
-            )
+            points = [("tcp", b, s) for b in net["blocks"] for s in net["streams"]]
+            if "udp" in net["tests"]:
+                fits = [b for b in net["blocks"] if b <= 65507]  # one datagram
+                points += [("udp", max(fits), 1)] if fits else []
             out.jobs.extend(node_refs.iperf3_jobs(points, 1, reps, tags))
 
 
