@@ -42,9 +42,13 @@ class Outcome:
     messages: list[str] = field(default_factory=list)
 
 
-def prepare(suite: str, mpi_spec: str, console: Console) -> tuple[Topology, list[MpiSpec], dict]:
-    """Topology, MPI libraries and their builds. Raises UsageError / BuildError."""
-    topology = Topology.local()
+def prepare(
+    suite: str, mpi_spec: str, console: Console, topology: Topology | None = None
+) -> tuple[Topology, list[MpiSpec], dict]:
+    """Topology, MPI libraries and their builds. Raises UsageError / BuildError.
+    `topology`: the nodes the plan is for when they are not this machine (SLURM's compute
+    nodes, launch/slurm_topology.py); None reads this machine with hwloc."""
+    topology = topology or Topology.local()
     mpis: list[MpiSpec] = []
     builds: dict[str, Path] = {}
     try:

@@ -76,6 +76,7 @@ SLURM_KEYS = (
     "array_limit",
     "slurm_dir",
     "wait",
+    "topology",
 )
 
 
@@ -148,6 +149,15 @@ def slurm_run_options(fn):
                 help="SLURM: run directory on a shared file system (default OUT/slurm).",
             ),
             click.option("--wait", is_flag=True, help="SLURM: wait for the jobs and collect them."),
+            click.option(
+                "--topology",
+                "topology",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="SLURM: plan for the compute nodes described by this hwloc XML (`lstopo "
+                "--of xml` on a node) instead of probing them with a short job (cached; "
+                "`hpcscope topo --on slurm` refreshes).",
+            ),
         ]
     ):
         fn = decorator(fn)

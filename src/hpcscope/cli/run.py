@@ -36,9 +36,20 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
     """Plan, then hand the jobs to the backend (--on), then write outputs. `kw` holds the
     common and backend options; `opts` the suite's own. Returns None for a dry run."""
     backend = backend_for(kw["on"])
+    if kw.get("topology") and backend.node_topology is None:
+        raise runner.UsageError(
+            f"--topology {kw['topology']} describes SLURM compute nodes (--on slurm); "
+            f"--on {kw['on']} plans for this machine as hwloc reads it (HWLOC_XMLFILE=FILE "
+            "is hwloc's own override)"
+        )
     kw, opts, cores_per_node = backend.plan_options(suite, kw, opts)
     nodes = backend.nodes(kw)
-    topology, mpis, builds = runner.prepare(suite, kw["mpi"], err)
+    node_topo = backend.node_topology(kw) if backend.node_topology else None
+    if node_topo is not None:
+        err.print(f"planning for the {S(node_topo.text())}")
+    topology, mpis, builds = runner.prepare(
+        suite, kw["mpi"], err, node_topo.topology if node_topo else None
+    )
     context = runner.make_context(
         topology,
         mpis,
@@ -60,6 +71,8 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
         runner.check_writable(Path(kw["out_dir"]))
     store = store_of(ctx, create=True)
     run_id = runner.record_run(store, suite, opts, topology, mpis, plan, kw["on"], kw["label"])
+    if node_topo is not None:
+        store.add_note(run_id, "topology", node_topo.text(), node_topo.note())
     folder = Path(kw["out_dir"]) if kw["out_dir"] else runner.default_out_dir(run_id, ctx.obj["db"])
     err.print(f"run {run_id}: {suite}, {len(plan.jobs)} jobs, results into {S(ctx.obj['db'])}")
     outcome = runner.run_jobs(store, run_id, plan, kw["on"], kw, topology, folder, err)

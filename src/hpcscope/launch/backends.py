@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hpcscope.launch import lab, sim_options
+from hpcscope.launch import lab, sim_options, slurm_topology
 from hpcscope.launch.base import Backend
 from hpcscope.launch.local import LocalBackend
 from hpcscope.launch.sim import SimBackend
@@ -46,6 +46,9 @@ class BackendEntry:
     plan_options: Callable[[str, dict, dict], tuple[dict, dict, int | None]] = (
         lambda suite, kw, opts: (kw, opts, None)
     )
+    # options -> the topology of the nodes the plan runs on, with where it came from
+    # (slurm_topology.NodeTopology); None: this machine's, read by hwloc.
+    node_topology: Callable[[dict[str, Any]], Any] | None = None
 
 
 def _local(ctx: BackendContext) -> Backend:
@@ -69,6 +72,11 @@ def _slurm_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, N
     return kw, opts, None
 
 
+def _slurm_topology(kw: dict) -> slurm_topology.NodeTopology:
+    """--topology FILE, else the cached or freshly probed compute-node topology."""
+    return slurm_topology.node_topology(SlurmOptions.from_options(kw), kw.get("topology"))
+
+
 def _sim(ctx: BackendContext) -> Backend:
     return SimBackend(
         ctx.store,
@@ -88,6 +96,7 @@ BACKENDS: dict[str, BackendEntry] = {
         _slurm,
         lambda o: o.get("nodes") or 1,
         _slurm_plan_options,
+        _slurm_topology,
     ),
     "sim": BackendEntry(
         "sim",
