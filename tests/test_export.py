@@ -279,6 +279,7 @@ def test_csv_one_row_per_launch_metric_params(placement_store) -> None:
         "placement",
         "repeat",
         "rank_hosts_cpus",
+        "placement_verdict",
         "benchmark",
         "metric",
         "unit",
@@ -287,7 +288,6 @@ def test_csv_one_row_per_launch_metric_params(placement_store) -> None:
         "iterations",
         "test",
         "window",
-        "warmups",
     ]
     assert (
         first["mpi"],

@@ -73,11 +73,12 @@ def topo(
         return
     click.echo(topology.describe())
     click.echo("\nPlacement classes for two ranks:")
-    for place in placement.plan_placements(topology, list(placement.CLASSES)):
+    for place in placement.plan_placements(topology, list(placement.PLACEMENTS)):
         where = (
             f"skipped: {place.skipped}"
             if place.skipped
-            else f"CPUs {','.join(map(str, place.cpus))} ({place.description})"
+            else f"CPUs {','.join(map(str, place.cpus)) or 'as the launcher binds'} "
+            f"({place.description})"
         )
         click.echo(f"  {place.name:<7} {where}")
 

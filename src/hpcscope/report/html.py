@@ -32,7 +32,7 @@ from hpcscope.figures.common import Figure, fig_uri, lstopo_svg, svg_uri
 from hpcscope.formatting import format_bytes
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
-from hpcscope.results import stats
+from hpcscope.results import placement_proof, stats
 from hpcscope.results.store import Store
 
 # What goes to the top of the page; breakpoints and fits stay in their section.
@@ -469,6 +469,38 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
     return sec
 
 
+def _placement(run: dict, launches: list[dict], w: _Writer) -> Section | None:
+    """Where the ranks ran (read from inside every rank), one row per launch class and
+    binding, with the placement check's verdict: the proof behind every placement label."""
+    lines = placement_proof.proof_lines(launches, run.get("notes") or [])
+    if not lines:
+        return None
+    sec = Section(
+        f"run{w.run_id}-placement",
+        "Placement: where the ranks ran",
+        "Read from inside every rank (host, CPUs of its affinity mask, and the socket, "
+        "NUMA node and core hwloc puts them on), compared with what the plan asked for. "
+        "'reported': the placement left binding to the launcher, and this is what it chose.",
+    )
+    rows, classes = [], []
+    for line in lines:
+        for binding, count in line.bindings:
+            rows.append([line.label, count, line.verdict_text(), binding])
+            classes.append(["", "", "bad" if line.verdicts.get("wrong") else "", ""])
+    sec.tables.append(
+        w.table(
+            "placement",
+            "Placement proof per launch class",
+            ["launch class", "launches", "verdict", "ranks: host, CPUs (socket, NUMA, core)"],
+            rows,
+            "One row per distinct binding; the JSON export lists every rank of every launch.",
+            classes,
+        )
+    )
+    sec.notes += [reason for line in lines for reason in line.reasons]
+    return sec
+
+
 def _per_launch(samples: list[dict], metric: str) -> dict[str, dict[int, list[list[float]]]]:
     out: dict[str, dict[int, list[list[float]]]] = defaultdict(lambda: defaultdict(list))
     for s in samples:
@@ -746,7 +778,13 @@ def _run_context(
     machine = (None, None) if machine_shown_in else (_machine(run, w), _environment(run, w))
     sections = [
         s
-        for s in (*machine, _p2p(samples, w), _coll(samples, w), _node(run, samples, w))
+        for s in (
+            *machine,
+            _placement(run, launches, w),
+            _p2p(samples, w),
+            _coll(samples, w),
+            _node(run, samples, w),
+        )
         if s is not None
     ]
     notes = run.get("notes") or []

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hpcscope.formatting import markdown_table
-from hpcscope.plan.placement import CLASSES as PLACEMENT_ORDER
+from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
+from hpcscope.results import placement_proof
 from hpcscope.results.cells import LAUNCH_TAGS as POOLED_TAGS
 from hpcscope.results.cells import canonical, identity, summarize_cell
 from hpcscope.results.stats import is_rate, summarize
@@ -177,11 +178,15 @@ EXPORT_SCHEMA = "hpcscope.export/1"
 EXPORT_SCHEMA_PREFIX = "hpcscope.export/"
 
 
-def launch_entry(launch: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str, Any]:
+def launch_entry(
+    launch: dict[str, Any], summaries: list[dict[str, Any]], placement: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One launch as `export --format json` writes it: what ran, how it ended, and the
     placement proof from its meta record (records.md section 2): the MPI library, the
     timer facts and per rank the host, the CPUs it was bound to and its NUMA node, as read
-    from inside the process. `meta`, `errors`, `summaries` and `stderr_tail` are kept whole
+    from inside the process; `placement` the verdict of the placement check (verified,
+    wrong with the reason, or reported for bindings left to the launcher; null when not
+    checked). `meta`, `errors`, `summaries` and `stderr_tail` are kept whole
     so that `hpcscope import` can rebuild the launch (results/transfer.py)."""
     meta = launch.get("meta")
     mpi = (meta or {}).get("mpi")
@@ -200,6 +205,7 @@ def launch_entry(launch: dict[str, Any], summaries: list[dict[str, Any]]) -> dic
             {k: r.get(k) for k in ("rank", "host", "cpus", "numa", "socket", "core")}
             for r in (meta or {}).get("ranks") or []
         ],
+        "placement": placement,
         "meta": meta,
         "errors": list(launch.get("errors") or []),
         "summaries": [{k: v for k, v in x.items() if k != "launch_id"} for x in summaries],
@@ -211,7 +217,11 @@ def _launch_entries(store: Store, run_id: int) -> list[dict[str, Any]]:
     by_launch: dict[int, list[dict[str, Any]]] = {}
     for x in store.summaries(run_id):
         by_launch.setdefault(x["launch_id"], []).append(x)
-    return [launch_entry(l, by_launch.get(l["id"], [])) for l in store.launches(run_id)]
+    verdicts = placement_proof.verdicts_by_launch(store.run(run_id).get("notes") or [])
+    return [
+        launch_entry(l, by_launch.get(l["id"], []), placement_proof.launch_placement(l, verdicts))
+        for l in store.launches(run_id)
+    ]
 
 
 def to_json(source: Store | Samples, run_id: int | None = None) -> str:
@@ -272,6 +282,7 @@ def to_json(source: Store | Samples, run_id: int | None = None) -> str:
 
 CSV_HEAD = ("launch_id", "launch", "benchmark", "metric", "unit")  # tags go after "launch"
 CSV_PLACEMENT = "rank_hosts_cpus"  # after the tags: "host:cpus;..." per rank, from meta
+CSV_VERDICT = "placement_verdict"  # after it: the placement check's verdict
 CSV_STATS = ("n", "median", "ci_low", "ci_high", "min", "max", "mean", "std", "cv")
 CSV_TAIL = ("warmups", *CSV_STATS, "warnings")  # after the params
 
@@ -283,18 +294,22 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
     by a tag or a fixed column is written as param_<name>. After the tags,
     `rank_hosts_cpus` is where the launch's ranks ran, verified from inside (meta record):
     "host:cpus" per rank in rank order, ";" between ranks, cpus as "0,1" (empty without a
-    Store or meta)."""
+    Store or meta), then `placement_verdict` (verified, wrong, "reported: ran as CLASS"
+    for bindings left to the launcher, empty when not checked)."""
     samples = _samples(source, run_id)
     placement: dict[int, str] = {}
+    verdict: dict[int, str] = {}
     if isinstance(source, Store) and run_id is not None:
+        verdicts = placement_proof.verdicts_by_launch(source.run(run_id).get("notes") or [])
         for launch in source.launches(run_id):
+            verdict[launch["id"]] = placement_proof.csv_verdict(verdicts.get(launch["name"]))
             ranks = (launch.get("meta") or {}).get("ranks") or []
             placement[launch["id"]] = ";".join(
                 f"{r.get('host', '')}:{','.join(str(c) for c in r.get('cpus') or [])}"
                 for r in ranks
             )
     tag_cols = sorted({k for s in samples for k in s["tags"]})
-    fixed = {*CSV_HEAD, *CSV_TAIL, CSV_PLACEMENT}
+    fixed = {*CSV_HEAD, *CSV_TAIL, CSV_PLACEMENT, CSV_VERDICT}
     tag_names = {k: (f"tag_{k}" if k in fixed else k) for k in tag_cols}
     param_keys = sorted({k for s in samples for k in s["params"]})
     taken = fixed | set(tag_names.values())
@@ -303,6 +318,7 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
         *CSV_HEAD[:2],
         *tag_names.values(),
         CSV_PLACEMENT,
+        CSV_VERDICT,
         *CSV_HEAD[2:],
         *param_names.values(),
         *CSV_TAIL,
@@ -319,6 +335,7 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
                 s.get("launch", ""),
                 *(_csv_value(s["tags"].get(k)) for k in tag_cols),
                 placement.get(s["launch_id"], ""),
+                verdict.get(s["launch_id"], ""),
                 s["benchmark"],
                 s["metric"],
                 s["unit"],
