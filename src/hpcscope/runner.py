@@ -7,6 +7,7 @@ the run exists, every job's records are stored as they arrive; a failed job make
 
 from __future__ import annotations
 
+import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,7 +122,9 @@ def record_run(
         suite=suite,
         command=sys.argv,
         options=opts,
-        host=topology.hostname,
+        # A probed or given node topology may carry no host name (synthetic XML): then
+        # the machine hpcscope ran on.
+        host=topology.hostname or socket.gethostname(),
         backend=backend,
         label=label or "",
         topology_xml=topology.xml,
