@@ -35,9 +35,7 @@ def two_socket_cluster(tmp_path_factory: pytest.TempPathFactory):
     if os.geteuid() != 0:
         pytest.skip("scripts/slurm-local needs root (fake nodes run slurmd as root)")
     state = tmp_path_factory.mktemp("slurm-nodes")
-    env = dict(
-        os.environ, HPCSCOPE_SLURM_DIR=str(state), HPCSCOPE_SLURM_PORT=str(_free_ports(3))
-    )
+    env = dict(os.environ, HPCSCOPE_SLURM_DIR=str(state), HPCSCOPE_SLURM_PORT=str(_free_ports(3)))
     proc = subprocess.run(
         [str(SLURM_LOCAL), "start", "--nodes", "2", "--node-topology", str(FAKE_NODE)],
         env=env,
@@ -149,8 +147,8 @@ def test_misplaced_rank_is_caught_at_collection(two_socket_cluster, tmp_path: Pa
     report = backend.collect(run_id)
     (launch,) = store.launches(run_id)
     assert launch["status"] == "FAILED", launch["stderr_tail"]
-    assert "asked rank 0 on CPU 0 but it ran on CPUs [1] (bound elsewhere)" in (
-        launch["stderr_tail"]
+    assert (
+        "asked rank 0 on CPU 0 but it ran on CPUs [1] (bound elsewhere)" in (launch["stderr_tail"])
     )
     assert "FAILED placement 'socket' asked rank 0" in report.text()
     (note,) = [n for n in store.run(run_id)["notes"] if n["kind"] == "placement"]
