@@ -219,6 +219,13 @@ def coll_options(fn):
                 is_flag=True,
                 help="Refuse node sizes that do not divide the ranks.",
             ),
+            click.option(
+                "--rank-layout",
+                default=None,
+                help="Where the ranks of a node are pinned: alternate (rank i on socket "
+                "i mod S, the paper's layout; default), block (socket 0 fills first) or "
+                "default (no binding options: the launcher decides; reported from inside).",
+            ),
         ]
     ):
         fn = decorator(fn)

@@ -20,6 +20,7 @@ from hpcscope.cli.options import coll_options, common_run_options, split_options
 from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.backends import backend_for
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
+from hpcscope.plan.placement import RANK_LAYOUTS
 
 
 @click.group()
@@ -93,6 +94,15 @@ def print_scripts(plan, kw: dict, out: Path) -> None:
             click.echo(script)
     except ScriptError as exc:
         raise runner.UsageError(str(exc)) from exc
+
+
+def rank_layout(value: str | None) -> str | None:
+    """--rank-layout, checked before anything is built."""
+    if value is not None and value not in RANK_LAYOUTS:
+        raise runner.UsageError(
+            f"--rank-layout {value!r} is not a rank layout: choose {', '.join(RANK_LAYOUTS)}"
+        )
+    return value
 
 
 def finish(outcome: runner.Outcome | None) -> None:
@@ -197,6 +207,7 @@ def coll_opts(own: dict, shared: dict) -> dict:
         "ranks": own["ranks"],
         "repetitions": own["repetitions"],
         "regular_only": own["regular_only"],
+        "rank_layout": rank_layout(own["rank_layout"]),
         "validate": not own["no_validate"],
         "interleave": own["interleave"],
         "quick": shared["quick"],
@@ -229,6 +240,7 @@ def lanes_opts(own: dict, shared: dict) -> dict:
         "ranks": own["ranks"],
         "repetitions": own["repetitions"],
         "regular_only": own["regular_only"],
+        "rank_layout": rank_layout(own["rank_layout"]),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }

@@ -87,9 +87,35 @@ def _sim(ctx: BackendContext) -> Backend:
     )
 
 
+def _no_pinning(name: str, why: str, plan_options: Callable) -> Callable:
+    """plan_options of backends whose nodes share this machine's CPUs (lab) or have none
+    (sim): coll and lanes ranks are not pinned there, and --rank-layout is refused."""
+
+    def wrapped(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int | None]:
+        kw, opts, cores = plan_options(suite, kw, opts)
+        if suite in ("coll", "lanes"):
+            if opts.get("rank_layout"):
+                raise ValueError(
+                    f"--rank-layout {opts['rank_layout']}: --on {name} does not pin ranks "
+                    f"({why}); drop --rank-layout"
+                )
+            opts = {**opts, "pin_ranks": False}
+        return kw, opts, cores
+
+    return wrapped
+
+
 BACKENDS: dict[str, BackendEntry] = {
     "local": BackendEntry("local", "this machine, one job at a time", _local, lambda o: 1),
-    "lab": BackendEntry("lab", lab.DESCRIPTION, lab.make, lab.lab_nodes),
+    "lab": BackendEntry(
+        "lab",
+        lab.DESCRIPTION,
+        lab.make,
+        lab.lab_nodes,
+        _no_pinning(
+            "lab", "its nodes share this machine's CPUs", lambda s, kw, opts: (kw, opts, None)
+        ),
+    ),
     "slurm": BackendEntry(
         "slurm",
         "SLURM job arrays (sbatch), collected from their files",
@@ -103,7 +129,7 @@ BACKENDS: dict[str, BackendEntry] = {
         "a simulated cluster (SimGrid SMPI, --platform), one job at a time",
         _sim,
         lambda o: sim_options.machine_of(o).nodes,
-        sim_options.plan_options,
+        _no_pinning("sim", "simulated ranks have no CPUs", sim_options.plan_options),
     ),
 }
 

@@ -234,6 +234,35 @@ def _plan_node(topo: Topology, nodes_available: int) -> Placement:
     )
 
 
+RANK_LAYOUTS: tuple[str, ...] = ("alternate", "block", "default")
+
+
+def rank_layout_cpus(topo: Topology, ranks_per_node: int, layout: str) -> list[int] | None:
+    """The CPU of each rank of one node (local rank order) for coll and lanes jobs; None
+    for `default` (the launcher binds) or when the node has fewer cores than ranks.
+
+        alternate  local rank i on package i mod S, on that package's next free core: the
+                   paper's layout for nodes with one NIC per socket (Traeff & Hunold), so
+                   consecutive ranks (lane communicators) use both sockets' links
+        block      cores in hwloc's logical order: package 0 fills first
+    One rank per core (its first hardware thread); with one package both are the same.
+    """
+    if layout not in RANK_LAYOUTS:
+        raise ValueError(
+            f"--rank-layout {layout!r} is not a rank layout: choose {', '.join(RANK_LAYOUTS)}"
+        )
+    if layout == "default":
+        return None
+    per_package = [[c.pus[0] for c in topo.cores if c.package == p.index] for p in topo.packages]
+    if layout == "block":
+        order = [cpu for cpus in per_package for cpu in cpus]
+    else:
+        order = []
+        for i in range(max((len(c) for c in per_package), default=0)):
+            order += [cpus[i] for cpus in per_package if i < len(cpus)]
+    return order[:ranks_per_node] if ranks_per_node <= len(order) else None
+
+
 def relation_of(topo: Topology, cpus: list[int]) -> str:
     """The class the CPUs correspond to: the widest relation between any two of them."""
     pus = [topo.pu(c) for c in cpus]
