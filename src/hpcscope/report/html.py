@@ -32,7 +32,7 @@ from hpcscope.figures.common import Figure, fig_uri, lstopo_svg, svg_uri
 from hpcscope.formatting import format_bytes
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
-from hpcscope.results import placement_proof, stats
+from hpcscope.results import cells, placement_proof, stats
 from hpcscope.results.store import Store
 
 # What goes to the top of the page; breakpoints and fits stay in their section.
@@ -321,11 +321,13 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
                 )
             )
         unit = next(s["unit"] for s in p2p if s["metric"] == metric)
+        by_launch = _by_launch(p2p, metric)
         rows = []
         classes = []
         for label in sorted(data, key=obs._placement_rank):
             for size, v in sorted(data[label].items()):
                 rel = ((v["high"] - v["low"]) / v["center"]) if v["center"] else None
+                over = cells.over_launches(by_launch.get((label, size), {}), unit)
                 rows.append(
                     [
                         label,
@@ -337,10 +339,15 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
                         v["high"],
                         v["launches"],
                         _pct(rel),
+                        over.mean if over else None,
+                        over.std if over else None,
+                        ", ".join(_num(x) for x in over.values) if over else "",
                     ]
                 )
                 classes.append(
-                    [""] * 8 + ["warn" if rel is not None and rel > stats.CV_LIMIT else ""]
+                    [""] * 8
+                    + ["warn" if rel is not None and rel > stats.CV_LIMIT else ""]
+                    + [""] * 3
                 )
         sec.tables.append(
             w.table(
@@ -356,11 +363,16 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
                     "max launch",
                     "launches",
                     "launch spread",
+                    "launch mean",
+                    "launch σ",
+                    "per-launch values",
                 ],
                 rows,
                 "median: of launch medians; CI: nonparametric 95% "
                 "CI of the median of all samples; spread: (max-min)/median "
-                "of launch medians, highlighted above 5%.",
+                "of launch medians, highlighted above 5%. launch mean and σ: the seeds' "
+                "stability view, over one number per launch computed as OSU prints one per "
+                "run (mean time; for rates work over time), listed in launch order.",
                 classes,
             )
         )
@@ -499,6 +511,16 @@ def _placement(run: dict, launches: list[dict], w: _Writer) -> Section | None:
     )
     sec.notes += [reason for line in lines for reason in line.reasons]
     return sec
+
+
+def _by_launch(samples: list[dict], metric: str) -> dict[tuple[str, int], dict[int, list[float]]]:
+    """{(MPI placement label, bytes): {launch id: raw values}} for the over-launch view."""
+    out: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in samples:
+        if s["metric"] == metric and "bytes" in s["params"]:
+            label = f"{s['tags'].get('mpi', '?')} {s['tags'].get('placement', '?')}"
+            out[(label, int(s["params"]["bytes"]))][s["launch_id"]].extend(s["values"])
+    return out
 
 
 def _per_launch(samples: list[dict], metric: str) -> dict[str, dict[int, list[list[float]]]]:
@@ -736,7 +758,9 @@ def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple
             "Centre: median; uncertainty: nonparametric 95% CI of the "
             "median from order statistics (Le Boudec 2010), since timings are not "
             "normal. Across launches: median of the launch medians, and the spread of "
-            "the launch medians. Means of rates are harmonic. A result is flagged "
+            "the launch medians. The seeds' view beside it: one number per launch as OSU "
+            "prints one per run (mean time; for rates work over time, i.e. harmonic), and "
+            "the mean and standard deviation of those over the launches. A result is flagged "
             f"unstable when its CV, its launch spread or its CI half-width exceeds "
             f"{stats.CV_LIMIT:.0%}. Nothing is dropped or smoothed (Hoefler & Belli, "
             "SC15, rules 5, 9, 10).",

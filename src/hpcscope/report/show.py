@@ -61,6 +61,8 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
             "95% CI of median",
             "min",
             "CV",
+            "launch mean ± σ",
+            "per launch",
             "flags",
             title=S(f"{bench}: {metric} ({unit})"),
         )
@@ -84,6 +86,8 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
                         ci,
                         _fmt(s.min),
                         f"{100 * s.cv:.1f}%" if s.cv is not None else "-",
+                        _over_text(cell.over),
+                        _values_text(cell.over),
                         " ".join(flags),
                     )
                 )
@@ -108,6 +112,20 @@ def print_placements(launches: list[dict], notes: list[dict], console: Console) 
             console.print(f"    {times}{S(binding)}")
         for reason in line.reasons:
             console.print(f"    [red]{S(reason)}[/red]")
+
+
+def _over_text(over) -> str:
+    """The seeds' view: mean and sigma over the launches' one-number-per-launch values."""
+    if over is None:
+        return "-"
+    return f"{_fmt(over.mean)} ± {_fmt(over.std)}" if over.std is not None else _fmt(over.mean)
+
+
+def _values_text(over, shown: int = 5) -> str:
+    if over is None:
+        return "-"
+    text = ", ".join(_fmt(v) for v in over.values[:shown])
+    return text + (f", ... ({len(over.values)})" if len(over.values) > shown else "")
 
 
 _FLAGS = {

@@ -86,13 +86,17 @@ def _cell(group: Samples) -> dict[str, Any]:
     for s in group:
         per_launch.setdefault(s["launch_id"], []).extend(s["values"])
     cell = summarize_cell(per_launch, group[0]["unit"])
-    summary, across = cell.all, cell.across
+    summary, across, over = cell.all, cell.across, cell.over
     return {
         "unit": cell.unit,
         "n": summary.n,
         "launches": cell.launches,
-        "mean": summary.mean,
-        "std": summary.std,
+        # The seeds' view (results/cells.over_launches): one number per launch, as OSU
+        # prints one per run, and their mean and sigma. No mean of all raw values pooled:
+        # one stalled block drags a pooled harmonic mean far below every launch.
+        "launch_values": over.values if over else [],
+        "launch_mean": over.mean if over else None,
+        "launch_std": over.std if over else None,
         "cv": summary.cv,
         "median": summary.median,
         "ci_low": summary.ci_low,
@@ -125,10 +129,12 @@ def p2p_table(
 
         [{"bytes": 8, "placements": {"core": cell, "socket": cell, ...}}, ...]
 
-    cell = {unit, n, launches, mean, std, cv, median, ci_low, ci_high, min, max,
-    warnings, across}: statistics over all raw values of the launches of that placement
-    (mean harmonic for rates), and `across` = {median, ci_low, ci_high, spread, cv,
-    medians} over the per-launch medians when there are several launches, else None.
+    cell = {unit, n, launches, launch_values, launch_mean, launch_std, cv, median, ci_low,
+    ci_high, min, max, warnings, across}: median, CI, min, max and CV over all raw values
+    of the launches of that placement; launch_values one number per launch (the OSU way:
+    mean time, or work over time for rates; results/cells.launch_value) with their mean
+    and sample std; `across` = {median, ci_low, ci_high, spread, cv, medians} over the
+    per-launch medians when there are several launches, else None.
 
     Only samples of `metric` with a params "bytes" are used; measurement settings
     (SETTING_PARAMS: iterations, block, window, repeat, test) are pooled. Launches may
@@ -358,15 +364,18 @@ def _csv_value(value: Any) -> str:
     return str(value)
 
 
-# -- Markdown: size rows x placement columns, mean and std ------------------------------
+# -- Markdown: size rows x placement columns, the seeds' stability table -----------------
 
 
 def to_markdown(source: Store | Samples, run_id: int | None = None) -> str:
     """Tables shaped like shared/data/lcc3_osu_stability.tsv: one row per params (message
-    size), for each metric (latency first, then bandwidth) and placement a mean and a
-    std column. One table per benchmark and per combination of the other tags (e.g. per
-    MPI). Measurement settings (SETTING_PARAMS) are pooled within a cell. Mean and std are over all raw values of all repeats; the mean of a rate is
-    harmonic (Hoefler & Belli SC15, Rule 3). Values with 2 decimals, as OSU prints them.
+    size), for each metric (latency first, then bandwidth) and placement: hpcscope's
+    median of all raw values with its 95% CI, then the seeds' view: the mean and the
+    standard deviation over the launches of one number per launch (results/cells.
+    over_launches: OSU's number for that run). A second table lists those per-launch
+    numbers. One pair of tables per benchmark and per combination of the other tags (e.g.
+    per MPI). Measurement settings (SETTING_PARAMS) are pooled within a cell. Values with
+    2 decimals, as OSU prints them.
     """
     samples = _samples(source, run_id)
     tables: dict[str, list[dict[str, Any]]] = {}
@@ -378,6 +387,12 @@ def to_markdown(source: Store | Samples, run_id: int | None = None) -> str:
         benchmark, tags = json.loads(key)
         parts.append(_markdown_table(benchmark, tags, tables[key]))
     return "\n".join(parts)
+
+
+def _ci_text(cell: dict[str, Any]) -> str:
+    if cell["ci_low"] is None:
+        return ""
+    return f"{_fmt(cell['ci_low'])} .. {_fmt(cell['ci_high'])}"
 
 
 def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> str:
@@ -398,33 +413,52 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
         [f"### {benchmark or 'unknown benchmark'}", *(f"{k}={v}" for k, v in sorted(tags.items()))]
     )
     size_head = "bytes" if all(set(p) == {"bytes"} for p in rows.values()) else "params"
-    head = [size_head]
+    head, per_launch_head = [size_head], [size_head]
     for metric, unit, placement in ordered_cols:
         name = f"{metric} {placement}".strip()
-        head += [f"{name} mean ({unit})", f"{name} std"]
+        head += [f"{name} median ({unit})", f"{name} 95% CI", f"{name} mean", f"{name} σ"]
+        per_launch_head.append(f"{name} ({unit})")
     body: list[list[str]] = []
+    per_launch_body: list[list[str]] = []
     warnings: list[str] = []
     for row in ordered_rows:
         line = [_params_label(rows[row])]
+        values_line = [_params_label(rows[row])]
         for col in ordered_cols:
             group = cells[row].get(col)
             if not group:
-                line += ["", ""]
+                line += ["", "", "", ""]
+                values_line.append("")
                 continue
             cell = _cell(group)
-            line += [_fmt(cell["mean"]), _fmt(cell["std"])]
+            line += [
+                _fmt(cell["median"]),
+                _ci_text(cell),
+                _fmt(cell["launch_mean"]),
+                _fmt(cell["launch_std"]),
+            ]
+            values_line.append(", ".join(_fmt(v) for v in cell["launch_values"]))
             unstable = [w for w in cell["warnings"] if "unstable" in w or "differ" in w]
             warnings += [
                 f"{size_head} {_params_label(rows[row])}, {col[0]} {col[2]}: {w}" for w in unstable
             ]
         body.append(line)
+        per_launch_body.append(values_line)
     lines = [
         title,
         "",
-        f"Mean and standard deviation over all raw values of {launches} launch(es); "
-        "means of rates are harmonic.",
+        "median and 95% CI: over all raw values of the launches (hpcscope's robust view). "
+        f"mean and σ: over the {launches} launch(es) of one number per launch, the number "
+        "OSU prints for one run (mean time; for rates work over time), as the LCC3 "
+        "exercises report it. σ needs two launches.",
         "",
         markdown_table(head, body, [True] * len(head)).rstrip("\n"),
+        "",
+        "Per-launch values (one per launch, in launch order):",
+        "",
+        markdown_table(per_launch_head, per_launch_body, [True] * len(per_launch_head)).rstrip(
+            "\n"
+        ),
     ]
     if warnings:
         lines += ["", "Warnings:", ""] + [f"- {w}" for w in warnings]
