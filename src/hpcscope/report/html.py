@@ -532,6 +532,16 @@ def _per_launch(samples: list[dict], metric: str) -> dict[str, dict[int, list[li
     return out
 
 
+RANK_LAYOUT_TEXT = {
+    "alternate": "alternate: rank i of a node pinned on socket i mod S (the paper's layout; "
+    "the placement section shows each rank's CPU)",
+    "block": "block: ranks pinned core by core, socket 0 first",
+    "default": "default: binding left to the launcher, reported in the placement section",
+    "unpinned": "unpinned: hpcscope could not pin (more ranks than cores, uneven nodes, or "
+    "a backend without own CPUs)",
+}
+
+
 def _coll(samples: list[dict], w: _Writer) -> Section | None:
     coll = [s for s in samples if s["benchmark"] in ("coll", "lane_pattern", "multi_coll")]
     if not coll:
@@ -554,6 +564,9 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
             f"({', '.join(emulated)}), not by the hardware; lane effects here "
             "are not those of a real multi-node network."
         )
+    layouts = sorted({str(s["tags"]["rank_layout"]) for s in coll if s["tags"].get("rank_layout")})
+    if layouts:
+        sec.items.append(("rank layout", ", ".join(RANK_LAYOUT_TEXT.get(x, x) for x in layouts)))
     rows = verdicts.coll_table(coll)
     if rows:
         cols = coll_tables.coll_columns(rows)

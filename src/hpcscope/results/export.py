@@ -23,7 +23,7 @@ from hpcscope.formatting import markdown_table
 from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
 from hpcscope.results import placement_proof
 from hpcscope.results.cells import LAUNCH_TAGS as POOLED_TAGS
-from hpcscope.results.cells import canonical, identity, summarize_cell
+from hpcscope.results.cells import canonical, identity, launch_value, summarize_cell
 from hpcscope.results.stats import is_rate, summarize
 from hpcscope.results.store import Store
 
@@ -290,13 +290,15 @@ CSV_HEAD = ("launch_id", "launch", "benchmark", "metric", "unit")  # tags go aft
 CSV_PLACEMENT = "rank_hosts_cpus"  # after the tags: "host:cpus;..." per rank, from meta
 CSV_VERDICT = "placement_verdict"  # after it: the placement check's verdict
 CSV_STATS = ("n", "median", "ci_low", "ci_high", "min", "max", "mean", "std", "cv")
-CSV_TAIL = ("warmups", *CSV_STATS, "warnings")  # after the params
+CSV_TAIL = ("warmups", *CSV_STATS, "launch_value", "warnings")  # after the params
 
 
 def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
     """One row per launch x metric x params: launch_id, launch, one column per tag, then
     benchmark, metric, unit, one column per param, warmups, n, median, ci_low, ci_high,
-    min, max, mean (harmonic for rates), std, cv, warnings. A param whose name is taken
+    min, max, mean (harmonic for rates), std, cv, launch_value (the sample's one number
+    as OSU prints one per run, results/cells.launch_value: the seeds' mean and sigma over
+    launches are taken over this column), warnings. A param whose name is taken
     by a tag or a fixed column is written as param_<name>. After the tags,
     `rank_hosts_cpus` is where the launch's ranks ran, verified from inside (meta record):
     "host:cpus" per rank in rank order, ";" between ranks, cpus as "0,1" (empty without a
@@ -348,6 +350,7 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
                 *(_csv_value(s["params"].get(k)) for k in param_keys),
                 s["warmups"],
                 *(_csv_value(stats[k]) for k in CSV_STATS),
+                _csv_value(launch_value(s["values"], s["unit"])),
                 "; ".join(summary.warnings),
             ]
         )
