@@ -154,3 +154,49 @@ def test_misplaced_rank_is_caught_at_collection(two_socket_cluster, tmp_path: Pa
     (note,) = [n for n in store.run(run_id)["notes"] if n["kind"] == "placement"]
     assert note["data"]["verdict"] == "wrong" and note["data"]["cpus"] == [0, 1]
     assert store.run(run_id)["status"] == "failed"
+
+
+@pytest.mark.mpi
+def test_coll_ranks_alternate_over_the_sockets_and_are_verified(two_socket_cluster, cli) -> None:
+    done = cli(
+        "run",
+        "coll",
+        "--on",
+        "slurm",
+        "--nodes",
+        "2",
+        "--ntasks-per-node",
+        "2",
+        "--mpi",
+        "openmpi",
+        "--collectives",
+        "bcast",
+        "--algorithms",
+        "native",
+        "--counts",
+        "1p",
+        "--repetitions",
+        "5",
+        "--quick",
+        "--wait",
+        "--time",
+        "5",
+        # fake nodes share one host: Open MPI's shared-memory segments of two fake nodes
+        # collide (PLATFORM.md), so ranks talk over TCP on loopback
+        "--prelude",
+        "export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo",
+        timeout=400,
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(cli("export", "last", "--format", "json").stdout)
+    (launch,) = doc["launches"]
+    assert launch["tags"]["rank_layout"] == "alternate"
+    assert launch["placement"]["verdict"] == "verified", launch["placement"]
+    assert [(r["host"], r["cpus"], r["socket"]) for r in launch["ranks"]] == [
+        ("n1", [0], 0),
+        ("n1", [1], 1),
+        ("n2", [0], 0),
+        ("n2", [1], 1),
+    ]
+    show = cli("show", "last").stdout
+    assert "openmpi rank_layout=alternate ranks=4: verified 1/1" in show
