@@ -94,7 +94,10 @@ class NodeTopology:
             "cache": f"cached probe {self.path} (refresh: hpcscope topo --on slurm)",
             "probe": f"probed with srun, cached in {self.path}",
         }[self.source]
-        return f"compute nodes of {where}: {self.topology.summary()} ({how})"
+        return (
+            f"compute nodes of {where}: {self.topology.summary()} ({how}; "
+            f"sha256 {self.sha256[:12]})"
+        )
 
 
 def parse_sinfo_nodes(
