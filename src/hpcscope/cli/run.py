@@ -19,6 +19,7 @@ from hpcscope.cli.common import (
 from hpcscope.cli.options import coll_options, common_run_options, split_options
 from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.backends import backend_for
+from hpcscope.launch.base import BackendError
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
 from hpcscope.plan.placement import RANK_LAYOUTS
 
@@ -45,7 +46,18 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
         )
     kw, opts, cores_per_node = backend.plan_options(suite, kw, opts)
     nodes = backend.nodes(kw)
-    node_topo = backend.node_topology(kw) if backend.node_topology else None
+    node_topo = None
+    if backend.node_topology:
+        try:
+            node_topo = backend.node_topology(kw)
+        except BackendError as exc:
+            if not kw["dry_run"]:
+                raise
+            # A dry run only prints scripts: it may be made away from the cluster.
+            err.print(
+                f"[yellow]warning[/yellow]: {S(exc)}; this dry run plans for this machine's "
+                "topology instead (--topology FILE plans for the compute nodes)"
+            )
     if node_topo is not None:
         err.print(f"planning for the {S(node_topo.text())}")
     topology, mpis, builds = runner.prepare(
