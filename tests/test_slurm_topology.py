@@ -167,3 +167,34 @@ def test_cli_plans_coll_for_the_given_nodes_not_this_machine(cli) -> None:
     assert done.returncode == 0, done.stderr
     assert "--ntasks=64" in done.stdout and "--overcommit" not in done.stdout
     assert "oversubscribed" not in done.stderr
+
+
+def test_cli_plans_the_lcc3_placements_from_the_nodes_file(cli) -> None:
+    """The LCC3 exercise from a login node with one socket: core, socket and node are all
+    planned with the CPU numbers of the two-socket node (P#0 and P#12 are one core's two
+    hardware threads there), and default leaves binding to srun."""
+    done = cli(
+        "run",
+        "p2p",
+        "--on",
+        "slurm",
+        "--topology",
+        str(FIXTURES / "lcc3_2x6x2.xml"),
+        "--nodes",
+        "2",
+        "--mpi",
+        "openmpi",
+        "--dry-run",
+    )
+    assert done.returncode == 0, done.stderr
+    heads = [l for l in done.stdout.splitlines() if l.startswith("# ---- job array")]
+    arrays = [l.split()[4].rstrip(":") for l in heads]
+    assert arrays == [f"openmpi_{p}" for p in ("default", "smt", "core", "socket", "node")]
+    binds = [l for l in done.stdout.splitlines() if l.startswith("srun ")]
+    assert "--cpu-bind" not in binds[0]  # default
+    assert [b.split("--cpu-bind=map_cpu:")[1].split()[0] for b in binds[1:4]] == [
+        "0,12",
+        "0,1",
+        "0,6",
+    ]
+    assert "c=(0 1)" in binds[4]  # node: one rank per node, by global rank
