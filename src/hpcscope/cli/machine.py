@@ -74,12 +74,12 @@ def topo(
     click.echo(topology.describe())
     click.echo("\nPlacement classes for two ranks:")
     for place in placement.plan_placements(topology, list(placement.PLACEMENTS)):
-        where = (
-            f"skipped: {place.skipped}"
-            if place.skipped
-            else f"CPUs {','.join(map(str, place.cpus)) or 'as the launcher binds'} "
-            f"({place.description})"
-        )
+        if place.skipped:
+            where = f"skipped: {place.skipped}"
+        elif place.cpus:
+            where = f"CPUs {','.join(map(str, place.cpus))} ({place.description})"
+        else:
+            where = place.description
         click.echo(f"  {place.name:<7} {where}")
 
 
