@@ -101,3 +101,21 @@ def test_show_report_and_exports_carry_the_proof(tmp_path: Path) -> None:
     assert [l["placement"]["verdict"] for l in doc["launches"]] == ["verified", "wrong", "reported"]
     rows = to_csv(store, run).splitlines()
     assert "placement_verdict" in rows[0] and "reported: ran as unbound" in rows[3]
+
+
+def test_without_exclusive_only_the_class_is_checked() -> None:
+    """SLURM --no-exclusive: srun gets no CPU list, so the class the ranks ran as decides."""
+    from hpcscope.launch.placement_check import check
+    from hpcscope.machine.mpi import MpiSpec
+    from hpcscope.machine.topology import Topology
+    from hpcscope.plan.job import Job
+
+    topo = Topology.from_file(str(Path(__file__).parent / "fixtures" / "topo" / "lcc3_2x6x2.xml"))
+    mpi = MpiSpec("openmpi", "", "")
+    job = Job("p2p", "openmpi/socket/r1", ["p2p"], mpi, 2, [0, 6], 1, tags={"placement": "socket"})
+    other_sockets = {"ranks": [rank(0, [3], 0), rank(1, [9], 1)]}
+    one_socket = {"ranks": [rank(0, [3], 0), rank(1, [4], 0)]}
+    assert check(job, other_sockets, topo, cpus_bound=False).verdict == "verified"
+    wrong = check(job, one_socket, topo, cpus_bound=False)
+    assert wrong.verdict == "wrong" and "ran as core" in wrong.reason
+    assert check(job, other_sockets, topo).verdict == "wrong"  # exclusive: CPUs must match

@@ -61,9 +61,13 @@ class Verdict:
         return f"{launch}: placement {self.placement} verified from inside"
 
 
-def check(job: Job, meta: dict[str, Any] | None, topology) -> Verdict | None:
+def check(
+    job: Job, meta: dict[str, Any] | None, topology, cpus_bound: bool = True
+) -> Verdict | None:
     """The verdict for one finished launch; None for jobs without MPI ranks or without a
-    meta record (the launch failed before saying where it ran)."""
+    meta record (the launch failed before saying where it ran). `cpus_bound` False: the
+    launcher was not given the CPUs (SLURM --no-exclusive: SLURM picks the cores), so only
+    the class the ranks ran as is compared with the class asked for."""
     if job.mpi is None or not meta:
         return None
     ranks = meta.get("ranks") or []
@@ -72,6 +76,16 @@ def check(job: Job, meta: dict[str, Any] | None, topology) -> Verdict | None:
     if not job.cpus:
         name = asked.name if (job.launcher_binding or "rank_layout" in job.tags) else "none"
         return Verdict("reported", "", name, [], job.nodes, observed)
+    if not cpus_bound:
+        if asked.name not in placement_mod.CLASSES:
+            return Verdict("reported", "", asked.name, [], job.nodes, observed)
+        if observed != asked.name:
+            reason = (
+                f"placement '{asked.name}' asked for {asked.name} but the ranks ran as "
+                f"{observed} (CPUs chosen by SLURM without --exclusive); run with --exclusive"
+            )
+            return Verdict("wrong", reason, asked.name, [], job.nodes, observed)
+        return Verdict("verified", "", asked.name, [], job.nodes, observed)
     try:
         placement_mod.verify_binding(asked, ranks, topology)
         placement_mod.verify_node_topology(list(job.cpus), ranks, topology)

@@ -645,7 +645,8 @@ class SlurmBackend:
         if status == "COMPLETED" and topology is not None and run_id is not None:
             # The same from-inside check as local runs (launch/placement_check.py).
             assert state.job is not None
-            verdict = placement_check.check(state.job, result.meta, topology)
+            exclusive = bool(self._data(run_id).get("options", {}).get("exclusive", True))
+            verdict = placement_check.check(state.job, result.meta, topology, exclusive)
             if verdict is not None:
                 placement_check.record(self.store, run_id, launch_id, task["name"], verdict)
                 if not verdict.ok:
