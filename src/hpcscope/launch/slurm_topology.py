@@ -13,7 +13,7 @@ starts on (placements, CPU lists, oversubscription, peaks all read the Topology)
    lstopo-no-graphics --of xml` on one node of the partition. Costs one short job (and its
    queue wait); `hpcscope topo --on slurm` runs it again on purpose (refresh).
 
-Before any of these, sinfo lists the nodes of the partition (filtered by --constraint
+Before 2 and 3, sinfo lists the nodes of the partition (filtered by --constraint
 features when the expression is a plain `a&b` or `a|b` list): nodes of different kinds
 (CPUs, sockets:cores:threads) are refused with their names, because one plan cannot pin
 ranks right on both. HWLOC_XMLFILE stays the low-level escape hatch for the local machine.
@@ -279,7 +279,7 @@ def node_topology(
             f"the topology probe returned XML hpcscope cannot use ({exc}); pass --topology FILE"
         ) from None
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(xml, encoding="utf-8")
     tmp.replace(path)  # atomic: a concurrent plan never reads half a file
     return NodeTopology(
