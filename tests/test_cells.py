@@ -4,6 +4,7 @@ known answers."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hpcscope.results.cells import compare_cells, group_cells, summarize_cell
 
@@ -63,3 +64,25 @@ def test_cells_pool_settings_and_launches_but_not_configurations():
     core = next(c for k, c in cells.items() if '"core"' in k[3])
     cell = summarize_cell(core, "us")
     assert cell.launches == 2 and cell.all.n == 3 and cell.median == 1.1
+
+
+def test_over_launches_is_the_seeds_view_one_number_per_launch() -> None:
+    """Three launches of bandwidth blocks, one with a stalled block (about 1 MB/s among
+    blocks at 1,415 MB/s): the seed view gives each launch OSU's number for its run (work
+    over time), then the mean and sigma of those; the robust median stays at 1,415."""
+    from hpcscope.results.cells import launch_value, over_launches
+    from hpcscope.results.stats import summarize
+
+    steady = [1415.0] * 29
+    per_launch = {1: steady + [1415.0], 2: steady + [0.97], 3: steady + [1415.0]}
+    pooled = summarize([v for vs in per_launch.values() for v in vs], rate=True)
+    assert pooled.median == 1415.0 and pooled.mean is not None and pooled.mean < 100  # the trap
+    over = over_launches(per_launch, "MB/s")
+    assert over is not None
+    stalled = 30 / (29 / 1415.0 + 1 / 0.97)  # bytes over time of launch 2
+    assert over.values == pytest.approx([1415.0, stalled, 1415.0])
+    assert over.mean == pytest.approx((2 * 1415.0 + stalled) / 3)
+    assert over.std == pytest.approx(float(np.std(over.values, ddof=1)))
+    # times: the launch's mean time per unit, as osu_latency prints it
+    assert launch_value([1.0, 2.0, 3.0], "us") == 2.0
+    assert over_launches({1: [5.0]}, "us").std is None  # one launch: no sigma

@@ -99,8 +99,16 @@ def placement_store(tmp_path: Path) -> tuple[Store, int, list[dict]]:
     store.close()
 
 
-def markdown_rows(text: str) -> tuple[list[str], list[list[str]]]:
-    table = [l for l in text.splitlines() if l.startswith("|")]
+def markdown_rows(text: str, which: int = 0) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the `which`-th table (0: the seed-style table, 1: per-launch)."""
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    table = tables[which]
     cells = [[c.strip() for c in l.strip("|").split("|")] for l in table]
     return cells[0], cells[2:]
 
@@ -110,38 +118,41 @@ def test_markdown_reproduces_the_published_placement_table(placement_store) -> N
     text = to_markdown(store, run)
     assert text.startswith("### p2p mpi=openmpi\n")
     head, rows = markdown_rows(text)
+    columns = ("median ({unit})", "95% CI", "mean", "σ")
     assert head == [
         "bytes",
-        *(h for p in PLACEMENTS for h in (f"latency {p} mean (us)", f"latency {p} std")),
-        *(h for p in PLACEMENTS for h in (f"bandwidth {p} mean (MB/s)", f"bandwidth {p} std")),
+        *(f"latency {p} " + c.format(unit="us") for p in PLACEMENTS for c in columns),
+        *(f"bandwidth {p} " + c.format(unit="MB/s") for p in PLACEMENTS for c in columns),
     ]
     assert len(rows) == len(table) == 24
     for row, published in zip(rows, table):
         assert int(row[0]) == published["bytes"]
         got = dict(zip(head, row))
         for p in PLACEMENTS:
-            assert float(got[f"latency {p} mean (us)"]) == published[f"lat_{p}_us"]
-            assert got[f"latency {p} std"] == "0.00"
+            assert float(got[f"latency {p} median (us)"]) == published[f"lat_{p}_us"]
+            assert float(got[f"latency {p} mean"]) == published[f"lat_{p}_us"]
+            assert got[f"latency {p} σ"] == ""  # one launch: no sigma over launches
             bw = published[f"bw_{p}_MBps"]
             if bw is None:  # 0 bytes: bandwidth not measured
-                assert got[f"bandwidth {p} mean (MB/s)"] == "" == got[f"bandwidth {p} std"]
+                assert got[f"bandwidth {p} median (MB/s)"] == "" == got[f"bandwidth {p} mean"]
             else:
-                assert float(got[f"bandwidth {p} mean (MB/s)"]) == bw
+                assert float(got[f"bandwidth {p} median (MB/s)"]) == bw
     # the shapes the published data shows survive the round trip
     by_size = {int(r[0]): dict(zip(head, r)) for r in rows}
-    assert float(by_size[16384]["bandwidth core mean (MB/s)"]) < float(
-        by_size[8192]["bandwidth core mean (MB/s)"]
+    assert float(by_size[16384]["bandwidth core median (MB/s)"]) < float(
+        by_size[8192]["bandwidth core median (MB/s)"]
     )
-    assert float(by_size[4194304]["latency core mean (us)"]) == 739.75
+    assert float(by_size[4194304]["latency core median (us)"]) == 739.75
+    assert "Per-launch values (one per launch, in launch order):" in text
 
 
 def test_markdown_reproduces_mean_and_std_over_ten_executions(tmp_path: Path) -> None:
     """10 launches per placement, one value each, built to have the published mean and
-    sample std. Latency means are arithmetic and come back exactly; bandwidth means are
-    harmonic (rates), so they are checked against the harmonic mean of the same values."""
+    sample std: the seeds' view (mean and sigma over one number per launch) gives both
+    back, for bandwidths too (the mean over launches is arithmetic, as the LCC3 exercises
+    computed it; within a launch a rate is work over time)."""
     table = read_tsv("lcc3_osu_stability.tsv")
     z = np.array([1.0, -1.0] * 5) * math.sqrt(0.9)  # mean 0, sample std 1
-    expected_bw_mean: dict[tuple[str, int], float] = {}
     with Store(tmp_path / "h.db") as store:
         run = store.create_run("p2p")
         for p in PLACEMENTS:
@@ -158,32 +169,26 @@ def test_markdown_reproduces_mean_and_std_over_ten_executions(tmp_path: Path) ->
                     store.add_record(launch, sample("latency", "us", nbytes, [lat]))
                     if row[f"bw_{p}_mean"] is not None:
                         bws = row[f"bw_{p}_mean"] + row[f"bw_{p}_std"] * z
-                        expected_bw_mean[(p, nbytes)] = len(bws) / np.sum(1 / bws)
                         store.add_record(
                             launch, sample("bandwidth", "MB/s", nbytes, [float(bws[r])])
                         )
         text = to_markdown(store, run)
-    assert "over all raw values of 30 launch(es)" in text
+    assert "over the 30 launch(es) of one number per launch" in text
     head, rows = markdown_rows(text)
+    _, per_launch = markdown_rows(text, 1)
+    assert len(per_launch[0][1].split(", ")) == 10  # 0 bytes, latency core: 10 launches
     for row, published in zip(rows, table):
         got = dict(zip(head, row))
-        nbytes = int(row[0])
         for p in PLACEMENTS:
-            assert float(got[f"latency {p} mean (us)"]) == pytest.approx(
-                published[f"lat_{p}_mean"], abs=0.005
-            )
-            assert float(got[f"latency {p} std"]) == pytest.approx(
-                published[f"lat_{p}_std"], abs=0.005
-            )
-            if published[f"bw_{p}_mean"] is not None:
-                assert float(got[f"bandwidth {p} std"]) == pytest.approx(
-                    published[f"bw_{p}_std"], abs=0.005
+            for metric, short in (("latency", "lat"), ("bandwidth", "bw")):
+                if published[f"{short}_{p}_mean"] is None:
+                    continue
+                assert float(got[f"{metric} {p} mean"]) == pytest.approx(
+                    published[f"{short}_{p}_mean"], abs=0.005
                 )
-                harmonic = expected_bw_mean[(p, nbytes)]
-                assert float(got[f"bandwidth {p} mean (MB/s)"]) == pytest.approx(
-                    harmonic, abs=0.005
+                assert float(got[f"{metric} {p} σ"]) == pytest.approx(
+                    published[f"{short}_{p}_std"], abs=0.005
                 )
-                assert harmonic <= published[f"bw_{p}_mean"]
 
 
 def test_osu_text_gives_the_published_columns(placement_store) -> None:
@@ -222,17 +227,17 @@ def test_p2p_table_rows(placement_store) -> None:
     row = rows[-1]
     assert list(row["placements"]) == ["core", "socket", "node"]
     core = row["placements"]["core"]
-    assert (core["median"], core["mean"], core["std"], core["n"], core["launches"]) == (
+    assert (core["median"], core["launch_mean"], core["launch_std"], core["n"]) == (
         739.75,
         739.75,
-        0.0,
+        None,
         3,
-        1,
     )
+    assert core["launches"] == 1 and core["launch_values"] == [739.75]
     assert core["ci_low"] is None and core["across"] is None
     bw = p2p_table(store.samples(run), "bandwidth")
     assert bw[0]["bytes"] == 1
-    assert bw[0]["placements"]["node"]["mean"] == pytest.approx(3.43)  # harmonic
+    assert bw[0]["placements"]["node"]["launch_mean"] == pytest.approx(3.43)
 
 
 def test_p2p_table_refuses_to_mix_mpis(tmp_path: Path) -> None:
@@ -279,6 +284,7 @@ def test_csv_one_row_per_launch_metric_params(placement_store) -> None:
         "placement",
         "repeat",
         "rank_hosts_cpus",
+        "placement_verdict",
         "benchmark",
         "metric",
         "unit",
@@ -287,7 +293,6 @@ def test_csv_one_row_per_launch_metric_params(placement_store) -> None:
         "iterations",
         "test",
         "window",
-        "warmups",
     ]
     assert (
         first["mpi"],

@@ -7,6 +7,7 @@ the run exists, every job's records are stored as they arrive; a failed job make
 
 from __future__ import annotations
 
+import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,9 +43,13 @@ class Outcome:
     messages: list[str] = field(default_factory=list)
 
 
-def prepare(suite: str, mpi_spec: str, console: Console) -> tuple[Topology, list[MpiSpec], dict]:
-    """Topology, MPI libraries and their builds. Raises UsageError / BuildError."""
-    topology = Topology.local()
+def prepare(
+    suite: str, mpi_spec: str, console: Console, topology: Topology | None = None
+) -> tuple[Topology, list[MpiSpec], dict]:
+    """Topology, MPI libraries and their builds. Raises UsageError / BuildError.
+    `topology`: the nodes the plan is for when they are not this machine (SLURM's compute
+    nodes, launch/slurm_topology.py); None reads this machine with hwloc."""
+    topology = topology or Topology.local()
     mpis: list[MpiSpec] = []
     builds: dict[str, Path] = {}
     try:
@@ -117,7 +122,9 @@ def record_run(
         suite=suite,
         command=sys.argv,
         options=opts,
-        host=topology.hostname,
+        # A probed or given node topology may carry no host name (synthetic XML): then
+        # the machine hpcscope ran on.
+        host=topology.hostname or socket.gethostname(),
         backend=backend,
         label=label or "",
         topology_xml=topology.xml,

@@ -41,6 +41,12 @@ CV_LIMIT_DEFAULT = 0.05
 PLACEMENT_ORDER = ("smt", "core", "numa", "socket", "node")
 
 
+def _ordered(labels) -> list[str]:
+    """Labels of hardware placements, closest first. `default` (the launcher's own binding,
+    which may be any class) has no place in this order: ratios and inversions leave it out."""
+    return sorted((l for l in labels if l.split()[-1:] != ["default"]), key=_placement_rank)
+
+
 @dataclass
 class Observation:
     kind: str  # "flat", "dip", "breakpoint", "ratio", "fit", ...
@@ -370,8 +376,10 @@ def placement_ratios(
         prefix = " ".join(label.split()[:-1])
         by_mpi.setdefault(prefix, []).append(label)
     unit = "us" if metric == "latency" else "MB/s"
-    for labels in by_mpi.values():
-        labels.sort(key=_placement_rank)
+    for found in by_mpi.values():
+        labels = _ordered(found)
+        if not labels:
+            continue
         base = labels[0]
         for other in labels[1:]:
             common = sorted(set(curves[base]) & set(curves[other]))
@@ -465,7 +473,7 @@ def outliers_between(
     """A placement that should be faster (closer) but is clearly slower at some size, e.g.
     core-to-core 4 MiB latency 739 us against 396 us across sockets."""
     out: list[Observation] = []
-    labels = sorted(curves, key=_placement_rank)
+    labels = _ordered(curves)
     for i, near in enumerate(labels):
         for far in labels[i + 1 :]:
             if " ".join(near.split()[:-1]) != " ".join(far.split()[:-1]):

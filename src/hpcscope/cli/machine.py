@@ -10,6 +10,8 @@ from hpcscope import build as build_mod
 from hpcscope import runner
 from hpcscope.cli.common import err, handle_errors
 from hpcscope.formatting import markup_safe as S
+from hpcscope.launch import slurm_topology
+from hpcscope.launch.slurm_script import SlurmOptions
 from hpcscope.machine import mpi as mpi_mod
 from hpcscope.machine.topology import Topology
 from hpcscope.plan import placement
@@ -18,17 +20,51 @@ from hpcscope.plan import placement
 @click.command()
 @click.option("--xml", "as_xml", is_flag=True, help="Print hwloc's XML instead of the summary.")
 @click.option("--json", "as_json", is_flag=True, help="Print the parsed topology as JSON.")
+@click.option(
+    "--on",
+    "on",
+    type=click.Choice(["local", "slurm"]),
+    default="local",
+    show_default=True,
+    help="local: this machine; slurm: a compute node, probed now with a short job "
+    "(srun lstopo) and cached for the plans of `run --on slurm`.",
+)
+@click.option("--partition", default=None, help="SLURM partition to probe (default: SLURM's).")
+@click.option("--constraint", default=None, help="SLURM node features (--constraint).")
+@click.option("--account", default=None, help="SLURM account for the probe job.")
+@click.option("--qos", default=None, help="SLURM quality of service for the probe job.")
 @handle_errors
-def topo(as_xml: bool, as_json: bool) -> None:
+def topo(
+    as_xml: bool,
+    as_json: bool,
+    on: str,
+    partition: str | None,
+    constraint: str | None,
+    account: str | None,
+    qos: str | None,
+) -> None:
     """Show the machine: packages, NUMA nodes, cores, hardware threads, caches, NICs.
 
     \b
     Example: hpcscope topo
              hpcscope topo --xml > node.xml     (hwloc XML, e.g. for another machine)
+             hpcscope topo --on slurm --partition short   (probe a compute node, refresh
+                                                          the cache `run --on slurm` plans with)
 
     Read from hwloc (lstopo). Every run stores this XML too.
     """
-    topology = Topology.local()
+    if on == "slurm":
+        options = SlurmOptions(partition=partition, account=account, qos=qos, constraint=constraint)
+        found = slurm_topology.node_topology(options, refresh=True)
+        err.print(S(found.text()))
+        topology = found.topology
+    else:
+        if partition or constraint or account or qos:
+            raise runner.UsageError(
+                "--partition, --constraint, --account and --qos choose SLURM compute nodes: "
+                "add --on slurm"
+            )
+        topology = Topology.local()
     if as_xml:
         click.echo(topology.xml)
         return
@@ -37,12 +73,13 @@ def topo(as_xml: bool, as_json: bool) -> None:
         return
     click.echo(topology.describe())
     click.echo("\nPlacement classes for two ranks:")
-    for place in placement.plan_placements(topology, list(placement.CLASSES)):
-        where = (
-            f"skipped: {place.skipped}"
-            if place.skipped
-            else f"CPUs {','.join(map(str, place.cpus))} ({place.description})"
-        )
+    for place in placement.plan_placements(topology, list(placement.PLACEMENTS)):
+        if place.skipped:
+            where = f"skipped: {place.skipped}"
+        elif place.cpus:
+            where = f"CPUs {','.join(map(str, place.cpus))} ({place.description})"
+        else:
+            where = place.description
         click.echo(f"  {place.name:<7} {where}")
 
 

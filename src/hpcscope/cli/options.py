@@ -76,6 +76,7 @@ SLURM_KEYS = (
     "array_limit",
     "slurm_dir",
     "wait",
+    "topology",
 )
 
 
@@ -148,6 +149,15 @@ def slurm_run_options(fn):
                 help="SLURM: run directory on a shared file system (default OUT/slurm).",
             ),
             click.option("--wait", is_flag=True, help="SLURM: wait for the jobs and collect them."),
+            click.option(
+                "--topology",
+                "topology",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="SLURM: plan for the compute nodes described by this hwloc XML (`lstopo "
+                "--of xml` on a node) instead of probing them with a short job (cached; "
+                "`hpcscope topo --on slurm` refreshes).",
+            ),
         ]
     ):
         fn = decorator(fn)
@@ -208,6 +218,13 @@ def coll_options(fn):
                 "--regular-only",
                 is_flag=True,
                 help="Refuse node sizes that do not divide the ranks.",
+            ),
+            click.option(
+                "--rank-layout",
+                default=None,
+                help="Where the ranks of a node are pinned: alternate (rank i on socket "
+                "i mod S, the paper's layout; default), block (socket 0 fills first) or "
+                "default (no binding options: the launcher decides; reported from inside).",
             ),
         ]
     ):

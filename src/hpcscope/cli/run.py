@@ -20,7 +20,9 @@ from hpcscope.cli.node_knobs import node_knob_options, node_knobs
 from hpcscope.cli.options import coll_options, common_run_options, split_options
 from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.backends import backend_for
+from hpcscope.launch.base import BackendError
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
+from hpcscope.plan.placement import RANK_LAYOUTS
 
 
 @click.group()
@@ -37,9 +39,31 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
     """Plan, then hand the jobs to the backend (--on), then write outputs. `kw` holds the
     common and backend options; `opts` the suite's own. Returns None for a dry run."""
     backend = backend_for(kw["on"])
+    if kw.get("topology") and backend.node_topology is None:
+        raise runner.UsageError(
+            f"--topology {kw['topology']} describes SLURM compute nodes (--on slurm); "
+            f"--on {kw['on']} plans for this machine as hwloc reads it (HWLOC_XMLFILE=FILE "
+            "is hwloc's own override)"
+        )
     kw, opts, cores_per_node = backend.plan_options(suite, kw, opts)
     nodes = backend.nodes(kw)
-    topology, mpis, builds = runner.prepare(suite, kw["mpi"], err)
+    node_topo = None
+    if backend.node_topology:
+        try:
+            node_topo = backend.node_topology(kw)
+        except BackendError as exc:
+            if not kw["dry_run"]:
+                raise
+            # A dry run only prints scripts: it may be made away from the cluster.
+            err.print(
+                f"[yellow]warning[/yellow]: {S(exc)}; this dry run plans for this machine's "
+                "topology instead (--topology FILE plans for the compute nodes)"
+            )
+    if node_topo is not None:
+        err.print(f"planning for the {S(node_topo.text())}")
+    topology, mpis, builds = runner.prepare(
+        suite, kw["mpi"], err, node_topo.topology if node_topo else None
+    )
     context = runner.make_context(
         topology,
         mpis,
@@ -61,6 +85,8 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
         runner.check_writable(Path(kw["out_dir"]))
     store = store_of(ctx, create=True)
     run_id = runner.record_run(store, suite, opts, topology, mpis, plan, kw["on"], kw["label"])
+    if node_topo is not None:
+        store.add_note(run_id, "topology", node_topo.text(), node_topo.note())
     folder = Path(kw["out_dir"]) if kw["out_dir"] else runner.default_out_dir(run_id, ctx.obj["db"])
     err.print(f"run {run_id}: {suite}, {len(plan.jobs)} jobs, results into {S(ctx.obj['db'])}")
     outcome = runner.run_jobs(store, run_id, plan, kw["on"], kw, topology, folder, err)
@@ -81,6 +107,15 @@ def print_scripts(plan, kw: dict, out: Path) -> None:
             click.echo(script)
     except ScriptError as exc:
         raise runner.UsageError(str(exc)) from exc
+
+
+def rank_layout(value: str | None) -> str | None:
+    """--rank-layout, checked before anything is built."""
+    if value is not None and value not in RANK_LAYOUTS:
+        raise runner.UsageError(
+            f"--rank-layout {value!r} is not a rank layout: choose {', '.join(RANK_LAYOUTS)}"
+        )
+    return value
 
 
 def finish(outcome: runner.Outcome | None) -> None:
@@ -185,6 +220,7 @@ def coll_opts(own: dict, shared: dict) -> dict:
         "ranks": own["ranks"],
         "repetitions": own["repetitions"],
         "regular_only": own["regular_only"],
+        "rank_layout": rank_layout(own["rank_layout"]),
         "validate": not own["no_validate"],
         "interleave": own["interleave"],
         "quick": shared["quick"],
@@ -217,6 +253,7 @@ def lanes_opts(own: dict, shared: dict) -> dict:
         "ranks": own["ranks"],
         "repetitions": own["repetitions"],
         "regular_only": own["regular_only"],
+        "rank_layout": rank_layout(own["rank_layout"]),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hpcscope.launch import lab, sim_options
+from hpcscope.launch import lab, sim_options, slurm_topology
 from hpcscope.launch.base import Backend
 from hpcscope.launch.local import LocalBackend
 from hpcscope.launch.sim import SimBackend
@@ -46,6 +46,9 @@ class BackendEntry:
     plan_options: Callable[[str, dict, dict], tuple[dict, dict, int | None]] = (
         lambda suite, kw, opts: (kw, opts, None)
     )
+    # options -> the topology of the nodes the plan runs on, with where it came from
+    # (slurm_topology.NodeTopology); None: this machine's, read by hwloc.
+    node_topology: Callable[[dict[str, Any]], Any] | None = None
 
 
 def _local(ctx: BackendContext) -> Backend:
@@ -69,6 +72,11 @@ def _slurm_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, N
     return kw, opts, None
 
 
+def _slurm_topology(kw: dict) -> slurm_topology.NodeTopology:
+    """--topology FILE, else the cached or freshly probed compute-node topology."""
+    return slurm_topology.node_topology(SlurmOptions.from_options(kw), kw.get("topology"))
+
+
 def _sim(ctx: BackendContext) -> Backend:
     return SimBackend(
         ctx.store,
@@ -79,22 +87,49 @@ def _sim(ctx: BackendContext) -> Backend:
     )
 
 
+def _no_pinning(name: str, why: str, plan_options: Callable) -> Callable:
+    """plan_options of backends whose nodes share this machine's CPUs (lab) or have none
+    (sim): coll and lanes ranks are not pinned there, and --rank-layout is refused."""
+
+    def wrapped(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int | None]:
+        kw, opts, cores = plan_options(suite, kw, opts)
+        if suite in ("coll", "lanes"):
+            if opts.get("rank_layout"):
+                raise ValueError(
+                    f"--rank-layout {opts['rank_layout']}: --on {name} does not pin ranks "
+                    f"({why}); drop --rank-layout"
+                )
+            opts = {**opts, "pin_ranks": False}
+        return kw, opts, cores
+
+    return wrapped
+
+
 BACKENDS: dict[str, BackendEntry] = {
     "local": BackendEntry("local", "this machine, one job at a time", _local, lambda o: 1),
-    "lab": BackendEntry("lab", lab.DESCRIPTION, lab.make, lab.lab_nodes),
+    "lab": BackendEntry(
+        "lab",
+        lab.DESCRIPTION,
+        lab.make,
+        lab.lab_nodes,
+        _no_pinning(
+            "lab", "its nodes share this machine's CPUs", lambda s, kw, opts: (kw, opts, None)
+        ),
+    ),
     "slurm": BackendEntry(
         "slurm",
         "SLURM job arrays (sbatch), collected from their files",
         _slurm,
         lambda o: o.get("nodes") or 1,
         _slurm_plan_options,
+        _slurm_topology,
     ),
     "sim": BackendEntry(
         "sim",
         "a simulated cluster (SimGrid SMPI, --platform), one job at a time",
         _sim,
         lambda o: sim_options.machine_of(o).nodes,
-        sim_options.plan_options,
+        _no_pinning("sim", "simulated ranks have no CPUs", sim_options.plan_options),
     ),
 }
 

@@ -120,9 +120,11 @@ def launcher_args(
 
 
 def job_placement(job: Job) -> Placement:
-    """The placement a pinned job asked for (its CPUs; the class name from its tags)."""
+    """The placement a pinned job asked for (its CPUs; the class name from its tags, or
+    its rank layout for coll and lanes jobs)."""
+    layout = job.tags.get("rank_layout")
     return Placement(
-        name=str(job.tags.get("placement", "cpus")),
+        name=str(job.tags.get("placement") or (f"rank layout {layout}" if layout else "cpus")),
         cpus=list(job.cpus or []),
         nodes=job.nodes,
         description="",
@@ -143,6 +145,9 @@ def mpirun_argv(job: Job, workdir: Path) -> list[str]:
     if job.cpus:
         spec = launcher_args(mpi.flavor, job_placement(job), [socket.gethostname()])
         argv += spec.materialize(workdir / job.name.replace("/", "_"))
+    elif job.launcher_binding:  # placement `default`: mpirun binds as it does by itself
+        if job.oversubscribe and mpi.flavor == "openmpi":
+            argv.append("--oversubscribe")
     elif mpi.flavor == "openmpi":
         argv += (
             ["--oversubscribe", "--bind-to", "none"]

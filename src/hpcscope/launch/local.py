@@ -2,7 +2,8 @@
 
 Records are ingested line by line while the program runs, so a crash, a killed rank, a
 timeout or Ctrl-C loses at most the record in flight. After each MPI job the binding
-reported from inside the processes is checked against the placement that was asked for.
+reported from inside the processes is checked against the placement that was asked for
+(launch/placement_check.py, the same check as SLURM collection).
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from hpcscope.launch import command, launcher
+from hpcscope.launch import command, launcher, placement_check
 from hpcscope.launch.base import CollectReport, JobState
 from hpcscope.launch.ingest import IngestResult, ingest_lines, ingest_tool_output
 from hpcscope.machine.mpi import launch_env
-from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
 from hpcscope.results.store import Store
 
@@ -79,22 +79,16 @@ def run_job(
         timer.cancel()
         reader.join(timeout=5)
         detail = _detail(job, argv, result, stderr_tail, state, returncode)
-        if state == "COMPLETED" and job.cpus and result.meta and topology is not None:
-            problem = _binding_problem(job, result.meta, topology)
-            if problem:
-                state, detail = "FAILED", problem + "\n" + detail
+        if state == "COMPLETED" and topology is not None:
+            verdict = placement_check.check(job, result.meta, topology)
+            if verdict is not None:
+                placement_check.record(store, run_id, launch_id, job.name, verdict)
+                if not verdict.ok:
+                    state, detail = "FAILED", verdict.reason + "\n" + detail
         if state == "COMPLETED" and (result.errors or result.problems):
             state = "FAILED"
         store.finish_launch(launch_id, state, returncode, detail)
     return JobState(job, state, returncode, detail, str(launch_id))
-
-
-def _binding_problem(job: Job, meta: dict, topology) -> str | None:
-    try:
-        placement_mod.verify_binding(launcher.job_placement(job), meta.get("ranks", []), topology)
-    except placement_mod.PlacementError as exc:
-        return str(exc)
-    return None
 
 
 def _detail(

@@ -28,10 +28,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from hpcscope.launch import placement_check
 from hpcscope.launch import slurm_parse as sp
 from hpcscope.launch.base import BackendError, CollectReport, JobState, progress_bar
 from hpcscope.launch.ingest import IngestResult, ingest_lines, ingest_tool_output
 from hpcscope.launch.slurm_script import JobGroup, ScriptError, SlurmOptions, group_jobs, render
+from hpcscope.machine.mpi import MpiSpec
+from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.plan.job import Job
 from hpcscope.results.store import Store
 
@@ -151,15 +154,18 @@ def explain_submit_error(stderr: str, options: SlurmOptions) -> str:
 def _job_of(group: dict[str, Any], task: dict[str, Any]) -> Job:
     """A Job rebuilt from the store (a new shell has no plan), enough to name a task."""
     shape = group.get("shape", {})
+    flavor = shape.get("mpi")
     return Job(
         suite=shape.get("suite", ""),
         name=task["name"],
         program=list(shape.get("program", [])),
+        mpi=MpiSpec(flavor, "", "") if flavor else None,  # which library, enough to check
         ranks=shape.get("ranks", 1),
         cpus=shape.get("cpus"),
         nodes=shape.get("nodes", 1),
         tags=task.get("tags", {}),
         output=shape.get("output", "jsonl"),
+        launcher_binding=bool(shape.get("launcher_binding")),
     )
 
 
@@ -319,6 +325,7 @@ class SlurmBackend:
                     "cpus": job.cpus,
                     "output": job.output,
                     "mpi": job.mpi.flavor if job.mpi else None,
+                    "launcher_binding": job.launcher_binding,
                 },
                 "tasks": [],
             }
@@ -569,6 +576,7 @@ class SlurmBackend:
             (g["job_id"], i): (g, t) for g in data["groups"] for i, t in enumerate(g["tasks"], 1)
         }
         final: list[JobState] = []
+        topology = self._planned_topology(run_id)
         for state in states:
             key = state.backend_id
             if key in data["ingested"] or state.state not in sp.TERMINAL:
@@ -577,7 +585,9 @@ class SlurmBackend:
             job_id, _, index = key.partition("_")
             group, task = by_key[(job_id, int(index))]
             self.store.reset_launch(task["launch_id"])
-            final.append(self._ingest_task(state, group, int(index), task, rundir, report))
+            final.append(
+                self._ingest_task(state, group, int(index), task, rundir, report, topology, run_id)
+            )
             data["ingested"][key] = final[-1].state
             self._save(run_id, data)
         report.states = final
@@ -587,6 +597,15 @@ class SlurmBackend:
                 self.store.finish_run(run_id, "failed" if failed else "ok")
         return report
 
+    def _planned_topology(self, run_id: int) -> Topology | None:
+        """The compute nodes' topology the plan used (stored with the run), for the
+        placement check; None when the run has none that parses (nothing is checked)."""
+        xml = self.store.run(run_id).get("topology_xml")
+        try:
+            return Topology.from_xml(xml) if xml else None
+        except TopologyError:
+            return None
+
     def _ingest_task(
         self,
         state: JobState,
@@ -595,6 +614,8 @@ class SlurmBackend:
         task: dict,
         rundir: Path,
         report: CollectReport,
+        topology: Topology | None = None,
+        run_id: int | None = None,
     ) -> JobState:
         base = rundir / group["name"] / f"task-{index}"
         result = IngestResult()
@@ -621,6 +642,16 @@ class SlurmBackend:
         ):
             status = "FAILED"
         detail = [f"SLURM {state.state} (job {state.backend_id}), script {group['script']}"]
+        if status == "COMPLETED" and topology is not None and run_id is not None:
+            # The same from-inside check as local runs (launch/placement_check.py).
+            assert state.job is not None
+            exclusive = bool(self._data(run_id).get("options", {}).get("exclusive", True))
+            verdict = placement_check.check(state.job, result.meta, topology, exclusive)
+            if verdict is not None:
+                placement_check.record(self.store, run_id, launch_id, task["name"], verdict)
+                if not verdict.ok:
+                    status = "FAILED"
+                    detail.insert(0, verdict.reason)
         if state.detail:
             detail.append(state.detail)
         if not out.exists():

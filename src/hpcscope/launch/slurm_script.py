@@ -107,6 +107,7 @@ def _shape(job: Job) -> tuple:
         job.output,
         job.oversubscribe,
         job.suite,
+        job.launcher_binding,
     )
 
 

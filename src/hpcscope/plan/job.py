@@ -29,3 +29,6 @@ class Job:
     # hpcscope.results.parsers.PARSERS (reference tools such as fio, iperf3, likwid-bench).
     output: str = "jsonl"
     oversubscribe: bool = False  # correctness runs only: timings then mean nothing
+    # Placement `default`: no binding options at all, the launcher binds as it does by
+    # itself (cpus is then None); the ranks' binding is read from inside and reported.
+    launcher_binding: bool = False

@@ -31,6 +31,10 @@ from hpcscope.formatting import format_bytes
 from hpcscope.machine.topology import Topology
 
 CLASSES: tuple[str, ...] = ("smt", "core", "numa", "socket", "node")
+# `default` is no hardware level: the launcher binds as it does by itself (the seeds'
+# "original" column: plain `mpirun -np 2`), and the ranks report where that put them.
+DEFAULT = "default"
+PLACEMENTS: tuple[str, ...] = (DEFAULT, *CLASSES)
 
 _RELATION_TEXT = {
     "single": "a single CPU",
@@ -84,16 +88,27 @@ def plan_placements(
     Raises ValueError for an unknown class or an invalid explicit CPU list; a class the
     machine cannot offer is returned with `skipped` set instead.
     """
-    unknown = [c for c in classes if c not in CLASSES]
+    unknown = [c for c in classes if c not in PLACEMENTS]
     if unknown:
         raise ValueError(
             f"unknown placement class {', '.join(map(repr, unknown))}: "
-            f"valid classes are {', '.join(CLASSES)} (or explicit CPUs such as 0,1)"
+            f"valid classes are {', '.join(PLACEMENTS)} (or explicit CPUs such as 0,1)"
         )
     planners = {"smt": _plan_smt, "core": _plan_core, "numa": _plan_numa, "socket": _plan_socket}
     out: list[Placement] = []
     for cls in classes:
-        if cls == "node":
+        if cls == DEFAULT:
+            out.append(
+                Placement(
+                    DEFAULT,
+                    [],
+                    1,
+                    "binding left to the launcher (no binding options); where the ranks "
+                    "ran is read from inside and reported",
+                    relation=DEFAULT,
+                )
+            )
+        elif cls == "node":
             out.append(_plan_node(topo, nodes_available))
         else:
             out.append(planners[cls](topo))
@@ -217,6 +232,35 @@ def _plan_node(topo: Topology, nodes_available: int) -> Placement:
             "nodes assumed alike)"
         ),
     )
+
+
+RANK_LAYOUTS: tuple[str, ...] = ("alternate", "block", "default")
+
+
+def rank_layout_cpus(topo: Topology, ranks_per_node: int, layout: str) -> list[int] | None:
+    """The CPU of each rank of one node (local rank order) for coll and lanes jobs; None
+    for `default` (the launcher binds) or when the node has fewer cores than ranks.
+
+        alternate  local rank i on package i mod S, on that package's next free core: the
+                   paper's layout for nodes with one NIC per socket (Traeff & Hunold), so
+                   consecutive ranks (lane communicators) use both sockets' links
+        block      cores in hwloc's logical order: package 0 fills first
+    One rank per core (its first hardware thread); with one package both are the same.
+    """
+    if layout not in RANK_LAYOUTS:
+        raise ValueError(
+            f"--rank-layout {layout!r} is not a rank layout: choose {', '.join(RANK_LAYOUTS)}"
+        )
+    if layout == "default":
+        return None
+    per_package = [[c.pus[0] for c in topo.cores if c.package == p.index] for p in topo.packages]
+    if layout == "block":
+        order = [cpu for cpus in per_package for cpu in cpus]
+    else:
+        order = []
+        for i in range(max((len(c) for c in per_package), default=0)):
+            order += [cpus[i] for cpus in per_package if i < len(cpus)]
+    return order[:ranks_per_node] if ranks_per_node <= len(order) else None
 
 
 def relation_of(topo: Topology, cpus: list[int]) -> str:
@@ -370,6 +414,17 @@ def verify_binding(placement: Placement, ranks_meta: list[dict[str, Any]], topo:
         if len(set(hosts)) != placement.nodes:
             fail(f"the ranks ran on {len(set(hosts))} distinct host(s) {sorted(set(hosts))}")
         return
+    if placement.nodes > 1:
+        # A pinned multi-node job (coll, lanes): ranks in blocks of ranks/nodes per node,
+        # the distribution every launcher here uses (srun block, rankfile, -ppn).
+        per = max(1, len(metas) // placement.nodes)
+        blocks = [hosts[i : i + per] for i in range(0, len(hosts), per)]
+        if len(set(hosts)) != placement.nodes or any(len(set(b)) != 1 for b in blocks):
+            raise PlacementError(
+                f"placement '{name}' needs {per} consecutive ranks on each of "
+                f"{placement.nodes} nodes but the ranks ran on hosts {hosts}; {_FIX_HINT}"
+            )
+        return
     if len(set(hosts)) != 1:
         fail(f"the ranks ran on hosts {sorted(set(hosts))}")
     if rel == "single":
@@ -395,3 +450,47 @@ def verify_binding(placement: Placement, ranks_meta: list[dict[str, Any]], topo:
     elif rel == "socket":
         if len(set(sockets)) < 2:
             fail("they ran on one socket")
+
+
+def verify_node_topology(cpus: list[int], ranks_meta: list[dict[str, Any]], topo: Topology) -> None:
+    """Raise PlacementError when a rank's CPU is on another socket or NUMA node than the
+    topology the plan used says: the nodes are not what was planned for (a stale cached
+    probe, a wrong --topology file). Ranks bound as asked only (verify_binding first);
+    values a rank could not read (null) are not compared."""
+    metas = sorted(ranks_meta, key=lambda m: int(m.get("rank", 0)))
+    for want, meta in zip(cpus, metas):
+        try:
+            pu = topo.pu(want)
+        except KeyError:
+            continue
+        planned = {"socket": topo.packages[pu.package].os_index, "numa": pu.numa}
+        for key, value in planned.items():
+            got = meta.get(key)
+            if got is not None and int(got) != value:
+                raise PlacementError(
+                    f"rank {meta.get('rank')} ran on CPU {want} of {meta.get('host')}, which "
+                    f"the planned topology puts on {key} {value} but the node reports {key} "
+                    f"{got}: the nodes are not the topology the plan used; refresh it "
+                    "(`hpcscope topo --on slurm`) or correct --topology FILE"
+                )
+
+
+def observed_relation(ranks_meta: list[dict[str, Any]]) -> str:
+    """Where ranks bound by the launcher (placement `default`) actually ran, in the class
+    vocabulary, from what each rank read from inside: node, socket, numa, core, smt, or
+    'unbound' when a rank may run on several cores (its core or socket is unknown)."""
+    metas = sorted(ranks_meta, key=lambda m: int(m.get("rank", 0)))
+    if not metas:
+        return "unknown"
+    if len({str(m.get("host")) for m in metas}) > 1:
+        return "node"
+    if any(m.get("core") is None or m.get("socket") is None for m in metas):
+        return "unbound"
+    if len({m["socket"] for m in metas}) > 1:
+        return "socket"
+    if len({m.get("numa") for m in metas}) > 1:
+        return "numa"
+    if len({(m["socket"], m["core"]) for m in metas}) > 1:
+        return "core"
+    cpus = {tuple(m.get("cpus") or ()) for m in metas}
+    return "smt" if len(cpus) > 1 else "one CPU"

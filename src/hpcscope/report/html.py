@@ -32,7 +32,7 @@ from hpcscope.figures.common import Figure, fig_uri, lstopo_svg, svg_uri
 from hpcscope.formatting import format_bytes
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
-from hpcscope.results import stats
+from hpcscope.results import cells, placement_proof, stats
 from hpcscope.results.store import Store
 
 # What goes to the top of the page; breakpoints and fits stay in their section.
@@ -321,11 +321,13 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
                 )
             )
         unit = next(s["unit"] for s in p2p if s["metric"] == metric)
+        by_launch = _by_launch(p2p, metric)
         rows = []
         classes = []
         for label in sorted(data, key=obs._placement_rank):
             for size, v in sorted(data[label].items()):
                 rel = ((v["high"] - v["low"]) / v["center"]) if v["center"] else None
+                over = cells.over_launches(by_launch.get((label, size), {}), unit)
                 rows.append(
                     [
                         label,
@@ -337,10 +339,15 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
                         v["high"],
                         v["launches"],
                         _pct(rel),
+                        over.mean if over else None,
+                        over.std if over else None,
+                        ", ".join(_num(x) for x in over.values) if over else "",
                     ]
                 )
                 classes.append(
-                    [""] * 8 + ["warn" if rel is not None and rel > stats.CV_LIMIT else ""]
+                    [""] * 8
+                    + ["warn" if rel is not None and rel > stats.CV_LIMIT else ""]
+                    + [""] * 3
                 )
         sec.tables.append(
             w.table(
@@ -356,11 +363,16 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
                     "max launch",
                     "launches",
                     "launch spread",
+                    "launch mean",
+                    "launch σ",
+                    "per-launch values",
                 ],
                 rows,
                 "median: of launch medians; CI: nonparametric 95% "
                 "CI of the median of all samples; spread: (max-min)/median "
-                "of launch medians, highlighted above 5%.",
+                "of launch medians, highlighted above 5%. launch mean and σ: the seeds' "
+                "stability view, over one number per launch computed as OSU prints one per "
+                "run (mean time; for rates work over time), listed in launch order.",
                 classes,
             )
         )
@@ -469,6 +481,48 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
     return sec
 
 
+def _placement(run: dict, launches: list[dict], w: _Writer) -> Section | None:
+    """Where the ranks ran (read from inside every rank), one row per launch class and
+    binding, with the placement check's verdict: the proof behind every placement label."""
+    lines = placement_proof.proof_lines(launches, run.get("notes") or [])
+    if not lines:
+        return None
+    sec = Section(
+        f"run{w.run_id}-placement",
+        "Placement: where the ranks ran",
+        "Read from inside every rank (host, CPUs of its affinity mask, and the socket, "
+        "NUMA node and core hwloc puts them on), compared with what the plan asked for. "
+        "'reported': the placement left binding to the launcher, and this is what it chose.",
+    )
+    rows, classes = [], []
+    for line in lines:
+        for binding, count in line.bindings:
+            rows.append([line.label, count, line.verdict_text(), binding])
+            classes.append(["", "", "bad" if line.verdicts.get("wrong") else "", ""])
+    sec.tables.append(
+        w.table(
+            "placement",
+            "Placement proof per launch class",
+            ["launch class", "launches", "verdict", "ranks: host, CPUs (socket, NUMA, core)"],
+            rows,
+            "One row per distinct binding; the JSON export lists every rank of every launch.",
+            classes,
+        )
+    )
+    sec.notes += [reason for line in lines for reason in line.reasons]
+    return sec
+
+
+def _by_launch(samples: list[dict], metric: str) -> dict[tuple[str, int], dict[int, list[float]]]:
+    """{(MPI placement label, bytes): {launch id: raw values}} for the over-launch view."""
+    out: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in samples:
+        if s["metric"] == metric and "bytes" in s["params"]:
+            label = f"{s['tags'].get('mpi', '?')} {s['tags'].get('placement', '?')}"
+            out[(label, int(s["params"]["bytes"]))][s["launch_id"]].extend(s["values"])
+    return out
+
+
 def _per_launch(samples: list[dict], metric: str) -> dict[str, dict[int, list[list[float]]]]:
     out: dict[str, dict[int, list[list[float]]]] = defaultdict(lambda: defaultdict(list))
     for s in samples:
@@ -476,6 +530,16 @@ def _per_launch(samples: list[dict], metric: str) -> dict[str, dict[int, list[li
             label = f"{s['tags'].get('mpi', '?')} {s['tags'].get('placement', '?')}"
             out[label][int(s["params"]["bytes"])].append(list(s["values"]))
     return out
+
+
+RANK_LAYOUT_TEXT = {
+    "alternate": "alternate: rank i of a node pinned on socket i mod S (the paper's layout; "
+    "the placement section shows each rank's CPU)",
+    "block": "block: ranks pinned core by core, socket 0 first",
+    "default": "default: binding left to the launcher, reported in the placement section",
+    "unpinned": "unpinned: hpcscope could not pin (more ranks than cores, uneven nodes, or "
+    "a backend without own CPUs)",
+}
 
 
 def _coll(samples: list[dict], w: _Writer) -> Section | None:
@@ -500,6 +564,9 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
             f"({', '.join(emulated)}), not by the hardware; lane effects here "
             "are not those of a real multi-node network."
         )
+    layouts = sorted({str(s["tags"]["rank_layout"]) for s in coll if s["tags"].get("rank_layout")})
+    if layouts:
+        sec.items.append(("rank layout", ", ".join(RANK_LAYOUT_TEXT.get(x, x) for x in layouts)))
     rows = verdicts.coll_table(coll)
     if rows:
         cols = coll_tables.coll_columns(rows)
@@ -721,7 +788,9 @@ def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple
             "Centre: median; uncertainty: nonparametric 95% CI of the "
             "median from order statistics (Le Boudec 2010), since timings are not "
             "normal. Across launches: median of the launch medians, and the spread of "
-            "the launch medians. Means of rates are harmonic. A result is flagged "
+            "the launch medians. The seeds' view beside it: one number per launch as OSU "
+            "prints one per run (mean time; for rates work over time, i.e. harmonic), and "
+            "the mean and standard deviation of those over the launches. A result is flagged "
             f"unstable when its CV, its launch spread or its CI half-width exceeds "
             f"{stats.CV_LIMIT:.0%}. Nothing is dropped or smoothed (Hoefler & Belli, "
             "SC15, rules 5, 9, 10).",
@@ -763,7 +832,13 @@ def _run_context(
     machine = (None, None) if machine_shown_in else (_machine(run, w), _environment(run, w))
     sections = [
         s
-        for s in (*machine, _p2p(samples, w), _coll(samples, w), _node(run, samples, w))
+        for s in (
+            *machine,
+            _placement(run, launches, w),
+            _p2p(samples, w),
+            _coll(samples, w),
+            _node(run, samples, w),
+        )
         if s is not None
     ]
     notes = run.get("notes") or []

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from hpcscope.formatting import markup_safe as S
 from hpcscope.formatting import plain
+from hpcscope.results import placement_proof
 from hpcscope.results.cells import group_cells, summarize_cell
 from hpcscope.results.store import Store
 
@@ -33,9 +34,12 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
     console.print(f"started {S(run['started'])}, finished {S(run.get('finished') or '-')}")
     for m in run.get("mpi") or []:
         console.print(f"MPI: {S(m.get('flavor'))} {S(m.get('version'))} ({S(m.get('mpicc'))})")
-    for note in run.get("notes") or []:
-        console.print(f"[yellow]{S(note['kind'])}[/yellow]: {S(note['text'])}")
+    notes = run.get("notes") or []
+    for note in notes:
+        if note["kind"] != "placement":  # one line per launch class below, not per launch
+            console.print(f"[yellow]{S(note['kind'])}[/yellow]: {S(note['text'])}")
     launches = store.launches(run_id)
+    print_placements(launches, notes, console)
     bad = [l for l in launches if l["status"] != "COMPLETED"]
     console.print(f"{len(launches)} launches, {len(bad)} not completed")
     for l in bad:
@@ -57,6 +61,8 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
             "95% CI of median",
             "min",
             "CV",
+            "launch mean ± σ",
+            "per launch",
             "flags",
             title=S(f"{bench}: {metric} ({unit})"),
         )
@@ -80,6 +86,8 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
                         ci,
                         _fmt(s.min),
                         f"{100 * s.cv:.1f}%" if s.cv is not None else "-",
+                        _over_text(cell.over),
+                        _values_text(cell.over),
                         " ".join(flags),
                     )
                 )
@@ -87,6 +95,37 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
         console.print(table)
     for flag, count in flagged.items():
         console.print(f"[yellow]{S(flag)}[/yellow] on {count} rows: {S(_FLAGS.get(flag, flag))}")
+
+
+def print_placements(launches: list[dict], notes: list[dict], console: Console) -> None:
+    """Where the ranks ran, read from inside each rank, one line per launch class, with
+    the verdict of the placement check (results/placement_proof.py)."""
+    lines = placement_proof.proof_lines(launches, notes)
+    if not lines:
+        return
+    console.print("[bold]placement[/bold] (read from inside every rank; verdict per launch):")
+    for line in lines:
+        colour = "red" if line.verdicts.get("wrong") else "green"
+        console.print(f"  [{colour}]{S(line.label)}[/{colour}]: {S(line.verdict_text())}")
+        for binding, count in line.bindings:
+            times = f"{count}x " if len(line.bindings) > 1 else ""
+            console.print(f"    {times}{S(binding)}")
+        for reason in line.reasons:
+            console.print(f"    [red]{S(reason)}[/red]")
+
+
+def _over_text(over) -> str:
+    """The seeds' view: mean and sigma over the launches' one-number-per-launch values."""
+    if over is None:
+        return "-"
+    return f"{_fmt(over.mean)} ± {_fmt(over.std)}" if over.std is not None else _fmt(over.mean)
+
+
+def _values_text(over, shown: int = 5) -> str:
+    if over is None:
+        return "-"
+    text = ", ".join(_fmt(v) for v in over.values[:shown])
+    return text + (f", ... ({len(over.values)})" if len(over.values) > shown else "")
 
 
 _FLAGS = {

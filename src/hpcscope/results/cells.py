@@ -59,17 +59,52 @@ def group_cells(samples: Iterable[dict[str, Any]]) -> dict[CellKey, dict[Any, li
     return cells
 
 
+def launch_value(values: list[float], unit: str) -> float:
+    """One number for one launch, computed as OSU computes the number it prints for one
+    run: the mean time per timed unit (arithmetic mean of the launch's values), and for
+    rates the work over the total time (harmonic mean; 0 when a value is 0 or below, i.e.
+    a block that moved nothing). Equal to p2p's `osu:` summary value when the launch's
+    blocks are of equal length (records.md section 4)."""
+    arr = np.asarray(values, dtype=float)
+    if not is_rate(unit):
+        return float(np.mean(arr))
+    return float(arr.size / np.sum(1.0 / arr)) if np.all(arr > 0) else 0.0
+
+
+@dataclass
+class OverLaunches:
+    """The seeds' stability view (the LCC3 exercises: mean and standard deviation over the
+    per-run OSU numbers): one `launch_value` per launch, in launch order, and their
+    arithmetic mean and sample standard deviation (ddof 1; None with one launch). Several
+    runs of one configuration (the other spread, over runs) are not computed here."""
+
+    values: list[float]
+    mean: float
+    std: float | None
+
+
+def over_launches(per_launch: dict[Any, list[float]], unit: str) -> OverLaunches | None:
+    """The one place the over-launches numbers are computed (show, report, exports)."""
+    values = [launch_value(v, unit) for v in per_launch.values() if v]
+    if not values:
+        return None
+    std = float(np.std(values, ddof=1)) if len(values) > 1 else None
+    return OverLaunches(values, float(np.mean(values)), std)
+
+
 @dataclass
 class Cell:
     """`all`: every raw value of the cell pooled (its median is the cell's central value);
     `across`: the launch view (median and CI of launch medians, their spread), None with
-    one launch. Warnings of both."""
+    one launch; `over`: the seeds' view (one number per launch, their mean and sigma).
+    Warnings of both."""
 
     unit: str
     launches: int
     all: Summary
     across: Pooled | None
     warnings: list[str]
+    over: OverLaunches | None = None
 
     @property
     def median(self) -> float:
@@ -87,6 +122,7 @@ def summarize_cell(per_launch: dict[Any, list[float]], unit: str) -> Cell:
         everything,
         across,
         list(everything.warnings) + (list(across.warnings) if across else []),
+        over_launches(per_launch, unit),
     )
 
 

@@ -20,9 +20,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hpcscope.formatting import markdown_table
-from hpcscope.plan.placement import CLASSES as PLACEMENT_ORDER
+from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
+from hpcscope.results import placement_proof
 from hpcscope.results.cells import LAUNCH_TAGS as POOLED_TAGS
-from hpcscope.results.cells import canonical, identity, summarize_cell
+from hpcscope.results.cells import canonical, identity, launch_value, summarize_cell
 from hpcscope.results.stats import is_rate, summarize
 from hpcscope.results.store import Store
 
@@ -85,13 +86,17 @@ def _cell(group: Samples) -> dict[str, Any]:
     for s in group:
         per_launch.setdefault(s["launch_id"], []).extend(s["values"])
     cell = summarize_cell(per_launch, group[0]["unit"])
-    summary, across = cell.all, cell.across
+    summary, across, over = cell.all, cell.across, cell.over
     return {
         "unit": cell.unit,
         "n": summary.n,
         "launches": cell.launches,
-        "mean": summary.mean,
-        "std": summary.std,
+        # The seeds' view (results/cells.over_launches): one number per launch, as OSU
+        # prints one per run, and their mean and sigma. No mean of all raw values pooled:
+        # one stalled block drags a pooled harmonic mean far below every launch.
+        "launch_values": over.values if over else [],
+        "launch_mean": over.mean if over else None,
+        "launch_std": over.std if over else None,
         "cv": summary.cv,
         "median": summary.median,
         "ci_low": summary.ci_low,
@@ -124,10 +129,12 @@ def p2p_table(
 
         [{"bytes": 8, "placements": {"core": cell, "socket": cell, ...}}, ...]
 
-    cell = {unit, n, launches, mean, std, cv, median, ci_low, ci_high, min, max,
-    warnings, across}: statistics over all raw values of the launches of that placement
-    (mean harmonic for rates), and `across` = {median, ci_low, ci_high, spread, cv,
-    medians} over the per-launch medians when there are several launches, else None.
+    cell = {unit, n, launches, launch_values, launch_mean, launch_std, cv, median, ci_low,
+    ci_high, min, max, warnings, across}: median, CI, min, max and CV over all raw values
+    of the launches of that placement; launch_values one number per launch (the OSU way:
+    mean time, or work over time for rates; results/cells.launch_value) with their mean
+    and sample std; `across` = {median, ci_low, ci_high, spread, cv, medians} over the
+    per-launch medians when there are several launches, else None.
 
     Only samples of `metric` with a params "bytes" are used; measurement settings
     (SETTING_PARAMS: iterations, block, window, repeat, test) are pooled. Launches may
@@ -177,11 +184,15 @@ EXPORT_SCHEMA = "hpcscope.export/1"
 EXPORT_SCHEMA_PREFIX = "hpcscope.export/"
 
 
-def launch_entry(launch: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str, Any]:
+def launch_entry(
+    launch: dict[str, Any], summaries: list[dict[str, Any]], placement: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One launch as `export --format json` writes it: what ran, how it ended, and the
     placement proof from its meta record (records.md section 2): the MPI library, the
     timer facts and per rank the host, the CPUs it was bound to and its NUMA node, as read
-    from inside the process. `meta`, `errors`, `summaries` and `stderr_tail` are kept whole
+    from inside the process; `placement` the verdict of the placement check (verified,
+    wrong with the reason, or reported for bindings left to the launcher; null when not
+    checked). `meta`, `errors`, `summaries` and `stderr_tail` are kept whole
     so that `hpcscope import` can rebuild the launch (results/transfer.py)."""
     meta = launch.get("meta")
     mpi = (meta or {}).get("mpi")
@@ -200,6 +211,7 @@ def launch_entry(launch: dict[str, Any], summaries: list[dict[str, Any]]) -> dic
             {k: r.get(k) for k in ("rank", "host", "cpus", "numa", "socket", "core")}
             for r in (meta or {}).get("ranks") or []
         ],
+        "placement": placement,
         "meta": meta,
         "errors": list(launch.get("errors") or []),
         "summaries": [{k: v for k, v in x.items() if k != "launch_id"} for x in summaries],
@@ -211,7 +223,11 @@ def _launch_entries(store: Store, run_id: int) -> list[dict[str, Any]]:
     by_launch: dict[int, list[dict[str, Any]]] = {}
     for x in store.summaries(run_id):
         by_launch.setdefault(x["launch_id"], []).append(x)
-    return [launch_entry(l, by_launch.get(l["id"], [])) for l in store.launches(run_id)]
+    verdicts = placement_proof.verdicts_by_launch(store.run(run_id).get("notes") or [])
+    return [
+        launch_entry(l, by_launch.get(l["id"], []), placement_proof.launch_placement(l, verdicts))
+        for l in store.launches(run_id)
+    ]
 
 
 def to_json(source: Store | Samples, run_id: int | None = None) -> str:
@@ -272,29 +288,36 @@ def to_json(source: Store | Samples, run_id: int | None = None) -> str:
 
 CSV_HEAD = ("launch_id", "launch", "benchmark", "metric", "unit")  # tags go after "launch"
 CSV_PLACEMENT = "rank_hosts_cpus"  # after the tags: "host:cpus;..." per rank, from meta
+CSV_VERDICT = "placement_verdict"  # after it: the placement check's verdict
 CSV_STATS = ("n", "median", "ci_low", "ci_high", "min", "max", "mean", "std", "cv")
-CSV_TAIL = ("warmups", *CSV_STATS, "warnings")  # after the params
+CSV_TAIL = ("warmups", *CSV_STATS, "launch_value", "warnings")  # after the params
 
 
 def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
     """One row per launch x metric x params: launch_id, launch, one column per tag, then
     benchmark, metric, unit, one column per param, warmups, n, median, ci_low, ci_high,
-    min, max, mean (harmonic for rates), std, cv, warnings. A param whose name is taken
+    min, max, mean (harmonic for rates), std, cv, launch_value (the sample's one number
+    as OSU prints one per run, results/cells.launch_value: the seeds' mean and sigma over
+    launches are taken over this column), warnings. A param whose name is taken
     by a tag or a fixed column is written as param_<name>. After the tags,
     `rank_hosts_cpus` is where the launch's ranks ran, verified from inside (meta record):
     "host:cpus" per rank in rank order, ";" between ranks, cpus as "0,1" (empty without a
-    Store or meta)."""
+    Store or meta), then `placement_verdict` (verified, wrong, "reported: ran as CLASS"
+    for bindings left to the launcher, empty when not checked)."""
     samples = _samples(source, run_id)
     placement: dict[int, str] = {}
+    verdict: dict[int, str] = {}
     if isinstance(source, Store) and run_id is not None:
+        verdicts = placement_proof.verdicts_by_launch(source.run(run_id).get("notes") or [])
         for launch in source.launches(run_id):
+            verdict[launch["id"]] = placement_proof.csv_verdict(verdicts.get(launch["name"]))
             ranks = (launch.get("meta") or {}).get("ranks") or []
             placement[launch["id"]] = ";".join(
                 f"{r.get('host', '')}:{','.join(str(c) for c in r.get('cpus') or [])}"
                 for r in ranks
             )
     tag_cols = sorted({k for s in samples for k in s["tags"]})
-    fixed = {*CSV_HEAD, *CSV_TAIL, CSV_PLACEMENT}
+    fixed = {*CSV_HEAD, *CSV_TAIL, CSV_PLACEMENT, CSV_VERDICT}
     tag_names = {k: (f"tag_{k}" if k in fixed else k) for k in tag_cols}
     param_keys = sorted({k for s in samples for k in s["params"]})
     taken = fixed | set(tag_names.values())
@@ -303,6 +326,7 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
         *CSV_HEAD[:2],
         *tag_names.values(),
         CSV_PLACEMENT,
+        CSV_VERDICT,
         *CSV_HEAD[2:],
         *param_names.values(),
         *CSV_TAIL,
@@ -319,12 +343,14 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
                 s.get("launch", ""),
                 *(_csv_value(s["tags"].get(k)) for k in tag_cols),
                 placement.get(s["launch_id"], ""),
+                verdict.get(s["launch_id"], ""),
                 s["benchmark"],
                 s["metric"],
                 s["unit"],
                 *(_csv_value(s["params"].get(k)) for k in param_keys),
                 s["warmups"],
                 *(_csv_value(stats[k]) for k in CSV_STATS),
+                _csv_value(launch_value(s["values"], s["unit"])),
                 "; ".join(summary.warnings),
             ]
         )
@@ -341,15 +367,18 @@ def _csv_value(value: Any) -> str:
     return str(value)
 
 
-# -- Markdown: size rows x placement columns, mean and std ------------------------------
+# -- Markdown: size rows x placement columns, the seeds' stability table -----------------
 
 
 def to_markdown(source: Store | Samples, run_id: int | None = None) -> str:
     """Tables shaped like shared/data/lcc3_osu_stability.tsv: one row per params (message
-    size), for each metric (latency first, then bandwidth) and placement a mean and a
-    std column. One table per benchmark and per combination of the other tags (e.g. per
-    MPI). Measurement settings (SETTING_PARAMS) are pooled within a cell. Mean and std are over all raw values of all repeats; the mean of a rate is
-    harmonic (Hoefler & Belli SC15, Rule 3). Values with 2 decimals, as OSU prints them.
+    size), for each metric (latency first, then bandwidth) and placement: hpcscope's
+    median of all raw values with its 95% CI, then the seeds' view: the mean and the
+    standard deviation over the launches of one number per launch (results/cells.
+    over_launches: OSU's number for that run). A second table lists those per-launch
+    numbers. One pair of tables per benchmark and per combination of the other tags (e.g.
+    per MPI). Measurement settings (SETTING_PARAMS) are pooled within a cell. Values with
+    2 decimals, as OSU prints them.
     """
     samples = _samples(source, run_id)
     tables: dict[str, list[dict[str, Any]]] = {}
@@ -361,6 +390,12 @@ def to_markdown(source: Store | Samples, run_id: int | None = None) -> str:
         benchmark, tags = json.loads(key)
         parts.append(_markdown_table(benchmark, tags, tables[key]))
     return "\n".join(parts)
+
+
+def _ci_text(cell: dict[str, Any]) -> str:
+    if cell["ci_low"] is None:
+        return ""
+    return f"{_fmt(cell['ci_low'])} .. {_fmt(cell['ci_high'])}"
 
 
 def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> str:
@@ -381,33 +416,52 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
         [f"### {benchmark or 'unknown benchmark'}", *(f"{k}={v}" for k, v in sorted(tags.items()))]
     )
     size_head = "bytes" if all(set(p) == {"bytes"} for p in rows.values()) else "params"
-    head = [size_head]
+    head, per_launch_head = [size_head], [size_head]
     for metric, unit, placement in ordered_cols:
         name = f"{metric} {placement}".strip()
-        head += [f"{name} mean ({unit})", f"{name} std"]
+        head += [f"{name} median ({unit})", f"{name} 95% CI", f"{name} mean", f"{name} σ"]
+        per_launch_head.append(f"{name} ({unit})")
     body: list[list[str]] = []
+    per_launch_body: list[list[str]] = []
     warnings: list[str] = []
     for row in ordered_rows:
         line = [_params_label(rows[row])]
+        values_line = [_params_label(rows[row])]
         for col in ordered_cols:
             group = cells[row].get(col)
             if not group:
-                line += ["", ""]
+                line += ["", "", "", ""]
+                values_line.append("")
                 continue
             cell = _cell(group)
-            line += [_fmt(cell["mean"]), _fmt(cell["std"])]
+            line += [
+                _fmt(cell["median"]),
+                _ci_text(cell),
+                _fmt(cell["launch_mean"]),
+                _fmt(cell["launch_std"]),
+            ]
+            values_line.append(", ".join(_fmt(v) for v in cell["launch_values"]))
             unstable = [w for w in cell["warnings"] if "unstable" in w or "differ" in w]
             warnings += [
                 f"{size_head} {_params_label(rows[row])}, {col[0]} {col[2]}: {w}" for w in unstable
             ]
         body.append(line)
+        per_launch_body.append(values_line)
     lines = [
         title,
         "",
-        f"Mean and standard deviation over all raw values of {launches} launch(es); "
-        "means of rates are harmonic.",
+        "median and 95% CI: over all raw values of the launches (hpcscope's robust view). "
+        f"mean and σ: over the {launches} launch(es) of one number per launch, the number "
+        "OSU prints for one run (mean time; for rates work over time), as the LCC3 "
+        "exercises report it. σ needs two launches.",
         "",
         markdown_table(head, body, [True] * len(head)).rstrip("\n"),
+        "",
+        "Per-launch values (one per launch, in launch order):",
+        "",
+        markdown_table(per_launch_head, per_launch_body, [True] * len(per_launch_head)).rstrip(
+            "\n"
+        ),
     ]
     if warnings:
         lines += ["", "Warnings:", ""] + [f"- {w}" for w in warnings]

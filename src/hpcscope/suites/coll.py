@@ -35,6 +35,7 @@ from typing import Any
 
 from hpcscope.machine import environment
 from hpcscope.machine.mpi import MpiSpec
+from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
@@ -156,6 +157,8 @@ class Layout:
     oversubscribe: bool
     nodes: int  # nodes the job spans
     notes: list[Note]
+    cpus: list[int] | None = None  # CPU per rank (rank layout), None: not pinned by us
+    launcher_binding: bool = False  # rank layout `default`: no binding options at all
 
     def job(
         self, suite: str, program_name: str, program: list[str], mpi: MpiSpec, rep: int, quick: bool
@@ -173,6 +176,8 @@ class Layout:
             tags=dict(self.tags, mpi=mpi.flavor, mpi_version=mpi.version, repeat=rep),
             timeout_s=900 if quick else 3600,
             oversubscribe=self.oversubscribe,
+            cpus=list(self.cpus) if self.cpus else None,
+            launcher_binding=self.launcher_binding,
         )
 
 
@@ -238,7 +243,70 @@ def layout(ctx: PlanContext, opts: dict, suite: str) -> Layout:
             )
         )
         tags["oversubscribed"] = True
-    return Layout(ranks, node_size, env, tags, oversubscribe, real_nodes, notes)
+    cpus, rank_layout = pin_ranks(ctx, opts, ranks, real_nodes, oversubscribe, suite, notes)
+    tags["rank_layout"] = rank_layout
+    return Layout(
+        ranks,
+        node_size,
+        env,
+        tags,
+        oversubscribe,
+        real_nodes,
+        notes,
+        cpus,
+        launcher_binding=rank_layout == "default",
+    )
+
+
+def pin_ranks(
+    ctx: PlanContext,
+    opts: dict,
+    ranks: int,
+    nodes: int,
+    oversubscribe: bool,
+    suite: str,
+    notes: list[Note],
+) -> tuple[list[int] | None, str]:
+    """(CPU per rank, the rank_layout tag) for --rank-layout (default alternate: rank i of a
+    node on socket i mod S, as the paper pinned its lane benchmarks). "unpinned" when
+    hpcscope cannot pin: more ranks than cores, ranks not dividing over the nodes, or a
+    backend whose nodes share this machine's CPUs or have none (opts pin_ranks False)."""
+    wanted = opts.get("rank_layout") or "alternate"
+    if wanted not in placement_mod.RANK_LAYOUTS:
+        raise ValueError(
+            f"--rank-layout {wanted!r} is not a rank layout: choose "
+            f"{', '.join(placement_mod.RANK_LAYOUTS)}"
+        )
+    if wanted == "default" or opts.get("pin_ranks") is False:
+        return None, ("default" if wanted == "default" else "unpinned")
+    per_node = ranks // nodes if ranks % nodes == 0 else None
+    local = (
+        placement_mod.rank_layout_cpus(ctx.topology, per_node, wanted)
+        if per_node and not oversubscribe
+        else None
+    )
+    if local is None:
+        notes.append(
+            Note(
+                "info",
+                f"{suite}: ranks not pinned ({ranks} ranks on {nodes} node(s) of "
+                f"{cores(ctx)} cores): rank layout {wanted} needs at most one rank per "
+                "core and the same number of ranks on every node",
+                {"rank_layout": wanted},
+            )
+        )
+        return None, "unpinned"
+    sockets = len(ctx.topology.packages)
+    if wanted == "alternate" and sockets > 1:
+        notes.append(
+            Note(
+                "info",
+                f"{suite}: rank i of each node pinned on socket i mod {sockets} "
+                f"(--rank-layout alternate): CPUs {','.join(map(str, local))} per node",
+                {"rank_layout": wanted, "cpus": local},
+            )
+        )
+    return local * nodes, wanted
 
 
 def repetitions(opts: dict) -> tuple[int, int]:

@@ -67,7 +67,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     repeat = opts.get("repeat") or (QUICK_REPEAT if quick else DEFAULT_REPEAT)
     if repeat < 1:
         raise ValueError("--repeat must be at least 1")
-    classes = opts.get("placements") or list(placement_mod.CLASSES)
+    classes = opts.get("placements") or list(placement_mod.PLACEMENTS)
     placements = placement_mod.plan_placements(
         ctx.topology, classes, opts.get("cpus"), nodes_available=ctx.nodes_available
     )
@@ -105,8 +105,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                         program=program,
                         mpi=mpi,
                         ranks=2,
-                        cpus=place.cpus,
+                        cpus=place.cpus or None,
                         nodes=place.nodes,
+                        launcher_binding=place.name == placement_mod.DEFAULT,
                         tags={
                             "mpi": mpi.flavor,
                             "mpi_version": mpi.version,
