@@ -288,8 +288,8 @@ def detect_changes(
 
 
 def key_sizes(series: Sequence[Series]) -> set[tuple]:
-    """Per (benchmark, metric, configuration): the smallest, a middle and the largest
-    message size, the sizes the history table and figures show (all changes are still
+    """Per (benchmark, metric, configuration): the smallest non-zero (0 B is a special
+    case of every protocol), a middle and the largest message size, the sizes the history table and figures show (all changes are still
     detected and listed at every size). Series without a size are all key."""
     sizes: dict[tuple, list[int]] = defaultdict(list)
     for s in series:

@@ -10,6 +10,7 @@ number of runs; tables grow by one column per run.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Any
 from hpcscope.analysis import history as history_mod
 from hpcscope.analysis.over_runs import spread_over_runs
 from hpcscope.figures import over_runs as figs
-from hpcscope.figures.common import Figure, fig_uri
+from hpcscope.figures.common import Figure, cached_uri
 from hpcscope.report.history import change_note, ratio_text
 
 
@@ -46,6 +47,22 @@ def _run_name(run: dict[str, Any]) -> str:
     return f"run {run['id']}{label}"
 
 
+def _shown(series: Sequence[history_mod.Series]) -> list:
+    """What a figure of these series shows (its cache key, figures.common.cached_uri)."""
+    return [
+        [
+            s.benchmark,
+            s.metric,
+            s.unit,
+            s.config,
+            s.params,
+            [[p.run_id, p.median, p.ci_low, p.ci_high] for p in s.points],
+            [c.run_id for c in s.changes],
+        ]
+        for s in series
+    ]
+
+
 def _config(s: history_mod.Series) -> str:
     return " ".join(str(v) for v in s.config.values())
 
@@ -69,8 +86,12 @@ def group_parts(
     for s in result.series:
         by_metric[(s.benchmark, s.metric, s.unit)].append(s)
     for (bench, metric, unit), series in by_metric.items():
-        fig = figs.overlay_figure(series, run_ids, names)
-        if fig is not None:
+        uri = cached_uri(
+            "overlay",
+            [run_ids, names, _shown(series)],
+            functools.partial(figs.overlay_figure, series, run_ids, names),
+        )
+        if uri is not None:
             parts.figures.append(
                 Figure(
                     f"{anchor}-{bench}-{metric}-overlay",
@@ -78,7 +99,7 @@ def group_parts(
                     f"{bench} {metric} ({unit}) per message size: a thin line per run (its "
                     "median over all its launches), colour by run order; black: the median "
                     "over the runs.",
-                    fig_uri(fig),
+                    uri,
                     f"{metric} of {len(run_ids)} runs overlaid",
                 )
             )
@@ -125,15 +146,20 @@ def group_parts(
     index_of = {rid: i for i, rid in enumerate(run_ids)}
     keys = history_mod.key_sizes(result.series)
     for (bench, metric, _unit), series in by_metric.items():
-        fig = figs.history_figure([s for s in series if history_mod.is_key(s, keys)], index_of)
-        if fig is not None:
+        shown = [s for s in series if history_mod.is_key(s, keys)]
+        uri = cached_uri(
+            "history",
+            [index_of, _shown(shown)],
+            functools.partial(figs.history_figure, shown, index_of),
+        )
+        if uri is not None:
             parts.history_figures.append(
                 Figure(
                     f"{anchor}-{bench}-{metric}-history",
                     f"{metric.replace('_', ' ')} over the runs",
                     "Each run's median at the key sizes with its 95% CI (band), runs in "
                     "start order; dashed: a run where a change starts.",
-                    fig_uri(fig),
+                    uri,
                     f"{metric} history",
                 )
             )
