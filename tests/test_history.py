@@ -178,3 +178,10 @@ def test_spread_over_runs_is_mean_and_std_of_the_run_medians():
     assert spread.summary.std == pytest.approx(np.std(medians, ddof=1))
     assert spread.summary.median == pytest.approx(np.median(medians))
     assert spread.summary.ci_low is not None  # 6 runs: a 95% CI of the median exists
+
+
+def test_the_fast_median_is_numpys():
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 10, 11, 20):
+        values = [float(v) for v in rng.lognormal(size=n)]
+        assert h._median(values) == float(np.median(values))
