@@ -36,8 +36,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
-
 from hpcscope.results.cells import (
     LAUNCH_TAGS,
     canonical,
