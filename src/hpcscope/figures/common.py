@@ -10,6 +10,7 @@ so `sanitize_svg` strips scripts, on* attributes and external references first.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import io
 import json
@@ -130,7 +131,7 @@ def fig_uri(fig) -> str:
 
 
 def cached_uri(kind: str, data: Any, draw: Callable[[], Any]) -> str | None:
-    """fig_uri(draw()), cached by content: the same `kind` and `data` (what the figure
+    """fig_uri(draw()) (svg_uri when draw gives SVG text), cached by content: the same `kind` and `data` (what the figure
     shows, JSON-able) give the same figure, so it is drawn once and then read from
     <cache>/figures/ (build.cache_root(); a report over the same runs, or a nightly
     report over a growing history, redraws only what changed). None when draw() gives
@@ -146,7 +147,12 @@ def cached_uri(kind: str, data: Any, draw: Callable[[], Any]) -> str | None:
         _MEMORY[key] = path.read_text(encoding="ascii")
         return _MEMORY[key]
     fig = draw()
-    uri = None if fig is None else fig_uri(fig)
+    if fig is None:
+        uri = None
+    elif isinstance(fig, str):  # an SVG drawn by another program (lstopo)
+        uri = svg_uri(fig)
+    else:
+        uri = fig_uri(fig)
     if uri is not None and use_disk:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,6 +167,12 @@ def cached_uri(kind: str, data: Any, draw: Callable[[], Any]) -> str | None:
 
 CACHE_VERSION = 1  # bump when a figure's drawing changes, so old cached ones are not used
 _MEMORY: dict[str, str | None] = {}
+
+
+def lstopo_uri(topology_xml: str) -> str | None:
+    """lstopo's drawing as a data URI, cached by the topology (the same machine is drawn
+    once; lstopo takes about 0.2 s)."""
+    return cached_uri("lstopo", topology_xml, functools.partial(lstopo_svg, topology_xml))
 
 
 def lstopo_svg(topology_xml: str, timeout_s: float = 30.0) -> str | None:

@@ -10,6 +10,7 @@ jinja2 autoescaping. Each section appears only when its data exist.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import re
 import tempfile
@@ -29,7 +30,7 @@ from hpcscope.figures import coll as coll_figs
 from hpcscope.figures import node as node_figs
 from hpcscope.figures import p2p as p2p_figs
 from hpcscope.figures import stability as stability_figs
-from hpcscope.figures.common import Figure, fig_uri, lstopo_svg, svg_uri
+from hpcscope.figures.common import Figure, cached_uri, fig_uri, lstopo_uri, svg_uri
 from hpcscope.formatting import format_bytes
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
@@ -172,8 +173,8 @@ def _machine(run: dict, w: _Writer) -> Section | None:
             topo = None
         if topo:
             sec.intro = topo.summary()
-            svg = lstopo_svg(xml)
-            if svg:
+            uri = lstopo_uri(xml)
+            if uri:
                 sec.figures.append(
                     Figure(
                         f"run{w.run_id}-lstopo",
@@ -181,7 +182,7 @@ def _machine(run: dict, w: _Writer) -> Section | None:
                         "hwloc's drawing of the stored topology: packages, "
                         "NUMA nodes, caches, cores, hardware threads, "
                         "devices.",
-                        svg_uri(svg),
+                        uri,
                         "hwloc topology drawing",
                     )
                 )
@@ -313,20 +314,28 @@ def _p2p(samples: list[dict], w: _Writer, figures: bool = True) -> Section | Non
         centres[metric] = {
             label: {s: v["center"] for s, v in pts.items()} for label, pts in data.items()
         }
-        fig = (
-            p2p_figs.plot_metric(
-                p2p, metric, f"{metric.replace('_', ' ').capitalize()} by placement"
+        shown = [[x["tags"], x["params"], x["values"]] for x in p2p if x["metric"] == metric]
+        uri = (
+            cached_uri(
+                "p2p_metric",
+                [metric, shown],
+                functools.partial(
+                    p2p_figs.plot_metric,
+                    p2p,
+                    metric,
+                    f"{metric.replace('_', ' ').capitalize()} by placement",
+                ),
             )
             if figures
             else None
         )
-        if fig is not None:
+        if uri is not None:
             sec.figures.append(
                 Figure(
                     f"run{w.run_id}-p2p-{metric}",
                     metric.replace("_", " "),
                     f"{p2p_figs.METRICS[metric][0]} vs message size.",
-                    fig_uri(fig),
+                    uri,
                     f"{metric} vs message size",
                 )
             )
@@ -375,19 +384,27 @@ def _p2p(samples: list[dict], w: _Writer, figures: bool = True) -> Section | Non
             )
         )
         if figures and metric in ("latency", "bandwidth"):
-            fig = stability_figs.spread_figure(data, metric)
-            if fig is not None:
+            uri = cached_uri(
+                "p2p_spread",
+                [metric, data],
+                functools.partial(stability_figs.spread_figure, data, metric),
+            )
+            if uri is not None:
                 sec.figures.append(
                     Figure(
                         f"run{w.run_id}-p2p-{metric}-stability",
                         f"{metric} stability",
                         "Relative CI half-width and launch-to-launch spread; dashed: 5% limit.",
-                        fig_uri(fig),
+                        uri,
                         f"{metric} stability",
                     )
                 )
-            fig = stability_figs.box_figure(p2p, metric)
-            if fig is not None:
+            uri = cached_uri(
+                "p2p_box",
+                [metric, shown],
+                functools.partial(stability_figs.box_figure, p2p, metric),
+            )
+            if uri is not None:
                 sec.figures.append(
                     Figure(
                         f"run{w.run_id}-p2p-{metric}-box",
@@ -395,7 +412,7 @@ def _p2p(samples: list[dict], w: _Writer, figures: bool = True) -> Section | Non
                         "Box plots of all "
                         "samples relative to their median (box: quartiles; "
                         "whiskers: 1.5 IQR).",
-                        fig_uri(fig),
+                        uri,
                         f"{metric} box plots",
                     )
                 )
