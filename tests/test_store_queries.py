@@ -119,3 +119,34 @@ def test_samples_of_runs_reads_many_runs_at_once(tmp_path):
         got = store.samples_of_runs([runs[2], runs[0]], metric="latency")
     assert [(s["run_id"], s["params"]["bytes"]) for s in got] == [(runs[2], 3), (runs[0], 1)]
     assert got[0]["tags"] == {"placement": "core"} and got[0]["values"] == [1.0, 2.0]
+
+
+def test_a_store_on_a_read_only_mount_is_read(tmp_path):
+    """A read command on an archive mounted read-only: WAL's shared-memory file cannot be
+    made there, so the store is opened read-only (then immutable), without its indexes."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("a read-only bind mount needs root")
+    src, mnt = tmp_path / "src", tmp_path / "mnt"
+    src.mkdir()
+    mnt.mkdir()
+    _fill(src / "old.db", 3)
+    _drop_indexes(src / "old.db")
+    db = sqlite3.connect(src / "old.db")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    mounted = subprocess.run(["mount", "--bind", str(src), str(mnt)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"no bind mount here: {mounted.stderr.decode().strip()}")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(mnt)], check=True)
+        with Store(mnt / "old.db", create=False) as store:
+            assert store.read_only
+            assert [r["id"] for r in store.list_runs()[0]] == [1, 2, 3]
+        with pytest.raises(StoreError):  # a command that writes still says it cannot
+            Store(mnt / "old.db")
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+    assert sorted(p.name for p in src.iterdir()) == ["old.db"]  # nothing was written

@@ -177,8 +177,24 @@ class Store:
                 f"{self.path.parent} does not exist (create it or pass "
                 "another --db)"
             )
+        try:
+            self._open(read_only, immutable=False)
+        except StoreError:
+            # A store on a read-only medium (a mounted archive, a read-only snapshot)
+            # cannot take WAL's shared-memory file: a command that only reads opens it
+            # read-only instead, then as immutable (nobody can write it there).
+            if read_only or create or os.access(self.path.parent, os.W_OK):
+                raise
+            self.read_only = True
+            try:
+                self._open(True, immutable=False)
+            except StoreError:
+                self._open(True, immutable=True)
+
+    def _open(self, read_only: bool, immutable: bool) -> None:
         target = (
             f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
+            + ("&immutable=1" if immutable else "")
             if read_only
             else str(self.path)
         )
