@@ -157,8 +157,16 @@ def print_history(result: History, console: Console) -> None:
             Text(plain("; ".join(sorted(r["notes"])))),
         )
     console.print(table)
-    starts = sorted({r["run_id"] for r in rows if not r["notes"] or r["verdict"] == "slower"})
+    starts = sorted({r["run_id"] for r in rows})
+    back = sorted({r["run_id"] for r in rows if any("back to" in n for n in r["notes"])})
     console.print(
-        f"{len(result.changes)} changes in {len(rows)} rows; new levels start at run"
-        f"{'s' if len(starts) != 1 else ''} " + ", ".join(str(r) for r in starts)
+        f"{len(result.changes)} changes (metric x configuration x size) in {len(rows)} rows; "
+        f"they start at run{'s' if len(starts) != 1 else ''} "
+        + ", ".join(str(r) for r in starts)
+        + (
+            f"; back to an earlier level at run{'s' if len(back) != 1 else ''} "
+            + ", ".join(str(r) for r in back)
+            if back
+            else ""
+        )
     )
