@@ -82,7 +82,7 @@ def test_read_only_commands_do_not_create_a_store(tmp_path):
     from conftest import HPCSCOPE
 
     typo = tmp_path / "typo.db"
-    for args in (["show", "last"], ["list"], ["export", "last"], ["report", "last"]):
+    for args in (["show", "last"], ["list"], ["export", "last"], ["report", "last"], ["history"]):
         done = subprocess.run(
             [*HPCSCOPE, "--db", str(typo), *args],
             capture_output=True,
@@ -148,7 +148,7 @@ def test_a_damaged_store_is_named_by_every_command(tmp_path):
         data = bytearray(clean)
         data[where * page : (where + 1) * page] = b"\xff" * page  # turned to garbage
         cli.db.write_bytes(bytes(data))
-        for args in (["list"], ["show", "1"], ["export", "1"], ["report", "1"]):
+        for args in (["list"], ["show", "1"], ["export", "1"], ["report", "1"], ["history"]):
             done = cli(*args)
             assert done.returncode == 2, (where, args, done.stderr)
             assert "is damaged" in done.stderr and "Traceback" not in done.stderr

@@ -9,20 +9,48 @@ import sys
 import click
 from rich.console import Console
 
-from hpcscope import build as build_mod
-from hpcscope import runner
 from hpcscope.formatting import markup_safe as S
-from hpcscope.launch.base import BackendError
-from hpcscope.machine.topology import TopologyError
 from hpcscope.results.store import Store
 
 err = Console(stderr=True)
 out = Console()
 
+# runner.EXIT_FAILED and runner.EXIT_USAGE. This module does not import runner, build,
+# launch or machine: they load every suite, numpy, scipy and matplotlib (about 1.5 s),
+# and `hpcscope list` needs none of them (issue 19: list < 1 s).
+EXIT_FAILED, EXIT_USAGE = 1, 2
+
 
 def store_of(ctx: click.Context, *, create: bool = False) -> Store:
     """The store of --db; only commands that measure create it."""
     return Store(ctx.obj["db"], create=create)
+
+
+def _loaded(module: str, name: str) -> type | None:
+    """An exception class of a module, if that module was loaded; one that was never
+    imported cannot have raised anything, so it need not be imported to be caught."""
+    found = getattr(sys.modules.get(module), name, None)
+    return found if isinstance(found, type) else None
+
+
+def _exit_code(exc: BaseException) -> tuple[int, str] | None:
+    """(exit code, message) of a known failure, None for a bug."""
+
+    def isa(module: str, name: str) -> bool:
+        cls = _loaded(module, name)
+        return cls is not None and isinstance(exc, cls)
+
+    if isa("hpcscope.runner", "UsageError") or isa("hpcscope.launch.base", "BackendError"):
+        return EXIT_USAGE, f"[red]error:[/red] {S(exc)}"
+    if isa("hpcscope.build", "BuildError"):
+        return EXIT_FAILED, f"[red]build failed:[/red] {S(exc)}"
+    if isinstance(exc, OSError):  # an output place that cannot be written, a missing file
+        return EXIT_USAGE, f"[red]error:[/red] {S(exc)}; choose another place (-o/--out, --db)"
+    if isinstance(exc, (LookupError, ValueError)) or isa(
+        "hpcscope.machine.topology", "TopologyError"
+    ):
+        return EXIT_USAGE, f"[red]error:[/red] {S(exc)}"
+    return None
 
 
 def handle_errors(fn):
@@ -32,26 +60,24 @@ def handle_errors(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except runner.UsageError as exc:
-            err.print(f"[red]error:[/red] {S(exc)}")
-            sys.exit(runner.EXIT_USAGE)
-        except build_mod.BuildError as exc:
-            err.print(f"[red]build failed:[/red] {S(exc)}")
-            sys.exit(runner.EXIT_FAILED)
-        except BackendError as exc:
-            err.print(f"[red]error:[/red] {S(exc)}")
-            sys.exit(runner.EXIT_USAGE)
-        except OSError as exc:  # an output place that cannot be written, a missing file
-            err.print(f"[red]error:[/red] {S(exc)}; choose another place (-o/--out, --db)")
-            sys.exit(runner.EXIT_USAGE)
-        except (LookupError, ValueError, TopologyError) as exc:
-            err.print(f"[red]error:[/red] {S(exc)}")
-            sys.exit(runner.EXIT_USAGE)
         except KeyboardInterrupt:
             err.print("interrupted (nothing was being measured)")
-            sys.exit(runner.EXIT_FAILED)
+            sys.exit(EXIT_FAILED)
+        except Exception as exc:
+            known = _exit_code(exc)
+            if known is None:
+                raise
+            err.print(known[1])
+            sys.exit(known[0])
 
     return wrapper
+
+
+def usage_error(message: str) -> Exception:
+    """runner.UsageError(message), imported only when there is an error to raise."""
+    from hpcscope.runner import UsageError
+
+    return UsageError(message)
 
 
 def csv_list(text: str | None, option: str = "") -> list[str] | None:
@@ -62,10 +88,10 @@ def csv_list(text: str | None, option: str = "") -> list[str] | None:
     items = [t.strip() for t in text.split(",")]
     where = f"{option} '{text}'" if option else f"'{text}'"
     if any(not t for t in items):
-        raise runner.UsageError(f"{where}: an empty item between commas; write e.g. a,b")
+        raise usage_error(f"{where}: an empty item between commas; write e.g. a,b")
     twice = sorted({t for t in items if items.count(t) > 1})
     if twice:
-        raise runner.UsageError(f"{where}: {', '.join(twice)} named twice; name each once")
+        raise usage_error(f"{where}: {', '.join(twice)} named twice; name each once")
     return items
 
 
@@ -78,7 +104,7 @@ def cpu_list(text: str | None) -> list[int] | None:
             raise ValueError
         return cpus
     except ValueError:
-        raise runner.UsageError(
+        raise usage_error(
             f"--cpus '{text}': give OS CPU numbers separated by commas, e.g. --cpus 0,7"
         ) from None
 
@@ -94,7 +120,7 @@ def count_list(text: str | None) -> list | None:
         elif t.endswith("p") and t[:-1].isdigit():
             items.append(t)
         else:
-            raise runner.UsageError(
+            raise usage_error(
                 f"--counts: '{t}' is neither a count (e.g. 1000) nor a "
                 "multiple of the rank count (e.g. 10p)"
             )
@@ -106,7 +132,7 @@ def peak_overrides(items: tuple[str, ...]) -> dict:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not value:
-            raise runner.UsageError(
+            raise usage_error(
                 f"--peak '{item}': write NAME=VALUE, e.g. --peak disk=2GB/s or --peak fp64=1200"
             )
         out[name.strip()] = value.strip()

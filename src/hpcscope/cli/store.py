@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime, timedelta
 
 import click
 from rich.table import Table
@@ -10,27 +12,113 @@ from rich.text import Text
 
 from hpcscope.cli.common import err, handle_errors, out, store_of
 from hpcscope.formatting import plain
-from hpcscope.report import show as show_mod
-from hpcscope.results import export as export_mod
-from hpcscope.results import transfer
+from hpcscope.results.store import RUN_STATUSES
+
+# show, export and import load their modules when they run: those pull in numpy and
+# scipy, which `list` does not need (list < 1 s, issue 19).
+
+
+_RELATIVE = re.compile(r"^(\d+)\s*([dhm])$")
+
+
+def parse_since(text: str | None) -> str | None:
+    """--since: an ISO date or time (UTC unless it names a zone) or an age such as 7d,
+    12h or 30m -> the ISO 8601 UTC text `started` is compared with."""
+    if text is None:
+        return None
+    match = _RELATIVE.match(text.strip())
+    if match:
+        unit = {"d": "days", "h": "hours", "m": "minutes"}[match.group(2)]
+        when = datetime.now(UTC) - timedelta(**{unit: int(match.group(1))})
+    else:
+        try:
+            when = datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise ValueError(
+                f"--since {text!r}: give a date (2026-11-24), a time (2026-11-24T08:00) or "
+                "an age (7d, 12h, 30m)"
+            ) from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def run_filters(fn):
+    """--suite, --label, --since, --status: which runs a listing or history takes."""
+    for option in reversed(
+        (
+            click.option("--suite", default=None, help="Only runs of this suite (p2p, coll, ...)."),
+            click.option(
+                "--label", default=None, help="Only runs with this label (* and ? match any)."
+            ),
+            click.option(
+                "--since", default=None, help="Only runs started since: 2026-11-24, 7d, 12h."
+            ),
+            click.option(
+                "--status",
+                type=click.Choice([*RUN_STATUSES, "abandoned"]),
+                default=None,
+                help="Only runs in this state.",
+            ),
+        )
+    ):
+        fn = option(fn)
+    return fn
+
+
+DEFAULT_PAGE = 50
 
 
 @click.command("list")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+@run_filters
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=None,
+    help=f"Show this many runs, the newest (table default {DEFAULT_PAGE}, json all; 0: all).",
+)
+@click.option(
+    "--offset",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Skip this many of the newest matches first (the next page: --offset 50).",
+)
 @click.pass_context
 @handle_errors
-def list_runs(ctx, fmt: str) -> None:
-    """List stored runs, newest last.
+def list_runs(
+    ctx,
+    fmt: str,
+    suite: str | None,
+    label: str | None,
+    since: str | None,
+    status: str | None,
+    limit: int | None,
+    offset: int,
+) -> None:
+    """List stored runs, newest last, a page at a time.
 
     \b
     Example: hpcscope list
+             hpcscope list --suite p2p --since 7d --status ok
+             hpcscope list --limit 50 --offset 50      the 50 before the newest 50
              hpcscope --db other.db list --format json
     """
-    runs = store_of(ctx).runs()
+    if limit is None:
+        limit = DEFAULT_PAGE if fmt == "table" else 0
+    runs, total = store_of(ctx).list_runs(
+        suite=suite,
+        label=label,
+        since=parse_since(since),
+        status=status,
+        limit=limit or None,
+        offset=offset,
+        full=fmt == "json",
+    )
     if fmt == "json":
         click.echo(json.dumps(runs, indent=2, default=str))
         return
-    table = Table("id", "started", "suite", "status", "host", "backend", "label")
+    table = Table("id", "started", "suite", "status", "host", "backend", "label", "samples")
     for r in runs:
         cells = (
             r["id"],
@@ -40,9 +128,19 @@ def list_runs(ctx, fmt: str) -> None:
             r.get("host") or "",
             r.get("backend") or "",
             r.get("label") or "",
+            r["n_samples"],
         )
         table.add_row(*(Text(plain(c)) for c in cells))  # user text, never markup
     out.print(table)
+    if len(runs) < total:
+        shown_from = total - offset - len(runs) + 1
+        more = f"; older: --offset {offset + len(runs)}" if offset + len(runs) < total else ""
+        err.print(
+            f"runs {shown_from}-{shown_from + len(runs) - 1} of {total} matching shown{more}"
+            + ("; newer: --offset " + str(max(offset - (limit or 0), 0)) if offset else "")
+        )
+    elif not total:
+        err.print("no run matches" if any((suite, label, since, status)) else "no runs yet")
 
 
 @click.command()
@@ -56,6 +154,8 @@ def show(ctx, run_ref: str) -> None:
     Example: hpcscope show last
              hpcscope show 12
     """
+    from hpcscope.report import show as show_mod
+
     store = store_of(ctx)
     show_mod.print_run(store, store.resolve(run_ref), out)
 
@@ -78,6 +178,8 @@ def export(ctx, run_ref: str, fmt: str) -> None:
     Example: hpcscope export last --format osu > osu_latency.txt
              hpcscope export 12 --format json | jq '.pooled[0]'
     """
+    from hpcscope.results import export as export_mod
+
     store = store_of(ctx)
     run_id = store.resolve(run_ref)
     text = getattr(export_mod, f"to_{fmt}")(store, run_id)
@@ -104,6 +206,8 @@ def import_runs(ctx, file: str) -> None:
              hpcscope import cluster.json && hpcscope show last
              hpcscope import /scratch/me/hpcscope.db
     """
+    from hpcscope.results import transfer
+
     # Read and check the file before the store is opened: a bad file creates nothing.
     runs = transfer.read_file(file)
     with store_of(ctx, create=True) as store:

@@ -10,18 +10,26 @@ so `sanitize_svg` strips scripts, on* attributes and external references first.
 from __future__ import annotations
 
 import base64
+import functools
+import hashlib
 import io
+import json
+import os
 import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from hpcscope.build import cache_root  # noqa: E402
 
 # Reproducible SVG: no random ids, no date, so two reports of one run are identical.
 plt.rcParams["svg.hashsalt"] = "hpcscope"
@@ -62,16 +70,109 @@ def sanitize_svg(svg: str) -> str:
 
 def svg_uri(svg: str) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(
-        sanitize_svg(svg).encode("utf-8")
+        compact_svg(sanitize_svg(svg)).encode("utf-8")
     ).decode("ascii")
 
 
+# A figure's SVG above this size (after compact_svg) goes into the page as PNG instead: a
+# scatter of thousands of points is smaller as pixels than as paths. 300 KB keeps every
+# line figure of the report in SVG.
+SVG_MAX_BYTES = 300_000
+PNG_DPI = 110
+
+_LONG_DECIMAL = re.compile(r"(\d\.\d{2})\d+")
+_TAG = re.compile(r"<[A-Za-z][^<>]*>")
+_STYLE_ATTR = re.compile(r'\sstyle="([^"]*)"')
+
+
+def compact_svg(svg: str) -> str:
+    """matplotlib's SVG made smaller without changing what it shows:
+
+    - coordinates to 2 decimals (1/100 of a pixel at the figure's size; matplotlib
+      writes 6), which is the largest saving on line plots;
+    - shared styles: each distinct style="..." becomes one CSS class in a <style>
+      element, so the hundreds of markers and line segments of one look share it.
+    Costs one pass of two regular expressions (a few ms per figure)."""
+    svg = _LONG_DECIMAL.sub(r"\1", svg)
+    classes: dict[str, str] = {}
+
+    def one_tag(match: re.Match[str]) -> str:
+        tag = match.group(0)
+        found = _STYLE_ATTR.search(tag)
+        if found is None or " class=" in tag:
+            return tag
+        name = classes.setdefault(found.group(1), f"s{len(classes)}")
+        return tag[: found.start()] + f' class="{name}"' + tag[found.end() :]
+
+    svg = _TAG.sub(one_tag, svg)
+    if not classes:
+        return svg
+    rules = "".join(f".{name}{{{style}}}" for style, name in classes.items())
+    at = svg.find(">", svg.find("<svg")) + 1
+    return svg[:at] + f'<style type="text/css">{rules}</style>' + svg[at:]
+
+
 def fig_uri(fig) -> str:
-    """A matplotlib figure as a data URI (and closed, so memory does not grow)."""
+    """A matplotlib figure as a data URI (and closed, so memory does not grow): compact
+    SVG, or PNG when that SVG would exceed SVG_MAX_BYTES."""
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
+    # Text as <text> in a generic font, not as glyph outlines: the outlines of every
+    # character used are most of a small figure's bytes (about half of a line plot).
+    with plt.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    svg = compact_svg(buf.getvalue())
+    if len(svg) > SVG_MAX_BYTES:
+        png = io.BytesIO()
+        fig.savefig(png, format="png", dpi=PNG_DPI, metadata={"Software": None})
+        plt.close(fig)
+        return "data:image/png;base64," + base64.b64encode(png.getvalue()).decode("ascii")
     plt.close(fig)
-    return svg_uri(buf.getvalue())
+    return svg_uri(svg)
+
+
+def cached_uri(kind: str, data: Any, draw: Callable[[], Any]) -> str | None:
+    """fig_uri(draw()) (svg_uri when draw gives SVG text), cached by content: the same `kind` and `data` (what the figure
+    shows, JSON-able) give the same figure, so it is drawn once and then read from
+    <cache>/figures/ (build.cache_root(); a report over the same runs, or a nightly
+    report over a growing history, redraws only what changed). None when draw() gives
+    None. HPCSCOPE_FIGURE_CACHE=0 turns the cache off (benchmarks measure cold)."""
+    text = json.dumps([CACHE_VERSION, kind, data], sort_keys=True, default=str)
+    key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if key in _MEMORY:
+        return _MEMORY[key]
+    folder = cache_root() / "figures"
+    path = folder / f"{key[:2]}/{key}.uri"
+    use_disk = os.environ.get("HPCSCOPE_FIGURE_CACHE", "1") != "0"
+    if use_disk and path.exists():
+        _MEMORY[key] = path.read_text(encoding="ascii")
+        return _MEMORY[key]
+    fig = draw()
+    if fig is None:
+        uri = None
+    elif isinstance(fig, str):  # an SVG drawn by another program (lstopo)
+        uri = svg_uri(fig)
+    else:
+        uri = fig_uri(fig)
+    if uri is not None and use_disk:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(uri, encoding="ascii")
+            os.replace(tmp, path)  # atomic: a concurrent report reads all or nothing
+        except OSError:
+            pass  # a read-only cache only costs the drawing
+    _MEMORY[key] = uri
+    return uri
+
+
+CACHE_VERSION = 1  # bump when a figure's drawing changes, so old cached ones are not used
+_MEMORY: dict[str, str | None] = {}
+
+
+def lstopo_uri(topology_xml: str) -> str | None:
+    """lstopo's drawing as a data URI, cached by the topology (the same machine is drawn
+    once; lstopo takes about 0.2 s)."""
+    return cached_uri("lstopo", topology_xml, functools.partial(lstopo_svg, topology_xml))
 
 
 def lstopo_svg(topology_xml: str, timeout_s: float = 30.0) -> str | None:

@@ -10,6 +10,7 @@ jinja2 autoescaping. Each section appears only when its data exist.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import re
 import tempfile
@@ -23,15 +24,17 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from hpcscope.analysis import node_table, paper_colls, paper_compare, verdicts
 from hpcscope.analysis import observations as obs
+from hpcscope.analysis import over_runs as over_runs_analysis
 from hpcscope.analysis import tables as coll_tables
 from hpcscope.figures import coll as coll_figs
 from hpcscope.figures import node as node_figs
 from hpcscope.figures import p2p as p2p_figs
 from hpcscope.figures import stability as stability_figs
-from hpcscope.figures.common import Figure, fig_uri, lstopo_svg, svg_uri
+from hpcscope.figures.common import Figure, cached_uri, fig_uri, lstopo_uri, svg_uri
 from hpcscope.formatting import format_bytes
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
+from hpcscope.report import over_runs as over_runs_parts
 from hpcscope.results import cells, placement_proof, stats
 from hpcscope.results.store import Store
 
@@ -116,7 +119,9 @@ def _csv_cell(value: Any) -> Any:
 class _Writer:
     """Writes each table's CSV next to index.html, with file names safe on any system."""
 
-    def __init__(self, out_dir: Path, run_id: int) -> None:
+    def __init__(self, out_dir: Path, run_id: int | str) -> None:
+        """run_id: the run's id, or "s5-44" for the group of runs 5 to 44 (ids and file
+        names then read runs5-44-...)."""
         self.out_dir, self.run_id = out_dir, run_id
 
     def table(
@@ -168,8 +173,8 @@ def _machine(run: dict, w: _Writer) -> Section | None:
             topo = None
         if topo:
             sec.intro = topo.summary()
-            svg = lstopo_svg(xml)
-            if svg:
+            uri = lstopo_uri(xml)
+            if uri:
                 sec.figures.append(
                     Figure(
                         f"run{w.run_id}-lstopo",
@@ -177,7 +182,7 @@ def _machine(run: dict, w: _Writer) -> Section | None:
                         "hwloc's drawing of the stored topology: packages, "
                         "NUMA nodes, caches, cores, hardware threads, "
                         "devices.",
-                        svg_uri(svg),
+                        uri,
                         "hwloc topology drawing",
                     )
                 )
@@ -287,7 +292,9 @@ def _environment(run: dict, w: _Writer) -> Section | None:
     return sec
 
 
-def _p2p(samples: list[dict], w: _Writer) -> Section | None:
+def _p2p(samples: list[dict], w: _Writer, figures: bool = True) -> Section | None:
+    """figures=False: tables and observations only (a group of runs draws its curves
+    overlaid instead, report/over_runs.py)."""
     p2p = [s for s in samples if s["benchmark"] == "p2p"]
     if not p2p:
         return None
@@ -307,16 +314,28 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
         centres[metric] = {
             label: {s: v["center"] for s, v in pts.items()} for label, pts in data.items()
         }
-        fig = p2p_figs.plot_metric(
-            p2p, metric, f"{metric.replace('_', ' ').capitalize()} by placement"
+        shown = [[x["tags"], x["params"], x["values"]] for x in p2p if x["metric"] == metric]
+        uri = (
+            cached_uri(
+                "p2p_metric",
+                [metric, shown],
+                functools.partial(
+                    p2p_figs.plot_metric,
+                    p2p,
+                    metric,
+                    f"{metric.replace('_', ' ').capitalize()} by placement",
+                ),
+            )
+            if figures
+            else None
         )
-        if fig is not None:
+        if uri is not None:
             sec.figures.append(
                 Figure(
                     f"run{w.run_id}-p2p-{metric}",
                     metric.replace("_", " "),
                     f"{p2p_figs.METRICS[metric][0]} vs message size.",
-                    fig_uri(fig),
+                    uri,
                     f"{metric} vs message size",
                 )
             )
@@ -376,20 +395,28 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
                 classes,
             )
         )
-        if metric in ("latency", "bandwidth"):
-            fig = stability_figs.spread_figure(data, metric)
-            if fig is not None:
+        if figures and metric in ("latency", "bandwidth"):
+            uri = cached_uri(
+                "p2p_spread",
+                [metric, data],
+                functools.partial(stability_figs.spread_figure, data, metric),
+            )
+            if uri is not None:
                 sec.figures.append(
                     Figure(
                         f"run{w.run_id}-p2p-{metric}-stability",
                         f"{metric} stability",
                         "Relative CI half-width and launch-to-launch spread; dashed: 5% limit.",
-                        fig_uri(fig),
+                        uri,
                         f"{metric} stability",
                     )
                 )
-            fig = stability_figs.box_figure(p2p, metric)
-            if fig is not None:
+            uri = cached_uri(
+                "p2p_box",
+                [metric, shown],
+                functools.partial(stability_figs.box_figure, p2p, metric),
+            )
+            if uri is not None:
                 sec.figures.append(
                     Figure(
                         f"run{w.run_id}-p2p-{metric}-box",
@@ -397,7 +424,7 @@ def _p2p(samples: list[dict], w: _Writer) -> Section | None:
                         "Box plots of all "
                         "samples relative to their median (box: quartiles; "
                         "whiskers: 1.5 IQR).",
-                        fig_uri(fig),
+                        uri,
                         f"{metric} box plots",
                     )
                 )
@@ -852,6 +879,9 @@ def _run_context(
         )
     return {
         "id": run_id,
+        "anchor": f"run{run_id}",
+        "name": f"Run {run_id}",
+        "group": None,
         "run": run,
         "sections": sections,
         "labels": labels,
@@ -885,20 +915,33 @@ def _title(store: Store, run_ids: list[int]) -> str:
 
 
 def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
-    """Write out_dir/index.html (and one CSV per table) for the given runs. Runs of the
-    same machine share one machine section; each later run of a suite is compared with
-    the first run of that suite. Returns the index.html path."""
+    """Write out_dir/index.html (and one CSV per table) for the given runs. Comparable
+    runs (analysis/over_runs.py: same suite, host and configurations) share one section
+    with their curves overlaid, a column per run, the spread over runs and the changes
+    between them; other runs get a section each. Runs of the same machine share one
+    machine section; the first run of each later group (or the second run of a group of
+    two) is compared with the first run of that suite. Returns the index.html path."""
     if not run_ids:
         raise ValueError("write_report needs at least one run id")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    loaded = {rid: (store.run(rid), store.samples(rid)) for rid in dict.fromkeys(run_ids)}
+    groups = over_runs_analysis.group_comparable(list(loaded.values()))
     first_of_machine: dict[tuple, int] = {}
     first_of_suite: dict[str, int] = {}
     runs, pairs = [], []
-    for rid in run_ids:
-        run = store.run(rid)
+    for group in groups:
+        rid = group[0]
+        run = loaded[rid][0]
         machine = (run.get("host"), run.get("topology_xml"))
-        runs.append(_run_context(store, rid, out_dir, first_of_machine.get(machine)))
+        if len(group) == 1:
+            runs.append(_run_context(store, rid, out_dir, first_of_machine.get(machine)))
+        else:
+            runs.append(
+                _group_context(store, group, loaded, out_dir, first_of_machine.get(machine))
+            )
+            if len(group) == 2:
+                pairs.append((group[0], group[1]))
         first_of_machine.setdefault(machine, rid)
         if run["suite"] in first_of_suite:
             pairs.append((first_of_suite[run["suite"]], rid))
@@ -964,3 +1007,140 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
     path = out_dir / "index.html"
     path.write_text(html, encoding="utf-8")
     return path
+
+
+# ------------------------------------------------------- groups of comparable runs
+
+
+def _group_context(
+    store: Store,
+    group: list[int],
+    loaded: dict[int, tuple[dict, list[dict]]],
+    out_dir: Path,
+    machine_shown_in: int | None = None,
+) -> dict[str, Any]:
+    """One section set for comparable runs (issue 19): what each run measured side by
+    side (overlay, a column per run, spread over runs, changes), then the suite's own
+    section once, over the launches of all the runs pooled. Its cost does not grow with
+    the number of runs except for one table column and one line per figure per run."""
+    group = sorted(group, key=lambda r: (loaded[r][0]["started"], r))
+    runs = [loaded[r][0] for r in group]
+    first = runs[0]
+    samples = [dict(s, run_id=r) for r in group for s in loaded[r][1]]
+    launches = [dict(l, name=f"run {r}: {l['name']}") for r in group for l in store.launches(r)]
+    anchor = f"runs{group[0]}-{group[-1]}"
+    w = _Writer(out_dir, f"s{group[0]}-{group[-1]}")
+    machine = (None, None) if machine_shown_in else (_machine(first, w), _environment(first, w))
+    parts = over_runs_parts.group_parts(runs, samples, anchor)
+    differs = _what_differs(runs)
+    facts = Section(
+        f"{anchor}-over-runs",
+        f"{len(runs)} comparable runs",
+        f"{len(runs)} runs of {first['suite']} on {first.get('host') or 'an unknown host'} with "
+        "the same configurations, side by side. "
+        + (f"What differs between them: {differs}." if differs else ""),
+    )
+    facts.tables.append(
+        w.table(
+            "runs",
+            "The runs",
+            ["run", "started", "label", "status", "MPI", "launches", "samples"],
+            [
+                [
+                    r["id"],
+                    str(r["started"])[:19],
+                    r.get("label") or "",
+                    r["status"],
+                    ", ".join(f"{m.get('flavor')} {m.get('version')}" for m in r.get("mpi") or []),
+                    sum(1 for l in launches if l["run_id"] == r["id"]),
+                    len(loaded[r["id"]][1]),
+                ]
+                for r in runs
+            ],
+        )
+    )
+    facts.figures += parts.figures
+    facts.tables += [_spec_table(w, t) for t in parts.tables]
+    sections = [s for s in machine if s is not None] + [facts]
+    if parts.history_figures or parts.history_tables:
+        changes = Section(
+            f"{anchor}-history",
+            "History and changes",
+            f"{parts.changes} change{'s' if parts.changes != 1 else ''} detected with the "
+            "statistics of `hpcscope compare`; `hpcscope history` prints the same.",
+        )
+        changes.figures += parts.history_figures
+        changes.tables += [_spec_table(w, t) for t in parts.history_tables]
+        sections.append(changes)
+    pooled = [
+        s
+        for s in (_p2p(samples, w, figures=False), _coll(samples, w), _node(first, samples, w))
+        if s is not None
+    ]
+    for s in pooled:
+        s.title += f" (all {len(runs)} runs pooled)"
+        s.intro = (
+            f"The launches of all {len(runs)} runs taken together, as if one run had made "
+            "them (the curves of each run and the spread between runs are in the section "
+            "above; the curves are not drawn again here). " + s.intro
+        )
+    sections += pooled
+    notes = [n for r in runs for n in r.get("notes") or []]
+
+    def unique(kind: str) -> list[dict]:
+        seen: dict[str, dict] = {}
+        for n in notes:
+            if n.get("kind") == kind:
+                seen.setdefault(n.get("text", ""), n)
+        return list(seen.values())
+
+    bad = [l for l in launches if l["status"] != "COMPLETED"]
+    labels = sorted({n["text"] for n in notes if n.get("kind") == "banner"})
+    return {
+        "id": group[0],
+        "anchor": anchor,
+        "name": f"Runs {', '.join(map(str, group))}"
+        if len(group) <= 6
+        else f"Runs {group[0]} to {group[-1]} ({len(group)} runs)",
+        "group": runs,
+        "run": first,
+        "sections": sections,
+        "labels": labels,
+        "machine_shown_in": machine_shown_in,
+        "methods": _methods(first, samples, launches),
+        "skipped": unique("skipped"),
+        "warnings": unique("warning"),
+        "info": unique("info"),
+        "failed": bad,
+        "n_launches": len(launches),
+        "n_samples": len(samples),
+        "observations": [o for s in sections for o in s.observations if o.kind in HIGHLIGHT_KINDS],
+    }
+
+
+def _spec_table(w: _Writer, spec: over_runs_parts.TableSpec) -> Table:
+    return w.table(spec.tid, spec.title, spec.columns, spec.rows, spec.caption, spec.classes)
+
+
+def _what_differs(runs: list[dict]) -> str:
+    """Labels, MPI versions and hosts that are not the same in every run of a group."""
+    parts = []
+    for what, get in (
+        ("label", lambda r: r.get("label") or "(none)"),
+        (
+            "MPI",
+            lambda r: (
+                ", ".join(f"{m.get('flavor')} {m.get('version')}" for m in r.get("mpi") or [])
+                or "(none)"
+            ),
+        ),
+        ("status", lambda r: r["status"]),
+    ):
+        values = list(dict.fromkeys(get(r) for r in runs))
+        if len(values) > 1:
+            parts.append(f"{what} ({', '.join(values[:6])}{', ...' if len(values) > 6 else ''})")
+    dates = sorted(str(r["started"])[:10] for r in runs)
+    parts.append(
+        f"start time ({dates[0]} to {dates[-1]})" if dates[0] != dates[-1] else "start time"
+    )
+    return "; ".join(parts)

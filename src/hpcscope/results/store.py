@@ -21,6 +21,7 @@ import os
 import socket
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -104,6 +105,22 @@ CREATE TABLE errors (
 CREATE INDEX errors_launch ON errors(launch_id);
 """
 
+# Indexes for the queries of list, show, report and history (issue 19). They change no
+# table, so a store that lacks them (written before they existed) is read correctly by
+# every hpcscope; `_ensure_indexes` adds the missing ones at open, in one short write
+# transaction, and a store that cannot be written (read-only file system, --read-only
+# opens) is simply read without them: the same answers, found more slowly.
+#   runs_suite_started: list/history filter by suite and order by start time;
+#   runs_started, runs_label, runs_status: list --since/--label/--status;
+#   samples_metric: history and report read one (benchmark, metric) across many runs.
+_INDEXES = {
+    "runs_suite_started": "runs(suite, started, id)",
+    "runs_started": "runs(started, id)",
+    "runs_label": "runs(label)",
+    "runs_status": "runs(status)",
+    "samples_metric": "samples(benchmark, metric, launch_id)",
+}
+
 _RECOVER = (
     "Recover what is readable with `sqlite3 DB .recover | sqlite3 recovered.db` "
     "and pass --db recovered.db"
@@ -136,11 +153,20 @@ def _dumps(value: Any) -> str:
 class Store:
     """Runs, launches and records in one SQLite file. Use as a context manager or close()."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        create: bool = True,
+        read_only: bool = False,
+    ) -> None:
         """create=False: a command that only reads refuses a missing store instead of
-        leaving an empty one behind (a typo in --db)."""
+        leaving an empty one behind (a typo in --db). read_only=True opens the file with
+        SQLite's mode=ro: nothing is written, not even the indexes of an older store
+        (queries are then answered without them)."""
         self.path = default_path(path)
-        if not create and not self.path.exists():
+        self.read_only = read_only
+        if (read_only or not create) and not self.path.exists():
             raise StoreError(
                 f"no store at {self.path}: nothing has been measured into it; check --db "
                 "or HPCSCOPE_DB (a run creates the store)"
@@ -151,16 +177,39 @@ class Store:
                 f"{self.path.parent} does not exist (create it or pass "
                 "another --db)"
             )
+        try:
+            self._open(read_only, immutable=False)
+        except StoreError:
+            # A store on a read-only medium (a mounted archive, a read-only snapshot)
+            # cannot take WAL's shared-memory file: a command that only reads opens it
+            # read-only instead, then as immutable (nobody can write it there).
+            if read_only or create or os.access(self.path.parent, os.W_OK):
+                raise
+            self.read_only = True
+            try:
+                self._open(True, immutable=False)
+            except StoreError:
+                self._open(True, immutable=True)
+
+    def _open(self, read_only: bool, immutable: bool) -> None:
+        target = (
+            f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
+            + ("&immutable=1" if immutable else "")
+            if read_only
+            else str(self.path)
+        )
         self._db = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None
+            target, timeout=BUSY_TIMEOUT_S, isolation_level=None, uri=read_only
         )  # explicit transactions
         try:
             self._db.row_factory = sqlite3.Row
             self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            self._set_wal()
-            self._db.execute("PRAGMA synchronous = NORMAL")  # WAL: safe against app crash
+            if not read_only:
+                self._set_wal()
+                self._db.execute("PRAGMA synchronous = NORMAL")  # WAL: safe against app crash
             self._db.execute("PRAGMA foreign_keys = ON")
             self._init_schema()
+            self._ensure_indexes()
             self._check_pages()
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -205,8 +254,15 @@ class Store:
     def _init_schema(self) -> None:
         # An existing store is only read here: no write lock, so `show` never waits for a
         # long-running writer (WAL lets readers and one writer work at once).
-        if self._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
             return
+        if self.read_only:
+            raise StoreError(
+                f"{self.path} has store schema {version}, this hpcscope reads "
+                f"{SCHEMA_VERSION}: open it without read-only to "
+                + ("create it" if version == 0 else "see why")
+            )
         with self._write():
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
@@ -221,6 +277,8 @@ class Store:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
+                for name, on in _INDEXES.items():
+                    self._db.execute(f"CREATE INDEX {name} ON {on}")
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version > SCHEMA_VERSION:
                 raise StoreError(
@@ -233,6 +291,29 @@ class Store:
                     f"{self.path} has store schema {version}, older than "
                     f"{SCHEMA_VERSION}, and no migration exists"
                 )
+
+    def missing_indexes(self) -> list[str]:
+        present = {
+            row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='index'")
+        }
+        return [name for name in _INDEXES if name not in present]
+
+    def _ensure_indexes(self) -> None:
+        """The migration of a store written before the query indexes existed (see
+        _INDEXES): a read of sqlite_master on every open, and only when one is missing a
+        write transaction that builds it (CREATE INDEX IF NOT EXISTS, so two processes
+        opening an old store at once both succeed). Cost: one pass over the indexed
+        table, about 0.1 s per 100,000 samples, once. A store that cannot be written is
+        left as it is and read without them."""
+        if self.read_only or not self.missing_indexes():
+            return
+        try:
+            with self._write() as db:
+                for name, on in _INDEXES.items():
+                    db.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc) and "read-only" not in str(exc):
+                raise
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -387,6 +468,118 @@ class Store:
             "FROM runs r ORDER BY r.id"
         ).fetchall()
         return [_run_dict(row) for row in rows]
+
+    def list_runs(
+        self,
+        *,
+        suite: str | None = None,
+        label: str | None = None,
+        since: str | None = None,
+        status: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        full: bool = False,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The runs that match, oldest first, and how many match in all (for paging).
+
+        label is a GLOB pattern (an exact name matches itself); since an ISO 8601 UTC
+        time, compared with `started`; status one of RUN_STATUSES or 'abandoned'. Paging
+        counts from the newest: limit=50 gives the 50 newest matches, offset=50 the 50
+        before them. Without `full`, the columns a listing shows (no topology XML,
+        environment or notes: those are most of a run's bytes). Indexed (_INDEXES)."""
+        where, args = self._run_filter(suite=suite, label=label, since=since, status=status)
+        cols = (
+            "r.id, r.started, r.finished, r.status, r.suite, r.command, r.options, r.host, "
+            "r.backend, r.label, r.environment, r.mpi, r.notes, r.backend_data"
+            if full
+            else "r.id, r.started, r.finished, r.status, r.suite, r.host, r.backend, r.label, "
+            "r.mpi, r.backend_data"
+        )
+        counts = (
+            "(SELECT count(*) FROM launches l WHERE l.run_id = r.id) AS n_launches, "
+            "(SELECT count(*) FROM samples s JOIN launches l ON s.launch_id = l.id "
+            " WHERE l.run_id = r.id) AS n_samples"
+        )
+        sql = f"SELECT {cols}, {counts} FROM runs r {where} ORDER BY r.id DESC"
+        liveness = status in ("running", "abandoned")  # decided per row, after the query
+        if liveness:
+            rows = [_run_dict(row) for row in self._db.execute(sql, args)]
+            rows = [r for r in rows if r["status"] == status]
+            total = len(rows)
+            rows = rows[offset : None if limit is None else offset + limit]
+        else:
+            total = self._db.execute(f"SELECT count(*) FROM runs r {where}", args).fetchone()[0]
+            page = f" LIMIT {int(limit) if limit is not None else -1} OFFSET {int(offset)}"
+            rows = [_run_dict(row) for row in self._db.execute(sql + page, args)]
+        return rows[::-1], int(total)
+
+    def run_ids(
+        self,
+        *,
+        suite: str | None = None,
+        label: str | None = None,
+        since: str | None = None,
+        status: str | None = None,
+    ) -> list[int]:
+        """Ids of the matching runs in the order they started (ties: by id)."""
+        where, args = self._run_filter(suite=suite, label=label, since=since, status=status)
+        rows = self._db.execute(f"SELECT r.id FROM runs r {where} ORDER BY r.started, r.id", args)
+        return [int(row[0]) for row in rows]
+
+    def _run_filter(
+        self,
+        *,
+        suite: str | None,
+        label: str | None,
+        since: str | None,
+        status: str | None,
+    ) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if suite is not None:
+            clauses.append("r.suite = ?")
+            args.append(suite)
+        if label is not None:
+            clauses.append("r.label GLOB ?")
+            args.append(label)
+        if since is not None:
+            clauses.append("r.started >= ?")
+            args.append(since)
+        if status is not None:
+            _check(status, (*RUN_STATUSES, "abandoned"), "run status")
+            clauses.append("r.status = ?")
+            args.append("running" if status == "abandoned" else status)
+        return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+    def samples_of_runs(
+        self, run_ids: Sequence[int], benchmark: str | None = None, metric: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Store.samples of many runs in a few queries (history and grouped reports read
+        one metric over hundreds of runs), each sample with its `run_id`. Order: run ids
+        as given, then launch and sample id."""
+        order = {rid: i for i, rid in enumerate(run_ids)}
+        out: list[dict[str, Any]] = []
+        ids = list(order)
+        for start in range(0, len(ids), 500):  # SQLite's bound on ? per statement
+            chunk = ids[start : start + 500]
+            sql = (
+                "SELECT s.id, s.launch_id, l.run_id, l.name AS launch, l.tags, s.benchmark, "
+                's.metric, s.unit, s.params, s."values", s.warmups FROM samples s '
+                "JOIN launches l ON s.launch_id = l.id "
+                f"WHERE l.run_id IN ({','.join('?' * len(chunk))})"
+            )
+            args: list[Any] = list(chunk)
+            if benchmark is not None:
+                sql += " AND s.benchmark = ?"
+                args.append(benchmark)
+            if metric is not None:
+                sql += " AND s.metric = ?"
+                args.append(metric)
+            out += [
+                _decode(row, ("tags", "params", "values")) for row in self._db.execute(sql, args)
+            ]
+        out.sort(key=lambda s: (order[s["run_id"]], s["launch_id"], s["id"]))
+        return out
 
     def _need_run(self, run_id: int) -> sqlite3.Row:
         row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()

@@ -1,0 +1,74 @@
+"""Figures that cost what they show (figures/common.py): compact SVG that still parses and
+draws the same elements, PNG where an SVG would be huge, and the content cache."""
+
+from __future__ import annotations
+
+import base64
+import xml.dom.minidom
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from hpcscope.figures import common
+
+
+def _svg_of(uri: str) -> str:
+    assert uri.startswith("data:image/svg+xml;base64,")
+    return base64.b64decode(uri.split(",", 1)[1]).decode("utf-8")
+
+
+def _line_figure():
+    fig, ax = plt.subplots()
+    for k in range(5):
+        ax.plot(np.arange(50), np.sin(np.arange(50) / 7 + k), marker="o", label=f"line {k}")
+    ax.legend()
+    return fig
+
+
+def test_compact_svg_is_smaller_and_keeps_every_element():
+    fig = _line_figure()
+    import io
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg")
+    raw = buf.getvalue()
+    small = common.compact_svg(raw)
+    plt.close(fig)
+    assert len(small) < 0.8 * len(raw)
+    a, b = xml.dom.minidom.parseString(raw), xml.dom.minidom.parseString(small)
+    for tag in ("path", "use", "g"):
+        assert len(a.getElementsByTagName(tag)) == len(b.getElementsByTagName(tag))
+    assert ' style="' not in small and "<style" in small
+    assert common.compact_svg(small) == small  # once is enough
+
+
+def test_fig_uri_is_compact_svg_with_text_as_text():
+    svg = _svg_of(common.fig_uri(_line_figure()))
+    doc = xml.dom.minidom.parseString(svg)
+    assert doc.getElementsByTagName("text")  # labels as <text>, not glyph outlines
+    assert len(svg) < 60_000
+
+
+def test_a_huge_figure_becomes_png(monkeypatch):
+    monkeypatch.setattr(common, "SVG_MAX_BYTES", 10_000)
+    uri = common.fig_uri(_line_figure())
+    assert uri.startswith("data:image/png;base64,")
+    assert base64.b64decode(uri.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cached_uri_draws_each_content_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCSCOPE_CACHE", str(tmp_path))
+    monkeypatch.setattr(common, "_MEMORY", {})
+    drawn = []
+
+    def draw():
+        drawn.append(1)
+        return _line_figure()
+
+    first = common.cached_uri("test", {"x": [1, 2]}, draw)
+    again = common.cached_uri("test", {"x": [1, 2]}, draw)
+    other = common.cached_uri("test", {"x": [1, 3]}, draw)
+    assert first == again and other is not None and len(drawn) == 2
+    monkeypatch.setattr(common, "_MEMORY", {})  # a new process: read from the disk cache
+    assert common.cached_uri("test", {"x": [1, 2]}, draw) == first and len(drawn) == 2
+    assert list((tmp_path / "figures").rglob("*.uri"))
