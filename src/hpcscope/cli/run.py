@@ -20,6 +20,7 @@ from hpcscope.cli.options import coll_options, common_run_options, split_options
 from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.backends import backend_for
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
+from hpcscope.suites import p2p as p2p_suite
 
 
 @click.group()
@@ -105,6 +106,13 @@ def execute_command(ctx: click.Context, suite: str, kw: dict) -> runner.Outcome 
     "--tests", default=None, help="Comma list of latency, bw, bibw, mbw_mr (default all)."
 )
 @click.option("--validate", is_flag=True, help="Untimed pass that checks every received byte.")
+@click.option(
+    "--protocol",
+    default="hpcscope",
+    show_default=True,
+    help="hpcscope (blocks, random size order per launch) or osu (OSU 7.4's loops).",
+)
+@click.option("--osu-dir", default=None, help="Also run your OSU build's osu_* from this folder.")
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -127,6 +135,8 @@ def p2p_opts(own: dict, shared: dict) -> dict:
         "sizes": own["sizes"],
         "tests": csv_list(own["tests"], "--tests"),
         "validate": own["validate"],
+        "protocol": p2p_suite.check_protocol(own["protocol"]),
+        "osu_dir": own["osu_dir"],
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }
