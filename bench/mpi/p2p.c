@@ -58,7 +58,7 @@ static const char *o_tests, *o_data, *o_format, *o_out, *o_protocol, *o_timer, *
     *o_buffers;
 static int64_t o_min, o_max, o_iters, o_warmup, o_block, o_window, o_repeat, o_seed;
 static double o_scale;
-static int o_validate, o_alternate;
+static int o_validate, o_alternate, o_alternate_timer;
 
 static const hs_option options[] = {
     { "protocol", HS_OPT_STR, &o_protocol, "hpcscope",
@@ -95,6 +95,9 @@ static const hs_option options[] = {
     { "repeat", HS_OPT_INT, &o_repeat, "1",
       "measure each test and size this many times back to back (params.repeat counts "
       "them)" },
+    { "alternate-timer", HS_OPT_FLAG, &o_alternate_timer, "0",
+      "harness check: time every repetition with blocks and with per-iteration MPI_Wtime, "
+      "order alternating" },
     { "alternate-whole", HS_OPT_FLAG, &o_alternate, "0",
       "harness check: also time every repetition as one whole-loop block, order "
       "alternating" },
@@ -361,7 +364,8 @@ static void params_json(hs_json *j, int test, int n, const plan *p)
     else if (C.per_iter)
         hs_json_str(j, "timer", "iteration");
     if (tests[test].windowed) hs_json_int(j, "window", C.window);
-    if (o_repeat > 1 || o_alternate) hs_json_int(j, "repeat", p->repeat);
+    if (o_repeat > 1 || o_alternate || o_alternate_timer)
+        hs_json_int(j, "repeat", p->repeat);
     hs_json_close(j);
 }
 
@@ -494,7 +498,14 @@ static int measure_size(int test, int n)
     fill(C.rbuf, varying, C.rank, n, 0, 1); /* touched, and different from what arrives */
     int rc = 0;
     for (int64_t r = 0; r < o_repeat && rc == 0; r++) {
-        if (!o_alternate) {
+        if (o_alternate_timer) { /* the timer placement at millisecond distance */
+            int keep = C.per_iter;
+            for (int k = 0; k < 2 && rc == 0; k++) {
+                C.per_iter = (int)((r + k) % 2);
+                rc = measure(test, n, o_block, r);
+            }
+            C.per_iter = keep;
+        } else if (!o_alternate) {
             rc = measure(test, n, o_block, r);
         } else {
             int64_t first = r % 2 ? 0 : o_block, second = r % 2 ? o_block : 0;
@@ -614,6 +625,9 @@ static int check_options(int selected[NTESTS], int quiet)
         why = "--buffers must be reuse or fresh";
     else if (o_seed < 0)
         why = "--seed must be >= 0";
+    else if (o_alternate_timer && (o_alternate || !strcmp(o_protocol, "osu")))
+        why = "--alternate-timer goes with the hpcscope protocol and without "
+              "--alternate-whole";
     else if (!strcmp(o_protocol, "osu") &&
              (!strcmp(o_timer, "block") || strcmp(o_order, "up") ||
               strcmp(o_buffers, "reuse")))

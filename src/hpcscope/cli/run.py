@@ -21,6 +21,7 @@ from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.backends import backend_for
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
 from hpcscope.suites import p2p as p2p_suite
+from hpcscope.suites import p2p_osu
 
 
 @click.group()
@@ -136,10 +137,16 @@ def p2p_opts(own: dict, shared: dict) -> dict:
         "tests": csv_list(own["tests"], "--tests"),
         "validate": own["validate"],
         "protocol": p2p_suite.check_protocol(own["protocol"]),
-        "osu_dir": own["osu_dir"],
+        "osu_dir": own["osu_dir"] and check_osu_dir(own["osu_dir"], own["tests"]),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }
+
+
+def check_osu_dir(osu_dir: str, tests: str | None) -> str:
+    """Refuses a folder without OSU programs before anything is built or launched."""
+    p2p_osu.find_programs(osu_dir, csv_list(tests, "--tests") or list(p2p_suite.TESTS))
+    return osu_dir
 
 
 @run.command("coll")
