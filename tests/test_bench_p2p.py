@@ -329,8 +329,8 @@ def test_default_protocol_small_size_alone_and_in_the_sweep_agree(flavor):
     every launch median of one side beyond every one of the other). Noise alone makes
     launch medians overlap (complete separation of 5 vs 5 by chance: 2/252 = 0.8 %), so
     the test stands on a busy machine; a systematic order effect separates them. The
-    control shows the rule sees a 2x difference (bw at 2 B vs 1 B, paired within the
-    same launches).
+    control shows the rule sees a real difference in the same launches (bw at 64 B vs
+    1 B, paired).
     Only latency and bw run: they come first in every launch, so their 1 B history is
     the default launch's. Cost: 10 launches, ~1-3 s each on a quiet machine."""
     from hpcscope.results.cells import compare_cells
@@ -339,7 +339,7 @@ def test_default_protocol_small_size_alone_and_in_the_sweep_agree(flavor):
     k, scale = 5, ["--scale-iterations", "0.1", "--tests", "latency,bw"]
     alone: dict = {"latency": {}, "bw": {}}
     swept: dict = {"latency": {}, "bw": {}}
-    two: dict = {}
+    bw64: dict = {}
     for i in range(1, 2 * k + 1):
         in_sweep = i % 2 == 0
         args = ["--min-size", "0", "--max-size", "4M"] if in_sweep else ["--max-size", "1"]
@@ -351,8 +351,8 @@ def test_default_protocol_small_size_alone_and_in_the_sweep_agree(flavor):
             test, size = r["params"]["test"], r["params"]["bytes"]
             if size == 1:
                 (swept if in_sweep else alone)[test][i] = r["values"]
-            elif in_sweep and test == "bw" and size == 2:
-                two[i] = r["values"]
+            elif in_sweep and test == "bw" and size == 64:
+                bw64[i] = r["values"]
     for test in ("latency", "bw"):
         verdict = compare_cells(
             alone[test], swept[test], 0.05, lower_is_better=test == "latency"
@@ -362,5 +362,5 @@ def test_default_protocol_small_size_alone_and_in_the_sweep_agree(flavor):
             for side, d in (("alone", alone), ("sweep", swept))
         }
         assert verdict == "same", f"{flavor} {test} 1 B launch medians {medians}"
-    control = compare_cells(swept["bw"], two, 0.05, lower_is_better=False, paired=True).verdict
-    assert control == "faster", "the rule cannot see bw 2 B vs 1 B: too few launches?"
+    control = compare_cells(swept["bw"], bw64, 0.05, lower_is_better=False, paired=True).verdict
+    assert control == "faster", "the rule cannot see bw 64 B vs 1 B in these launches"

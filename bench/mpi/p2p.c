@@ -57,7 +57,7 @@
 static const char *o_tests, *o_data, *o_format, *o_out, *o_protocol, *o_timer, *o_order,
     *o_buffers;
 static int64_t o_min, o_max, o_iters, o_warmup, o_block, o_window, o_repeat, o_seed;
-static double o_scale;
+static double o_scale, o_warmup_ms;
 static int o_validate, o_alternate, o_alternate_timer;
 
 static const hs_option options[] = {
@@ -75,6 +75,9 @@ static const hs_option options[] = {
     { "warmup", HS_OPT_INT, &o_warmup, "-1",
       "discarded warm-up iterations per size; -1 = OSU's (latency 100, >8K 10; bandwidth "
       "10, >8K 2)" },
+    { "warmup-ms", HS_OPT_DOUBLE, &o_warmup_ms, "-1",
+      "warm up each size for at least this long (more iterations after --warmup's); "
+      "-1 = the protocol's: hpcscope 5, osu 0" },
     { "scale-iterations", HS_OPT_DOUBLE, &o_scale, "1",
       "multiply iteration and warm-up counts (0.1 for a quick run; at least 1 is kept)" },
     { "block", HS_OPT_INT, &o_block, "100",
@@ -134,10 +137,11 @@ typedef struct {
     MPI_Status *stat;  /* 2 * window; OSU passes status arrays too (and MPICH's
                            MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow) */
     int window;
-    FILE *out;     /* rank 0 only */
-    int osu;       /* --format osu */
-    int osu_loops; /* --protocol osu */
-    int per_iter;  /* --timer iteration */
+    FILE *out;       /* rank 0 only */
+    int osu;         /* --format osu */
+    int osu_loops;   /* --protocol osu */
+    int per_iter;    /* --timer iteration */
+    double warmup_s; /* --warmup-ms, resolved */
 } ctx;
 
 static ctx C;
@@ -432,6 +436,27 @@ static int emit(int test, int n, const plan *p, const double *block_s)
     return rc;
 }
 
+/* --warmup-ms: after `done` warm-up iterations that took `took` s, rank 0 decides how many
+ * more reach the time floor (from their mean duration, capped at 100x), both ranks run
+ * them. The first size of a test measured after another test's large messages was seen
+ * stalling here (bw 1 B after the latency sweep, Open MPI, 7 of 10 blocks near 0 MB/s
+ * with one warm-up iteration): a count alone cannot know how long "warm" takes.
+ * Cost: the floor per size and repetition (5 ms: ~0.5 s per test of 23 sizes), one
+ * untimed MPI_Bcast. Returns the extra iterations run. */
+static int64_t warmup_floor(int test, int n, int64_t done, double took)
+{
+    int64_t extra = 0;
+    if (C.warmup_s > 0 && C.rank == 0 && took < C.warmup_s) {
+        double each = done > 0 ? took / (double)done : 0;
+        int64_t cap = 100 * (done > 0 ? done : 1);
+        extra = each > 0 ? (int64_t)ceil((C.warmup_s - took) / each) : cap;
+        if (extra > cap) extra = cap;
+    }
+    TRY(MPI_Bcast(&extra, 1, MPI_INT64_T, 0, C.comm));
+    if (extra > 0) run_iters(test, n, extra, 0, C.osu_loops);
+    return extra;
+}
+
 /* Warms up and times the blocks of one repetition; rank 0 writes the records.
  * Returns 0, or 1 when the output could not be written. */
 static int measure(int test, int n, int64_t block, int64_t repeat)
@@ -440,7 +465,9 @@ static int measure(int test, int n, int64_t block, int64_t repeat)
     p.repeat = repeat;
     double *block_s = malloc(sizeof *block_s * (size_t)p.nblocks);
     TRY(MPI_Barrier(C.comm));
+    double w0 = hs_now_s();
     run_iters(test, n, p.warmups, 0, C.osu_loops);
+    p.warmups += warmup_floor(test, n, p.warmups, hs_now_s() - w0);
     /* OSU reads the clock on rank 0 only; the other rank just loops. */
     int per_iter = C.per_iter && C.rank == 0;
     double prev = hs_now_s();
@@ -625,6 +652,8 @@ static int check_options(int selected[NTESTS], int quiet)
         why = "--buffers must be reuse or fresh";
     else if (o_seed < 0)
         why = "--seed must be >= 0";
+    else if (o_warmup_ms < -1 || o_warmup_ms > 60000)
+        why = "--warmup-ms must be in 0..60000 (or -1 for the protocol's)";
     else if (o_alternate_timer && (o_alternate || !strcmp(o_protocol, "osu")))
         why = "--alternate-timer goes with the hpcscope protocol and without "
               "--alternate-whole";
@@ -673,6 +702,8 @@ int main(int argc, char **argv)
     C.osu = !strcmp(o_format, "osu");
     C.osu_loops = !strcmp(o_protocol, "osu");
     C.per_iter = C.osu_loops || !strcmp(o_timer, "iteration");
+    if (o_warmup_ms < 0) o_warmup_ms = C.osu_loops ? 0 : 5; /* echoed in meta as used */
+    C.warmup_s = o_warmup_ms / 1e3;
     C.window = (int)o_window;
     if (o_seed ==
         0) { /* drawn once on rank 0, shared, and echoed in meta as the value used */
