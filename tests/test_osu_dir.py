@@ -58,7 +58,9 @@ def test_osu_dir_programs_run_beside_hpcscope_and_are_tagged(cli, tmp_path, flav
     for metric in ("latency", "bandwidth"):
         sizes = sorted(s["params"]["bytes"] for s in theirs if s["metric"] == metric)
         assert sizes == [1 << k for k in range(11)]  # OSU starts at 1 B, -m 1:1024
-        assert all(len(s["values"]) == 1 and s["values"][0] > 0 for s in theirs)
+        assert all(len(s["values"]) == 1 and s["values"][0] >= 0 for s in theirs)
+    # OSU prints 2 decimals: a 1 B bandwidth on a busy machine can print as 0.00 MB/s
+    assert all(s["values"][0] > 0 for s in theirs if s["metric"] == "latency")
     assert {s["tags"]["placement"] for s in theirs} == {"core"}
     # the report's curves put them side by side, told apart by their label
     labels = set(curves(samples, "latency"))
