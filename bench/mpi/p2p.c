@@ -26,6 +26,17 @@
  * can compare both at millisecond distance (separate launches on a shared machine differ
  * by far more than the effect: measured +0.3..0.6 % for blocks of 100 at 0.17 us).
  *
+ * Protocols (--protocol, README "Why hpcscope differs from OSU"):
+ *   hpcscope  the blocks above; sizes in --order (up, down, random with --seed: the suite
+ *             draws a new order per launch), each size warmed up for at least
+ *             --warmup-ms (5 ms) on top of OSU's counts;
+ *   osu       OSU 7.4's loop: rank 0 reads MPI_Wtime before and after every timed
+ *             iteration and sums the intervals (samples = per-block sums, no extra reads),
+ *             sizes from 1 B ascending, two barriers per mbw_mr iteration, bibw waits for
+ *             sends then receives, OSU's counts and nothing more.
+ * Experiment knobs (benchmarks/osu_differences): --timer iteration, --buffers fresh,
+ * --alternate-timer (both timer placements per repetition, at millisecond distance).
+ *
  * Output: JSONL records (meta, then per test and size one sample and one summary, rank 0
  * only, flushed per record), or with --format osu the text columns of the OSU programs.
  * Exit: 0 ok, 1 measurement failed (error record written), 2 bad usage.
