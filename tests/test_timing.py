@@ -31,6 +31,19 @@ def test_p2p_latency_intervals_follow_the_blocks():
     assert timing.intervals_s(s) == pytest.approx([100e-6, 100e-6, 100e-6])
 
 
+def test_p2p_osu_loop_intervals_are_single_iterations():
+    """--protocol osu (and --timer iteration) time every iteration on its own: a block's
+    value is the mean of single-iteration intervals, each with its own clock readings."""
+    for params in ({"protocol": "osu"}, {"timer": "iteration"}):
+        s = {
+            "benchmark": "p2p",
+            "metric": "latency",
+            "values": [0.5, 0.25],
+            "params": {"bytes": 1, "iterations": 200, "block": 100, **params},
+        }
+        assert timing.intervals_s(s) == pytest.approx([1e-6, 0.5e-6])
+
+
 def test_p2p_bandwidth_and_message_rate_intervals():
     bw = {
         "benchmark": "p2p",

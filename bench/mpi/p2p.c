@@ -26,6 +26,17 @@
  * can compare both at millisecond distance (separate launches on a shared machine differ
  * by far more than the effect: measured +0.3..0.6 % for blocks of 100 at 0.17 us).
  *
+ * Protocols (--protocol, README "Why hpcscope differs from OSU"):
+ *   hpcscope  the blocks above; sizes in --order (up, down, random with --seed: the suite
+ *             draws a new order per launch), each size warmed up for at least
+ *             --warmup-ms (5 ms) on top of OSU's counts;
+ *   osu       OSU 7.4's loop: rank 0 reads MPI_Wtime before and after every timed
+ *             iteration and sums the intervals (samples = per-block sums, no extra reads),
+ *             sizes from 1 B ascending, two barriers per mbw_mr iteration, bibw waits for
+ *             sends then receives, OSU's counts and nothing more.
+ * Experiment knobs (benchmarks/osu_differences): --timer iteration, --buffers fresh,
+ * --alternate-timer (both timer placements per repetition, at millisecond distance).
+ *
  * Output: JSONL records (meta, then per test and size one sample and one summary, rank 0
  * only, flushed per record), or with --format osu the text columns of the OSU programs.
  * Exit: 0 ok, 1 measurement failed (error record written), 2 bad usage.
@@ -54,12 +65,16 @@
 
 /* ---- options (one table drives parsing, --help and the echo in meta) ----------------- */
 
-static const char *o_tests, *o_data, *o_format, *o_out;
-static int64_t o_min, o_max, o_iters, o_warmup, o_block, o_window, o_repeat;
-static double o_scale;
-static int o_validate, o_alternate;
+static const char *o_tests, *o_data, *o_format, *o_out, *o_protocol, *o_timer, *o_order,
+    *o_buffers;
+static int64_t o_min, o_max, o_iters, o_warmup, o_block, o_window, o_repeat, o_seed;
+static double o_scale, o_warmup_ms;
+static int o_validate, o_alternate, o_alternate_timer;
 
 static const hs_option options[] = {
+    { "protocol", HS_OPT_STR, &o_protocol, "hpcscope",
+      "hpcscope (blocks timed back to back, sizes in --order) or osu (OSU 7.4's loops: "
+      "MPI_Wtime around every iteration, sizes from 1 B ascending, its barriers)" },
     { "tests", HS_OPT_STR, &o_tests, "latency,bw,bibw,mbw_mr",
       "comma-separated tests: latency, bw, bibw, mbw_mr" },
     { "min-size", HS_OPT_SIZE, &o_min, "0",
@@ -71,6 +86,9 @@ static const hs_option options[] = {
     { "warmup", HS_OPT_INT, &o_warmup, "-1",
       "discarded warm-up iterations per size; -1 = OSU's (latency 100, >8K 10; bandwidth "
       "10, >8K 2)" },
+    { "warmup-ms", HS_OPT_DOUBLE, &o_warmup_ms, "-1",
+      "warm up each size for at least this long (more iterations after --warmup's); "
+      "-1 = the protocol's: hpcscope 5, osu 0" },
     { "scale-iterations", HS_OPT_DOUBLE, &o_scale, "1",
       "multiply iteration and warm-up counts (0.1 for a quick run; at least 1 is kept)" },
     { "block", HS_OPT_INT, &o_block, "100",
@@ -78,9 +96,22 @@ static const hs_option options[] = {
       "loop" },
     { "window", HS_OPT_INT, &o_window, "64",
       "messages in flight in bw, bibw, mbw_mr (OSU -W)" },
+    { "timer", HS_OPT_STR, &o_timer, "auto",
+      "block (one clock reading per block), iteration (MPI_Wtime before and after every "
+      "iteration, as OSU), auto = the protocol's" },
+    { "order", HS_OPT_STR, &o_order, "up",
+      "size order within a test: up, down, or random (shuffled with --seed)" },
+    { "seed", HS_OPT_INT, &o_seed, "0",
+      "seed of --order random; 0 = drawn from the clock (the drawn seed is in meta)" },
+    { "buffers", HS_OPT_STR, &o_buffers, "reuse",
+      "reuse (one buffer pair for every size, like OSU) or fresh (new, touched buffers "
+      "per size)" },
     { "repeat", HS_OPT_INT, &o_repeat, "1",
       "measure each test and size this many times back to back (params.repeat counts "
       "them)" },
+    { "alternate-timer", HS_OPT_FLAG, &o_alternate_timer, "0",
+      "harness check: time every repetition with blocks and with per-iteration MPI_Wtime, "
+      "order alternating" },
     { "alternate-whole", HS_OPT_FLAG, &o_alternate, "0",
       "harness check: also time every repetition as one whole-loop block, order "
       "alternating" },
@@ -117,8 +148,11 @@ typedef struct {
     MPI_Status *stat;  /* 2 * window; OSU passes status arrays too (and MPICH's
                            MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow) */
     int window;
-    FILE *out; /* rank 0 only */
-    int osu;   /* --format osu */
+    FILE *out;       /* rank 0 only */
+    int osu;         /* --format osu */
+    int osu_loops;   /* --protocol osu */
+    int per_iter;    /* --timer iteration */
+    double warmup_s; /* --warmup-ms, resolved */
 } ctx;
 
 static ctx C;
@@ -142,56 +176,71 @@ static void fail_mpi(const char *call, int rc, int line)
         if (rc_ != MPI_SUCCESS) fail_mpi(#call, rc_, __LINE__); \
     } while (0)
 
-/* Runs count iterations of test with messages of n bytes. Returns the seconds spent inside
- * the timed part of the iterations for mbw_mr (its barriers are excluded), 0 otherwise:
- * the caller times the other tests from outside. */
-static double run_iters(int test, int n, int64_t count)
+/* One iteration of test with messages of n bytes, untimed. osu: OSU 7.4's variant of the
+ * loop body (mbw_mr: its two barriers; bibw: send requests waited before receive ones). */
+static void one_iter(int test, int n, int osu)
 {
     const int peer = 1 - C.rank, W = C.window;
-    double busy = 0;
-    for (int64_t it = 0; it < count; it++) {
-        switch (test) {
-        case LAT:
-            if (C.rank == 0) {
-                TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm));
-                TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm,
-                             MPI_STATUS_IGNORE));
-            } else {
-                TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm,
-                             MPI_STATUS_IGNORE));
-                TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm));
-            }
-            break;
-        case BW:
-        case MBW_MR: {
-            double t0 = 0;
-            if (test == MBW_MR) {
-                TRY(MPI_Barrier(C.comm));
-                t0 = hs_now_s();
-            }
-            if (C.rank == 0) {
-                for (int j = 0; j < W; j++)
-                    TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[j]));
-                TRY(MPI_Waitall(W, C.req, C.stat));
-                TRY(MPI_Recv(C.rbuf, 1, MPI_CHAR, peer, TAG_ACK, C.comm,
-                             MPI_STATUS_IGNORE));
-            } else {
-                for (int j = 0; j < W; j++)
-                    TRY(MPI_Irecv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[j]));
-                TRY(MPI_Waitall(W, C.req, C.stat));
-                TRY(MPI_Send(C.sbuf, 1, MPI_CHAR, peer, TAG_ACK, C.comm));
-            }
-            if (test == MBW_MR) busy += hs_now_s() - t0;
-            break;
+    switch (test) {
+    case LAT:
+        if (C.rank == 0) {
+            TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm));
+            TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, MPI_STATUS_IGNORE));
+        } else {
+            TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, MPI_STATUS_IGNORE));
+            TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm));
         }
-        case BIBW:
-            for (int j = 0; j < W; j++)
-                TRY(MPI_Irecv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[W + j]));
+        break;
+    case BW:
+    case MBW_MR:
+        if (C.rank == 0) {
             for (int j = 0; j < W; j++)
                 TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[j]));
-            TRY(MPI_Waitall(2 * W, C.req, C.stat));
-            break;
+            TRY(MPI_Waitall(W, C.req, C.stat));
+            TRY(MPI_Recv(C.rbuf, 1, MPI_CHAR, peer, TAG_ACK, C.comm, MPI_STATUS_IGNORE));
+        } else {
+            for (int j = 0; j < W; j++)
+                TRY(MPI_Irecv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[j]));
+            TRY(MPI_Waitall(W, C.req, C.stat));
+            TRY(MPI_Send(C.sbuf, 1, MPI_CHAR, peer, TAG_ACK, C.comm));
         }
+        break;
+    case BIBW:
+        for (int j = 0; j < W; j++)
+            TRY(MPI_Irecv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[W + j]));
+        for (int j = 0; j < W; j++)
+            TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[j]));
+        if (osu) {
+            TRY(MPI_Waitall(W, C.req, C.stat));
+            TRY(MPI_Waitall(W, C.req + W, C.stat + W));
+        } else {
+            TRY(MPI_Waitall(2 * W, C.req, C.stat));
+        }
+        break;
+    }
+}
+
+/* Runs count iterations. Returns the seconds spent inside the timed part when the
+ * iterations time themselves, 0 otherwise (the caller then times the block from outside):
+ *  - per_iter (--timer iteration, OSU): MPI_Wtime before and after every iteration on
+ *    rank 0, the two readings' cost (~36 ns each here) inside what is summed, as in OSU;
+ *  - mbw_mr: barrier(s) before every iteration, outside the clock. */
+static double run_iters(int test, int n, int64_t count, int per_iter, int osu)
+{
+    double busy = 0;
+    int self_timed = per_iter || test == MBW_MR;
+    for (int64_t it = 0; it < count; it++) {
+        if (test == MBW_MR) {
+            TRY(MPI_Barrier(C.comm));
+            if (osu) TRY(MPI_Barrier(C.comm)); /* OSU 7.4 has two per iteration */
+        }
+        if (!self_timed) {
+            one_iter(test, n, osu);
+            continue;
+        }
+        double t0 = per_iter ? MPI_Wtime() : hs_now_s();
+        one_iter(test, n, osu);
+        busy += (per_iter ? MPI_Wtime() : hs_now_s()) - t0;
     }
     return busy;
 }
@@ -228,7 +277,7 @@ static int validate(int test, int n, int varying)
         fill(C.sbuf, varying, C.rank, n, it, 0);
         fill(C.rbuf, varying, 1 - C.rank, n, it, 1);
         TRY(MPI_Barrier(C.comm));
-        run_iters(test, n, 1);
+        run_iters(test, n, 1, 0, C.osu_loops);
         if (!receives(test, C.rank)) continue;
         for (size_t i = 0; i < (size_t)n; i++) {
             unsigned char want = pattern(varying, 1 - C.rank, n, it, i);
@@ -324,21 +373,28 @@ static void params_json(hs_json *j, int test, int n, const plan *p)
     hs_json_str(j, "test", tests[test].name);
     hs_json_int(j, "iterations", p->iters);
     hs_json_int(j, "block", p->block);
+    /* Only what differs from the default, so older stores keep matching cells. */
+    if (C.osu_loops)
+        hs_json_str(j, "protocol", "osu");
+    else if (C.per_iter)
+        hs_json_str(j, "timer", "iteration");
     if (tests[test].windowed) hs_json_int(j, "window", C.window);
-    if (o_repeat > 1 || o_alternate) hs_json_int(j, "repeat", p->repeat);
+    if (o_repeat > 1 || o_alternate || o_alternate_timer)
+        hs_json_int(j, "repeat", p->repeat);
     hs_json_close(j);
 }
 
 /* The timing check of one sample (hs_timing_json): the timed intervals are the blocks,
- * one clock reading each; mbw_mr times every iteration on its own (barrier outside), so
- * its intervals are the block's mean iteration. */
+ * one clock reading each; with per-iteration timing (--timer iteration, mbw_mr) they are
+ * the block's mean iteration, each holding about one reading's cost. */
 static void timing_json(hs_json *j, int test, const plan *p, const double *block_s)
 {
     double *intervals = malloc(sizeof *intervals * (size_t)p->nblocks);
     double *reads = malloc(sizeof *reads * (size_t)p->nblocks);
     for (int64_t k = 0; k < p->nblocks; k++) {
         int64_t count = k < p->nblocks - 1 ? p->block : p->iters - k * p->block;
-        intervals[k] = test == MBW_MR ? block_s[k] / (double)count : block_s[k];
+        intervals[k] =
+            (test == MBW_MR || C.per_iter) ? block_s[k] / (double)count : block_s[k];
         reads[k] = 1;
     }
     hs_timing_json(j, intervals, reads, (size_t)p->nblocks);
@@ -380,13 +436,36 @@ static int emit(int test, int n, const plan *p, const double *block_s)
         params_json(&j, test, n, p);
         hs_json_double(&j, "value", osu);
         hs_json_double(&j, "time_s", total);
-        hs_json_str(&j, "method", "osu: timed iterations over their total time");
+        hs_json_str(&j, "method",
+                    C.per_iter ? "osu 7.4: per-iteration MPI_Wtime intervals, summed"
+                               : "osu: timed iterations over their total time");
         if (test == MBW_MR) hs_json_double(&j, "bandwidth_mb_per_s", (double)n * osu / 1e6);
         timing_json(&j, test, p, block_s);
         rc |= hs_json_emit(&j, C.out);
     }
     free(values);
     return rc;
+}
+
+/* --warmup-ms: after `done` warm-up iterations that took `took` s, rank 0 decides how many
+ * more reach the time floor (from their mean duration, capped at 100x), both ranks run
+ * them. The first size of a test measured after another test's large messages was seen
+ * stalling here (bw 1 B after the latency sweep, Open MPI, 7 of 10 blocks near 0 MB/s
+ * with one warm-up iteration): a count alone cannot know how long "warm" takes.
+ * Cost: the floor per size and repetition (5 ms: ~0.5 s per test of 23 sizes), one
+ * untimed MPI_Bcast. Returns the extra iterations run. */
+static int64_t warmup_floor(int test, int n, int64_t done, double took)
+{
+    int64_t extra = 0;
+    if (C.warmup_s > 0 && C.rank == 0 && took < C.warmup_s) {
+        double each = done > 0 ? took / (double)done : 0;
+        int64_t cap = 100 * (done > 0 ? done : 1);
+        extra = each > 0 ? (int64_t)ceil((C.warmup_s - took) / each) : cap;
+        if (extra > cap) extra = cap;
+    }
+    TRY(MPI_Bcast(&extra, 1, MPI_INT64_T, 0, C.comm));
+    if (extra > 0) run_iters(test, n, extra, 0, C.osu_loops);
+    return extra;
 }
 
 /* Warms up and times the blocks of one repetition; rank 0 writes the records.
@@ -397,13 +476,17 @@ static int measure(int test, int n, int64_t block, int64_t repeat)
     p.repeat = repeat;
     double *block_s = malloc(sizeof *block_s * (size_t)p.nblocks);
     TRY(MPI_Barrier(C.comm));
-    run_iters(test, n, p.warmups);
+    double w0 = hs_now_s();
+    run_iters(test, n, p.warmups, 0, C.osu_loops);
+    p.warmups += warmup_floor(test, n, p.warmups, hs_now_s() - w0);
+    /* OSU reads the clock on rank 0 only; the other rank just loops. */
+    int per_iter = C.per_iter && C.rank == 0;
     double prev = hs_now_s();
     for (int64_t k = 0; k < p.nblocks; k++) {
         int64_t count = k < p.nblocks - 1 ? p.block : p.iters - k * p.block;
-        double busy = run_iters(test, n, count);
+        double busy = run_iters(test, n, count, per_iter, C.osu_loops);
         double now = hs_now_s();
-        block_s[k] = test == MBW_MR ? busy : now - prev;
+        block_s[k] = (test == MBW_MR || C.per_iter) ? busy : now - prev;
         prev = now;
     }
     int rc = 0;
@@ -413,18 +496,54 @@ static int measure(int test, int n, int64_t block, int64_t repeat)
     return rc;
 }
 
+static char *page_buffer(size_t bytes)
+{
+    void *p = NULL;
+    long page = sysconf(_SC_PAGESIZE);
+    size_t rounded = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+    if (posix_memalign(&p, (size_t)page, rounded) != 0) return NULL;
+    memset(p, 0, rounded); /* touch every page before any timing */
+    return p;
+}
+
+/* --buffers fresh: a new, touched buffer pair for this size (the experiment that tells a
+ * buffer's history - registration caches, first touch, cache state - from the size's own
+ * cost). Collective: every rank learns whether both allocations succeeded. */
+static int fresh_buffers(size_t bytes)
+{
+    free(C.sbuf);
+    free(C.rbuf);
+    C.sbuf = page_buffer(bytes);
+    C.rbuf = page_buffer(bytes);
+    int ok = C.sbuf && C.rbuf, all_ok = 0;
+    TRY(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, C.comm));
+    return all_ok ? 0 : -1;
+}
+
 /* Every repetition of one (test, size): validation first (if asked), then the timed runs.
  * With --alternate-whole each repetition is timed twice, block-wise and as one block,
  * the order swapping every repetition so that neither variant always goes first. */
 static int measure_size(int test, int n)
 {
     int varying = !strcmp(o_data, "varying");
+    if (!strcmp(o_buffers, "fresh") && fresh_buffers((size_t)(n > 0 ? n : 1)) != 0) {
+        if (C.rank == 0 && !C.osu)
+            hs_json_error(C.out, "cannot allocate 2 buffers of %d bytes", n);
+        return 1;
+    }
     if (o_validate && validate(test, n, varying)) return 1;
     fill(C.sbuf, varying, C.rank, n, 0, 0);
     fill(C.rbuf, varying, C.rank, n, 0, 1); /* touched, and different from what arrives */
     int rc = 0;
     for (int64_t r = 0; r < o_repeat && rc == 0; r++) {
-        if (!o_alternate) {
+        if (o_alternate_timer) { /* the timer placement at millisecond distance */
+            int keep = C.per_iter;
+            for (int k = 0; k < 2 && rc == 0; k++) {
+                C.per_iter = (int)((r + k) % 2);
+                rc = measure(test, n, o_block, r);
+            }
+            C.per_iter = keep;
+        } else if (!o_alternate) {
             rc = measure(test, n, o_block, r);
         } else {
             int64_t first = r % 2 ? 0 : o_block, second = r % 2 ? o_block : 0;
@@ -444,6 +563,41 @@ static void osu_header(int test)
     } else {
         fprintf(C.out, "%-*s%*s\n", 10, "# Size", 20, tests[test].osu_column);
     }
+}
+
+/* ---- size order ---------------------------------------------------------------------- */
+
+/* The sizes of one test in measuring order: 0 (when asked and the test has it), then
+ * powers of two up to --max-size; --order down reverses them, random shuffles them with
+ * --seed (ReproMPI's cure for a sweep's history: each size sees another history in every
+ * launch, so an order effect shows up as launch-to-launch spread, not as a bias). */
+static int size_list(int test, int sizes[64])
+{
+    int count = 0;
+    int64_t min_bytes = C.osu_loops ? 1 : tests[test].min_bytes;
+    int64_t first = o_min > min_bytes ? o_min : min_bytes;
+    for (int64_t n = first; n <= o_max && count < 64; n = n ? n * 2 : 1)
+        sizes[count++] = (int)n;
+    if (!strcmp(o_order, "down")) {
+        for (int i = 0; i < count / 2; i++) {
+            int t = sizes[i];
+            sizes[i] = sizes[count - 1 - i];
+            sizes[count - 1 - i] = t;
+        }
+    } else if (!strcmp(o_order, "random")) {
+        /* xorshift64 seeded per test, the same on every rank (o_seed was broadcast) */
+        uint64_t x = (uint64_t)o_seed * 0x9E3779B97F4A7C15ULL + (uint64_t)test + 1;
+        for (int i = count - 1; i > 0; i--) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            int j = (int)(x % (uint64_t)(i + 1));
+            int t = sizes[i];
+            sizes[i] = sizes[j];
+            sizes[j] = t;
+        }
+    }
+    return count;
 }
 
 /* ---- setup --------------------------------------------------------------------------- */
@@ -498,6 +652,27 @@ static int check_options(int selected[NTESTS], int quiet)
         why = "--data must be constant or varying";
     else if (strcmp(o_format, "jsonl") && strcmp(o_format, "osu"))
         why = "--format must be jsonl or osu";
+    else if (strcmp(o_protocol, "hpcscope") && strcmp(o_protocol, "osu"))
+        why = "--protocol must be hpcscope or osu";
+    else if (strcmp(o_timer, "auto") && strcmp(o_timer, "block") &&
+             strcmp(o_timer, "iteration"))
+        why = "--timer must be auto, block or iteration";
+    else if (strcmp(o_order, "up") && strcmp(o_order, "down") && strcmp(o_order, "random"))
+        why = "--order must be up, down or random";
+    else if (strcmp(o_buffers, "reuse") && strcmp(o_buffers, "fresh"))
+        why = "--buffers must be reuse or fresh";
+    else if (o_seed < 0)
+        why = "--seed must be >= 0";
+    else if (o_warmup_ms < -1 || o_warmup_ms > 60000)
+        why = "--warmup-ms must be in 0..60000 (or -1 for the protocol's)";
+    else if (o_alternate_timer && (o_alternate || !strcmp(o_protocol, "osu")))
+        why = "--alternate-timer goes with the hpcscope protocol and without "
+              "--alternate-whole";
+    else if (!strcmp(o_protocol, "osu") &&
+             (!strcmp(o_timer, "block") || strcmp(o_order, "up") ||
+              strcmp(o_buffers, "reuse")))
+        why = "--protocol osu fixes OSU's loop (timer per iteration, sizes up, one buffer "
+              "pair); drop --timer/--order/--buffers or use --protocol hpcscope";
     if (!why) return -1;
     if (!quiet) fprintf(stderr, "p2p: %s (see --help)\n", why);
     return 2;
@@ -515,16 +690,6 @@ static int parse_quietly_unless_rank0(int rank, int argc, char **argv, int selec
         rank != 0);
     if (rc < 0) rc = check_options(selected, rank != 0);
     return rc;
-}
-
-static char *page_buffer(size_t bytes)
-{
-    void *p = NULL;
-    long page = sysconf(_SC_PAGESIZE);
-    size_t rounded = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
-    if (posix_memalign(&p, (size_t)page, rounded) != 0) return NULL;
-    memset(p, 0, rounded); /* touch every page before any timing */
-    return p;
 }
 
 static int finish(int rc)
@@ -546,7 +711,17 @@ int main(int argc, char **argv)
     int rc = parse_quietly_unless_rank0(C.rank, argc, argv, selected);
     if (rc >= 0) return finish(rc);
     C.osu = !strcmp(o_format, "osu");
+    C.osu_loops = !strcmp(o_protocol, "osu");
+    C.per_iter = C.osu_loops || !strcmp(o_timer, "iteration");
+    if (o_warmup_ms < 0) o_warmup_ms = C.osu_loops ? 0 : 5; /* echoed in meta as used */
+    C.warmup_s = o_warmup_ms / 1e3;
     C.window = (int)o_window;
+    if (o_seed ==
+        0) { /* drawn once on rank 0, shared, and echoed in meta as the value used */
+        int64_t drawn = (hs_now_ns() ^ (int64_t)getpid() << 20) & 0x7fffffff;
+        o_seed = drawn ? drawn : 1;
+        MPI_Bcast(&o_seed, 1, MPI_INT64_T, 0, C.comm);
+    }
 
     /* Output file: opened by rank 0, the outcome shared so every rank stops together. */
     int opened = 1;
@@ -590,9 +765,8 @@ int main(int argc, char **argv)
     for (int t = 0; t < NTESTS && rc == 0; t++) {
         if (!selected[t]) continue;
         if (C.osu && C.rank == 0) osu_header(t);
-        int64_t first = o_min > tests[t].min_bytes ? o_min : tests[t].min_bytes;
-        for (int64_t n = first; n <= o_max && rc == 0; n = n ? n * 2 : 1)
-            rc = measure_size(t, (int)n);
+        int sizes[64], count = size_list(t, sizes);
+        for (int i = 0; i < count && rc == 0; i++) rc = measure_size(t, sizes[i]);
         if (C.osu && C.rank == 0 && rc == 0) fprintf(C.out, "\n");
     }
     free(C.sbuf);

@@ -23,6 +23,8 @@ from hpcscope.launch.backends import backend_for
 from hpcscope.launch.base import BackendError
 from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
 from hpcscope.plan.placement import RANK_LAYOUTS
+from hpcscope.suites import p2p as p2p_suite
+from hpcscope.suites import p2p_osu
 
 
 @click.group()
@@ -141,6 +143,13 @@ def execute_command(ctx: click.Context, suite: str, kw: dict) -> runner.Outcome 
     "--tests", default=None, help="Comma list of latency, bw, bibw, mbw_mr (default all)."
 )
 @click.option("--validate", is_flag=True, help="Untimed pass that checks every received byte.")
+@click.option(
+    "--protocol",
+    default="hpcscope",
+    show_default=True,
+    help="hpcscope (blocks, random size order per launch) or osu (OSU 7.4's loops).",
+)
+@click.option("--osu-dir", default=None, help="Also run your OSU build's osu_* from this folder.")
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -163,9 +172,17 @@ def p2p_opts(own: dict, shared: dict) -> dict:
         "sizes": own["sizes"],
         "tests": csv_list(own["tests"], "--tests"),
         "validate": own["validate"],
+        "protocol": p2p_suite.check_protocol(own["protocol"]),
+        "osu_dir": own["osu_dir"] and check_osu_dir(own["osu_dir"], own["tests"]),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }
+
+
+def check_osu_dir(osu_dir: str, tests: str | None) -> str:
+    """Refuses a folder without OSU programs before anything is built or launched."""
+    p2p_osu.find_programs(osu_dir, csv_list(tests, "--tests") or list(p2p_suite.TESTS))
+    return osu_dir
 
 
 @run.command("coll")

@@ -30,6 +30,15 @@ METRICS = {
 }
 
 
+def curve_label(sample: dict) -> str:
+    """'mpi placement', marked when the numbers are OSU's loop (--protocol osu) or the
+    user's own OSU programs (--osu-dir, tag tool=osu), so they sit beside hpcscope's."""
+    tags = sample["tags"]
+    mark = " [OSU build]" if tags.get("tool") == "osu" else ""
+    mark += " [--protocol osu]" if tags.get("protocol") == "osu" else ""
+    return f"{tags.get('mpi', '?')} {tags.get('placement', '?')}{mark}"
+
+
 def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:
     """{label: {bytes: {"center", "low", "high", "ci_low", "ci_high", "launches"}}}."""
     per_launch: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -37,7 +46,7 @@ def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:
     for s in samples:
         if s["metric"] != metric:
             continue
-        label = f"{s['tags'].get('mpi', '?')} {s['tags'].get('placement', '?')}"
+        label = curve_label(s)
         size = int(s["params"]["bytes"])
         per_launch[label][size].append(float(np.median(s["values"])))
         pooled[label][size].extend(s["values"])

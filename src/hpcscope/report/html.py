@@ -554,7 +554,7 @@ def _per_launch(samples: list[dict], metric: str) -> dict[str, dict[int, list[li
     out: dict[str, dict[int, list[list[float]]]] = defaultdict(lambda: defaultdict(list))
     for s in samples:
         if s["metric"] == metric:
-            label = f"{s['tags'].get('mpi', '?')} {s['tags'].get('placement', '?')}"
+            label = p2p_figs.curve_label(s)
             out[label][int(s["params"]["bytes"])].append(list(s["values"]))
     return out
 

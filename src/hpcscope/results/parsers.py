@@ -305,8 +305,57 @@ def parse_hpcc(text: str) -> list[dict]:
     return records + _merge(samples)
 
 
+# ---------------------------------------------------------------- OSU pt2pt programs
+
+# Title (after "# OSU MPI ", before " Test") -> (test, metric, unit, value column). The
+# metrics are bench/mpi/p2p's, so OSU's rows and hpcscope's land in comparable cells.
+_OSU_TESTS = {
+    "Latency": ("latency", "latency", "us", 1),
+    "Bandwidth": ("bw", "bandwidth", "MB/s", 1),
+    "Bi-Directional Bandwidth": ("bibw", "bibandwidth", "MB/s", 1),
+    "Multiple Bandwidth / Message Rate": ("mbw_mr", "message_rate", "msg/s", 2),
+}
+_OSU_TITLE = re.compile(r"^# OSU MPI(?:-\w+)? (.+?) Test(?: v(\S+))?\s*$", re.M)
+_OSU_ROW = re.compile(r"^(\d+)\s+(\d+(?:\.\d+)?)(?:\s+(\d+(?:\.\d+)?))?\s*$", re.M)
+
+
+def parse_osu(text: str) -> list[dict]:
+    """osu_latency, osu_bw, osu_bibw or osu_mbw_mr text output (OSU Micro-Benchmarks 5-7:
+    a "# OSU MPI <name> Test vX" title, "#" header lines, then "size value [value]" rows).
+    One sample per size with OSU's one aggregate as its only value: OSU keeps no per-block
+    samples. The benchmark is "p2p" (the same cells as hpcscope's own); the job's tag
+    tool=osu tells them apart. OSU does not report where its ranks ran: ranks is empty and
+    the binding is the launcher's, unverified."""
+    title = _OSU_TITLE.search(text)
+    known = title and title.group(1) in _OSU_TESTS
+    meta = _meta("p2p", f"OSU {title.group(2) or '?'}" if title else "", {})
+    meta["timer"]["source"] = "OSU's own (MPI_Wtime around every iteration)"
+    if not known:
+        first = next((line for line in text.splitlines() if line.strip()), "")[:120]
+        why = (
+            f"title '{title.group(0)}' is not osu_latency/osu_bw/osu_bibw/osu_mbw_mr"
+            if title
+            else f"no '# OSU MPI ... Test' title (first line: {first!r})"
+        )
+        return [meta, {"type": "error", "message": f"not OSU point-to-point output: {why}"}]
+    assert title is not None
+    test, metric, unit, column = _OSU_TESTS[title.group(1)]
+    meta["options"] = {"tool": "osu", "test": test, "title": title.group(0)[2:]}
+    samples = []
+    for row in _OSU_ROW.finditer(text, title.end()):
+        value = row.group(column + 1)
+        if value is None:
+            continue
+        params = {"bytes": int(row.group(1)), "test": test}
+        samples.append(_sample(metric, unit, params, [float(value)]))
+    if not samples:
+        return [meta, {"type": "error", "message": f"OSU {test} printed a title but no rows"}]
+    return [meta, *samples]
+
+
 PARSERS: dict[str, Callable[[str], list[dict]]] = {
     "hpcc": parse_hpcc,
+    "osu": parse_osu,
     "likwid-bench": parse_likwid_bench,
     "fio": parse_fio,
     "iperf3": parse_iperf3,

@@ -56,6 +56,8 @@ def intervals_s(sample: dict[str, Any]) -> list[float] | None:
     values = [float(v) for v in sample["values"]]
     if bench == "p2p":
         counts = _p2p_counts(params, len(values))
+        if params.get("protocol") == "osu" or params.get("timer") == "iteration":
+            counts = [1] * len(values)  # OSU's loop: every iteration is its own interval
         window = float(params.get("window") or 64)
         size = float(params.get("bytes") or 0)
         out = []

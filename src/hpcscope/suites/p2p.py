@@ -11,9 +11,33 @@ import re
 
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
+from hpcscope.suites import p2p_osu
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 TESTS = ("latency", "bw", "bibw", "mbw_mr")
+PROTOCOLS = ("hpcscope", "osu")
+
+
+def check_protocol(value: str | None) -> str:
+    """hpcscope (default) or osu; ValueError naming the value otherwise."""
+    value = value or "hpcscope"
+    if value not in PROTOCOLS:
+        raise ValueError(
+            f"--protocol '{value}': choose hpcscope (blocks timed back to back, the "
+            "default) or osu (OSU 7.4's loops)"
+        )
+    return value
+
+
+def protocol_args(protocol: str, launch_index: int) -> list[str]:
+    """p2p options of one launch. hpcscope: sizes in a random order drawn per launch
+    (ReproMPI's rule; README "Why hpcscope differs from OSU"), the seed reproducible from
+    the launch index and echoed in the meta record; osu: OSU's loop, sizes ascending."""
+    if protocol == "osu":
+        return ["--protocol", "osu"]
+    return ["--order", "random", "--seed", str(launch_index)]
+
+
 DEFAULT_REPEAT, QUICK_REPEAT = 5, 3
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)(?:i?B)?\s*$")
 
@@ -52,8 +76,10 @@ def parse_size_range(text: str) -> tuple[int, int]:
 
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     """opts: placements (list|None), cpus (list|None), sizes 'MIN:MAX', repeat (int|None),
-    tests (list|None), validate (bool), quick (bool)."""
+    tests (list|None), validate (bool), quick (bool), protocol ('hpcscope'|'osu'),
+    osu_dir (str|None: also run the user's OSU programs, tagged tool=osu)."""
     low, high = parse_size_range(opts.get("sizes") or "0:4M")
+    protocol = check_protocol(opts.get("protocol"))
     if opts.get("cpus") is not None and len(opts["cpus"]) != 2:
         raise ValueError(
             f"--cpus {','.join(map(str, opts['cpus']))}: p2p runs two ranks, so give two "
@@ -72,6 +98,12 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         ctx.topology, classes, opts.get("cpus"), nodes_available=ctx.nodes_available
     )
     result = SuitePlan()
+    osu_programs: dict = {}
+    if opts.get("osu_dir"):
+        osu_programs, missing = p2p_osu.programs(
+            opts["osu_dir"], tests, ctx.mpis, check=ctx.nodes_available == 1
+        )
+        result.notes += [Note("skipped", m, {}) for m in missing]
     usable = []
     for place in placements:
         if place.skipped:
@@ -82,6 +114,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             )
         else:
             usable.append(place)
+    launch_index = 0
     for rep in range(1, repeat + 1):
         for mpi in ctx.mpis:
             program = [
@@ -97,12 +130,31 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 program += ["--scale-iterations", "0.2"]
             if opts.get("validate"):
                 program.append("--validate")
+            tags = {"mpi": mpi.flavor, "mpi_version": mpi.version}
+            if protocol == "osu":
+                tags["protocol"] = "osu"  # default-protocol tags stay as before: same cells
             for place in usable:
+                launch_index += 1
                 result.jobs.append(
                     Job(
                         suite="p2p",
                         name=f"{mpi.flavor}/{place.name}/r{rep}",
-                        program=program,
+                        program=program + protocol_args(protocol, launch_index),
+                        mpi=mpi,
+                        ranks=2,
+                        cpus=place.cpus,
+                        nodes=place.nodes,
+                        tags={**tags, "placement": place.name, "repeat": rep},
+                        timeout_s=900,
+                    )
+                )
+        for test, (path, mpi) in osu_programs.items():
+            for place in usable:
+                result.jobs.append(
+                    Job(
+                        suite="p2p",
+                        name=f"osu/{test}/{mpi.flavor}/{place.name}/r{rep}",
+                        program=[str(path), *p2p_osu.program_args(low, high)],
                         mpi=mpi,
                         ranks=2,
                         cpus=place.cpus or None,
@@ -111,10 +163,12 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                         tags={
                             "mpi": mpi.flavor,
                             "mpi_version": mpi.version,
+                            "tool": "osu",
                             "placement": place.name,
                             "repeat": rep,
                         },
                         timeout_s=900,
+                        output="osu",
                     )
                 )
     return result
