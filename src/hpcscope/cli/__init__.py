@@ -10,19 +10,22 @@ machine-readable output on stdout, human messages and progress on stderr; exit 0
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
+from collections.abc import Iterator
 
 
-def main() -> None:
-    """The `hpcscope` command. The command modules (numpy, scipy, matplotlib, ...) load with
-    SIGINT held back: Ctrl-C in the middle of a C extension's initialisation turns into an
-    ImportError traceback, so a Ctrl-C while they load is taken once they have loaded and
-    ends with the documented message and exit code."""
+@contextlib.contextmanager
+def sigint_held() -> Iterator[None]:
+    """Load modules (numpy, scipy, matplotlib, ...) with SIGINT held back: Ctrl-C in the
+    middle of a C extension's initialisation turns into an ImportError traceback, so a
+    Ctrl-C while they load is taken once they have loaded and ends with the documented
+    message and exit code."""
     held = {signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
-        from hpcscope.cli.commands import main as command_group
+        yield
     finally:
         pressed = signal.SIGINT in signal.sigpending()
         if pressed:
@@ -31,4 +34,11 @@ def main() -> None:
     if pressed:
         print("interrupted (nothing was being measured)", file=sys.stderr)
         sys.exit(1)
+
+
+def main() -> None:
+    """The `hpcscope` command. The command group loads with SIGINT held (sigint_held), and
+    so does each command's module, which the group imports when that command runs."""
+    with sigint_held():
+        from hpcscope.cli.commands import main as command_group
     command_group()

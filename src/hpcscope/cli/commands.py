@@ -13,6 +13,8 @@ import os
 
 import click
 
+from hpcscope.cli import sigint_held
+
 # name -> "module:attribute", in the order --help lists them.
 COMMANDS = {
     "topo": "hpcscope.cli.machine:topo",
@@ -45,7 +47,8 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module, _, attr = target.partition(":")
-        command = getattr(importlib.import_module(module), attr)
+        with sigint_held():  # Ctrl-C while numpy/scipy load: the documented exit, no traceback
+            command = getattr(importlib.import_module(module), attr)
         assert isinstance(command, click.Command)
         return command
 
