@@ -609,48 +609,52 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
             )
         )
         sec.observations.extend(verdicts.guideline_observations(rows))
-    lanes = verdicts.lanes_table(coll)
-    if lanes:
-        cols = coll_tables.LANES_COLUMNS
+
+    def add_rows(tid: str, title: str, cols: list, rows: list[dict], caption: str) -> None:
+        """One table of row dicts, columns as (key, title) pairs."""
         sec.tables.append(
             w.table(
-                "lanes",
-                "Lane pattern and multi-collective",
+                tid,
+                title,
                 [t for _, t in cols],
-                [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in lanes],
-                "lane pattern: factor = t(k=1)/t(k), up to L with L physical lanes; "
-                "multi-collective: factor = t(k)/t(1), about 1 up to k = L.",
+                [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in rows],
+                caption,
             )
+        )
+
+    lanes = verdicts.lanes_table(coll)
+    if lanes:
+        add_rows(
+            "lanes",
+            "Lane pattern and multi-collective",
+            coll_tables.LANES_COLUMNS,
+            lanes,
+            "lane pattern: factor = t(k=1)/t(k), up to L with L physical lanes; "
+            "multi-collective: factor = t(k)/t(1), about 1 up to k = L.",
         )
     paper = paper_compare.paper_vs_simulation(coll)
     if paper:
-        cols = paper_compare.COLUMNS
-        sec.tables.append(
-            w.table(
-                "paper",
-                "Paper vs simulation: lane-pattern factors",
-                [t for _, t in cols],
-                [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in paper],
-                "Simulated (SimGrid) median factors beside the factors computed from the "
-                "paper's own minimum and average times (analysis/paper_lanes.py cites the "
-                "tables); empty where the paper gives no number.",
-            )
+        add_rows(
+            "paper",
+            "Paper vs simulation: lane-pattern factors",
+            paper_compare.COLUMNS,
+            paper,
+            "Simulated (SimGrid) median factors beside the factors computed from the "
+            "paper's own minimum and average times (analysis/paper_lanes.py cites the "
+            "tables); empty where the paper gives no number.",
         )
     paper = paper_colls.paper_vs_simulation(coll)
     if paper:
-        cols = paper_colls.COLUMNS
-        sec.tables.append(
-            w.table(
-                "paper-colls",
-                "Paper vs simulation: collectives on Hydra",
-                [t for _, t in cols],
-                [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in paper],
-                "Simulated (SimGrid) medians and speed-ups over native beside the paper's "
-                "Open MPI 4.0.1 minimum times (analysis/paper_colls.py cites the tables). "
-                "Agreement in shape (which side of native a mock-up falls), not in absolute "
-                "times: the model's links are assumptions and SMPI's collectives are not "
-                "Open MPI 4.0.1's.",
-            )
+        add_rows(
+            "paper-colls",
+            "Paper vs simulation: collectives on Hydra",
+            paper_colls.COLUMNS,
+            paper,
+            "Simulated (SimGrid) medians and speed-ups over native beside the paper's "
+            "Open MPI 4.0.1 minimum times (analysis/paper_colls.py cites the tables). "
+            "Agreement in shape (which side of native a mock-up falls), not in absolute "
+            "times: the model's links are assumptions and SMPI's collectives are not "
+            "Open MPI 4.0.1's.",
         )
         sec.observations.extend(paper_colls.observations(paper))
     with tempfile.TemporaryDirectory() as tmp:
