@@ -115,29 +115,28 @@ def test_malformed_platform_file_exits_2(cli: Cli) -> None:
     assert "--platform" in done.stderr and "not well-formed" in " ".join(done.stderr.split())
 
 
+def store_latency_run(cli: Cli, placement: str, latency_us: dict[int, float]) -> None:
+    """A stored Open MPI p2p run with these one-way latencies (us) per size."""
+    with Store(cli.db) as store:
+        run = store.create_run("p2p", backend="local")
+        tags = {"mpi": "openmpi", "placement": placement}
+        launch = store.add_launch(run, f"openmpi/{placement}/r1", tags)
+        for size, t_us in latency_us.items():
+            params = {"bytes": size, "test": "latency"}
+            store.add_record(
+                launch,
+                {"type": "sample", "benchmark": "p2p", "metric": "latency", "unit": "us"}
+                | {"params": params, "values": [t_us] * 5, "warmups": 0},
+            )
+        store.finish_run(run, "ok")
+
+
 def test_calibration_round_trip(cli: Cli) -> None:
     """A p2p run whose latencies follow t = L + S/B exactly -> the fitted platform has L
     and B, and the printed error per size is ~0."""
     lat, bw = 0.8e-6, 5e9
     sizes = [0, 1, 2, 4, 8, 64, 1024, 8192, 65536, 1 << 20, 4 << 20]
-    with Store(cli.db) as store:
-        run = store.create_run("p2p", backend="local")
-        launch = store.add_launch(run, "openmpi/node/r1", {"mpi": "openmpi", "placement": "node"})
-        for size in sizes:
-            t_us = (lat + size / bw) * 1e6
-            store.add_record(
-                launch,
-                {
-                    "type": "sample",
-                    "benchmark": "p2p",
-                    "metric": "latency",
-                    "unit": "us",
-                    "params": {"bytes": size, "test": "latency"},
-                    "values": [t_us] * 10,
-                    "warmups": 0,
-                },
-            )
-        store.finish_run(run, "ok")
+    store_latency_run(cli, "node", {size: (lat + size / bw) * 1e6 for size in sizes})
     out = cli.folder / "fitted.xml"
     done = cli(
         "sim", "calibrate", "last", "-o", str(out), "--base", "jupiter", "--placement", "node",
@@ -190,23 +189,7 @@ def test_calibrated_platform_simulates_a_kinked_core_ping_pong_within_10_percent
     measured_us.update({2048: 0.352, 4096: 2.28, 8192: 2.393, 16384: 3.179, 32768: 4.146})
     measured_us.update({65536: 6.479, 131072: 10.78, 262144: 22.68, 524288: 48.58})
     measured_us.update({1 << 20: 295.3, 2 << 20: 677.3, 4 << 20: 1628.7})
-    with Store(cli.db) as store:
-        run = store.create_run("p2p", backend="local")
-        launch = store.add_launch(run, "openmpi/core/r1", {"mpi": "openmpi", "placement": "core"})
-        for size, t_us in measured_us.items():
-            store.add_record(
-                launch,
-                {
-                    "type": "sample",
-                    "benchmark": "p2p",
-                    "metric": "latency",
-                    "unit": "us",
-                    "params": {"bytes": size, "test": "latency"},
-                    "values": [t_us] * 5,
-                    "warmups": 0,
-                },
-            )
-        store.finish_run(run, "ok")
+    store_latency_run(cli, "core", measured_us)
     done = cli("sim", "calibrate", "last", "-o", "fit.xml", "--base", "jupiter:nodes=2")
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines() if line.strip().endswith("%")]
