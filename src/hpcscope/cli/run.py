@@ -137,7 +137,8 @@ def p2p_opts(own: dict, shared: dict) -> dict:
     "--collectives",
     default=None,
     help="Comma list of bcast, gather, scatter, allgather, alltoall, reduce, "
-    "allreduce, reduce_scatter_block, scan, exscan (default all).",
+    "allreduce, reduce_scatter_block, scan, exscan, allgatherv, gatherv, scatterv "
+    "(default all; the vector ones use irregular counts around the mean block COUNT).",
 )
 @click.option(
     "--algorithms",
