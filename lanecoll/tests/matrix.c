@@ -27,7 +27,8 @@
  * integers so that sums are exact in any order, also in double.
  *
  * Prints one line on rank 0:
- *   matrix: np=P layout=... configs=N ran=R fallbacks=F failures=X
+ *   matrix: np=P layout=... configs=N ran=R fallbacks=F failures=X vector_configs=V
+ *           vector_ran=VR  (V, VR: the part of N, R for the vector collectives)
  * and exits non-zero when a configuration failed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ typedef struct dtype {
 static MPI_Datatype vec_type;  /* 2 ints at offsets 0 and 2, extent 3 ints */
 static MPI_Datatype pair_type; /* 2 contiguous ints: the mixed type on even world ranks */
 static long configs, ran, fallbacks, failures, skipped;
+static long vector_configs, vector_ran; /* of those: allgatherv, gatherv, scatterv */
 static int is_mpich;
 static int world_rank, verbose, small;
 
@@ -543,6 +545,8 @@ static void check_v(tcase *c, int pattern)
     run_v(c, &b, counts, displs);
     note_fallback(c);
     configs++;
+    vector_configs++;
+    vector_ran += LC_Fallback_reason(c->comm) == NULL;
     c->opname = patterns[pattern];
     if (memcmp(b.sa, b.sb, b.sbytes) != 0) report(c, "send buffers differ");
     if (memcmp(b.ra, b.rb, b.rbytes) != 0) report(c, "receive buffers differ");
@@ -754,7 +758,8 @@ int main(int argc, char **argv)
         const char *k = getenv("LANECOLL_NODE_SIZE"), *ks = getenv("LANECOLL_NODE_SIZES");
         /* configurations are counted once (rank 0's view), failures over all ranks */
         printf("matrix: np=%d layout=%s%s mode=%s predefined_ops_on_vec=%d configs=%ld "
-               "ran=%ld fallbacks=%ld skipped=%ld failures=%ld\n",
+               "ran=%ld fallbacks=%ld skipped=%ld failures=%ld vector_configs=%ld "
+               "vector_ran=%ld\n",
                size,
                k    ? "K="
                : ks ? "sizes="
@@ -762,7 +767,8 @@ int main(int argc, char **argv)
                k    ? k
                : ks ? ks
                     : "",
-               mode, vec_ok, configs, ran, fallbacks, skipped, total[3]);
+               mode, vec_ok, configs, ran, fallbacks, skipped, total[3], vector_configs,
+               vector_ran);
         fflush(stdout);
     }
     MPI_Bcast(&total[3], 1, MPI_LONG, 0, MPI_COMM_WORLD);
