@@ -9,7 +9,7 @@
  * over the root's lane, and the root receives each node's blocks at their places with
  * one indexed datatype per node (receives posted before the root's node gatherv, so
  * the two overlap). Zero-copy at the root; a temporary of its node's data at each other
- * leader.
+ * leader, except a leader alone on its node, which sends its block directly.
  *
  * Cost: a node gather of one number per process (not on the root's node), ceil(log n)
  *   rounds of node gatherv, N-1 messages into the root over one lane (linear in the
@@ -106,6 +106,8 @@ int lc_gatherv_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
         free(grid);
         return err;
     }
+    if (d->node_size == 1) /* alone on its node: its block is the node's, no temporary */
+        return PMPI_Send(sbuf, scount, stype, root_node, TAG, d->lanecomm);
     long long *bytes = malloc(sizeof(long long) * (size_t)d->node_size);
     if (!bytes) return MPI_ERR_NO_MEM;
     err = gatherv_leader(sbuf, scount, stype, d, root_node, bytes);

@@ -7,7 +7,8 @@
  * from the send buffer (MPI_IN_PLACE too). The leaders of the other nodes learn their
  * node's block sizes (a node gather of one number per process: only the root knows the
  * counts), receive their node's blocks into a temporary and scatterv them on the node.
- * Zero-copy at the root; a temporary of its node's data at each other leader.
+ * Zero-copy at the root; a temporary of its node's data at each other leader, except a
+ * leader alone on its node, which receives its block directly.
  *
  * Cost: N-1 messages out of the root over one lane (linear in the number of nodes;
  *   each node's data crosses the network once), a node gather of one number per process
@@ -105,6 +106,8 @@ int lc_scatterv_hier(const void *sbuf, const int *scounts, const int *displs,
         free(grid);
         return err;
     }
+    if (d->node_size == 1) /* alone on its node: its block is the node's, no temporary */
+        return PMPI_Recv(rbuf, rcount, rtype, root_node, TAG, d->lanecomm, MPI_STATUS_IGNORE);
     long long *bytes = malloc(sizeof(long long) * (size_t)d->node_size);
     if (!bytes) return MPI_ERR_NO_MEM;
     err = scatterv_leader(rbuf, rcount, rtype, d, root_node, bytes);
