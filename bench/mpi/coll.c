@@ -539,8 +539,8 @@ static int list_algorithms(void)
                "\"algorithms\":[{\"variant\":\"native\",\"restrictions\":\"\","
                "\"cost\":\"the MPI library's own collective (PMPI_<Coll>)\"}",
                colls[c].block ? "true" : "false", colls[c].rooted ? "true" : "false",
-               colls[c].reduction ? "true" : "false",
-               colls[c].root_only ? "true" : "false", colls[c].vector ? "true" : "false");
+               colls[c].reduction ? "true" : "false", colls[c].root_only ? "true" : "false",
+               colls[c].vector ? "true" : "false");
         for (int i = 0; i < HS_NDEF; i++) {
             if (lc_algs[i].coll != c || !lc_algs[i].fn) continue;
             printf(",{\"variant\":");
@@ -590,7 +590,8 @@ int main(int argc, char **argv)
         "count = MPI count for bcast/reduce/allreduce/scan/exscan, the "
         "per-process block for gather/scatter/allgather/alltoall/"
         "reduce_scatter_block, the mean block for allgatherv/gatherv/scatterv "
-        "(irregular counts, weights 1,2,3 over the ranks).\nexample: LANECOLL_NODE_SIZE=1 mpirun -np 2 "
+        "(irregular counts, weights 1,2,3 over the ranks).\nexample: LANECOLL_NODE_SIZE=1 "
+        "mpirun -np 2 "
         "coll --collectives allreduce,bcast --counts 1p:1000p --repetitions 20",
         check);
     if (rc >= 0) return hs_finish(rc);

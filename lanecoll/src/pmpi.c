@@ -1,5 +1,5 @@
-/* Interposition: MPI_Bcast ... MPI_Exscan for unmodified programs (liblanecoll_pmpi.so,
- * LD_PRELOAD or linked before -lmpi). Each wrapper MPI_X first tests whether the
+/* Interposition: MPI_Bcast ... MPI_Exscan, MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv for
+ * unmodified programs (liblanecoll_pmpi.so, LD_PRELOAD or linked before -lmpi). Each wrapper MPI_X first tests whether the
  * settings make X always native (LC_NATIVE_ONLY, select.h), then whether the message
  * size that the tuning table speaks of lies outside every lane/hier rule of X
  * (LC_NATIVE_BYTES; for gather and scatter the size depends on the root, so that test
@@ -369,11 +369,12 @@ static long long rooted_mean_block(lc_coll c, const int *counts, MPI_Datatype ty
 {
     long long bytes = 0;
     int inter = 1;
-    if (!lc_args_ok_rooted(comm, root) || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-        inter)
+    if (!lc_args_ok_rooted(comm, root) ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return -1;
     if (rank_of(comm) == root) bytes = args_ok_here ? mean_block(counts, type, comm) : -1;
-    if (lc_bytes_shared(c) && PMPI_Bcast(&bytes, 1, MPI_LONG_LONG, root, comm) != MPI_SUCCESS)
+    if (lc_bytes_shared(c) &&
+        PMPI_Bcast(&bytes, 1, MPI_LONG_LONG, root, comm) != MPI_SUCCESS)
         return -1;
     return bytes;
 }
@@ -413,9 +414,9 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
 static __attribute__((noinline)) int full_gatherv(const void *sendbuf, int sendcount,
                                                   MPI_Datatype sendtype, void *recvbuf,
-                                                  const int recvcounts[], const int displs[],
-                                                  MPI_Datatype recvtype, int root,
-                                                  MPI_Comm comm)
+                                                  const int recvcounts[],
+                                                  const int displs[], MPI_Datatype recvtype,
+                                                  int root, MPI_Comm comm)
 {
     lc_call call = LC_CALL_gatherv;
     long long bytes =
@@ -446,11 +447,9 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                         root, comm);
 }
 
-static __attribute__((noinline)) int full_scatterv(const void *sendbuf, const int sendcounts[],
-                                                   const int displs[], MPI_Datatype sendtype,
-                                                   void *recvbuf, int recvcount,
-                                                   MPI_Datatype recvtype, int root,
-                                                   MPI_Comm comm)
+static __attribute__((noinline)) int full_scatterv(
+    const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+    void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     lc_call call = LC_CALL_scatterv;
     long long bytes =

@@ -69,7 +69,8 @@ int lc_v_lane_bytes(const lc_decomp *d, const int *grid, const int *counts,
     long long *col = malloc(sizeof(long long) * (size_t)N * (size_t)n);
     if (!col) return MPI_ERR_NO_MEM;
     for (int q = 0; q < n; q++)
-        for (int i = 0; i < N; i++) col[q * N + i] = (long long)counts[grid[i * m + q]] * size;
+        for (int i = 0; i < N; i++)
+            col[q * N + i] = (long long)counts[grid[i * m + q]] * size;
     int err = PMPI_Scatter(col, N, MPI_LONG_LONG, MPI_IN_PLACE, N, MPI_LONG_LONG, root_nr,
                            d->nodecomm);
     free(col);

@@ -175,13 +175,12 @@ enum {
     GATHERV,
     SCATTERV
 };
-static const char *const coll_names[] = { "bcast",      "gather",
-                                          "scatter",    "allgather",
-                                          "alltoall",   "reduce",
-                                          "allreduce",  "reduce_scatter_block",
-                                          "scan",       "exscan",
-                                          "allgatherv", "gatherv",
-                                          "scatterv" };
+static const char *const coll_names[] = {
+    "bcast",    "gather", "scatter",    "allgather",
+    "alltoall", "reduce", "allreduce",  "reduce_scatter_block",
+    "scan",     "exscan", "allgatherv", "gatherv",
+    "scatterv"
+};
 /* The function types of the LC_<Coll>_<variant> functions, per collective. */
 #define X(coll, ...) typedef int (*coll##_fn)(LC_PARAMS(coll), MPI_Comm comm);
 LC_COLLECTIVES(X)
@@ -500,17 +499,20 @@ static void run_v(const tcase *c, bufs *b, const int *counts, const int *displs)
     int me = c->rank, r = c->root, ip = c->inplace && (c->coll == ALLGATHERV || me == r);
     switch (c->coll) {
     case ALLGATHERV:
-        MPI_Allgatherv(ip ? MPI_IN_PLACE : b->sa, counts[me], T, b->ra, counts, displs, T, m);
+        MPI_Allgatherv(ip ? MPI_IN_PLACE : b->sa, counts[me], T, b->ra, counts, displs, T,
+                       m);
         CALL(c, allgatherv)
         (ip ? MPI_IN_PLACE : b->sb, counts[me], T, b->rb, counts, displs, T, m);
         break;
     case GATHERV:
-        MPI_Gatherv(ip ? MPI_IN_PLACE : b->sa, counts[me], T, b->ra, counts, displs, T, r, m);
+        MPI_Gatherv(ip ? MPI_IN_PLACE : b->sa, counts[me], T, b->ra, counts, displs, T, r,
+                    m);
         CALL(c, gatherv)
         (ip ? MPI_IN_PLACE : b->sb, counts[me], T, b->rb, counts, displs, T, r, m);
         break;
     case SCATTERV:
-        MPI_Scatterv(b->sa, counts, displs, T, ip ? MPI_IN_PLACE : b->ra, counts[me], T, r, m);
+        MPI_Scatterv(b->sa, counts, displs, T, ip ? MPI_IN_PLACE : b->ra, counts[me], T, r,
+                     m);
         CALL(c, scatterv)
         (b->sb, counts, displs, T, ip ? MPI_IN_PLACE : b->rb, counts[me], T, r, m);
         break;
@@ -537,7 +539,8 @@ static void check_v(tcase *c, int pattern)
     memcpy(b.sb, b.sa, b.sbytes);
     memcpy(b.rb, b.ra, b.rbytes);
     if (verbose && world_rank == 0) {
-        fprintf(stderr, "run %s_%s comm=%s type=%s count=%d root=%d pattern=%s inplace=%d\n",
+        fprintf(stderr,
+                "run %s_%s comm=%s type=%s count=%d root=%d pattern=%s inplace=%d\n",
                 coll_names[c->coll], c->variant, c->comm_name, t->name, c->count, c->root,
                 patterns[pattern], c->inplace);
         fflush(stderr);

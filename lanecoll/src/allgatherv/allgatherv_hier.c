@@ -61,13 +61,15 @@ int lc_allgatherv_hier(const void *sbuf, int scount, MPI_Datatype stype, void *r
             nc[m + j] = displs[grid[node * m + j]];
         }
         if (d->node_rank == 0)
-            err = PMPI_Gatherv(sbuf, scount, stype, rbuf, nc, nc + m, rtype, 0, d->nodecomm);
+            err =
+                PMPI_Gatherv(sbuf, scount, stype, rbuf, nc, nc + m, rtype, 0, d->nodecomm);
         else if (sbuf == MPI_IN_PLACE)
             err = PMPI_Gatherv(LC_CHAR(rbuf) + displs[d->rank] * lc_extent(rtype),
                                rcounts[d->rank], rtype, NULL, NULL, NULL, rtype, 0,
                                d->nodecomm);
         else
-            err = PMPI_Gatherv(sbuf, scount, stype, NULL, NULL, NULL, stype, 0, d->nodecomm);
+            err =
+                PMPI_Gatherv(sbuf, scount, stype, NULL, NULL, NULL, stype, 0, d->nodecomm);
     }
     if (err == MPI_SUCCESS && d->node_rank == 0 && d->nnodes > 1)
         err = exchange_leaders(d, grid, rbuf, rcounts, displs, rtype);

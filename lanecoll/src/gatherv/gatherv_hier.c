@@ -75,7 +75,8 @@ static int gatherv_leader(const void *sbuf, int scount, MPI_Datatype stype,
     MPI_Datatype unit = lc_v_unit(stype, bytes, n);
     int total = err == MPI_SUCCESS ? lc_v_units(bytes, n, unit, uc, uc + n) : 0;
     if (err == MPI_SUCCESS && total < 0) err = MPI_ERR_COUNT;
-    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem))) err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem)))
+        err = MPI_ERR_NO_MEM;
     if (err == MPI_SUCCESS)
         err = PMPI_Gatherv(sbuf, scount, stype, tmp, uc, uc + n, unit, d->node_rank,
                            d->nodecomm);
@@ -96,7 +97,8 @@ int lc_gatherv_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
         int size = 0;
         PMPI_Type_size(stype, &size);
         long long mine = (long long)scount * size;
-        LC_TRY(PMPI_Gather(&mine, 1, MPI_LONG_LONG, NULL, 0, MPI_LONG_LONG, lr, d->nodecomm));
+        LC_TRY(
+            PMPI_Gather(&mine, 1, MPI_LONG_LONG, NULL, 0, MPI_LONG_LONG, lr, d->nodecomm));
         return PMPI_Gatherv(sbuf, scount, stype, NULL, NULL, NULL, stype, lr, d->nodecomm);
     }
     if (d->rank == root) {

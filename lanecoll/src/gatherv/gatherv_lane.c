@@ -69,7 +69,8 @@ static int gatherv_forward(const void *sbuf, int scount, MPI_Datatype stype,
     MPI_Datatype unit = err == MPI_SUCCESS ? lc_v_unit(stype, bytes, N) : MPI_BYTE;
     int total = err == MPI_SUCCESS ? lc_v_units(bytes, N, unit, lc, lc + N) : 0;
     if (err == MPI_SUCCESS && total < 0) err = MPI_ERR_COUNT;
-    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem))) err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem)))
+        err = MPI_ERR_NO_MEM;
     if (err == MPI_SUCCESS)
         err = PMPI_Gatherv(sbuf, scount, stype, tmp, lc, lc + N, unit, root_node,
                            d->lanecomm);

@@ -74,7 +74,8 @@ static int scatterv_leader(void *rbuf, int rcount, MPI_Datatype rtype, const lc_
     MPI_Datatype unit = lc_v_unit(rtype, bytes, n);
     int total = err == MPI_SUCCESS ? lc_v_units(bytes, n, unit, uc, uc + n) : 0;
     if (err == MPI_SUCCESS && total < 0) err = MPI_ERR_COUNT;
-    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem))) err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem)))
+        err = MPI_ERR_NO_MEM;
     if (err == MPI_SUCCESS)
         err = PMPI_Recv(tmp, total, unit, root_node, TAG, d->lanecomm, MPI_STATUS_IGNORE);
     if (err == MPI_SUCCESS)
@@ -96,7 +97,8 @@ int lc_scatterv_hier(const void *sbuf, const int *scounts, const int *displs,
         int size = 0;
         PMPI_Type_size(rtype, &size);
         long long mine = (long long)rcount * size;
-        LC_TRY(PMPI_Gather(&mine, 1, MPI_LONG_LONG, NULL, 0, MPI_LONG_LONG, lr, d->nodecomm));
+        LC_TRY(
+            PMPI_Gather(&mine, 1, MPI_LONG_LONG, NULL, 0, MPI_LONG_LONG, lr, d->nodecomm));
         return PMPI_Scatterv(NULL, NULL, NULL, rtype, rbuf, rcount, rtype, lr, d->nodecomm);
     }
     if (d->rank == root) {
@@ -107,7 +109,8 @@ int lc_scatterv_hier(const void *sbuf, const int *scounts, const int *displs,
         return err;
     }
     if (d->node_size == 1) /* alone on its node: its block is the node's, no temporary */
-        return PMPI_Recv(rbuf, rcount, rtype, root_node, TAG, d->lanecomm, MPI_STATUS_IGNORE);
+        return PMPI_Recv(rbuf, rcount, rtype, root_node, TAG, d->lanecomm,
+                         MPI_STATUS_IGNORE);
     long long *bytes = malloc(sizeof(long long) * (size_t)d->node_size);
     if (!bytes) return MPI_ERR_NO_MEM;
     err = scatterv_leader(rbuf, rcount, rtype, d, root_node, bytes);

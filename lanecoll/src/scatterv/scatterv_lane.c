@@ -67,7 +67,8 @@ static int scatterv_forward(void *rbuf, int rcount, MPI_Datatype rtype, const lc
     MPI_Datatype unit = err == MPI_SUCCESS ? lc_v_unit(rtype, bytes, N) : MPI_BYTE;
     int total = err == MPI_SUCCESS ? lc_v_units(bytes, N, unit, lc, lc + N) : 0;
     if (err == MPI_SUCCESS && total < 0) err = MPI_ERR_COUNT;
-    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem))) err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem)))
+        err = MPI_ERR_NO_MEM;
     if (err == MPI_SUCCESS)
         err = PMPI_Recv(tmp, total, unit, root_nr, TAG, d->nodecomm, MPI_STATUS_IGNORE);
     if (err == MPI_SUCCESS)
@@ -90,8 +91,8 @@ int lc_scatterv_lane(const void *sbuf, const int *scounts, const int *displs,
     int *grid = lc_rank_grid(d);
     if (!grid) return MPI_ERR_NO_MEM;
     int err = d->rank == root
-                  ? scatterv_root(sbuf, scounts, displs, stype, rbuf, rcount, rtype, d, grid,
-                                  root_node)
+                  ? scatterv_root(sbuf, scounts, displs, stype, rbuf, rcount, rtype, d,
+                                  grid, root_node)
                   : scatterv_forward(rbuf, rcount, rtype, d, grid, root_node, root_nr);
     free(grid);
     return err;
