@@ -292,6 +292,16 @@ int lc_ktree_blocks(const lc_decomp *d, int first, int last);
 int lc_ktree_parts_type(const lc_decomp *d, const lc_ktree *t, int port, int base,
                         int count, MPI_Datatype type, MPI_Datatype *out, int *nblocks);
 
+/* The holder's node step of gather and scatter kported (node ranks i != holder): each
+ * process's own block (tag LC_KTREE_TAG_OWN) and, for ports i < k, the bundle of parts
+ * the port passes on (LC_KTREE_TAG_PARTS, an hindexed type over B), posted as receives
+ * (collect = 1, gather) or sends (collect = 0, scatter) into reqs[*nr...]: at most
+ * 2 (n-1) requests. B holds blocks of cnt x T starting at comm rank `base`. */
+enum { LC_KTREE_TAG_OWN = 0x4c44, LC_KTREE_TAG_PARTS = 0x4c45 };
+int lc_ktree_holder_post(const lc_decomp *d, const lc_ktree *t, int holder, char *B,
+                         int cnt, MPI_Datatype T, int base, int collect, MPI_Request *reqs,
+                         int *nr);
+
 #pragma GCC visibility pop
 
 #endif /* LANECOLL_INTERNAL_H */
