@@ -10,7 +10,8 @@
  * each lane's blocks at once at their places with one indexed datatype per lane (the
  * receives are posted before the root's own lane gatherv, so the node step overlaps
  * it). Zero-copy at the root; one temporary of its lane's data at the other root-node
- * processes, none elsewhere.
+ * processes, none elsewhere. On one node (N = 1) there is nothing to forward: no size
+ * scatter, every process sends its block straight to the root.
  *
  * Cost: a node scatter of N numbers per process (root node only), ceil(log N) rounds of
  *   lane gatherv (all n lanes at once: the data entering the root node, t minus the
@@ -36,7 +37,8 @@ static int gatherv_root(const void *sbuf, int scount, MPI_Datatype stype, void *
     MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)n);
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t)n);
     int err = lc && types && reqs ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    if (err == MPI_SUCCESS) err = lc_v_lane_bytes(d, grid, rcounts, rtype, me, NULL);
+    if (err == MPI_SUCCESS && N > 1)
+        err = lc_v_lane_bytes(d, grid, rcounts, rtype, me, NULL);
     for (int q = 0; q < n && err == MPI_SUCCESS; q++) {
         if (q == me) continue;
         err = lc_type_rank_blocks(N, grid + q, m, rcounts, displs, rtype, &types[nr]);
@@ -61,6 +63,8 @@ static int gatherv_forward(const void *sbuf, int scount, MPI_Datatype stype,
                            const lc_decomp *d, const int *grid, int root_node, int root_nr)
 {
     int N = d->nnodes;
+    if (N == 1) /* one node: the lane is this process, its block goes straight out */
+        return PMPI_Send(sbuf, scount, stype, root_nr, TAG, d->nodecomm);
     long long *bytes = malloc(sizeof(long long) * (size_t)N);
     int *lc = malloc(2 * sizeof(int) * (size_t)N);
     int err = bytes && lc ? MPI_SUCCESS : MPI_ERR_NO_MEM;

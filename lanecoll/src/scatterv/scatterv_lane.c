@@ -8,7 +8,9 @@
  * own lane's blocks over its lane from the send buffer at the callers' displacements
  * (MPI_IN_PLACE too). Each of those processes receives its lane's blocks into a
  * temporary and scatters them over its lane. Zero-copy at the root; one temporary of
- * its lane's data at the other root-node processes, none elsewhere.
+ * its lane's data at the other root-node processes, none elsewhere. On one node (N = 1)
+ * there is nothing to forward: no size scatter, every process receives its block
+ * straight from the root.
  *
  * Cost: a node scatter of N numbers per process (root node only), n-1 messages out of
  *   the root over the node (t minus its own lane's share: the bottleneck as for
@@ -34,7 +36,8 @@ static int scatterv_root(const void *sbuf, const int *scounts, const int *displs
     MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)n);
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t)n);
     int err = lc && types && reqs ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    if (err == MPI_SUCCESS) err = lc_v_lane_bytes(d, grid, scounts, stype, me, NULL);
+    if (err == MPI_SUCCESS && N > 1)
+        err = lc_v_lane_bytes(d, grid, scounts, stype, me, NULL);
     for (int q = 0; q < n && err == MPI_SUCCESS; q++) {
         if (q == me) continue;
         err = lc_type_rank_blocks(N, grid + q, m, scounts, displs, stype, &types[nr]);
@@ -59,6 +62,8 @@ static int scatterv_forward(void *rbuf, int rcount, MPI_Datatype rtype, const lc
                             const int *grid, int root_node, int root_nr)
 {
     int N = d->nnodes;
+    if (N == 1) /* one node: the lane is this process, its block comes straight in */
+        return PMPI_Recv(rbuf, rcount, rtype, root_nr, TAG, d->nodecomm, MPI_STATUS_IGNORE);
     long long *bytes = malloc(sizeof(long long) * (size_t)N);
     int *lc = malloc(2 * sizeof(int) * (size_t)N);
     int err = bytes && lc ? MPI_SUCCESS : MPI_ERR_NO_MEM;
