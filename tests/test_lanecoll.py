@@ -48,3 +48,6 @@ def test_lanecoll_matrix(mpi, tmp_path):
     matrix_lines = [line for line in proc.stdout.splitlines() if line.startswith("matrix:")]
     # every launch ran some configurations through lanecoll's own algorithms
     assert matrix_lines and all(int(re.search(r"ran=(\d+)", l).group(1)) > 0 for l in matrix_lines)
+    # the vector collectives (allgatherv, gatherv, scatterv) ran through lanecoll's own
+    # algorithms in every launch too (hier runs on every layout)
+    assert all(int(re.search(r"vector_ran=(\d+)", l).group(1)) > 0 for l in matrix_lines)

@@ -19,7 +19,8 @@
  * count, ranks and first offset; the wrong algorithm is then not timed.
  *
  * What "count" means per collective: see coll_catalog.h (total count for bcast, reduce,
- * allreduce, scan, exscan; per-process block for the others). Default sweep ("auto"):
+ * allreduce, scan, exscan; per-process block for the others; the mean block of irregular
+ * counts for allgatherv, gatherv, scatterv). Default sweep ("auto"):
  * like the paper, counts scaled by p for total collectives (p, 10p, ..., 10000p) and
  * block counts 1, 10, ..., 10000 for block collectives, so the total data is p*10^k in
  * both; auto drops counts whose buffers exceed --max-bytes (and says so in a summary).
@@ -63,7 +64,7 @@ static int o_validate, o_interleave;
 static hs_option options[] = {
     { "collectives", HS_OPT_STR, &o_colls,
       "bcast,gather,scatter,allgather,alltoall,reduce,allreduce,reduce_scatter_block,scan,"
-      "exscan",
+      "exscan,allgatherv,gatherv,scatterv",
       "comma-separated collectives" },
     { "algorithms", HS_OPT_STR, &o_algs, NULL /* native + the catalogue's variants */,
       "comma-separated: native (PMPI_<Coll>), the lanecoll variants (LC_<Coll>_<variant>: "
@@ -107,7 +108,8 @@ static int check(int quiet)
             snprintf(bad, sizeof bad, "unknown collective '%.*s'",
                      (int)(len < 40 ? len : 40), s);
             why = "--collectives: choose from bcast, gather, scatter, allgather, alltoall, "
-                  "reduce, allreduce, reduce_scatter_block, scan, exscan";
+                  "reduce, allreduce, reduce_scatter_block, scan, exscan, allgatherv, "
+                  "gatherv, scatterv";
         }
         s += len + (s[len] == ',');
     }
@@ -533,12 +535,12 @@ static int list_algorithms(void)
     for (int c = 0; c < NCOLL; c++) {
         printf("%s{\"name\":", c ? "," : "");
         json_string(colls[c].name);
-        printf(",\"block\":%s,\"root\":%s,\"reduction\":%s,\"root_only\":%s,"
+        printf(",\"block\":%s,\"root\":%s,\"reduction\":%s,\"root_only\":%s,\"vector\":%s,"
                "\"algorithms\":[{\"variant\":\"native\",\"restrictions\":\"\","
                "\"cost\":\"the MPI library's own collective (PMPI_<Coll>)\"}",
                colls[c].block ? "true" : "false", colls[c].rooted ? "true" : "false",
-               colls[c].reduction ? "true" : "false",
-               colls[c].root_only ? "true" : "false");
+               colls[c].reduction ? "true" : "false", colls[c].root_only ? "true" : "false",
+               colls[c].vector ? "true" : "false");
         for (int i = 0; i < HS_NDEF; i++) {
             if (lc_algs[i].coll != c || !lc_algs[i].fn) continue;
             printf(",{\"variant\":");
@@ -587,7 +589,9 @@ int main(int argc, char **argv)
         "hierarchical (hier) mock-ups (Traff & Hunold), as JSONL records.\n"
         "count = MPI count for bcast/reduce/allreduce/scan/exscan, the "
         "per-process block for gather/scatter/allgather/alltoall/"
-        "reduce_scatter_block.\nexample: LANECOLL_NODE_SIZE=1 mpirun -np 2 "
+        "reduce_scatter_block, the mean block for allgatherv/gatherv/scatterv "
+        "(irregular counts, weights 1,2,3 over the ranks).\nexample: LANECOLL_NODE_SIZE=1 "
+        "mpirun -np 2 "
         "coll --collectives allreduce,bcast --counts 1p:1000p --repetitions 20",
         check);
     if (rc >= 0) return hs_finish(rc);
@@ -639,11 +643,13 @@ int main(int argc, char **argv)
             for (int a = 0; a < n_alg; a++) {
                 if (!sel_alg[a] || skip[a] == SKIP_WRONG)
                     continue; /* error record written */
-                if (skip[a] == SKIP_MISSING && !strcmp(alg_names[a], "hier"))
+                if (skip[a] == SKIP_MISSING && c == C_alltoall &&
+                    !strcmp(alg_names[a], "hier"))
                     not_timed(c, a, count, "unavailable",
                               "no hierarchical alltoall (paper, section 3.6)");
                 else if (skip[a] == SKIP_MISSING)
-                    continue; /* e.g. lane_v where lane has no regular/vector choice */
+                    continue; /* e.g. lane_v where lane has no regular/vector choice, or
+                                 hier for gatherv/scatterv (not in the catalogue) */
                 else if (probe(c, a, count))
                     algs[na++] = a;
             }

@@ -8,6 +8,13 @@
  *   block collectives  gather scatter allgather alltoall reduce_scatter_block: count = the
  *                      per-process block (MPI sendcount / recvcount); bytes = block*4,
  *                      the same "bytes" lanecoll's tuning table uses.
+ *   vector collectives allgatherv gatherv scatterv: count = the mean block; the counts
+ *                      are irregular: weights 1, 2, 3 repeating over the ranks (rank r
+ *                      gets weight r%3+1), counts[r] = floor(p*count*w_r/W) with the
+ *                      remainder given one element each to the first ranks, so the total
+ *                      is exactly p*count; blocks in rank order, no gaps. bytes = count*4,
+ *                      the mean block, which is what lanecoll's tuning table uses for
+ *                      them (sum of the counts x type size / p).
  * Data type MPI_INT, reductions MPI_SUM (predefined, so commutative: every lanecoll
  * restriction about operators holds), root 0.
  * Alltoall has no hierarchical version (paper, section 3.6). lane_v, the lane algorithm
@@ -22,6 +29,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll_nodes.h" /* HS_HAVE_LANECOLL and lanecoll.h when available */
@@ -59,9 +67,10 @@ static const struct {
     int rooted;    /* has a root (always 0 here) */
     int reduction; /* has an op (MPI_SUM here) */
     int root_only; /* only the root's receive buffer is defined (gather, reduce) */
+    int vector;    /* per-process counts (allgatherv, gatherv, scatterv) */
 } colls[NCOLL] = {
-#define X(coll, block, rooted, reduction, root_result) \
-    { #coll, block, rooted, reduction, root_result },
+#define X(coll, block, rooted, reduction, root_result, vector) \
+    { #coll, block, rooted, reduction, root_result, vector },
     LC_COLLECTIVES(X)
 #undef X
 };
@@ -132,6 +141,9 @@ static inline void coll_elems(int c, int64_t count, int p, int64_t *send, int64_
         *recv = count;
         break;
     case C_alltoall:
+    case C_allgatherv: /* vector: any rank's block is at most p*count */
+    case C_gatherv:
+    case C_scatterv:
         *send = pc;
         *recv = pc;
         break;
@@ -140,6 +152,33 @@ static inline void coll_elems(int c, int64_t count, int p, int64_t *send, int64_
         *recv = count;
         break;
     }
+}
+
+/* The benchmark's counts of the vector collectives for mean block `count` on p ranks
+ * (see the conventions above), cached for the last (count, p); NULL when out of memory. */
+static int *hs_vcounts, *hs_vdispls, hs_vp = -1;
+static int64_t hs_vcount = -1;
+static inline int coll_vector_layout(int64_t count, int p)
+{
+    if (count == hs_vcount && p == hs_vp) return 0;
+    free(hs_vcounts);
+    hs_vcounts = malloc(2 * sizeof(int) * (size_t)p);
+    if (!hs_vcounts) return -1;
+    hs_vdispls = hs_vcounts + p;
+    int64_t W = 0, total = count * p, given = 0, at = 0;
+    for (int r = 0; r < p; r++) W += r % 3 + 1;
+    for (int r = 0; r < p; r++) {
+        hs_vcounts[r] = (int)(total * (r % 3 + 1) / W);
+        given += hs_vcounts[r];
+    }
+    for (int r = 0; given < total; r = (r + 1) % p, given++) hs_vcounts[r]++;
+    for (int r = 0; r < p; r++) {
+        hs_vdispls[r] = (int)at;
+        at += hs_vcounts[r];
+    }
+    hs_vcount = count;
+    hs_vp = p;
+    return 0;
 }
 
 /* Runs one call. Returns an MPI error code, or HS_UNAVAILABLE. The benchmark's buffers
@@ -153,6 +192,19 @@ static inline int coll_call(int c, int a, int *s, int *r, int n, MPI_Comm comm)
     int count = n, sendcount = n, recvcount = n, root = 0;
     MPI_Datatype datatype = MPI_INT, sendtype = MPI_INT, recvtype = MPI_INT;
     MPI_Op op = MPI_SUM;
+    const int *recvcounts = NULL, *sendcounts = NULL, *displs = NULL;
+    if (colls[c].vector) {
+        int p, me;
+        MPI_Comm_size(comm, &p);
+        MPI_Comm_rank(comm, &me);
+        if (coll_vector_layout(n, p)) return MPI_ERR_NO_MEM;
+        recvcounts = sendcounts = hs_vcounts;
+        displs = hs_vdispls;
+        sendcount = recvcount = hs_vcounts[me];
+    }
+    (void)recvcounts;
+    (void)sendcounts;
+    (void)displs;
     (void)buffer;
     (void)recvbuf;
     (void)sendbuf;

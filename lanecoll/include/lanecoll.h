@@ -78,7 +78,8 @@
  *   At most one of them may be set; an invalid value aborts with a message.
  *
  * Interposition (liblanecoll_pmpi.so, LD_PRELOAD or link before -lmpi): intercepts
- * MPI_Bcast ... MPI_Exscan and chooses per call, in this order:
+ * MPI_Bcast ... MPI_Exscan, MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv and chooses per
+ * call, in this order:
  *   LANECOLL_<COLL>=native|lane|hier|lane_v|kported|pipeline|pipeline1   e.g. LANECOLL_ALLREDUCE=lane (COLL is the MPI name
  *                                      without MPI_, upper case); LANECOLL_ALL for all
  *                                      collectives (those without the named
@@ -114,9 +115,9 @@ extern "C" {
  *   int LC_<Coll>_<variant>(<parameters of MPI_<Coll>>, MPI_Comm comm);
  * e.g. LC_Bcast_lane(void *buffer, int count, MPI_Datatype datatype, int root,
  * MPI_Comm comm), LC_Allreduce_lane_v(...), LC_Exscan_hier(...). Today: lane for all
- * ten, hier for all but Alltoall (paper, section 3.6), lane_v for Bcast, Reduce,
- * Allreduce, Scan, Exscan, kported for Bcast, Scatter, Gather and pipeline, pipeline1
- * for Bcast (section 5). */
+ * ten regular collectives and Allgatherv, Gatherv, Scatterv, hier for all but Alltoall
+ * (paper, section 3.6), lane_v for Bcast, Reduce, Allreduce, Scan, Exscan, kported for
+ * Bcast, Scatter, Gather and pipeline, pipeline1 for Bcast (section 5). */
 #include "lanecoll_collectives.h"
 #define LC_ALGORITHM(coll, variant, flags, restrictions, cost) \
     int LC_PUBLIC_FN(coll, variant)(LC_PARAMS(coll), MPI_Comm comm);

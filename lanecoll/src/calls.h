@@ -40,6 +40,18 @@
     { LC_C_scan, comm, op, -1, lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) }
 #define LC_CALL_exscan \
     { LC_C_exscan, comm, op, -1, lc_args_ok_count(comm, count, datatype) && lc_args_ok_op(op) }
+#define LC_CALL_allgatherv \
+    { LC_C_allgatherv, comm, MPI_OP_NULL, -1, \
+      lc_args_ok_counts(comm, recvcounts, displs, recvtype) && \
+      (sendbuf == MPI_IN_PLACE || lc_args_ok_count(comm, sendcount, sendtype)) }
+#define LC_CALL_gatherv \
+    { LC_C_gatherv, comm, MPI_OP_NULL, root, \
+      lc_args_ok_rooted_v(comm, root, sendcount, sendtype, recvcounts, displs, recvtype, \
+                          sendbuf == MPI_IN_PLACE) }
+#define LC_CALL_scatterv \
+    { LC_C_scatterv, comm, MPI_OP_NULL, root, \
+      lc_args_ok_rooted_v(comm, root, recvcount, recvtype, sendcounts, displs, sendtype, \
+                          recvbuf == MPI_IN_PLACE) }
 /* clang-format on */
 
 #endif

@@ -127,6 +127,13 @@ int lc_args_ok_op(MPI_Op op);
  * the root's other side; in place at the root the root's own side is not used. */
 int lc_args_ok_rooted_pair(MPI_Comm comm, int root, int count, MPI_Datatype type,
                            int root_count, MPI_Datatype root_type, int in_place_at_root);
+/* Vector collectives: counts and displacements given, no count negative (O(p)). */
+int lc_args_ok_counts(MPI_Comm comm, const int *counts, const int *displs,
+                      MPI_Datatype type);
+/* Gatherv/scatterv: as lc_args_ok_rooted_pair with the root's counts and displs. */
+int lc_args_ok_rooted_v(MPI_Comm comm, int root, int count, MPI_Datatype type,
+                        const int *root_counts, const int *root_displs,
+                        MPI_Datatype root_type, int in_place_at_root);
 
 /* ---- Buffers and datatypes (buffers.c) ---------------------------------------------- */
 /* counts[i] = count/parts (+1 for the first count%parts), displs their prefix sums. */
@@ -234,6 +241,31 @@ int lc_bcast_pipelined(void *buf, int count, MPI_Datatype type, int root,
 int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type, MPI_Op op,
                         const lc_decomp *d, int vector);
 
+/* ---- Vector collectives (vector.c) ------------------------------------------------- */
+/* grid[i * max_ppn + j] = comm rank of node rank j on node i (-1 where node i has fewer
+ * processes); any rank order. free() it; NULL when out of memory. */
+int *lc_rank_grid(const lc_decomp *d);
+/* Committed indexed type of the blocks of ranks[0], ranks[stride], ... (nranks of them,
+ * negative entries skipped): counts[r] elements of `type` at displs[r] extents, i.e.
+ * where MPI_Gatherv/Allgatherv/Scatterv put rank r's block. */
+int lc_type_rank_blocks(int nranks, const int *ranks, int stride, const int *counts,
+                        const int *displs, MPI_Datatype type, MPI_Datatype *out);
+/* counts/displs of lane `lane` (regular layouts): lc[i], ld[i] of node i's member. */
+int lc_lane_counts(const lc_decomp *d, const int *grid, int lane, const int *counts,
+                   const int *displs, int *lc, int *ld);
+/* Root-node step of gatherv/scatterv lane: the root (node rank root_nr) scatters to each
+ * process of its node the byte sizes of its lane's N blocks (counts x size of the root's
+ * type) into mine[N]; one node scatter of N long longs per process. Root node only. */
+int lc_v_lane_bytes(const lc_decomp *d, const int *grid, const int *counts,
+                    MPI_Datatype type, int root_nr, long long *mine);
+/* The type in which a forwarding process holds blocks of those byte sizes: its own
+ * `own` type when its size divides all of them (always when every process passes the
+ * same type), else MPI_BYTE (homogeneous systems, as all of lanecoll assumes). */
+MPI_Datatype lc_v_unit(MPI_Datatype own, const long long *bytes, int n);
+/* counts/displs in units of `unit` for blocks of bytes[0..n) placed one after another;
+ * returns the total, or -1 when it exceeds INT_MAX. */
+int lc_v_units(const long long *bytes, int n, MPI_Datatype unit, int *counts, int *displs);
+
 /* ---- The k-ported tree over the nodes (ktree.c) ------------------------------------- */
 typedef struct lc_ktree_send {
     int round;       /* 0, 1, ...: sends of one port go out in this order */
@@ -259,6 +291,16 @@ int lc_ktree_blocks(const lc_decomp *d, int first, int last);
  * blocks in it. Consecutive communicators only. */
 int lc_ktree_parts_type(const lc_decomp *d, const lc_ktree *t, int port, int base,
                         int count, MPI_Datatype type, MPI_Datatype *out, int *nblocks);
+
+/* The holder's node step of gather and scatter kported (node ranks i != holder): each
+ * process's own block (tag LC_KTREE_TAG_OWN) and, for ports i < k, the bundle of parts
+ * the port passes on (LC_KTREE_TAG_PARTS, an hindexed type over B), posted as receives
+ * (collect = 1, gather) or sends (collect = 0, scatter) into reqs[*nr...]: at most
+ * 2 (n-1) requests. B holds blocks of cnt x T starting at comm rank `base`. */
+enum { LC_KTREE_TAG_OWN = 0x4c44, LC_KTREE_TAG_PARTS = 0x4c45 };
+int lc_ktree_holder_post(const lc_decomp *d, const lc_ktree *t, int holder, char *B,
+                         int cnt, MPI_Datatype T, int base, int collect, MPI_Request *reqs,
+                         int *nr);
 
 #pragma GCC visibility pop
 

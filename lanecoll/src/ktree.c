@@ -99,3 +99,31 @@ int lc_ktree_parts_type(const lc_decomp *d, const lc_ktree *t, int port, int bas
     free(displs);
     return err;
 }
+
+int lc_ktree_holder_post(const lc_decomp *d, const lc_ktree *t, int holder, char *B,
+                         int cnt, MPI_Datatype T, int base, int collect, MPI_Request *reqs,
+                         int *nr)
+{
+    int n = d->node_size, err = MPI_SUCCESS;
+    MPI_Aint blk = cnt * lc_extent(T);
+    char *mine = B + (d->node_first[d->node_index] - base) * blk;
+    for (int i = 0; i < n && err == MPI_SUCCESS; i++) {
+        if (i == holder) continue;
+        err = collect ? PMPI_Irecv(mine + i * blk, cnt, T, i, LC_KTREE_TAG_OWN, d->nodecomm,
+                                   &reqs[(*nr)++])
+                      : PMPI_Isend(mine + i * blk, cnt, T, i, LC_KTREE_TAG_OWN, d->nodecomm,
+                                   &reqs[(*nr)++]);
+        if (err != MPI_SUCCESS || i >= t->k) continue;
+        MPI_Datatype parts;
+        int nb;
+        err = lc_ktree_parts_type(d, t, i, base, cnt, T, &parts, &nb);
+        if (err == MPI_SUCCESS && nb > 0) {
+            err = collect ? PMPI_Irecv(B, 1, parts, i, LC_KTREE_TAG_PARTS, d->nodecomm,
+                                       &reqs[(*nr)++])
+                          : PMPI_Isend(B, 1, parts, i, LC_KTREE_TAG_PARTS, d->nodecomm,
+                                       &reqs[(*nr)++]);
+            PMPI_Type_free(&parts);
+        }
+    }
+    return err;
+}

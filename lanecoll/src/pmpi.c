@@ -1,5 +1,5 @@
-/* Interposition: MPI_Bcast ... MPI_Exscan for unmodified programs (liblanecoll_pmpi.so,
- * LD_PRELOAD or linked before -lmpi). Each wrapper MPI_X first tests whether the
+/* Interposition: MPI_Bcast ... MPI_Exscan, MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv for
+ * unmodified programs (liblanecoll_pmpi.so, LD_PRELOAD or linked before -lmpi). Each wrapper MPI_X first tests whether the
  * settings make X always native (LC_NATIVE_ONLY, select.h), then whether the message
  * size that the tuning table speaks of lies outside every lane/hier rule of X
  * (LC_NATIVE_BYTES; for gather and scatter the size depends on the root, so that test
@@ -8,6 +8,10 @@
  * whether the settings still settle native, states what MPI would reject and hands
  * over to lc_dispatch (select.c); the algorithms use PMPI_ only, so nothing is
  * intercepted twice.
+ * The vector collectives (allgatherv, gatherv, scatterv) measure bytes as the mean block,
+ * sum of the counts x type size / p (what the tuning table's min_bytes/max_bytes mean for
+ * them): an O(p) sum, done only past LC_NATIVE_ONLY. Gatherv and scatterv broadcast the
+ * root's value first when the choice or the log needs it (lc_bytes_shared).
  * MPI_Init and MPI_Init_thread are intercepted to validate all settings at
  * initialization (MPI_Abort there on an invalid setting or tuning file). */
 #include "calls.h"
@@ -345,4 +349,133 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
         LC_NATIVE_BYTES(LC_C_exscan, bytes = nbytes(count, datatype)))
         return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
     return full_exscan(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+}
+
+/* Mean block of a vector collective in bytes: sum(counts) x size / p (0 when invalid). */
+static long long mean_block(const int *counts, MPI_Datatype type, MPI_Comm comm)
+{
+    int p = 0;
+    long long total = 0;
+    if (!counts || PMPI_Comm_size(comm, &p) != MPI_SUCCESS || p <= 0) return 0;
+    for (int r = 0; r < p; r++) total += counts[r] > 0 ? counts[r] : 0;
+    return nbytes(1, type) * total / p;
+}
+
+/* Gatherv/scatterv: the root's mean block on every process when lc_bytes_shared says it
+ * matters (-1 from the root when its own arguments are invalid: native everywhere);
+ * otherwise the local view (the root's value at the root, 0 elsewhere). */
+static long long rooted_mean_block(lc_coll c, const int *counts, MPI_Datatype type,
+                                   int args_ok_here, int root, MPI_Comm comm)
+{
+    long long bytes = 0;
+    int inter = 1;
+    if (!lc_args_ok_rooted(comm, root) ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return -1;
+    if (rank_of(comm) == root) bytes = args_ok_here ? mean_block(counts, type, comm) : -1;
+    if (lc_bytes_shared(c) &&
+        PMPI_Bcast(&bytes, 1, MPI_LONG_LONG, root, comm) != MPI_SUCCESS)
+        return -1;
+    return bytes;
+}
+
+static __attribute__((noinline)) int full_allgatherv(const void *sendbuf, int sendcount,
+                                                     MPI_Datatype sendtype, void *recvbuf,
+                                                     const int recvcounts[],
+                                                     const int displs[],
+                                                     MPI_Datatype recvtype, MPI_Comm comm)
+{
+    lc_call call = LC_CALL_allgatherv;
+    long long bytes = call.args_ok ? mean_block(recvcounts, recvtype, comm) : 0;
+    lc_route route = LC_NATIVE_BYTES(LC_C_allgatherv, bytes)
+                         ? LC_ROUTE_NATIVE
+                         : lc_route_for_bytes(LC_C_allgatherv, bytes);
+    if (route == LC_ROUTE_NATIVE)
+        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, comm);
+    const lc_decomp *d;
+    lc_alg a = lc_dispatch(&call, bytes, route, &d);
+    if (a == LC_NATIVE)
+        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, comm);
+    return LC_RUN(allgatherv, a, d);
+}
+
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm)
+{
+    if (LC_NATIVE_ONLY(LC_C_allgatherv))
+        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, comm);
+    return full_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                           recvtype, comm);
+}
+
+static __attribute__((noinline)) int full_gatherv(const void *sendbuf, int sendcount,
+                                                  MPI_Datatype sendtype, void *recvbuf,
+                                                  const int recvcounts[],
+                                                  const int displs[], MPI_Datatype recvtype,
+                                                  int root, MPI_Comm comm)
+{
+    lc_call call = LC_CALL_gatherv;
+    long long bytes =
+        rooted_mean_block(LC_C_gatherv, recvcounts, recvtype, call.args_ok, root, comm);
+    if (bytes < 0) call.args_ok = 0, bytes = 0;
+    lc_route route = LC_NATIVE_BYTES(LC_C_gatherv, bytes)
+                         ? LC_ROUTE_NATIVE
+                         : lc_route_for_bytes(LC_C_gatherv, bytes);
+    if (route == LC_ROUTE_NATIVE)
+        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                            recvtype, root, comm);
+    const lc_decomp *d;
+    lc_alg a = lc_dispatch(&call, bytes, route, &d);
+    if (a == LC_NATIVE)
+        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                            recvtype, root, comm);
+    return LC_RUN(gatherv, a, d);
+}
+
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm)
+{
+    if (LC_NATIVE_ONLY(LC_C_gatherv))
+        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                            recvtype, root, comm);
+    return full_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                        root, comm);
+}
+
+static __attribute__((noinline)) int full_scatterv(
+    const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+    void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    lc_call call = LC_CALL_scatterv;
+    long long bytes =
+        rooted_mean_block(LC_C_scatterv, sendcounts, sendtype, call.args_ok, root, comm);
+    if (bytes < 0) call.args_ok = 0, bytes = 0;
+    lc_route route = LC_NATIVE_BYTES(LC_C_scatterv, bytes)
+                         ? LC_ROUTE_NATIVE
+                         : lc_route_for_bytes(LC_C_scatterv, bytes);
+    if (route == LC_ROUTE_NATIVE)
+        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm);
+    const lc_decomp *d;
+    lc_alg a = lc_dispatch(&call, bytes, route, &d);
+    if (a == LC_NATIVE)
+        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm);
+    return LC_RUN(scatterv, a, d);
+}
+
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm)
+{
+    if (LC_NATIVE_ONLY(LC_C_scatterv))
+        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm);
+    return full_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                         recvtype, root, comm);
 }

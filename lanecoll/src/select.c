@@ -289,6 +289,13 @@ lc_route lc_route_for_bytes(lc_coll c, long long bytes)
                                                           : LC_ROUTE_NATIVE;
 }
 
+int lc_bytes_shared(lc_coll c)
+{
+    lc_select_init(0);
+    return lc_log_enabled() ||
+           (settings.forced[c] < 0 && lc_tuning_may_decompose(&settings.tuning, c));
+}
+
 /* "Allreduce" from "allreduce", for messages that name the MPI function. */
 static const char *mpi_name(lc_coll c, char *buf, size_t len)
 {

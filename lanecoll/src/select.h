@@ -34,6 +34,13 @@ lc_route lc_route_for_bytes(lc_coll c, long long bytes);
 lc_alg lc_dispatch(const lc_call *call, long long bytes, lc_route route,
                    const lc_decomp **d);
 
+/* Gatherv and scatterv: only the root knows the counts, so their byte measure (the mean
+ * block over all processes, as for allgatherv) must be broadcast from the root before
+ * the choice whenever it matters: a log is written, or c is not forced and the tuning
+ * table has a rule for c that may pick an algorithm other than native. Depends on the
+ * settings only, so every process agrees (one extra broadcast of 8 bytes per call then). */
+int lc_bytes_shared(lc_coll c);
+
 /* Fast path of every wrapper: 1 when the settings alone make this collective native
  * (no LANECOLL_<COLL>/LANECOLL_ALL other than native, no tuning rule for it that picks
  * lane or hier, no LANECOLL_LOG), computed once in MPI_Init. The wrapper then calls

@@ -16,12 +16,19 @@
  * MPI_Allgatherv splits mixed-type messages inconsistently; issue 14): the mixed type
  * with 60000 elements (120000 ints) per block, and MPI_INT reductions of 140000
  * elements in total. MATRIX_NO_LARGE=1 skips it.
+ * The vector collectives (allgatherv, gatherv, scatterv) get their own loops
+ * (run_vector): base counts 0, 1, ppn+1 and a prime under three count patterns (all
+ * equal; irregular with zeros and odd sizes; zero on even ranks), blocks placed in
+ * reverse rank order with gaps, every root on world in `full`, in place and not, and
+ * the mixed type at about 60000 elements per process in the large phase.
+ * MATRIX_ONLY_VECTOR=1 runs only those (and the queries).
  * Every buffer (send and receive, including gaps of the vector type) is compared after
  * the native and the lanecoll call started from identical contents. Values are small
  * integers so that sums are exact in any order, also in double.
  *
  * Prints one line on rank 0:
- *   matrix: np=P layout=... configs=N ran=R fallbacks=F failures=X
+ *   matrix: np=P layout=... configs=N ran=R fallbacks=F failures=X vector_configs=V
+ *           vector_ran=VR  (V, VR: the part of N, R for the vector collectives)
  * and exits non-zero when a configuration failed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +47,7 @@ typedef struct dtype {
 static MPI_Datatype vec_type;  /* 2 ints at offsets 0 and 2, extent 3 ints */
 static MPI_Datatype pair_type; /* 2 contiguous ints: the mixed type on even world ranks */
 static long configs, ran, fallbacks, failures, skipped;
+static long vector_configs, vector_ran; /* of those: allgatherv, gatherv, scatterv */
 static int is_mpich;
 static int world_rank, verbose, small;
 
@@ -152,12 +160,27 @@ typedef struct tcase {
     int inplace;
 } tcase;
 
-enum { BCAST, GATHER, SCATTER, ALLGATHER, ALLTOALL, REDUCE, ALLREDUCE, RSB, SCAN, EXSCAN };
-static const char *const coll_names[] = { "bcast",     "gather",
-                                          "scatter",   "allgather",
-                                          "alltoall",  "reduce",
-                                          "allreduce", "reduce_scatter_block",
-                                          "scan",      "exscan" };
+enum {
+    BCAST,
+    GATHER,
+    SCATTER,
+    ALLGATHER,
+    ALLTOALL,
+    REDUCE,
+    ALLREDUCE,
+    RSB,
+    SCAN,
+    EXSCAN,
+    ALLGATHERV,
+    GATHERV,
+    SCATTERV
+};
+static const char *const coll_names[] = {
+    "bcast",    "gather", "scatter",    "allgather",
+    "alltoall", "reduce", "allreduce",  "reduce_scatter_block",
+    "scan",     "exscan", "allgatherv", "gatherv",
+    "scatterv"
+};
 /* The function types of the LC_<Coll>_<variant> functions, per collective. */
 #define X(coll, ...) typedef int (*coll##_fn)(LC_PARAMS(coll), MPI_Comm comm);
 LC_COLLECTIVES(X)
@@ -354,11 +377,12 @@ static algo algos[] = {
 static void algos_init(void)
 {
     for (size_t a = 0; a < NALGOS; a++) {
-        for (int k = 0; k <= EXSCAN; k++)
+        for (int k = 0; k <= SCATTERV; k++)
             if (strcmp(algos[a].coll_name, coll_names[k]) == 0) algos[a].coll = k;
         int k = algos[a].coll;
-        algos[a].rooted = k == BCAST || k == GATHER || k == SCATTER || k == REDUCE;
-        algos[a].reduction = k >= REDUCE;
+        algos[a].rooted = k == BCAST || k == GATHER || k == SCATTER || k == REDUCE ||
+                          k == GATHERV || k == SCATTERV;
+        algos[a].reduction = k >= REDUCE && k <= EXSCAN;
     }
 }
 
@@ -379,6 +403,7 @@ static void run_comm(MPI_Comm comm, const char *name, int full, dtype *types, in
     int roots[3] = { 0, c.size / 2, c.size - 1 };
 
     for (size_t a = 0; a < NALGOS; a++) {
+        if (algos[a].coll >= ALLGATHERV) continue; /* run_vector */
         c.coll = algos[a].coll;
         c.variant = algos[a].variant;
         c.fn = algos[a].fn;
@@ -424,6 +449,7 @@ static void run_large(MPI_Comm comm, dtype *mixed, dtype *ints, MPI_Op *ops,
     MPI_Comm_rank(comm, &c.rank);
     MPI_Comm_size(comm, &c.size);
     for (size_t a = 0; a < NALGOS; a++) {
+        if (algos[a].coll >= ALLGATHERV) continue; /* run_vector_large */
         c.coll = algos[a].coll;
         c.variant = algos[a].variant;
         c.fn = algos[a].fn;
@@ -440,6 +466,163 @@ static void run_large(MPI_Comm comm, dtype *mixed, dtype *ints, MPI_Op *ops,
                 for (c.inplace = 0; c.inplace <= has_in_place(c.coll); c.inplace++)
                     check(&c);
             }
+        }
+    }
+}
+
+/* ---- vector collectives (allgatherv, gatherv, scatterv) ----------------------------- */
+/* Count patterns for a base count n on p processes (pattern names go into the opname
+ * slot of FAIL lines): every rank n; irregular n*(r%3) + r%2 (zero for some ranks, not
+ * divisible by anything); only odd ranks 2n+1, the even ones 0. Blocks are placed in
+ * reverse rank order with a gap of one element after each (left untouched: compared). */
+static const char *const patterns[] = { "v-regular", "v-irregular", "v-zeros" };
+enum { NPATTERNS = 3 };
+
+static long layout(int pattern, long n, int p, int *counts, int *displs)
+{
+    long at = 0;
+    for (int r = 0; r < p; r++)
+        counts[r] = (int)(pattern == 0   ? n
+                          : pattern == 1 ? n * (r % 3) + r % 2
+                                         : (r % 2 ? 2 * n + 1 : 0));
+    for (int r = p - 1; r >= 0; r--) {
+        displs[r] = (int)at;
+        at += counts[r] + 1;
+    }
+    return at; /* elements spanned by all blocks and gaps */
+}
+
+static void run_v(const tcase *c, bufs *b, const int *counts, const int *displs)
+{
+    MPI_Datatype T = c->t->type;
+    MPI_Comm m = c->comm;
+    int me = c->rank, r = c->root, ip = c->inplace && (c->coll == ALLGATHERV || me == r);
+    switch (c->coll) {
+    case ALLGATHERV:
+        MPI_Allgatherv(ip ? MPI_IN_PLACE : b->sa, counts[me], T, b->ra, counts, displs, T,
+                       m);
+        CALL(c, allgatherv)
+        (ip ? MPI_IN_PLACE : b->sb, counts[me], T, b->rb, counts, displs, T, m);
+        break;
+    case GATHERV:
+        MPI_Gatherv(ip ? MPI_IN_PLACE : b->sa, counts[me], T, b->ra, counts, displs, T, r,
+                    m);
+        CALL(c, gatherv)
+        (ip ? MPI_IN_PLACE : b->sb, counts[me], T, b->rb, counts, displs, T, r, m);
+        break;
+    case SCATTERV:
+        MPI_Scatterv(b->sa, counts, displs, T, ip ? MPI_IN_PLACE : b->ra, counts[me], T, r,
+                     m);
+        CALL(c, scatterv)
+        (b->sb, counts, displs, T, ip ? MPI_IN_PLACE : b->rb, counts[me], T, r, m);
+        break;
+    }
+}
+
+static void check_v(tcase *c, int pattern)
+{
+    const dtype *t = c->t;
+    int p = c->size, me = c->rank, salt = c->coll * 31 + c->count + pattern;
+    int *counts = malloc(2 * sizeof(int) * (size_t)p), *displs = counts + p;
+    long span = layout(pattern, c->count, p, counts, displs), mine = counts[me];
+    int gathers = c->coll != SCATTERV, root_side = c->coll == ALLGATHERV || me == c->root;
+    bufs b;
+    make(&b, t, gathers ? mine : span, gathers ? span : mine);
+    if (c->coll == SCATTERV) {
+        if (me == c->root)
+            for (int q = 0; q < p; q++) fill(t, b.sa, displs[q], counts[q], q, salt);
+    } else if (c->inplace && root_side) {
+        fill(t, b.ra, displs[me], mine, me, salt);
+    } else {
+        fill(t, b.sa, 0, mine, me, salt);
+    }
+    memcpy(b.sb, b.sa, b.sbytes);
+    memcpy(b.rb, b.ra, b.rbytes);
+    if (verbose && world_rank == 0) {
+        fprintf(stderr,
+                "run %s_%s comm=%s type=%s count=%d root=%d pattern=%s inplace=%d\n",
+                coll_names[c->coll], c->variant, c->comm_name, t->name, c->count, c->root,
+                patterns[pattern], c->inplace);
+        fflush(stderr);
+    }
+    run_v(c, &b, counts, displs);
+    note_fallback(c);
+    configs++;
+    vector_configs++;
+    vector_ran += LC_Fallback_reason(c->comm) == NULL;
+    c->opname = patterns[pattern];
+    if (memcmp(b.sa, b.sb, b.sbytes) != 0) report(c, "send buffers differ");
+    if (memcmp(b.ra, b.rb, b.rbytes) != 0) report(c, "receive buffers differ");
+    release(&b);
+    free(counts);
+}
+
+/* Every vector algorithm on comm: types, base counts 0, 1, ppn+1, a prime, the three
+ * patterns, roots (all when `full`, else first/middle/last), in place and not. */
+static void run_vector(MPI_Comm comm, const char *name, int full, dtype *types, int ntypes)
+{
+    LC_Decomposition dc;
+    tcase c;
+    memset(&c, 0, sizeof c);
+    c.comm = comm;
+    c.comm_name = name;
+    c.op = MPI_OP_NULL;
+    MPI_Comm_rank(comm, &c.rank);
+    MPI_Comm_size(comm, &c.size);
+    LC_Decomposition_get(comm, &dc);
+    int counts[4] = { 0, 1, dc.max_ppn + 1, full ? 1031 : 257 };
+    int roots[3] = { 0, c.size / 2, c.size - 1 };
+    for (size_t a = 0; a < NALGOS; a++) {
+        if (algos[a].coll < ALLGATHERV) continue;
+        c.coll = algos[a].coll;
+        c.variant = algos[a].variant;
+        c.fn = algos[a].fn;
+        int nroots = !algos[a].rooted ? 1 : full ? c.size : 3;
+        for (int ti = 0; ti < ntypes; ti++) {
+            c.t = &types[ti];
+            if (c.t->kind == K_DOUBLE) continue; /* int, vec and mixed cover the layouts */
+            for (int ci = 0; ci < 4; ci++) {
+                if (ci > 0 && counts[ci] <= counts[ci - 1]) continue;
+                c.count = counts[ci];
+                for (int pi = 0; pi < NPATTERNS; pi++) {
+                    if (ci == 0 && pi > 0) continue; /* all zero already */
+                    for (int ri = 0; ri < nroots; ri++) {
+                        c.root = !algos[a].rooted ? -1 : full ? ri : roots[ri];
+                        if (!full && ri > 0 && c.root == roots[ri - 1]) continue;
+                        for (c.inplace = 0; c.inplace <= 1; c.inplace++) check_v(&c, pi);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Large vector messages on comm: the mixed type, irregular pattern around 60000 elements
+ * (120000 ints) per process, roots first and last, in place and not. Allgatherv on MPICH
+ * uses MPI_INT instead: MPICH 4.0.2's own MPI_Allgatherv (the reference) hangs with
+ * per-process datatypes of one signature at this size (its ring algorithm splits such
+ * messages by each process's own extent; issue 14, the same bug allgather_hier avoids). */
+static void run_vector_large(MPI_Comm comm, dtype *mixed, dtype *ints)
+{
+    tcase c;
+    memset(&c, 0, sizeof c);
+    c.comm = comm;
+    c.comm_name = "world-large";
+    c.op = MPI_OP_NULL;
+    c.t = mixed;
+    c.count = 60000;
+    MPI_Comm_rank(comm, &c.rank);
+    MPI_Comm_size(comm, &c.size);
+    for (size_t a = 0; a < NALGOS; a++) {
+        if (algos[a].coll < ALLGATHERV) continue;
+        c.coll = algos[a].coll;
+        c.variant = algos[a].variant;
+        c.fn = algos[a].fn;
+        c.t = is_mpich && c.coll == ALLGATHERV ? ints : mixed;
+        for (int ri = 0; ri < (algos[a].rooted ? 2 : 1); ri++) {
+            c.root = !algos[a].rooted ? -1 : ri ? c.size - 1 : 0;
+            if (ri && c.root == 0) continue;
+            for (c.inplace = 0; c.inplace <= 1; c.inplace++) check_v(&c, 1);
         }
     }
 }
@@ -548,13 +731,21 @@ int main(int argc, char **argv)
     MPI_Comm_split(MPI_COMM_WORLD, 0, d.node_rank * size + d.node_index, &interleaved);
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
 
-    run_comm(MPI_COMM_WORLD, "world", full, types, 4, ops, opnames, 4, vec_ok);
-    if (!small) run_comm(reversed, "reversed", 0, types, 4, ops, opnames, 4, vec_ok);
-    run_comm(interleaved, "interleaved", 0, types, full || small ? 4 : 1, ops, opnames, 4,
-             vec_ok);
-    if (!small) run_comm(dup, "dup", 0, types, 1, ops, opnames, 4, vec_ok);
-    if (!getenv("MATRIX_NO_LARGE"))
-        run_large(MPI_COMM_WORLD, &types[3], &types[0], ops, opnames);
+    int only_vector = getenv("MATRIX_ONLY_VECTOR") != NULL;
+    if (!only_vector) {
+        run_comm(MPI_COMM_WORLD, "world", full, types, 4, ops, opnames, 4, vec_ok);
+        if (!small) run_comm(reversed, "reversed", 0, types, 4, ops, opnames, 4, vec_ok);
+        run_comm(interleaved, "interleaved", 0, types, full || small ? 4 : 1, ops, opnames,
+                 4, vec_ok);
+        if (!small) run_comm(dup, "dup", 0, types, 1, ops, opnames, 4, vec_ok);
+    }
+    run_vector(MPI_COMM_WORLD, "world", full, types, 4);
+    if (!small) run_vector(reversed, "reversed", 0, types, 1);
+    run_vector(interleaved, "interleaved", 0, types, small ? 1 : 4);
+    if (!getenv("MATRIX_NO_LARGE")) {
+        if (!only_vector) run_large(MPI_COMM_WORLD, &types[3], &types[0], ops, opnames);
+        run_vector_large(MPI_COMM_WORLD, &types[3], &types[0]);
+    }
 
     MPI_Comm_free(&dup);
     MPI_Comm_free(&interleaved);
@@ -570,7 +761,8 @@ int main(int argc, char **argv)
         const char *k = getenv("LANECOLL_NODE_SIZE"), *ks = getenv("LANECOLL_NODE_SIZES");
         /* configurations are counted once (rank 0's view), failures over all ranks */
         printf("matrix: np=%d layout=%s%s mode=%s predefined_ops_on_vec=%d configs=%ld "
-               "ran=%ld fallbacks=%ld skipped=%ld failures=%ld\n",
+               "ran=%ld fallbacks=%ld skipped=%ld failures=%ld vector_configs=%ld "
+               "vector_ran=%ld\n",
                size,
                k    ? "K="
                : ks ? "sizes="
@@ -578,7 +770,8 @@ int main(int argc, char **argv)
                k    ? k
                : ks ? ks
                     : "",
-               mode, vec_ok, configs, ran, fallbacks, skipped, total[3]);
+               mode, vec_ok, configs, ran, fallbacks, skipped, total[3], vector_configs,
+               vector_ran);
         fflush(stdout);
     }
     MPI_Bcast(&total[3], 1, MPI_LONG, 0, MPI_COMM_WORLD);

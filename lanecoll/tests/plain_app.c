@@ -1,4 +1,5 @@
-/* An ordinary MPI program that knows nothing of lanecoll: calls the ten collectives on
+/* An ordinary MPI program that knows nothing of lanecoll: calls the ten collectives and
+ * Allgatherv, Gatherv, Scatterv (counts 1, 2, 3 repeating over the ranks) on
  * MPI_COMM_WORLD with MPI_INT data and checks the results against closed formulas (so
  * no collective is needed to compute the expectation). Run with liblanecoll_pmpi.so
  * preloaded or linked, it exercises the interposition layer.
@@ -76,6 +77,30 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++)
         expect("reduce_scatter_block", r[i], size * (size - 1) / 2 + size * (rank * 2 + i),
                i);
+
+    /* Allgatherv, Gatherv, Scatterv: rank q's block has q%3+1 elements q*100+i, the
+     * blocks stored in reverse rank order */
+    int *vc = malloc(2 * sizeof(int) * (size_t)size), *vd = vc + size, at = 0;
+    for (int q = size - 1; q >= 0; q--) {
+        vc[q] = q % 3 + 1;
+        vd[q] = at;
+        at += vc[q];
+    }
+    for (int i = 0; i < vc[rank]; i++) s[i] = rank * 100 + i;
+    MPI_Allgatherv(s, vc[rank], MPI_INT, r, vc, vd, MPI_INT, w);
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < vc[q]; i++) expect("allgatherv", r[vd[q] + i], q * 100 + i, i);
+    root = size / 2;
+    for (int i = 0; i < at; i++) r[i] = -1;
+    MPI_Gatherv(s, vc[rank], MPI_INT, r, vc, vd, MPI_INT, root, w);
+    if (rank == root)
+        for (int q = 0; q < size; q++)
+            for (int i = 0; i < vc[q]; i++) expect("gatherv", r[vd[q] + i], q * 100 + i, i);
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < vc[q]; i++) s[vd[q] + i] = q * 7 + i;
+    MPI_Scatterv(s, vc, vd, MPI_INT, r, vc[rank], MPI_INT, size - 1, w);
+    for (int i = 0; i < vc[rank]; i++) expect("scatterv", r[i], rank * 7 + i, i);
+    free(vc);
 
     int total;
     PMPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, w);

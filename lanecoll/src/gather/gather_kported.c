@@ -23,11 +23,11 @@
 #include "../internal.h"
 
 #define TAG 0x4c43
-#define TAG_OWN 0x4c44
-#define TAG_PARTS 0x4c45
+#define TAG_OWN LC_KTREE_TAG_OWN
+#define TAG_PARTS LC_KTREE_TAG_PARTS
 
 /* Posts the holder's receives: children of its own port over the lane, own blocks and
- * part bundles from the node. */
+ * part bundles from the node (ktree.c). */
 static int holder_collect(const lc_decomp *d, const lc_ktree *t, int holder, char *B,
                           int cnt, MPI_Datatype T, int base)
 {
@@ -42,19 +42,8 @@ static int holder_collect(const lc_decomp *d, const lc_ktree *t, int holder, cha
                          lc_ktree_blocks(d, s->first, s->last) * cnt, T, s->node, TAG,
                          d->lanecomm, &reqs[nr++]);
     }
-    char *mine = B + (d->node_first[d->node_index] - base) * blk;
-    for (int i = 0; i < n && err == MPI_SUCCESS; i++) {
-        if (i == holder) continue;
-        err = PMPI_Irecv(mine + i * blk, cnt, T, i, TAG_OWN, d->nodecomm, &reqs[nr++]);
-        if (err != MPI_SUCCESS || i >= t->k) continue;
-        MPI_Datatype parts;
-        int nb;
-        err = lc_ktree_parts_type(d, t, i, base, cnt, T, &parts, &nb);
-        if (err == MPI_SUCCESS && nb > 0) {
-            err = PMPI_Irecv(B, 1, parts, i, TAG_PARTS, d->nodecomm, &reqs[nr++]);
-            PMPI_Type_free(&parts);
-        }
-    }
+    if (err == MPI_SUCCESS)
+        err = lc_ktree_holder_post(d, t, holder, B, cnt, T, base, 1, reqs, &nr);
     int werr = lc_waitall(nr, reqs);
     free(reqs);
     return err != MPI_SUCCESS ? err : werr;

@@ -24,29 +24,18 @@
 #include "../internal.h"
 
 #define TAG 0x4c43
-#define TAG_OWN 0x4c44
-#define TAG_PARTS 0x4c45
+#define TAG_OWN LC_KTREE_TAG_OWN
+#define TAG_PARTS LC_KTREE_TAG_PARTS
 
+/* The holder spreads own blocks and part bundles on its node (ktree.c). */
 static int holder_spread(const lc_decomp *d, const lc_ktree *t, int holder, const char *B,
                          int cnt, MPI_Datatype T, int base)
 {
-    int n = d->node_size, nr = 0, err = MPI_SUCCESS;
-    MPI_Aint blk = cnt * lc_extent(T);
-    MPI_Request *reqs = malloc(sizeof(MPI_Request) * 2 * (size_t)n);
+    int nr = 0;
+    MPI_Request *reqs = malloc(sizeof(MPI_Request) * 2 * (size_t)d->node_size);
     if (!reqs) return MPI_ERR_NO_MEM;
-    const char *mine = B + (d->node_first[d->node_index] - base) * blk;
-    for (int i = 0; i < n && err == MPI_SUCCESS; i++) {
-        if (i == holder) continue;
-        err = PMPI_Isend(mine + i * blk, cnt, T, i, TAG_OWN, d->nodecomm, &reqs[nr++]);
-        if (err != MPI_SUCCESS || i >= t->k) continue;
-        MPI_Datatype parts;
-        int nb;
-        err = lc_ktree_parts_type(d, t, i, base, cnt, T, &parts, &nb);
-        if (err == MPI_SUCCESS && nb > 0) {
-            err = PMPI_Isend(B, 1, parts, i, TAG_PARTS, d->nodecomm, &reqs[nr++]);
-            PMPI_Type_free(&parts);
-        }
-    }
+    /* sends only: B is read, never written */
+    int err = lc_ktree_holder_post(d, t, holder, (char *)B, cnt, T, base, 0, reqs, &nr);
     int werr = lc_waitall(nr, reqs);
     free(reqs);
     return err != MPI_SUCCESS ? err : werr;

@@ -1,9 +1,9 @@
 """Tuning table for lanecoll (schema "lanecoll.tuning/1") from coll benchmark samples.
 
 For each collective and decomposition (nodes, ppn) the measured sizes are sorted by
-bytes (count x 4 for bcast/reduce/allreduce/scan/exscan, the per-process block for the
-others: the same bytes lanecoll's interposition library computes) and each size gets a
-winner:
+bytes (count x 4 for bcast/reduce/allreduce/scan/exscan, the mean per-process block for
+allgatherv/gatherv/scatterv, the per-process block for the others: the same bytes
+lanecoll's interposition library computes) and each size gets a winner:
 
     the mock-up (lane, lane_v or hier) with the largest speed-up among those that beat native
     significantly (Mann-Whitney p < alpha on the raw repetitions) and by >= threshold

@@ -190,7 +190,8 @@ def check_osu_dir(osu_dir: str, tests: str | None) -> str:
     "--collectives",
     default=None,
     help="Comma list of bcast, gather, scatter, allgather, alltoall, reduce, "
-    "allreduce, reduce_scatter_block, scan, exscan (default all).",
+    "allreduce, reduce_scatter_block, scan, exscan, allgatherv, gatherv, scatterv "
+    "(default all; the vector ones use irregular counts around the mean block COUNT).",
 )
 @click.option(
     "--algorithms",

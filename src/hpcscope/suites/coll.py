@@ -8,7 +8,8 @@ node and lane communicators is then the multi-node one, although every message s
 travels through shared memory, so "lanes" are not physical network lanes.
 
 plan opts (all optional):
-    collectives   list[str] | None   default all ten; unknown names -> ValueError
+    collectives   list[str] | None   default all (the ten regular ones and allgatherv,
+                                     gatherv, scatterv); unknown names -> ValueError
     algorithms    list[str] | None   default native, lane, hier, lane_v (lane_v: lane with
                                      the vector node collectives, bcast/reduce/allreduce/
                                      scan/exscan only; tuned: MPI_<Coll>, only meaningful
@@ -89,6 +90,9 @@ _ROOTED_OR_BLOCK = {
     "scatter": ("p", 1),
     "reduce_scatter_block": ("p", 1),
     "alltoall": ("p", "p"),
+    "allgatherv": ("p", "p"),  # vector: any rank's block may reach p x the mean count
+    "gatherv": ("p", "p"),
+    "scatterv": ("p", "p"),
     "bcast": (0, 1),
 }  # (send, receive) elements per count; others (1, 1)
 
