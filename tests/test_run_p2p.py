@@ -177,12 +177,13 @@ def test_killed_rank_marks_run_failed_and_keeps_finished_results(cli):
 
 
 @requires_openmpi
-def test_ctrl_c_marks_run_interrupted_and_keeps_finished_results(cli):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_marks_run_interrupted_and_keeps_finished_results(cli, signum):
     proc = cli.start("run", "p2p", "--mpi", "openmpi", "--repeat", "3", "--sizes", "0:4M")
     _wait_for_samples(cli, 5)
     ranks = _p2p_pids(proc.pid)
     assert ranks, "no p2p rank running"
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 1, err
     assert "interrupted" in err

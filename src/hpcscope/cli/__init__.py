@@ -36,9 +36,17 @@ def sigint_held() -> Iterator[None]:
         sys.exit(1)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM takes Ctrl-C's path (runner and backends handle it)
+
+
 def main() -> None:
     """The `hpcscope` command. The command group loads with SIGINT held (sigint_held), and
-    so does each command's module, which the group imports when that command runs."""
+    so does each command's module, which the group imports when that command runs.
+    SIGTERM (kill, timeout, scancel of a job running hpcscope) is handled as Ctrl-C: the
+    measurement processes are stopped, finished results stay and the run is marked
+    interrupted. Without it the CLI died at once and left its launches running."""
+    signal.signal(signal.SIGTERM, _terminate)
     with sigint_held():
         from hpcscope.cli.commands import main as command_group
     command_group()
