@@ -227,7 +227,13 @@ def test_lane_benchmarks_need_two_nodes(builds):
 
 
 def ctx(cores=2, mpis=("openmpi",)):
-    topo = SimpleNamespace(cores=list(range(cores)), pus=list(range(cores)))
+    # One package of `cores` single-thread cores: what the planner reads (counts, and the
+    # package and first PU of each core for --rank-layout).
+    topo = SimpleNamespace(
+        packages=[SimpleNamespace(index=0)],
+        cores=[SimpleNamespace(pus=[c], package=0) for c in range(cores)],
+        pus=list(range(cores)),
+    )
     specs = [MpiSpec(f, f"mpicc.{f}", f"mpirun.{f}", "1") for f in mpis]
     return PlanContext(
         topology=topo,
