@@ -343,7 +343,7 @@ def test_default_protocol_small_size_alone_and_in_the_sweep_agree(flavor):
     for i in range(1, 2 * k + 1):
         in_sweep = i % 2 == 0
         args = ["--min-size", "0", "--max-size", "4M"] if in_sweep else ["--max-size", "1"]
-        done = launch(flavor, *scale, *args, *protocol_args("hpcscope", i), timeout=900)
+        done = launch(flavor, *scale, *args, *protocol_args("hpcscope"), timeout=900)
         assert done.returncode == 0, done.stderr
         for r in records(done.stdout):
             if r["type"] != "sample":

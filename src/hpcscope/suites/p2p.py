@@ -29,13 +29,15 @@ def check_protocol(value: str | None) -> str:
     return value
 
 
-def protocol_args(protocol: str, launch_index: int) -> list[str]:
+def protocol_args(protocol: str) -> list[str]:
     """p2p options of one launch. hpcscope: sizes in a random order drawn per launch
-    (ReproMPI's rule; README "Why hpcscope differs from OSU"), the seed reproducible from
-    the launch index and echoed in the meta record; osu: OSU's loop, sizes ascending."""
+    (ReproMPI's rule; README "Why hpcscope differs from OSU"); --seed 0 lets the program
+    draw the seed, which its meta record echoes (so a launch can be repeated), and keeps
+    every repeat's command line the same (one SLURM job array per placement); osu: OSU's
+    loop, sizes ascending."""
     if protocol == "osu":
         return ["--protocol", "osu"]
-    return ["--order", "random", "--seed", str(launch_index)]
+    return ["--order", "random", "--seed", "0"]
 
 
 DEFAULT_REPEAT, QUICK_REPEAT = 5, 3
@@ -114,7 +116,6 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             )
         else:
             usable.append(place)
-    launch_index = 0
     for rep in range(1, repeat + 1):
         for mpi in ctx.mpis:
             program = [
@@ -134,12 +135,11 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             if protocol == "osu":
                 tags["protocol"] = "osu"  # default-protocol tags stay as before: same cells
             for place in usable:
-                launch_index += 1
                 result.jobs.append(
                     Job(
                         suite="p2p",
                         name=f"{mpi.flavor}/{place.name}/r{rep}",
-                        program=program + protocol_args(protocol, launch_index),
+                        program=program + protocol_args(protocol),
                         mpi=mpi,
                         ranks=2,
                         cpus=place.cpus,
