@@ -123,9 +123,10 @@ class SimBackend(LocalBackend):
             platform_text(self.machine, self.ppn),
             dict(self.machine.parameters(), ppn=self.ppn, file=str(platform)),
         )
-        shared = [job.name for job in jobs if self._shared_threshold(job) is not None]
+        thresholds = {job.name: self._shared_threshold(job) for job in jobs}
+        shared = [name for name, t in thresholds.items() if t is not None]
         if shared:
-            threshold = self._shared_threshold(next(j for j in jobs if j.name == shared[0]))
+            threshold = thresholds[shared[0]]
             self.store.add_note(
                 run_id,
                 "info",
