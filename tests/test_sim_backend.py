@@ -215,3 +215,13 @@ def test_lanes_at_paper_scale_shares_its_buffers_instead_of_exhausting_memory(cl
     assert planned.stdout.count("--validate=0") == 2, planned.stdout  # lane_pattern, multi_coll
     small = cli("run", "lanes", "--on", "sim", "--platform", "hydra:nodes=2", "--dry-run")
     assert small.returncode == 0 and "--validate=0" not in small.stdout, small.stdout
+
+
+def test_simulated_coll_and_lanes_warm_up_once(cli: Cli) -> None:
+    """A simulated call costs what the model says: one warm-up keeps the communicator
+    set-up of the first call out, the machine's 5 would only multiply the simulation."""
+    for suite in ("coll", "lanes"):
+        planned = cli("run", suite, "--on", "sim", "--platform", "hydra:nodes=2", "--dry-run")
+        assert planned.returncode == 0, planned.stderr
+        warmups = re.findall(r"--warmup (\d+)", planned.stdout)
+        assert warmups and set(warmups) == {"1"}, planned.stdout

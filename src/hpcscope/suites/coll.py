@@ -318,7 +318,8 @@ def repetitions(opts: dict) -> tuple[int, int]:
     reps = opts.get("repetitions") or (QUICK_REPS if quick else DEFAULT_REPS)
     if not isinstance(reps, int) or reps < 1:
         raise ValueError(f"repetitions must be a positive integer, got {reps!r}")
-    return reps, QUICK_WARMUP if quick else DEFAULT_WARMUP
+    warmup = opts.get("warmup")  # a backend's own (sim: 1), else the machine's rule
+    return reps, warmup if warmup is not None else QUICK_WARMUP if quick else DEFAULT_WARMUP
 
 
 def timing_args(reps: int, warmup: int, counts: str | None, opts: dict) -> list[str]:
