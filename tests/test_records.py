@@ -42,6 +42,11 @@ def test_valid_records_round_trip(record: dict) -> None:
     assert parse_line(line(record), "p2p output line 1") == record
 
 
+def test_meta_with_the_cpu_pairs_cache_line_time() -> None:
+    rec = dict(META, cpu_pair={"cacheline_ns": 62.5, "round_trips": 120000})
+    assert parse_line(line(rec), "x")["cpu_pair"]["cacheline_ns"] == 62.5
+
+
 def test_meta_without_mpi_for_plain_programs() -> None:
     rec = dict(META, mpi=None, benchmark="mem")
     assert parse_line(line(rec), "x")["mpi"] is None
@@ -86,6 +91,12 @@ def _broken(**changes: object) -> dict:
         (dict(META, mpi={"library": "MPICH"}), "'mpi' has no string 'version'"),
         (dict(META, mpi="MPICH"), "'mpi' must be an object"),
         (dict(META, options=None), "'options' must be an object"),
+        (
+            dict(META, cpu_pair={"round_trips": 5}),
+            "'cpu_pair' needs a finite number 'cacheline_ns'",
+        ),
+        (dict(META, cpu_pair={"cacheline_ns": 0, "round_trips": 5}), "'cacheline_ns' > 0"),
+        (dict(META, cpu_pair={"cacheline_ns": 60.5, "round_trips": 0}), "'round_trips' >= 1"),
         ({k: v for k, v in META.items() if k != "benchmark"}, "meta record has no 'benchmark'"),
         ({k: v for k, v in META.items() if k != "schema"}, "meta record has no 'schema'"),
     ],

@@ -1,10 +1,15 @@
 #include "binding_mpi.h"
+#include "cacheline_mpi.h"
 #include "timer.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The cache-line probe of 2-rank launches (cacheline_mpi.h): long enough for ~10^5 round
+ * trips at 60-90 ns, short against a launch. */
+#define CACHELINE_BUDGET_MS 20.0
 
 /* ---- MPI library identification ---------------------------------------------------- */
 
@@ -235,6 +240,8 @@ int hs_write_meta_mpi(FILE *out, const char *benchmark, const char *version,
                           strerror(errno));
         return -1;
     }
+    hs_cacheline pair;
+    int have_pair = hs_cacheline_measure(comm, CACHELINE_BUDGET_MS, &pair) == 0;
     if (rank == 0) {
         hs_mpi_library lib;
         hs_mpi_library_get(&lib);
@@ -245,6 +252,12 @@ int hs_write_meta_mpi(FILE *out, const char *benchmark, const char *version,
         hs_json_open_array(&j, "ranks");
         for (int r = 0; r < n; r++) hs_binding_json(&j, NULL, &all[r]);
         hs_json_close(&j);
+        if (have_pair) {
+            hs_json_open_object(&j, "cpu_pair");
+            hs_json_double(&j, "cacheline_ns", pair.one_way_ns);
+            hs_json_int(&j, "round_trips", pair.round_trips);
+            hs_json_close(&j);
+        }
         double wtick = MPI_Wtick(), cost = hs_mpi_wtime_cost_ns();
         hs_meta_end_mpi(&j, options, wtick, cost);
         rc = hs_json_emit(&j, out);

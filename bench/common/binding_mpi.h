@@ -7,7 +7,8 @@
  * Every function taking a communicator is collective over it; only rank 0 writes.
  * Cost: one hwloc topology load per rank (a few ms), MPI_Gather + MPI_Gatherv of
  * ~300 bytes + 4 bytes per bound CPU per rank, and ~1 ms timer probe plus ~10 ms
- * MPI_Wtime calibration on rank 0.
+ * MPI_Wtime calibration on rank 0; launches of exactly 2 ranks on one node add the
+ * cache-line probe of cacheline_mpi.h (20 ms, written as "cpu_pair").
  */
 #ifndef HS_BINDING_MPI_H
 #define HS_BINDING_MPI_H
@@ -42,7 +43,8 @@ void hs_bindings_free(hs_binding *all, int n);
 double hs_mpi_wtime_cost_ns(void);
 
 /* Writes the whole meta record (rank 0) with "mpi", "ranks", "timer" (with MPI_Wtick as
- * wtick_s and hs_mpi_wtime_cost_ns as wtime_cost_ns) and "options".
+ * wtick_s and hs_mpi_wtime_cost_ns as wtime_cost_ns), "cpu_pair" (2 ranks on one node:
+ * {cacheline_ns, round_trips}) and "options".
  * Returns 0 on every rank, or -1 on every rank when a binding could not be read (rank 0
  * then wrote an error record instead) or rank 0's write failed. */
 int hs_write_meta_mpi(FILE *out, const char *benchmark, const char *version,

@@ -813,6 +813,21 @@ def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple
                 "(measured by each benchmark at start).",
             )
         )
+    pairs = [
+        l["meta"]["cpu_pair"]["cacheline_ns"]
+        for l in launches
+        if (l.get("meta") or {}).get("cpu_pair")
+    ]
+    if pairs:
+        items.append(
+            (
+                "CPU pair",
+                f"one cache line between the two ranks' CPUs took {_span(sorted(round(x) for x in pairs))} ns "
+                "one way (per 2-rank launch on one node, measured at its start). On a virtual "
+                "machine it changes when the hypervisor moves the virtual CPUs, and small-message "
+                "results change with it.",
+            )
+        )
     items.append(
         (
             "statistics",

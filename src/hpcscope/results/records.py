@@ -193,6 +193,15 @@ def _meta_problem(r: dict[str, Any]) -> str | None:
         v = timer.get(key)
         if key in timer and (not _is_number(v) or not math.isfinite(v) or v < 0):
             return f"'timer' {key!r} must be a finite number >= 0"
+    pair = r.get("cpu_pair")  # 2-rank launches on one node only
+    if pair is not None:
+        if not isinstance(pair, dict):
+            return "'cpu_pair' must be an object {cacheline_ns, round_trips}"
+        v = pair.get("cacheline_ns")
+        if not _is_number(v) or not math.isfinite(v) or v <= 0:
+            return "'cpu_pair' needs a finite number 'cacheline_ns' > 0"
+        if not _is_int(pair.get("round_trips")) or pair["round_trips"] < 1:
+            return "'cpu_pair' needs an integer 'round_trips' >= 1"
     if not isinstance(r["options"], dict):
         return "'options' must be an object"
     return None
