@@ -19,7 +19,8 @@ from typing import Any
 
 from hpcscope.analysis import node_table
 from hpcscope.figures import node as node_figures
-from hpcscope.machine.peaks import compute_peaks, parse_cpuinfo, read_machine
+from hpcscope.machine import node_facts
+from hpcscope.machine.peaks import node_peaks, parse_cpuinfo
 from hpcscope.plan.job import Job
 from hpcscope.suites import node_hpl, node_net2, node_parts, node_refs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
@@ -59,16 +60,11 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     out = SuitePlan()
     tags = {"suite": "node", "quick": quick}
 
-    machine = read_machine()
-    flags = parse_cpuinfo(machine["cpuinfo_text"]).flags
-    peaks = compute_peaks(
-        machine["cpuinfo_text"],
-        ctx.topology,
-        opts.get("peaks") or {},
-        dmidecode_text=machine["dmidecode_text"],
-        link_mbit=machine["link_mbit"],
-        disk_model=machine["disk_model"],
-    )
+    # The facts of the nodes the plan is for: a SLURM compute node's (probe, cache or
+    # --topology/--cpuinfo files), else this machine's. Their origin is in every peak.
+    facts = ctx.node_facts or node_facts.local()
+    flags = parse_cpuinfo(facts.cpuinfo_text).flags
+    peaks = node_peaks(facts, ctx.topology, opts.get("peaks") or {})
     for p in peaks:
         value = f"{p.value:.4g} {p.unit}" if p.value is not None else "unknown"
         out.notes.append(Note("peak", f"{p.name} peak: {value} = {p.formula}", asdict(p)))
@@ -97,6 +93,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         for prec, flag in (("fp16", "avx512_fp16"), ("bf16", "avx512_bf16")):
             if flag in flags:
                 kernels.append(prec)
+            elif not facts.flags_known:
+                why = f"the ISA flags of the CPU are not known ({facts.cpu_origin})"
+                out.notes.append(Note("skipped", f"cpu {prec}: {why}"))
             else:
                 out.notes.append(Note("skipped", f"cpu {prec}: the CPU has no {flag} instructions"))
         out.jobs.append(
