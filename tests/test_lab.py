@@ -130,6 +130,10 @@ def test_p2p_node_bandwidth_respects_the_rate(lab, cli):
     (verdict,) = [n["data"] for n in store.run(1)["notes"] if n["kind"] == "placement"]
     assert verdict["verdict"] == "verified", verdict
     assert verdict["checked"] == "host per rank, lane per rank, binding"
+    doc = json.loads(cli("export", "last", "--format", "json").stdout)
+    (launch,) = doc["launches"]
+    assert [r["lane"] for r in launch["ranks"]] == ["lane1", "lane1"]
+    assert launch["placement"]["checked"] == "host per rank, lane per rank, binding"
 
 
 @requires_openmpi
