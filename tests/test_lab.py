@@ -136,26 +136,34 @@ def test_p2p_node_bandwidth_respects_the_rate(lab, cli):
     assert launch["placement"]["checked"] == "host per rank, lane per rank, binding"
 
 
-@requires_openmpi
-def test_lane_pattern_two_lanes_nearly_double(lab, tmp_path):
+def run_on_lab(tmp_path: Path, suite: str, name: str, args: list[str], ranks: int, timeout: float):
+    """One Open MPI job of our program `name` over the lab's 2 nodes, through LabBackend
+    (no topology: the unpinned ranks' placement is checked by host and lane only)."""
     mpi = mpi_mod.discover("openmpi")[0]
     os.environ.setdefault("HPCSCOPE_CACHE", str(REPO / ".cache"))
-    program = build_mod.find_program(build_mod.build(mpi), "lane_pattern")
+    program = build_mod.find_program(build_mod.build(mpi), name)
     job = Job(
-        suite="lanes",
-        name="openmpi/lane_pattern/np4/r1",
-        program=[str(program), "--counts", "250000", "--lanes", "1,2"]
-        + ["--repetitions", "4", "--warmup", "1", "--steps", "4", "--validate=0"],
+        suite=suite,
+        name=f"openmpi/{name}/np{ranks}/r1",
+        program=[str(program), *args],
         mpi=mpi,
-        ranks=4,
+        ranks=ranks,
         nodes=2,
         tags={"mpi": "openmpi", "repeat": 1},
-        timeout_s=240,
+        timeout_s=timeout,
     )
     store = Store(tmp_path / "lab.db")
-    run_id = store.create_run(suite="lanes", command=[], options={})
-    backend = LabBackend(store, tmp_path / "launch")
-    backend.submit(run_id, [job])
+    run_id = store.create_run(suite=suite, command=[], options={})
+    LabBackend(store, tmp_path / "launch").submit(run_id, [job])
+    return store, run_id
+
+
+@requires_openmpi
+def test_lane_pattern_two_lanes_nearly_double(lab, tmp_path):
+    args = ["--counts", "250000", "--lanes", "1,2", "--repetitions", "4", "--warmup", "1"]
+    store, run_id = run_on_lab(
+        tmp_path, "lanes", "lane_pattern", args + ["--steps", "4", "--validate=0"], 4, 240
+    )
     launch = store.launches(run_id)[0]
     assert launch["status"] == "COMPLETED", launch["stderr_tail"]
     times = {s["params"]["lanes"]: statistics.median(s["values"]) for s in store.samples(run_id)}
@@ -184,22 +192,8 @@ def test_rank_given_another_lane_than_planned_is_caught(lab, tmp_path, monkeypat
     shifted = launcher.LAB_LANE_WRAPPER.replace("r % {count} + 1", "(r + 1) % {count} + 1")
     assert shifted != launcher.LAB_LANE_WRAPPER
     monkeypatch.setattr(launcher, "LAB_LANE_WRAPPER", shifted)
-    mpi = mpi_mod.discover("openmpi")[0]
-    os.environ.setdefault("HPCSCOPE_CACHE", str(REPO / ".cache"))
-    program = build_mod.find_program(build_mod.build(mpi), "p2p")
-    job = Job(
-        suite="p2p",
-        name="openmpi/lab-lanes/r1",
-        program=[str(program), "--tests", "latency", "--max-size", "8"],
-        mpi=mpi,
-        ranks=2,
-        nodes=2,
-        tags={"mpi": "openmpi", "repeat": 1},
-        timeout_s=120,
-    )
-    store = Store(tmp_path / "lab.db")
-    run_id = store.create_run(suite="p2p", command=[], options={})
-    LabBackend(store, tmp_path / "launch").submit(run_id, [job])
+    args = ["--tests", "latency", "--max-size", "8"]
+    store, run_id = run_on_lab(tmp_path, "p2p", "p2p", args, 2, 120)
     launch = store.launches(run_id)[0]
     assert launch["status"] == "FAILED"
     assert [r["lane"] for r in launch["meta"]["ranks"]] == ["lane2", "lane2"]
