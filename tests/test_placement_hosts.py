@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from hpcscope.launch import placement_check
 from hpcscope.launch.lab import expected_places
 from hpcscope.launch.sim import NOT_CHECKED
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.plan.job import Job
 from hpcscope.results import placement_proof
+from hpcscope.results.records import RecordError, parse_line
 
 SMPI = MpiSpec("smpi", "smpicc", "smpirun", "3.32")
 LANES = ["lane1", "lane2"]
@@ -121,3 +124,12 @@ def test_proof_line_says_what_was_and_was_not_checked() -> None:
     assert placement_proof.csv_verdict(verdict.data(1, job.name)).startswith(
         "verified (host per rank; not checked: CPU binding"
     )
+
+
+def test_binding_record_lane_is_a_name_when_present() -> None:
+    base = '{"type":"meta","schema":"hpcscope.bench/1","benchmark":"p2p","version":"0.1.0",'
+    base += '"mpi":null,"timer":{"resolution_ns":1,"overhead_ns":1},"options":{},"ranks":'
+    rank = '{"rank":0,"host":"hpcs-n1","cpus":[0],"core":0,"socket":0,"numa":0'
+    assert parse_line(base + "[" + rank + ',"lane":"lane2"}]}', "t")["ranks"][0]["lane"] == "lane2"
+    with pytest.raises(RecordError, match="'lane' .* must be a non-empty string"):
+        parse_line(base + "[" + rank + ',"lane":2}]}', "t")
