@@ -6,6 +6,7 @@ are in test_sim_backend.py and test_lab.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -89,6 +90,27 @@ def test_lab_plans_blocks_of_ranks_per_node_and_per_process_lanes() -> None:
     assert expected.not_checked.startswith("CPU binding: the lab starts unpinned ranks")
     striped = expected_places(_job(2, 2, cpus=[0, 1]), hosts, LANES, "striped")
     assert striped.lanes is None and striped.not_checked.startswith("lane per rank: striped")
+
+
+def test_pinned_lab_job_is_checked_by_host_and_cpus_and_keeps_its_caveat() -> None:
+    """A p2p `node` placement on the lab with striped lanes: hosts and CPUs are checked
+    against this machine's topology, the lane per rank is still said unchecked."""
+    from hpcscope.machine.topology import Topology
+
+    topo = Topology.from_file(str(Path(__file__).parent / "fixtures" / "topo" / "this_vm.xml"))
+    job = _job(2, 2, cpus=[0, 0], placement="node")
+    expected = expected_places(job, ["hpcs-n1", "hpcs-n2"], LANES, "striped")
+    meta = _meta(["hpcs-n1", "hpcs-n2"])
+    for rank in meta["ranks"]:
+        rank.update(cpus=[0], core=0, socket=0, numa=0)
+    verdict = placement_check.check(job, meta, topo, expected=expected)
+    assert verdict is not None and verdict.verdict == "verified", verdict
+    assert verdict.checked == "host per rank, binding"
+    assert verdict.not_checked.startswith("lane per rank: striped binding")
+    meta["ranks"][1]["cpus"] = [1]  # rank 1 bound elsewhere than asked
+    verdict = placement_check.check(job, meta, topo, expected=expected)
+    assert verdict is not None and verdict.verdict == "wrong"
+    assert "asked rank 1 on CPU 0" in verdict.reason
 
 
 def test_lab_rank_with_another_lane_or_node_is_wrong() -> None:

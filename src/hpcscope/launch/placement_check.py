@@ -124,8 +124,9 @@ def check(
                 "verified", "", name, cpus, job.nodes, observed, checked, expected.not_checked
             )
         found = check(job, meta, topology, cpus_bound)
-        if found is not None:
+        if found is not None:  # a pinned job: its CPUs are checked, the rest still is not
             found.checked = f"{checked}, binding"
+            found.not_checked = expected.not_checked
         return found
     if not job.cpus:
         name = asked.name if (job.launcher_binding or "rank_layout" in job.tags) else "none"
