@@ -125,28 +125,45 @@ def test_p2p_node_bandwidth_respects_the_rate(lab, cli):
     assert lanes["lane1"] > 10e6 and lanes["lane2"] < lanes["lane1"] / 100
     meta = store.launches(1)[0]["meta"]
     assert [r["host"] for r in meta["ranks"]] == ["hpcs-n1", "hpcs-n2"]
+    # placement proven from inside: node per rank, the wrapper's lane, the CPUs asked
+    assert [r["lane"] for r in meta["ranks"]] == ["lane1", "lane1"]
+    (verdict,) = [n["data"] for n in store.run(1)["notes"] if n["kind"] == "placement"]
+    assert verdict["verdict"] == "verified", verdict
+    assert verdict["checked"] == "host per rank, lane per rank, binding"
+    doc = json.loads(cli("export", "last", "--format", "json").stdout)
+    (launch,) = doc["launches"]
+    assert [r["lane"] for r in launch["ranks"]] == ["lane1", "lane1"]
+    assert launch["placement"]["checked"] == "host per rank, lane per rank, binding"
+
+
+def run_on_lab(tmp_path: Path, suite: str, name: str, args: list[str], ranks: int, timeout: float):
+    """One Open MPI job of our program `name` over the lab's 2 nodes, through LabBackend
+    (no topology: the unpinned ranks' placement is checked by host and lane only)."""
+    mpi = mpi_mod.discover("openmpi")[0]
+    os.environ.setdefault("HPCSCOPE_CACHE", str(REPO / ".cache"))
+    program = build_mod.find_program(build_mod.build(mpi), name)
+    job = Job(
+        suite=suite,
+        name=f"openmpi/{name}/np{ranks}/r1",
+        program=[str(program), *args],
+        mpi=mpi,
+        ranks=ranks,
+        nodes=2,
+        tags={"mpi": "openmpi", "repeat": 1},
+        timeout_s=timeout,
+    )
+    store = Store(tmp_path / "lab.db")
+    run_id = store.create_run(suite=suite, command=[], options={})
+    LabBackend(store, tmp_path / "launch").submit(run_id, [job])
+    return store, run_id
 
 
 @requires_openmpi
 def test_lane_pattern_two_lanes_nearly_double(lab, tmp_path):
-    mpi = mpi_mod.discover("openmpi")[0]
-    os.environ.setdefault("HPCSCOPE_CACHE", str(REPO / ".cache"))
-    program = build_mod.find_program(build_mod.build(mpi), "lane_pattern")
-    job = Job(
-        suite="lanes",
-        name="openmpi/lane_pattern/np4/r1",
-        program=[str(program), "--counts", "250000", "--lanes", "1,2"]
-        + ["--repetitions", "4", "--warmup", "1", "--steps", "4", "--validate=0"],
-        mpi=mpi,
-        ranks=4,
-        nodes=2,
-        tags={"mpi": "openmpi", "repeat": 1},
-        timeout_s=240,
+    args = ["--counts", "250000", "--lanes", "1,2", "--repetitions", "4", "--warmup", "1"]
+    store, run_id = run_on_lab(
+        tmp_path, "lanes", "lane_pattern", args + ["--steps", "4", "--validate=0"], 4, 240
     )
-    store = Store(tmp_path / "lab.db")
-    run_id = store.create_run(suite="lanes", command=[], options={})
-    backend = LabBackend(store, tmp_path / "launch")
-    backend.submit(run_id, [job])
     launch = store.launches(run_id)[0]
     assert launch["status"] == "COMPLETED", launch["stderr_tail"]
     times = {s["params"]["lanes"]: statistics.median(s["values"]) for s in store.samples(run_id)}
@@ -157,6 +174,32 @@ def test_lane_pattern_two_lanes_nearly_double(lab, tmp_path):
     assert lanes["lane2"] > 0.2 * lanes["lane1"]  # k=2: process 1 of each node on lane 2
     info = next(n for n in notes if n["kind"] == "info")
     assert info["data"]["nodes"] == 2 and info["data"]["ppn"] == 2
+    ranks = launch["meta"]["ranks"]
+    assert [(r["host"], r["lane"]) for r in ranks] == [
+        ("hpcs-n1", "lane1"), ("hpcs-n1", "lane2"), ("hpcs-n2", "lane1"), ("hpcs-n2", "lane2")
+    ]  # fmt: skip
+    (verdict,) = [n["data"] for n in notes if n["kind"] == "placement"]
+    assert verdict["verdict"] == "verified" and verdict["checked"] == "host per rank, lane per rank"
+    assert verdict["not_checked"].startswith("CPU binding: the lab starts unpinned ranks")
+
+
+@requires_openmpi
+def test_rank_given_another_lane_than_planned_is_caught(lab, tmp_path, monkeypatch):
+    """A per-process lane wrapper that hands out the next lane (local rank r on lane r+1
+    mod L): the ranks really run with lane2, the plan says lane1, the launch fails."""
+    from hpcscope.launch import launcher
+
+    shifted = launcher.LAB_LANE_WRAPPER.replace("r % {count} + 1", "(r + 1) % {count} + 1")
+    assert shifted != launcher.LAB_LANE_WRAPPER
+    monkeypatch.setattr(launcher, "LAB_LANE_WRAPPER", shifted)
+    args = ["--tests", "latency", "--max-size", "8"]
+    store, run_id = run_on_lab(tmp_path, "p2p", "p2p", args, 2, 120)
+    launch = store.launches(run_id)[0]
+    assert launch["status"] == "FAILED"
+    assert [r["lane"] for r in launch["meta"]["ranks"]] == ["lane2", "lane2"]
+    (verdict,) = [n["data"] for n in store.run(run_id)["notes"] if n["kind"] == "placement"]
+    assert verdict["verdict"] == "wrong"
+    assert "rank 0 on hpcs-n1 was given lane lane2 but the plan gives it lane1" in verdict["reason"]
 
 
 def test_node_net_between_two_lab_nodes(lab, cli):

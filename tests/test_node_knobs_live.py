@@ -12,13 +12,14 @@ import pytest
 from test_node_kernels import bindir, run, samples  # noqa: F401  (bench/node built alone)
 
 from hpcscope.analysis.node_table import node_table
-from hpcscope.machine.peaks import compute_peaks, parse_cpuinfo, read_machine
+from hpcscope.machine import node_facts
+from hpcscope.machine.peaks import compute_peaks, parse_cpuinfo
 from hpcscope.results import parsers
 from hpcscope.suites import node_hpl, node_refs
 
 
 def _flags() -> set[str]:
-    return parse_cpuinfo(read_machine()["cpuinfo_text"]).flags
+    return parse_cpuinfo(node_facts.local().cpuinfo_text).flags
 
 
 def _tool(job) -> list[dict]:
@@ -150,7 +151,7 @@ def test_hpl_through_hpcc_tiny_n():
     (hpl,) = [r for r in recs if r["type"] == "sample" and r["params"]["workload"] == "hpl"]
     assert hpl["params"]["n"] == 256 and hpl["params"]["grid"] == "1x2"
     assert hpl["params"]["validated"] and hpl["values"][0] > 0
-    peaks = compute_peaks(read_machine()["cpuinfo_text"], {"cores": 2})
+    peaks = compute_peaks(node_facts.local().cpuinfo_text, {"cores": 2})
     rows = node_table([dict(hpl, benchmark="hpcc")], peaks)
     assert rows[0]["peak_name"] == "fp64" and 0 < rows[0]["eff_vs_peak"] < 2
 

@@ -85,6 +85,55 @@ def test_coll_validates_against_native_and_shows_the_decomposition(cli: Cli) -> 
         assert any("3 nodes x 4 per node" in t for t in info), info
         algorithms = {s["params"]["algorithm"] for s in store.samples(1, benchmark="coll")}
         assert {"native", "lane", "hier"} <= algorithms
+        # every rank on its planned simulated host, lanecoll's nodes as planned, and the
+        # verdict says that CPU binding was not checked (launch/placement_check.py)
+        (verdict,) = [n["data"] for n in store.run(1)["notes"] if n["kind"] == "placement"]
+        assert verdict["verdict"] == "verified", verdict
+        assert verdict["checked"] == "host per rank, lanecoll's nodes"
+        assert verdict["not_checked"].startswith("CPU binding: simulated ranks")
+        hosts = [r["host"] for r in launch["meta"]["ranks"]]
+        assert hosts[:4] == ["n0-s0", "n0-s1", "n0-s0", "n0-s1"] and hosts[4] == "n1-s0"
+    show = cli("show", "last").stdout
+    assert "verified 1/1; checked: host per rank" in " ".join(show.split())
+
+
+def test_rank_on_another_simulated_host_than_planned_is_caught(tmp_path: Path) -> None:
+    """smpirun really runs the ranks of a p2p `node` job on swapped hosts (the hostfile
+    written differs from the plan): the check reads that from the ranks and fails it."""
+    from dataclasses import replace
+
+    from hpcscope import build as build_mod
+    from hpcscope.launch.sim import SimBackend
+    from hpcscope.machine import mpi as mpi_mod
+    from hpcscope.machine.sim_machine import resolve
+    from hpcscope.plan.job import Job
+
+    class SwappedHostfile(SimBackend):
+        def hostfile(self, job: Job) -> str:
+            return "\n".join(reversed(self.planned_hosts(job))) + "\n"
+
+    mpi = mpi_mod.discover("smpi")[0]
+    p2p = build_mod.find_program(build_mod.build(mpi), "p2p")
+    job = Job(
+        "p2p", "smpi/node/r1", [str(p2p), "--tests", "latency", "--max-size", "8"], mpi, 2,
+        None, 2, tags={"mpi": "smpi", "placement": "node", "repeat": 1}, timeout_s=120,
+    )  # fmt: skip
+    machine = resolve("jupiter:nodes=2")
+    for backend_class, status in ((SimBackend, "COMPLETED"), (SwappedHostfile, "FAILED")):
+        store = Store(tmp_path / f"{backend_class.__name__}.db")
+        run_id = store.create_run("p2p", backend="sim")
+        backend_class(store, tmp_path / backend_class.__name__, machine, 1).submit(
+            run_id, [replace(job)]
+        )
+        (launch,) = store.launches(run_id)
+        assert launch["status"] == status, launch["stderr_tail"]
+        (verdict,) = [n["data"] for n in store.run(run_id)["notes"] if n["kind"] == "placement"]
+        if status == "FAILED":
+            assert verdict["verdict"] == "wrong"
+            assert "rank 0 ran on host n1-node but the plan put it on n0-node" in verdict["reason"]
+            assert "the plan put it on n0-node" in launch["stderr_tail"]
+        else:
+            assert verdict["verdict"] == "verified" and verdict["placement"] == "node"
 
 
 @pytest.mark.parametrize(

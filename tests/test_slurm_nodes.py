@@ -3,7 +3,10 @@
 The live tests start scripts/slurm-local with `--node-topology`: its fake nodes declare and
 serve (TaskProlog -> HWLOC_XMLFILE) a two-socket node of one core per socket, numbered like
 this 2-CPU machine, so ranks can really be bound there while hwloc inside the job, and the
-topology probe, see two sockets. This machine itself has one socket.
+topology probe, see two sockets. This machine itself has one socket. `--node-cpuinfo`
+gives the fake nodes a Haswell-EP's /proc/cpuinfo (AVX2, 2.5 GHz nominal) for the probe,
+where this machine reports AVX-512 and no nominal clock: the node suite's peaks must be
+the Haswell's.
 """
 
 from __future__ import annotations
@@ -20,12 +23,15 @@ from hpcscope import build as build_mod
 from hpcscope.launch.slurm import SlurmBackend
 from hpcscope.launch.slurm_script import SlurmOptions
 from hpcscope.machine import mpi as mpi_mod
+from hpcscope.machine import node_facts
+from hpcscope.machine.peaks import parse_cpuinfo
 from hpcscope.machine.topology import Topology
 from hpcscope.plan.job import Job
 from hpcscope.results.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "topo"
 FAKE_NODE = FIXTURES / "2x1_fake_node.xml"
+FAKE_CPUINFO = Path(__file__).parent / "fixtures" / "node" / "cpuinfo_haswell_e5_2680v3.txt"
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +43,8 @@ def two_socket_cluster(tmp_path_factory: pytest.TempPathFactory):
     state = tmp_path_factory.mktemp("slurm-nodes")
     env = dict(os.environ, HPCSCOPE_SLURM_DIR=str(state), HPCSCOPE_SLURM_PORT=str(_free_ports(3)))
     proc = subprocess.run(
-        [str(SLURM_LOCAL), "start", "--nodes", "2", "--node-topology", str(FAKE_NODE)],
+        [str(SLURM_LOCAL), "start", "--nodes", "2", "--node-topology", str(FAKE_NODE)]
+        + ["--node-cpuinfo", str(FAKE_CPUINFO)],
         env=env,
         capture_output=True,
         text=True,
@@ -200,3 +207,31 @@ def test_coll_ranks_alternate_over_the_sockets_and_are_verified(two_socket_clust
     ]
     show = cli("show", "last").stdout
     assert "openmpi rank_layout=alternate ranks=4: verified 1/1" in show
+
+
+def test_node_peaks_come_from_the_compute_node_not_this_one(two_socket_cluster, cli) -> None:
+    """The probe job reads the node's cpuinfo (the Haswell served by the TaskProlog): the
+    stored peaks use its AVX2 FMA units and 2.5 GHz on the node's 2 cores, name the compute
+    node as their source, and fp16 is skipped because the node, not this machine, lacks it."""
+    here = parse_cpuinfo(node_facts.local().cpuinfo_text)
+    # this machine is not the node: what makes the test mean something
+    assert "E5-2680 v3" not in here.model_name
+    submitted = cli("run", "node", "--on", "slurm", "--cpu", "--quick", "--time", "5")
+    assert submitted.returncode == 0, submitted.stderr
+    try:
+        with Store(cli.db) as store:
+            notes = store.run(1)["notes"]
+    finally:
+        cli("slurm", "cancel", "last")
+    peaks = {n["data"]["name"]: n["data"] for n in notes if n["kind"] == "peak"}
+    fp64 = peaks["fp64"]
+    assert fp64["value"] == pytest.approx(2 * 2.5 * 16), fp64  # 2 cores x 2.5 GHz x 16
+    assert "Haswell-EP" in fp64["source"] and "AVX2, 2 FMA units" in fp64["formula"]
+    assert "facts from compute node n" in fp64["source"], fp64["source"]
+    assert "/proc/cpuinfo, topology probe job" in fp64["source"]
+    assert peaks["int8"]["formula"].startswith("2 cores x 2.5 GHz x 96 INT8 ops/cycle")
+    assert "fp16" not in peaks and "bf16" not in peaks  # the node has neither
+    skipped = [n["text"] for n in notes if n["kind"] == "skipped"]
+    assert "cpu fp16: the CPU has no avx512_fp16 instructions" in skipped
+    (topology,) = [n["data"] for n in notes if n["kind"] == "topology"]
+    assert topology["cpu_facts"].startswith("compute node n")

@@ -77,6 +77,14 @@ static int locate(const int *cpus, int ncpus, int *core, int *socket, int *numa)
     return 0;
 }
 
+void hs_binding_read_lane(hs_binding *b)
+{
+    /* The lab's per-process lane wrapper (launch/launcher.py LAB_LANE_WRAPPER) names the
+       one lane this process may use; the placement check compares it with the plan. */
+    const char *lane = getenv("HPCSCOPE_LAB_LANE");
+    snprintf(b->lane, sizeof b->lane, "%s", lane ? lane : "");
+}
+
 int hs_binding_read(hs_binding *b, int rank)
 {
     memset(b, 0, sizeof *b);
@@ -90,6 +98,7 @@ int hs_binding_read(hs_binding *b, int rank)
     else if (gethostname(b->host, sizeof b->host) != 0)
         return -1;
     b->host[sizeof b->host - 1] = '\0';
+    hs_binding_read_lane(b);
     if (read_affinity(&b->cpus, &b->ncpus) != 0) return -1;
     if (locate(b->cpus, b->ncpus, &b->core, &b->socket, &b->numa) != 0) {
         hs_binding_free(b);
@@ -123,6 +132,8 @@ void hs_binding_json(hs_json *j, const char *key, const hs_binding *b)
     int_or_null(j, "core", b->core);
     int_or_null(j, "socket", b->socket);
     int_or_null(j, "numa", b->numa);
+    /* only on the lab, with per-process lanes */
+    if (b->lane[0]) hs_json_str(j, "lane", b->lane);
     hs_json_close(j);
 }
 

@@ -22,6 +22,7 @@
 #include "options.h"
 
 #define HS_HOST_MAX 256 /* bytes for a host name, NUL included (HOST_NAME_MAX is 64) */
+#define HS_LANE_MAX 16  /* bytes for a lab lane's interface name ("lane1"), NUL included */
 
 typedef struct {
     int rank; /* as given by the caller (MPI rank, 0 without MPI) */
@@ -32,12 +33,16 @@ typedef struct {
     int core; /* OS index of the one core holding every CPU of the mask; -1 if several/unknown */
     int socket; /* OS index of the one package holding them; -1 if several/unknown */
     int numa;   /* OS index of the one NUMA node holding them; -1 if several/unknown */
+    char lane[HS_LANE_MAX]; /* HPCSCOPE_LAB_LANE (the lab's per-process lane), else "" */
 } hs_binding;
 
 /* Fills b for the calling thread. Returns 0, or -1 with errno set (b is then empty and safe
  * to free). Linux core OS indices are core_id, unique only within a socket: compare
  * (socket, core) pairs, not core alone. */
 int hs_binding_read(hs_binding *b, int rank);
+
+/* Sets b->lane from HPCSCOPE_LAB_LANE ("" when unset). hs_binding_read calls it. */
+void hs_binding_read_lane(hs_binding *b);
 
 /* Releases b->cpus. */
 void hs_binding_free(hs_binding *b);

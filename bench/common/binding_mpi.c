@@ -101,6 +101,7 @@ void hs_mpi_library_json(hs_json *j, const char *key, const hs_mpi_library *lib)
 typedef struct {
     int ok, err, ncpus, core, socket, numa;
     char host[HS_HOST_MAX];
+    char lane[HS_LANE_MAX];
 } wire;
 
 #ifdef SMPI_SHARED_MALLOC
@@ -142,6 +143,7 @@ int hs_binding_gather(MPI_Comm comm, hs_binding **all, int *n)
     w.socket = mine.socket;
     w.numa = mine.numa;
     memcpy(w.host, mine.host, sizeof w.host);
+    memcpy(w.lane, mine.lane, sizeof w.lane);
 
     wire *ws = rank == 0 ? malloc(sizeof *ws * (size_t)size) : NULL;
     int *counts = rank == 0 ? malloc(sizeof *counts * (size_t)size) : NULL;
@@ -166,6 +168,8 @@ int hs_binding_gather(MPI_Comm comm, hs_binding **all, int *n)
             b[r].rank = r;
             memcpy(b[r].host, ws[r].host, sizeof b[r].host);
             b[r].host[sizeof b[r].host - 1] = '\0';
+            memcpy(b[r].lane, ws[r].lane, sizeof b[r].lane);
+            b[r].lane[sizeof b[r].lane - 1] = '\0';
             b[r].ncpus = ws[r].ncpus;
             b[r].cpus = malloc(sizeof(int) * (size_t)(ws[r].ncpus > 0 ? ws[r].ncpus : 1));
             memcpy(b[r].cpus, cpus + displs[r], sizeof(int) * (size_t)ws[r].ncpus);

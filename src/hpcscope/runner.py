@@ -21,6 +21,7 @@ from hpcscope.launch.base import Backend, BackendError, progress_bar
 from hpcscope.machine import environment
 from hpcscope.machine import mpi as mpi_mod
 from hpcscope.machine.mpi import MpiSpec
+from hpcscope.machine.node_facts import NodeFacts
 from hpcscope.machine.topology import Topology
 from hpcscope.results import timing
 from hpcscope.results.store import Store
@@ -74,6 +75,7 @@ def make_context(
     quick: bool,
     nodes_available: int = 1,
     cores_per_node: int | None = None,
+    node_facts: NodeFacts | None = None,
 ) -> PlanContext:
     def binary(name: str, mpi: MpiSpec | None) -> Path:
         tree = builds[mpi.mpicc] if mpi else next(iter(builds.values()))
@@ -94,6 +96,7 @@ def make_context(
         quick=quick,
         nodes_available=nodes_available,
         cores_per_node=cores_per_node,
+        node_facts=node_facts,
     )
 
 

@@ -41,6 +41,10 @@ MATCH_KEYS = (
     "bytes",
     "depth",
     "nodes",  # 2: the network test between two nodes (suites/node_net2.py)
+    # the NUMA matrix (mem numa_bandwidth, numa_latency): one cell per (CPUs' node, memory's
+    # node); without them the near and far cells of one thread count were one row
+    "cpu_node",
+    "mem_node",
 )
 LOWER_IS_BETTER = {"latency"}
 
@@ -48,6 +52,14 @@ LOWER_IS_BETTER = {"latency"}
 def _key(s: dict) -> tuple:
     p = s["params"]
     return (s["metric"],) + tuple(p.get(k) for k in MATCH_KEYS)
+
+
+def numa_cell(p: dict) -> str | None:
+    """'cpu node 0 -> memory node 1 (far)' for a NUMA matrix sample, else None."""
+    if p.get("cpu_node") is None or p.get("mem_node") is None:
+        return None
+    where = "near" if p["cpu_node"] == p["mem_node"] else "far"
+    return f"cpu node {p['cpu_node']} -> memory node {p['mem_node']} ({where})"
 
 
 def _best(metric: str, values: list[float]) -> float:
@@ -97,7 +109,7 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
             "benchmark": s["benchmark"],
             "workload": p.get("workload"),
             "op": p.get("op"),
-            "variant": p.get("precision") or p.get("pattern") or p.get("protocol"),
+            "variant": p.get("precision") or p.get("pattern") or p.get("protocol") or numa_cell(p),
             "concurrency": p.get("threads", p.get("streams")),
             "block": p.get("block", p.get("bytes")),
             "nodes": p.get("nodes"),

@@ -77,6 +77,7 @@ SLURM_KEYS = (
     "slurm_dir",
     "wait",
     "topology",
+    "cpuinfo",
 )
 
 
@@ -157,6 +158,16 @@ def slurm_run_options(fn):
                 help="SLURM: plan for the compute nodes described by this hwloc XML (`lstopo "
                 "--of xml` on a node) instead of probing them with a short job (cached; "
                 "`hpcscope topo --on slurm` refreshes).",
+            ),
+            click.option(
+                "--cpuinfo",
+                "cpuinfo",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="SLURM, node suite: the compute nodes' CPU facts for the peaks (model, "
+                "clock, ISA flags) from this copy of a node's /proc/cpuinfo (`srun cat "
+                "/proc/cpuinfo > node.cpuinfo`), e.g. beside --topology FILE, whose hwloc "
+                "XML has no ISA flags.",
             ),
         ]
     ):

@@ -47,6 +47,11 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
             f"--on {kw['on']} plans for this machine as hwloc reads it (HWLOC_XMLFILE=FILE "
             "is hwloc's own override)"
         )
+    if kw.get("cpuinfo") and backend.node_topology is None:
+        raise runner.UsageError(
+            f"--cpuinfo {kw['cpuinfo']} describes SLURM compute nodes (--on slurm); "
+            f"--on {kw['on']} reads this machine's /proc/cpuinfo"
+        )
     kw, opts, cores_per_node = backend.plan_options(suite, kw, opts)
     nodes = backend.nodes(kw)
     node_topo = None
@@ -73,6 +78,7 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
         bool(opts.get("quick")),
         nodes_available=nodes,
         cores_per_node=cores_per_node,
+        node_facts=node_topo.facts if node_topo else None,
     )
     plan = runner.make_plan(suite, context, opts)
     runner.print_notes(plan, err)

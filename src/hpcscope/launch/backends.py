@@ -73,8 +73,11 @@ def _slurm_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, N
 
 
 def _slurm_topology(kw: dict) -> slurm_topology.NodeTopology:
-    """--topology FILE, else the cached or freshly probed compute-node topology."""
-    return slurm_topology.node_topology(SlurmOptions.from_options(kw), kw.get("topology"))
+    """--topology FILE, else the cached or freshly probed compute-node topology; its CPU
+    facts from --cpuinfo FILE when given."""
+    return slurm_topology.node_topology(
+        SlurmOptions.from_options(kw), kw.get("topology"), cpuinfo_file=kw.get("cpuinfo")
+    )
 
 
 def _sim(ctx: BackendContext) -> Backend:

@@ -22,6 +22,8 @@ class IngestResult:
     errors: list[str] = field(default_factory=list)  # error records written by the program
     problems: list[str] = field(default_factory=list)  # malformed lines (contract broken)
     noise: list[str] = field(default_factory=list)  # non-JSON lines (e.g. MPI warnings)
+    # coll's "decomposition" summary: the nodes and ppn lanecoll saw (placement check, sim)
+    decomposition: dict | None = None
 
 
 def ingest_lines(
@@ -58,6 +60,8 @@ def ingest_lines(
             result.meta = record
         elif record["type"] == "error":
             result.errors.append(record["message"])
+        elif record["type"] == "summary" and record.get("metric") == "decomposition":
+            result.decomposition = record
     return result
 
 

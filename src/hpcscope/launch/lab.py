@@ -16,7 +16,10 @@ launch/local.run_job), with three differences:
   SKIPPED with the reason, never run over shared memory instead.
 
 The run gets a `banner` note (an emulated cluster) and an `info` note with the
-decomposition lanecoll saw.
+decomposition lanecoll saw. Every MPI launch gets a placement verdict (`expected`): each
+rank's host name (its namespace's) against the planned node, with per-process lanes the
+lane its wrapper gave it, and lanecoll's nodes; CPU binding only for pinned jobs (p2p
+placements on this machine's CPUs), and the verdict says when it was not checked.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from hpcscope.launch import lab_net, launcher
+from hpcscope.launch import lab_net, launcher, placement_check
 from hpcscope.launch.base import JobState
 from hpcscope.launch.command import kill_group, start
 from hpcscope.launch.local import LocalBackend, run_job
@@ -97,6 +100,33 @@ rc=$?; kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null; exit $rc
 def net2_argv(binary: str, args: list[str], server: str, client: str) -> list[str]:
     addr = lab_net.address(1, 1)  # the first node's address on lane 1
     return ["sh", "-c", NET2_LAB, "hpcscope-net2", server, client, binary, addr, *args]
+
+
+def expected_places(
+    job: Job, hosts: list[str], lanes: list[str], binding: str
+) -> placement_check.Expected:
+    """Where lab_argv puts each rank: blocks of ranks/nodes per node in host order, and with
+    per-process binding local rank r on lane r mod L (LAB_LANE_WRAPPER)."""
+    nodes = max(job.nodes, 1)
+    per = max(job.ranks // nodes, 1)
+    planned = [hosts[min(r // per, len(hosts) - 1)] for r in range(job.ranks)]
+    per_process = binding == "per-process"
+    unchecked = []
+    if not job.cpus:
+        unchecked.append(
+            "CPU binding: the lab starts unpinned ranks with --bind-to none (its nodes share "
+            "this machine's CPUs)"
+        )
+    if not per_process:
+        unchecked.append(
+            "lane per rank: striped binding lets every process use every lane (the "
+            "lab_traffic note shows what each lane carried)"
+        )
+    return placement_check.Expected(
+        planned,
+        "; ".join(unchecked),
+        [lanes[(r % per) % len(lanes)] for r in range(job.ranks)] if per_process else None,
+    )
 
 
 def format_traffic(per_lane: dict[str, int]) -> str:
@@ -187,6 +217,7 @@ class LabBackend(LocalBackend):
                 argv,
                 launch_env(job.mpi) if job.mpi else dict(command_line[1] if command_line else {}),
             ),
+            expected_places(job, self.hosts, self.lanes, self.lab.spec.binding),
         )
         if state.state != "COMPLETED":
             lab_net.kill_jobs(self.lab)  # orphans of a killed or failed launcher

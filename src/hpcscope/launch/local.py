@@ -3,7 +3,8 @@
 Records are ingested line by line while the program runs, so a crash, a killed rank, a
 timeout or Ctrl-C loses at most the record in flight. After each MPI job the binding
 reported from inside the processes is checked against the placement that was asked for
-(launch/placement_check.py, the same check as SLURM collection).
+(launch/placement_check.py, the same check as SLURM collection; the sim and lab backends
+pass the planned host of every rank instead or as well).
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ def run_job(
     workdir: Path,
     topology=None,
     command_line: tuple[list[str], dict[str, str]] | None = None,
+    expected: placement_check.Expected | None = None,
 ) -> JobState:
     """Runs one job to the end and stores everything it produced. KeyboardInterrupt is
     re-raised after the launch is marked interrupted. `command_line` (argv, env) replaces
     the mpirun line for backends with their own launcher (sim: smpirun, lab: mpirun in a
-    namespace); bindings are checked only when `topology` is given. JobState.backend_id
-    holds the launch id."""
+    namespace); bindings are checked only when `topology` is given, hosts (and lanes) when
+    `expected` is (sim, lab: launch/placement_check.py). JobState.backend_id holds the
+    launch id."""
     workdir.mkdir(parents=True, exist_ok=True)
     launch_id = store.add_launch(run_id, job.name, job.tags)
     if command_line is not None:
@@ -79,8 +82,10 @@ def run_job(
         timer.cancel()
         reader.join(timeout=5)
         detail = _detail(job, argv, result, stderr_tail, state, returncode)
-        if state == "COMPLETED" and topology is not None:
-            verdict = placement_check.check(job, result.meta, topology)
+        if state == "COMPLETED" and (topology is not None or expected is not None):
+            verdict = placement_check.check(
+                job, result.meta, topology, expected=expected, decomposition=result.decomposition
+            )
             if verdict is not None:
                 placement_check.record(store, run_id, launch_id, job.name, verdict)
                 if not verdict.ok:

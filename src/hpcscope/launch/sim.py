@@ -13,10 +13,15 @@ failure or Ctrl-C keeps what was stored. What is different:
     "banner" note (the report shows it as a label), a "platform" note with the model's
     parameters and their sources, and an "info" note per decomposition lanecoll saw.
 
+Placement: every rank reports its simulated host (MPI_Get_processor_name), which the
+placement check (launch/placement_check.py) compares with the planned host of that rank,
+and coll's decomposition with the nodes those hosts form for lanecoll; the verdict says
+that CPU binding is not checked (simulated ranks have no CPUs of this machine).
+
 Times in these records are simulated seconds of the model, never hardware measurements.
 Cost: one simulator process per launch holds every rank (about 2 MB per rank for the
 benchmarks, plus buffers); the wall time grows with ranks x messages, not with simulated
-time. No binding check: simulated ranks have no CPUs of this machine.
+time.
 """
 
 from __future__ import annotations
@@ -28,10 +33,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from hpcscope.launch import child_usage
+from hpcscope.launch import child_usage, placement_check
 from hpcscope.launch.base import JobState
 from hpcscope.launch.local import LocalBackend, run_job
 from hpcscope.launch.smpi_command import (
+    NODE_NAME_SEP,
     SmpiOptions,
     options_for,
     privatize_lanecoll,
@@ -76,6 +82,13 @@ def platform_text(machine: SimMachine, ppn: int) -> str:
 
 def _folder_name(job_name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", job_name)
+
+
+# What the sim's placement verdict cannot cover, said in every verdict.
+NOT_CHECKED = (
+    "CPU binding: simulated ranks are threads of one simulator process, without CPUs, "
+    "cores, sockets or NUMA nodes of their own"
+)
 
 
 # Buffers of a job without validation at least this large are shared between the
@@ -183,25 +196,39 @@ class SimBackend(LocalBackend):
         usage = folder / "usage.json"
         usage.unlink(missing_ok=True)
         job = replace(job, tags=dict(job.tags, simulated=True, platform=self.machine.name))
+        expected = placement_check.Expected(
+            self.planned_hosts(job), NOT_CHECKED, node_sep=NODE_NAME_SEP
+        )
         try:
             return run_job(
-                self.store, run_id, job, folder, None, self.command_line(job, platform, hostfile)
+                self.store,
+                run_id,
+                job,
+                folder,
+                None,
+                self.command_line(job, platform, hostfile),
+                expected,
             )
         finally:  # also after Ctrl-C: a killed simulation's cost is worth keeping
             self._note_cost(run_id, job, usage)
 
-    def hostfile(self, job: Job) -> str:
-        """Ranks consecutive over nodes, ppn per node; a two-rank p2p job by its placement
-        tag instead: core = both on the first host, node = first host of two nodes."""
+    def planned_hosts(self, job: Job) -> list[str]:
+        """The simulated host of every rank: consecutive over nodes, ppn per node; a
+        two-rank p2p job by its placement tag instead: core = both on the first host, node
+        = first host of two nodes. The placement check compares the ranks with this."""
         placement = job.tags.get("placement")
         if placement is not None:
             try:
-                return "\n".join(self.machine.pair_hosts(str(placement))) + "\n"
+                return list(self.machine.pair_hosts(str(placement)))
             except PlatformError as exc:
                 raise ValueError(f"{job.name}: {exc}") from None
         if job.ranks % self.ppn:
             raise ValueError(f"{job.name}: {job.ranks} ranks are not a multiple of ppn {self.ppn}")
-        return self.machine.hostfile(self.ppn, job.ranks // self.ppn)
+        return self.machine.rank_hosts(self.ppn, job.ranks // self.ppn)
+
+    def hostfile(self, job: Job) -> str:
+        """smpirun's hostfile: one line per rank, in rank order."""
+        return "\n".join(self.planned_hosts(job)) + "\n"
 
     def _note_cost(self, run_id: int, job: Job, usage: Path) -> None:
         try:

@@ -13,6 +13,12 @@ starts on (placements, CPU lists, oversubscription, peaks all read the Topology)
    lstopo-no-graphics --of xml` on one node of the partition. Costs one short job (and its
    queue wait); `hpcscope topo --on slurm` runs it again on purpose (refresh).
 
+The probe job also prints the node's /proc/cpuinfo, `dmidecode -t memory`, NIC speeds and
+disk models (machine/node_facts.PROBE_FACTS), cached beside the XML as <key>.facts.json:
+the node suite's peaks come from the compute node too (a cache entry without them is
+probed again). With --topology FILE the CPU facts are what the XML's hwloc infos say, or
+a /proc/cpuinfo recorded on a node (--cpuinfo FILE); the peaks say which.
+
 Before 2 and 3, sinfo lists the nodes of the partition (filtered by --constraint
 features when the expression is a plain `a&b` or `a|b` list): nodes of different kinds
 (CPUs, sockets:cores:threads) are refused with their names, because one plan cannot pin
@@ -32,16 +38,20 @@ from typing import Any
 from hpcscope import build
 from hpcscope.launch.slurm import Runner, SlurmError, run_command
 from hpcscope.launch.slurm_script import SlurmOptions
+from hpcscope.machine import node_facts
+from hpcscope.machine.node_facts import NodeFacts
 from hpcscope.machine.topology import Topology, TopologyError
 
 PROBE_TIMEOUT_S = 600.0  # queue wait plus lstopo; a busy partition: use --topology FILE
 PROBE_TIME_LIMIT_MIN = 5
 SINFO_NODES_FORMAT = "%N|%P|%c|%z|%f"
-# One shell word for the node: hwloc's text-free lstopo where installed, else lstopo.
+# One shell word for the node: hwloc's text-free lstopo where installed, else lstopo;
+# then the facts the node suite's peaks need (after the XML, in marked sections).
 PROBE_COMMAND = (
-    "command -v lstopo-no-graphics >/dev/null && exec lstopo-no-graphics --of xml; "
-    "command -v lstopo >/dev/null && exec lstopo --of xml; "
-    "echo 'hpcscope topology probe: hwloc (lstopo) is not installed on this node' >&2; exit 127"
+    "if command -v lstopo-no-graphics >/dev/null; then lstopo-no-graphics --of xml; "
+    "elif command -v lstopo >/dev/null; then lstopo --of xml; "
+    "else echo 'hpcscope topology probe: hwloc (lstopo) is not installed on this node' >&2; "
+    "exit 127; fi || exit $?; " + node_facts.PROBE_FACTS
 )
 
 
@@ -73,9 +83,12 @@ class NodeTopology:
     partition: str
     constraint: str
     kinds: list[NodeKind]
+    facts: NodeFacts | None = None  # what the peaks read from the node; None: unknown
 
     def note(self) -> dict[str, Any]:
         return {
+            "cpu_facts": self.facts.cpu_origin if self.facts else "",
+            "device_facts": self.facts.device_origin if self.facts else "",
             "source": self.source,
             "path": self.path,
             "sha256": self.sha256,
@@ -94,9 +107,10 @@ class NodeTopology:
             "cache": f"cached probe {self.path} (refresh: hpcscope topo --on slurm)",
             "probe": f"probed with srun, cached in {self.path}",
         }[self.source]
+        cpu = f"; CPU facts from {self.facts.cpu_origin}" if self.facts else ""
         return (
             f"compute nodes of {where}: {self.topology.summary()} ({how}; "
-            f"sha256 {self.sha256[:12]})"
+            f"sha256 {self.sha256[:12]}){cpu}"
         )
 
 
@@ -216,7 +230,7 @@ def probe_argv(options: SlurmOptions) -> list[str]:
 
 
 def probe(options: SlurmOptions, runner: Runner = run_command) -> str:
-    """Run the probe job; the node's hwloc XML."""
+    """Run the probe job; its stdout: the node's hwloc XML, then its facts' sections."""
     proc = runner(probe_argv(options), timeout=PROBE_TIMEOUT_S)
     if proc.returncode != 0 or "<topology" not in proc.stdout:
         last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
@@ -247,8 +261,22 @@ def node_topology(
     topology_file: str | None = None,
     refresh: bool = False,
     runner: Runner = run_command,
+    cpuinfo_file: str | None = None,
 ) -> NodeTopology:
-    """The compute nodes' topology for a plan (module docstring: file, cache, probe)."""
+    """The compute nodes' topology and facts for a plan (module docstring: file, cache,
+    probe). `cpuinfo_file` (--cpuinfo FILE) replaces the CPU facts, whatever the source."""
+    found = _node_topology(options, topology_file, refresh, runner)
+    if cpuinfo_file:
+        try:
+            found.facts = node_facts.with_cpuinfo(found.facts, cpuinfo_file)
+        except ValueError as exc:
+            raise TopologyError(str(exc)) from None
+    return found
+
+
+def _node_topology(
+    options: SlurmOptions, topology_file: str | None, refresh: bool, runner: Runner
+) -> NodeTopology:
     if topology_file:
         topo = read_file(topology_file)
         return NodeTopology(
@@ -259,32 +287,51 @@ def node_topology(
             options.partition or "",
             options.constraint or "",
             [],
+            node_facts.from_hwloc(topo, f"--topology {topology_file}"),
         )
     partition, kinds = node_kinds(options, runner)
     check_one_kind(partition, kinds)
     path = cache_dir() / f"{cache_key(options, partition, kinds)}.xml"
-    if path.exists() and not refresh:
+    facts_path = path.with_suffix(".facts.json")
+    if path.exists() and facts_path.exists() and not refresh:
         try:
             topo = Topology.from_file(str(path))
+            facts = NodeFacts.from_json(json.loads(facts_path.read_text(encoding="utf-8")))
             return NodeTopology(
-                topo, "cache", str(path), _sha(topo.xml), partition, options.constraint or "", kinds
+                topo,
+                "cache",
+                str(path),
+                _sha(topo.xml),
+                partition,
+                options.constraint or "",
+                kinds,
+                facts,
             )
-        except (OSError, TopologyError):
-            pass  # a damaged cache entry is probed again
-    xml = probe(options, runner)
+        except (OSError, TopologyError, ValueError, TypeError):
+            pass  # a damaged cache entry is probed again; so is one without the facts
+    xml, probed = node_facts.parse_probe_output(
+        probe(options, runner), f"topology probe job, cached in {facts_path}"
+    )
     try:
         topo = Topology.from_xml(xml)
     except TopologyError as exc:
         raise SlurmError(
             f"the topology probe returned XML hpcscope cannot use ({exc}); pass --topology FILE"
         ) from None
+    # the node's shell printed no sections: what the XML says, labelled as such
+    facts = probed or node_facts.from_hwloc(topo, "the probed XML (the probe printed no cpuinfo)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(xml, encoding="utf-8")
-    tmp.replace(path)  # atomic: a concurrent plan never reads half a file
+    _write_atomic(path, xml)
+    _write_atomic(facts_path, json.dumps(facts.to_json(), indent=1))
     return NodeTopology(
-        topo, "probe", str(path), _sha(xml), partition, options.constraint or "", kinds
+        topo, "probe", str(path), _sha(xml), partition, options.constraint or "", kinds, facts
     )
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)  # atomic: a concurrent plan never reads half a file
 
 
 def _sha(text: str) -> str:

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from hpcscope.machine.node_facts import NodeFacts
+
 
 @dataclass
 class Peak:
@@ -44,6 +46,9 @@ class CpuInfo:
     mhz: float | None = None
     processors: int = 0
     cores: int = 0  # distinct (physical id, core id); 0 when not reported
+    # False: the CPU's ISA flags are not known (an hwloc XML's infos only), so nothing that
+    # depends on them is assumed: such peaks are unknown and say why
+    flags_known: bool = True
 
 
 def parse_cpuinfo(text: str) -> CpuInfo:
@@ -149,12 +154,14 @@ def _skylake_sp(model_name: str) -> Uarch:
     )
 
 
-def _amd(family: int, model: int, flags: set[str]) -> Uarch | None:
+def _amd(family: int, model: int, flags: set[str], known_flags: bool = True) -> Uarch | None:
     if family == 23:  # Zen, Zen+ (128-bit FMA pipes), Zen 2 (256-bit)
         if model >= 0x30:
             return Uarch("Zen 2", 16, "AVX2, 2 FMA units (256-bit)")
         return Uarch("Zen/Zen+", 8, "AVX2, 2 FMA units of 128 bits")
     if family == 25:  # Zen 3 and Zen 4; Zen 4 runs AVX-512 on 256-bit units
+        if not known_flags:
+            return None  # Zen 3 and Zen 4 differ only in their flags here
         if "avx512f" in flags:
             return Uarch("Zen 4", 16, "AVX-512 on 2 FMA units of 256 bits")
         return Uarch("Zen 3", 16, "AVX2, 2 FMA units (256-bit)")
@@ -163,7 +170,9 @@ def _amd(family: int, model: int, flags: set[str]) -> Uarch | None:
     return None
 
 
-def _from_isa(flags: set[str]) -> Uarch:
+def _from_isa(flags: set[str], known_flags: bool = True) -> Uarch:
+    if not known_flags:
+        return Uarch("unknown (ISA flags not known)", 0, "ISA flags not known", known=False)
     if "avx512f" in flags:
         return Uarch("unknown (AVX-512)", 32, "AVX-512, 2 FMA units assumed", known=False)
     if "fma" in flags and "avx2" in flags:
@@ -183,10 +192,10 @@ def identify_uarch(cpu: CpuInfo) -> Uarch:
             name, dp, detail = _INTEL_FAMILY6[cpu.model]
             return Uarch(name, dp, detail)
     if cpu.vendor in ("AuthenticAMD", "HygonGenuine"):
-        u = _amd(cpu.family, cpu.model, cpu.flags)
+        u = _amd(cpu.family, cpu.model, cpu.flags, cpu.flags_known)
         if u:
             return u
-    return _from_isa(cpu.flags)
+    return _from_isa(cpu.flags, cpu.flags_known)
 
 
 # ------------------------------------------------- integer vector adds per cycle by uarch
@@ -196,8 +205,11 @@ def int_add_bytes_per_cycle(cpu: CpuInfo, u: Uarch) -> tuple[int, str, bool]:
     """(bytes of vector integer adds per cycle per core, why, known). Our int kernels are
     vector adds (vpaddb/w/d/q), so the bound is the vector ALU ports that execute them
     times their width (Intel optimization manual port tables; AMD software optimization
-    guides: 4 vector ALU pipes on Zen). Ops/cycle of intN = bytes / (N / 8)."""
+    guides: 4 vector ALU pipes on Zen). Ops/cycle of intN = bytes / (N / 8). 0 when the
+    ISA flags are not known: the vector width decides."""
     flags = cpu.flags
+    if not cpu.flags_known:
+        return 0, "ISA flags not known: the vector width decides", False
     if cpu.vendor == "GenuineIntel" and cpu.family == 6 and u.known:
         if "avx512f" in flags:
             return 128, "vpadd on 2 vector ALU ports x 512 bits (ports 0 and 5)", True
@@ -306,10 +318,10 @@ def flops_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> li
                 )
             )
             return
-        value = cores * ghz * per_cycle if ghz else None
+        value = cores * ghz * per_cycle if ghz and per_cycle else None
         formula = (
-            f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x {per_cycle:g} {what} "
-            f"FLOP/cycle ({u.detail}{extra})"
+            f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x "
+            f"{f'{per_cycle:g}' if per_cycle else '?'} {what} FLOP/cycle ({u.detail}{extra})"
         )
         out.append(Peak(name, value, "GFLOP/s", formula, src, "flops", {"precision": name}))
 
@@ -367,10 +379,10 @@ def int_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> list
             )
             continue
         ops = per_cycle_bytes * 8 // bits
-        value = cores * ghz * ops if ghz else None
+        value = cores * ghz * ops if ghz and ops else None
         formula = (
-            f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x {ops} {name.upper()} ops/cycle "
-            f"({why})"
+            f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x {ops or '?'} {name.upper()} "
+            f"ops/cycle ({why})"
         )
         out.append(Peak(name, value, "GOP/s", formula, src, "throughput", match))
     return out
@@ -523,12 +535,15 @@ def compute_peaks(
     dmidecode_text: str | None = None,
     link_mbit: dict[str, int] | None = None,
     disk_model: str | None = None,
+    flags_known: bool = True,
 ) -> list[Peak]:
     """All peaks of the node. `overrides` keys: fp64/fp32/fp16/bf16 (GFLOP/s), int8..int64
     (GOP/s), freq (GHz), measured_ghz, mem/disk (MB/s or '2GB/s'), disk_iops (IOPS),
-    net (Mbit/s or '100Gbit/s')."""
+    net (Mbit/s or '100Gbit/s'). `flags_known` False: the cpuinfo text has no ISA flags
+    (made from an hwloc XML), so no flag is taken as absent."""
     overrides = dict(overrides or {})
     cpu = parse_cpuinfo(cpuinfo_text)
+    cpu.flags_known = flags_known
     cores, cores_src = _cores(topology, cpu)
     return (
         flops_peaks(cpu, cores, cores_src, overrides)
@@ -538,37 +553,23 @@ def compute_peaks(
     )
 
 
-def read_machine() -> dict[str, Any]:
-    """The inputs compute_peaks needs, read from this machine (cheap, never fails)."""
-    import glob
-    import os
-    import subprocess
-
-    def read(path: str) -> str:
-        try:
-            with open(path) as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    links = {}
-    for path in glob.glob("/sys/class/net/*/speed"):
-        try:
-            links[path.split("/")[4]] = int(read(path).strip() or -1)
-        except ValueError:
-            pass
-    dmi = None
-    try:
-        dmi = subprocess.run(
-            ["dmidecode", "-t", "memory"], capture_output=True, text=True, timeout=10
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        pass
-    models = [read(p).strip() for p in glob.glob("/sys/block/*/device/model")]
-    return {
-        "cpuinfo_text": read("/proc/cpuinfo"),
-        "dmidecode_text": dmi,
-        "link_mbit": links,
-        "disk_model": ", ".join(m for m in models if m) or None,
-        "cpus": os.cpu_count(),
-    }
+def node_peaks(facts: NodeFacts, topology: Any = None, overrides: dict | None = None) -> list[Peak]:
+    """compute_peaks on one node's facts (machine/node_facts.py); every peak not given by
+    the user names where its facts came from (this machine, a compute node's probe, an hwloc
+    file, --cpuinfo), so a login node's CPU is never passed off as a compute node's."""
+    peaks = compute_peaks(
+        facts.cpuinfo_text,
+        topology,
+        overrides,
+        dmidecode_text=facts.dmidecode_text,
+        link_mbit=facts.link_mbit,
+        disk_model=facts.disk_model,
+        flags_known=facts.flags_known,
+    )
+    for peak in peaks:
+        if peak.source.startswith("--peak"):
+            continue
+        cpu = peak.metric == "flops" or peak.name.startswith("int")
+        origin = facts.cpu_origin if cpu else facts.device_origin
+        peak.source = f"{peak.source}; facts from {origin}"
+    return peaks

@@ -41,6 +41,11 @@ class Package:
     os_index: int  # physical package id, may be sparse
     cpus: list[int]  # PU OS indices
     model: str = ""  # hwloc info CPUModel, if discovered
+    # hwloc infos CPUVendor, CPUFamilyNumber, CPUModelNumber (x86): the CPU of a recorded
+    # XML for the peaks (machine/node_facts.from_hwloc); "" / None when not recorded
+    vendor: str = ""
+    family: int | None = None
+    model_number: int | None = None
 
 
 @dataclass
@@ -296,6 +301,9 @@ class _Parser:
                 os_index=int(e.get("os_index", str(i))),
                 cpus=_cpus(e),
                 model=_info(e, "CPUModel"),
+                vendor=_info(e, "CPUVendor"),
+                family=_int_info(e, "CPUFamilyNumber"),
+                model_number=_int_info(e, "CPUModelNumber"),
             )
             for i, e in enumerate(e for e, _ in objs if e.get("type") in ("Package", "Socket"))
         ]
@@ -389,6 +397,11 @@ def _info(elem: ET.Element, name: str) -> str:
         if info.get("name") == name:
             return info.get("value", "")
     return ""
+
+
+def _int_info(elem: ET.Element, name: str) -> int | None:
+    text = _info(elem, name)
+    return int(text) if text.isdigit() else None
 
 
 def _memory(elem: ET.Element) -> int:

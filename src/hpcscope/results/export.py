@@ -210,6 +210,7 @@ def launch_entry(
         "cpu_pair": None if meta is None else meta.get("cpu_pair"),
         "ranks": [
             {k: r.get(k) for k in ("rank", "host", "cpus", "numa", "socket", "core")}
+            | ({"lane": r["lane"]} if r.get("lane") else {})  # the lab's per-process lane
             for r in (meta or {}).get("ranks") or []
         ],
         "placement": placement,

@@ -28,11 +28,19 @@ class ProofLine:
     observed: dict[str, int]  # class the bindings amount to -> launches
     bindings: list[tuple[str, int]] = field(default_factory=list)  # text -> launches
     reasons: list[str] = field(default_factory=list)  # why a launch was wrong
+    # what the verdicts compared (binding; host per rank on sim and lab) and what they
+    # could not, so a host check never reads as a CPU check
+    checked: list[str] = field(default_factory=list)
+    not_checked: list[str] = field(default_factory=list)
 
     def verdict_text(self) -> str:
         parts = [f"{v} {n}/{self.launches}" for v, n in self.verdicts.items()]
         if self.verdicts.get("reported"):
             parts.append("ran as " + ", ".join(f"{o} ({n})" for o, n in self.observed.items()))
+        if self.checked and self.checked != ["binding"]:
+            parts.append("checked: " + " | ".join(self.checked))
+        if self.not_checked:
+            parts.append("not checked: " + " | ".join(self.not_checked))
         return "; ".join(parts)
 
     def text(self) -> str:
@@ -54,15 +62,24 @@ def verdicts_by_launch(notes: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
 
 
 def rank_text(rank: dict[str, Any]) -> str:
-    """'rank 1 on n2 CPU 1 (socket 1, NUMA 1)'; several CPUs as a list ('CPUs 0-1')."""
+    """'rank 1 on n2 CPU 1 (socket 1, NUMA 1)'; several CPUs as a list ('CPUs 0-1'); a
+    simulated rank has no CPUs ('rank 1 on n1-node'); a lab rank with a lane of its own
+    names it ('rank 1 on lab2 CPUs 0-1 (lane lane2)')."""
     cpus = [int(c) for c in rank.get("cpus") or []]
-    where = f"CPU {cpus[0]}" if len(cpus) == 1 else f"CPUs {format_cpulist(cpus) or '?'}"
+    where = (
+        f" CPU {cpus[0]}" if len(cpus) == 1 else (f" CPUs {format_cpulist(cpus)}" if cpus else "")
+    )
     inside = ", ".join(
         f"{name} {rank[key]}"
-        for key, name in (("socket", "socket"), ("numa", "NUMA"), ("core", "core"))
+        for key, name in (
+            ("socket", "socket"),
+            ("numa", "NUMA"),
+            ("core", "core"),
+            ("lane", "lane"),
+        )
         if rank.get(key) is not None
     )
-    return f"rank {rank.get('rank')} on {rank.get('host', '?')} {where}" + (
+    return f"rank {rank.get('rank')} on {rank.get('host', '?')}{where}" + (
         f" ({inside})" if inside else ""
     )
 
@@ -98,6 +115,9 @@ def proof_lines(launches: list[dict[str, Any]], notes: list[dict[str, Any]]) -> 
         line.verdicts[verdict] = line.verdicts.get(verdict, 0) + 1
         if data.get("observed"):
             line.observed[data["observed"]] = line.observed.get(data["observed"], 0) + 1
+        for key, seen in (("checked", line.checked), ("not_checked", line.not_checked)):
+            if data.get(key) and data[key] not in seen:
+                seen.append(data[key])
         if verdict == "wrong" and data.get("reason"):
             line.reasons.append(f"{launch['name']}: {data['reason']}")
         text = binding_text(meta["ranks"])
@@ -124,4 +144,6 @@ def csv_verdict(data: dict[str, Any] | None) -> str:
     verdict = str(data.get("verdict", ""))
     if verdict == "reported":
         return f"reported: ran as {data.get('observed')}"
+    if data.get("not_checked"):
+        return f"{verdict} ({data.get('checked')}; not checked: {data['not_checked']})"
     return verdict

@@ -223,6 +223,8 @@ def _rank_problem(rank: Any) -> str | None:
         # null: the binary could not tell (no topology information on this system)
         if rank[key] is not None and not _is_int(rank[key]):
             return f"{key!r} must be an integer or null"
+    if "lane" in rank and (not isinstance(rank["lane"], str) or not rank["lane"]):
+        return "'lane' (the lab's per-process lane) must be a non-empty string when present"
     return None
 
 

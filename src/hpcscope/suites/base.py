@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcscope.machine.mpi import MpiSpec
+from hpcscope.machine.node_facts import NodeFacts
 from hpcscope.plan.job import Job
 
 
@@ -37,6 +38,9 @@ class PlanContext:
     cores_per_node: int | None = None
     # MPI -> what its `coll --list-algorithms` prints (build.algorithm_catalog)
     catalog: Callable[[MpiSpec], dict] | None = None
+    # What the node suite's peaks read from the nodes the plan is for (machine/node_facts
+    # NodeFacts: a SLURM compute node's); None: this machine's, read when planning.
+    node_facts: NodeFacts | None = None
 
 
 @dataclass

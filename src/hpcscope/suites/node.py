@@ -19,7 +19,8 @@ from typing import Any
 
 from hpcscope.analysis import node_table
 from hpcscope.figures import node as node_figures
-from hpcscope.machine.peaks import compute_peaks, parse_cpuinfo, read_machine
+from hpcscope.machine import node_facts
+from hpcscope.machine.peaks import node_peaks, parse_cpuinfo
 from hpcscope.plan.job import Job
 from hpcscope.suites import node_hpl, node_net2, node_parts, node_refs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
@@ -47,6 +48,41 @@ def _threads(opts: dict, n: int, quick: bool) -> list[int]:
     return sorted({1, n}) if quick else list(range(1, n + 1))
 
 
+def numa_matrix_notes(topology: Any, threads: list[int]) -> list[Note]:
+    """What the mem program's NUMA near/far matrix will and will not measure on this
+    topology, said in the plan: one NUMA node has nothing remote; a thread count above a
+    node's CPUs is skipped on that node (bench/node/mem.c run_numa does the same)."""
+    nodes = list(getattr(topology, "numa_nodes", []) or [])
+    if len(nodes) < 2:
+        return [
+            Note(
+                "skipped", f"memory NUMA matrix: {max(len(nodes), 1)} NUMA node, nothing is remote"
+            )
+        ]
+    with_cpus = [n for n in nodes if getattr(n, "cpus", None)]
+    notes = [
+        Note(
+            "info",
+            f"memory NUMA matrix: threads on each of {len(with_cpus)} NUMA node(s) with CPUs x "
+            f"memory on each of {len(nodes)}, at {', '.join(map(str, threads))} thread(s)",
+            {"numa_nodes": len(nodes), "cpu_nodes": len(with_cpus), "threads": threads},
+        )
+    ]
+    for t in threads:
+        small = [n for n in with_cpus if len(n.cpus) < t]
+        if small:
+            listed = ", ".join(f"{n.os_index} ({len(n.cpus)} CPUs)" for n in small)
+            notes.append(
+                Note(
+                    "skipped",
+                    f"memory NUMA matrix: {t} threads on NUMA node(s) {listed}: more threads "
+                    "than the node has CPUs",
+                    {"threads": t, "numa_nodes": [n.os_index for n in small]},
+                )
+            )
+    return notes
+
+
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     opts = dict(opts)
     parts = {k: bool(opts.get(k)) for k in OURS}
@@ -59,16 +95,11 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     out = SuitePlan()
     tags = {"suite": "node", "quick": quick}
 
-    machine = read_machine()
-    flags = parse_cpuinfo(machine["cpuinfo_text"]).flags
-    peaks = compute_peaks(
-        machine["cpuinfo_text"],
-        ctx.topology,
-        opts.get("peaks") or {},
-        dmidecode_text=machine["dmidecode_text"],
-        link_mbit=machine["link_mbit"],
-        disk_model=machine["disk_model"],
-    )
+    # The facts of the nodes the plan is for: a SLURM compute node's (probe, cache or
+    # --topology/--cpuinfo files), else this machine's. Their origin is in every peak.
+    facts = ctx.node_facts or node_facts.local()
+    flags = parse_cpuinfo(facts.cpuinfo_text).flags
+    peaks = node_peaks(facts, ctx.topology, opts.get("peaks") or {})
     for p in peaks:
         value = f"{p.value:.4g} {p.unit}" if p.value is not None else "unknown"
         out.notes.append(Note("peak", f"{p.name} peak: {value} = {p.formula}", asdict(p)))
@@ -97,6 +128,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         for prec, flag in (("fp16", "avx512_fp16"), ("bf16", "avx512_bf16")):
             if flag in flags:
                 kernels.append(prec)
+            elif not facts.flags_known:
+                why = f"the ISA flags of the CPU are not known ({facts.cpu_origin})"
+                out.notes.append(Note("skipped", f"cpu {prec}: {why}"))
             else:
                 out.notes.append(Note("skipped", f"cpu {prec}: the CPU has no {flag} instructions"))
         out.jobs.append(
@@ -116,11 +150,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     if parts["mem"]:
         args = node_parts.mem_args(opts, quick, n, _llc_total(ctx.topology), tl, array_bytes)
         out.jobs.append(job("mem", args, 300))
-        numa = len(getattr(ctx.topology, "numa_nodes", []) or [])
-        if numa < 2:
-            out.notes.append(
-                Note("skipped", f"memory NUMA matrix: {max(numa, 1)} NUMA node, nothing is remote")
-            )
+        out.notes.extend(numa_matrix_notes(ctx.topology, opts.get("numa_threads") or [1]))
     disk_dir = opts.get("disk_dir")
     disk = node_parts.disk_plan(opts, quick, n)
     disk_iops = node_parts.disk_iops_plan(opts, quick, n)
