@@ -11,7 +11,8 @@
  * The vector collectives (allgatherv, gatherv, scatterv) measure bytes as the mean block,
  * sum of the counts x type size / p (what the tuning table's min_bytes/max_bytes mean for
  * them): an O(p) sum, done only past LC_NATIVE_ONLY. Gatherv and scatterv broadcast the
- * root's value first when the choice or the log needs it (lc_bytes_shared).
+ * root's value first when the choice or the log needs it (lc_bytes_shared), not when
+ * the tuning table picks one algorithm at every size for the communicator's shape.
  * MPI_Init and MPI_Init_thread are intercepted to validate all settings at
  * initialization (MPI_Abort there on an invalid setting or tuning file). */
 #include "calls.h"
@@ -361,9 +362,12 @@ static long long mean_block(const int *counts, MPI_Datatype type, MPI_Comm comm)
     return nbytes(1, type) * total / p;
 }
 
-/* Gatherv/scatterv: the root's mean block on every process when lc_bytes_shared says it
- * matters (-1 from the root when its own arguments are invalid: native everywhere);
- * otherwise the local view (the root's value at the root, 0 elsewhere). */
+/* Gatherv/scatterv: the byte measure for the choice, as lc_bytes_shared says: the
+ * root's mean block broadcast to every process (-1 from the root when its own arguments
+ * are invalid: native everywhere), 0 everywhere when the choice for this communicator
+ * does not depend on it, or the local view (the root's value at the root, 0 elsewhere).
+ * Without the broadcast a root with invalid arguments runs native alone: an erroneous
+ * program, whose error MPI reports at the root (aborting under the default handler). */
 static long long rooted_mean_block(lc_coll c, const int *counts, MPI_Datatype type,
                                    int args_ok_here, int root, MPI_Comm comm)
 {
@@ -372,8 +376,10 @@ static long long rooted_mean_block(lc_coll c, const int *counts, MPI_Datatype ty
     if (!lc_args_ok_rooted(comm, root) ||
         PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return -1;
+    lc_bytes_need need = lc_bytes_shared(c, comm);
+    if (need == LC_BYTES_ANY) return rank_of(comm) == root && !args_ok_here ? -1 : 0;
     if (rank_of(comm) == root) bytes = args_ok_here ? mean_block(counts, type, comm) : -1;
-    if (lc_bytes_shared(c) &&
+    if (need == LC_BYTES_BROADCAST &&
         PMPI_Bcast(&bytes, 1, MPI_LONG_LONG, root, comm) != MPI_SUCCESS)
         return -1;
     return bytes;

@@ -21,7 +21,12 @@
  * Restrictions: regular. Any root, any rank order (the displacements place every block).
  * The forwarding processes hold their lane's blocks in units of their own send type
  * (in bytes when its size does not divide a block: homogeneous systems only, like the
- * rest of lanecoll); a lane's total must stay below 2^31 such units. */
+ * rest of lanecoll); a lane's total must stay below 2^31 such units.
+ * Selection (interposition): choosing by size needs the root's mean block on every
+ * process, one 8-byte broadcast per call, unless the tuning table gives this
+ * collective one algorithm at every size for the communicator's nodes and ppn, as
+ * `hpcscope tune` writes it when one algorithm is good enough at every measured size
+ * (select.h, lc_bytes_shared). */
 #include <stdlib.h>
 
 #include "../internal.h"
