@@ -132,6 +132,18 @@ def test_rooted_vector_gets_one_rule_when_losing_less_than_the_broadcast():
     assert [a for _, _, a in rules_of(other, "allgatherv")] == ["native", "lane"]
 
 
+def test_broadcast_cost_is_the_smallest_small_native_bcast_of_the_decomposition():
+    rows = coll_table(
+        sweep({2: {}, 1000: {}}, coll="bcast", native_us=1.5)
+        + sweep({2: {}}, coll="bcast", nodes=4, native_us=9.0)
+        + sweep({100: {}}, coll="bcast", ppn=4, native_us=2.0)
+    )
+    assert tune.broadcast_cost(rows, "openmpi", 2, 2) == pytest.approx(1.5, rel=0.05)
+    assert tune.broadcast_cost(rows, "openmpi", 4, 2) == pytest.approx(9.0, rel=0.05)
+    assert tune.broadcast_cost(rows, "openmpi", 2, 4) == 0.0  # 400 bytes: not latency-bound
+    assert tune.broadcast_cost(rows, "mpich", 2, 2) == 0.0
+
+
 def test_rooted_vector_keeps_sizes_when_one_rule_costs_more_than_the_broadcast():
     # lane 25 % slower at small sizes (2.5 us > 0.5 us + 1 us), native 33 % at large ones
     points = {1: {"lane": 0.8}, 10: {"lane": 0.8}, 1000: {"lane": 1.5}, 10000: {"lane": 1.5}}

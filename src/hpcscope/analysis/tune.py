@@ -31,7 +31,8 @@ One rule for the rooted vector collectives (gatherv, scatterv): only their root 
 the counts, so lanecoll must broadcast the root's byte count (8 bytes) on every call
 before it can choose by size, unless the table gives the decomposition one algorithm at
 every size. A size-dependent table therefore costs B, the median of native bcast at its
-smallest measured size (at most 64 bytes) on the same decomposition (0 when not
+smallest measured size (at most 256 bytes: latency-bound like the 8 bytes it stands
+for; `coll`'s default sweep starts bcast at 4p bytes) on the same decomposition (0 when not
 measured), on every call. `one_algorithm` writes a single rule 0..top instead when one
 algorithm A is good enough at every measured size s: median_A(s) <= (1 + threshold) x
 median_winner(s) + B, i.e. A loses less there than the broadcast would cost. Among such
@@ -72,8 +73,9 @@ KEEP_SPEEDUP = 1.5
 # Collectives whose byte count only the root knows: a size-dependent choice costs lanecoll
 # a broadcast of it on every call (see one_algorithm).
 ROOTED_VECTOR = ("gatherv", "scatterv")
-# The bcast that estimates that broadcast: the smallest measured, if at most this large.
-SHARED_BYTES_BCAST_MAX = 64
+# The bcast that estimates that broadcast: the smallest measured, if at most this large
+# (the default sweep's smallest bcast is p ints: up to 64 ranks).
+SHARED_BYTES_BCAST_MAX = 256
 
 
 def _flatten(samples_list: Iterable) -> list[dict]:
