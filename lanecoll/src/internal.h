@@ -68,10 +68,11 @@ typedef struct lc_comm_state {
     char reason[256];  /* last fallback reason, "" when none */
     /* Per collective, whether the tuning table's choice for this communicator's shape
      * depends on the byte count (select.c, lc_bytes_shared): 0 not yet known, else
-     * LC_BYTES_FREE or LC_BYTES_MATTER. Same value on every process of comm. */
+     * LC_BYTES_NATIVE (native at every size), LC_BYTES_FREE (another algorithm at every
+     * size) or LC_BYTES_MATTER. Same value on every process of comm. */
     signed char bytes_rule[LC_NCOLL];
 } lc_comm_state;
-enum { LC_BYTES_FREE = 1, LC_BYTES_MATTER = 2 };
+enum { LC_BYTES_NATIVE = 1, LC_BYTES_FREE = 2, LC_BYTES_MATTER = 3 };
 
 /* Node colour of this process (node_color.c): processes with equal colour share a node.
  * Returns MPI_SUCCESS, or an MPI error after printing why (invalid override). When no

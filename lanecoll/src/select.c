@@ -307,10 +307,16 @@ lc_bytes_need lc_bytes_shared(lc_coll c, MPI_Comm comm)
     if (!d) return LC_BYTES_BROADCAST;
     signed char known = __atomic_load_n(&s->bytes_rule[c], __ATOMIC_RELAXED);
     if (!known) {
-        known = lc_tuning_fixed_choice(&settings.tuning, c, d->nnodes, rule_ppn(d)) >= 0
-                    ? LC_BYTES_FREE
-                    : LC_BYTES_MATTER;
+        int fixed = lc_tuning_fixed_choice(&settings.tuning, c, d->nnodes, rule_ppn(d));
+        known = fixed == LC_NATIVE ? LC_BYTES_NATIVE
+                : fixed >= 0       ? LC_BYTES_FREE
+                                   : LC_BYTES_MATTER;
         __atomic_store_n(&s->bytes_rule[c], known, __ATOMIC_RELAXED);
+    }
+    if (known == LC_BYTES_NATIVE) {
+        /* what lc_dispatch does for a native choice, without looking the state up again */
+        if (s->reason[0]) s->reason[0] = '\0';
+        return LC_BYTES_NATIVE_HERE;
     }
     return known == LC_BYTES_FREE ? LC_BYTES_ANY : LC_BYTES_BROADCAST;
 }

@@ -46,15 +46,23 @@ lc_alg lc_dispatch(const lc_call *call, long long bytes, lc_route route,
  *                       rule `hpcscope tune` writes when one algorithm is good at every
  *                       measured size: every process passes bytes = 0 to the choice,
  *                       which picks what the root's true value would.
+ *   LC_BYTES_NATIVE_HERE the same when that one algorithm is native: the wrapper calls
+ *                       PMPI_ at once (the comm's fallback reason is cleared here),
+ *                       sparing lc_dispatch's second state lookup.
  *   LC_BYTES_BROADCAST  a log is written (it reports the bytes), or the table's choice
  *                       for this shape depends on bytes: the root broadcasts its value
  *                       (one extra MPI_Bcast of 8 bytes per call).
  * Every process gets the same answer: the settings are shared, and the shape comes from
  * the decomposition (built collectively on first use, which all processes reach
  * together because the earlier cases depend on the settings only; the answer for the
- * shape is cached in the communicator's state). The cost of LC_BYTES_ANY is one
- * attribute lookup (~40 ns on Open MPI 4.1, ~8 on MPICH 4.0) instead of a broadcast. */
-typedef enum { LC_BYTES_LOCAL, LC_BYTES_ANY, LC_BYTES_BROADCAST } lc_bytes_need;
+ * shape is cached in the communicator's state). The cost of LC_BYTES_ANY and
+ * LC_BYTES_NATIVE_HERE is one attribute lookup (~40 ns on Open MPI 4.1, ~8 on MPICH 4.0) instead of a broadcast. */
+typedef enum {
+    LC_BYTES_LOCAL,
+    LC_BYTES_ANY,
+    LC_BYTES_NATIVE_HERE,
+    LC_BYTES_BROADCAST
+} lc_bytes_need;
 lc_bytes_need lc_bytes_shared(lc_coll c, MPI_Comm comm);
 
 /* Fast path of every wrapper: 1 when the settings alone make this collective native
