@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from hpcscope.analysis import tune
+from hpcscope.analysis.verdicts import coll_table
 
 RNG = np.random.default_rng(11)
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,8 +22,15 @@ def timed(center, n=40, rel=0.01):
     return list(center * (1 + rel * RNG.standard_normal(n)))
 
 
-def sweep(speedups: dict[int, dict[str, float]], coll="allreduce", nodes=2, ppn=2, mpi="openmpi"):
-    """Samples for counts -> {alg: speed-up over native}; native takes 10 us."""
+def sweep(
+    speedups: dict[int, dict[str, float]],
+    coll="allreduce",
+    nodes=2,
+    ppn=2,
+    mpi="openmpi",
+    native_us=10.0,
+):
+    """Samples for counts -> {alg: speed-up over native}; native takes native_us."""
     out = []
     for count, algs in speedups.items():
         for alg, s in dict({"native": 1.0}, **algs).items():
@@ -33,7 +41,7 @@ def sweep(speedups: dict[int, dict[str, float]], coll="allreduce", nodes=2, ppn=
                     "unit": "us",
                     "tags": {"mpi": mpi},
                     "warmups": 2,
-                    "values": timed(10.0 / s),
+                    "values": timed(native_us / s),
                     "params": {
                         "collective": coll,
                         "algorithm": alg,
@@ -106,6 +114,49 @@ def test_hysteresis_fills_native_gap_unless_slower():
     assert [a for _, _, a in rules_of(worse)] == ["native"]
     large = tune.make_tuning(sweep({1: {"hier": 1.6}, 10: {"hier": 0.7}, 100: {"hier": 1.6}}))
     assert [a for _, _, a in rules_of(large)] == ["hier", "native", "hier"]
+
+
+def test_rooted_vector_gets_one_rule_when_losing_less_than_the_broadcast():
+    # lane 5 % slower than native (10 us) at small sizes, 1.5x faster at large ones
+    points = {1: {"lane": 0.95}, 10: {"lane": 0.95}, 1000: {"lane": 1.5}, 10000: {"lane": 1.5}}
+    # the 8-byte bcast that a size-dependent table would cost on every call: 1 us here
+    bcast = sweep({2: {}}, coll="bcast", native_us=1.0)
+    for coll in tune.ROOTED_VECTOR:
+        samples = sweep(points, coll=coll) + bcast
+        assert rules_of(tune.make_tuning(samples), coll) == [(0, tune.TOP_BYTES, "lane")]
+        # without a measured bcast the 5 % loss is beyond the threshold: size-dependent
+        alone = rules_of(tune.make_tuning(sweep(points, coll=coll)), coll)
+        assert [a for _, _, a in alone] == ["native", "lane"]
+    # other collectives need no broadcast to choose by size: unchanged
+    other = tune.make_tuning(sweep(points, coll="allgatherv") + bcast)
+    assert [a for _, _, a in rules_of(other, "allgatherv")] == ["native", "lane"]
+
+
+def test_broadcast_cost_is_the_smallest_small_native_bcast_of_the_decomposition():
+    rows = coll_table(
+        sweep({2: {}, 1000: {}}, coll="bcast", native_us=1.5)
+        + sweep({2: {}}, coll="bcast", nodes=4, native_us=9.0)
+        + sweep({100: {}}, coll="bcast", ppn=4, native_us=2.0)
+    )
+    assert tune.broadcast_cost(rows, "openmpi", 2, 2) == pytest.approx(1.5, rel=0.05)
+    assert tune.broadcast_cost(rows, "openmpi", 4, 2) == pytest.approx(9.0, rel=0.05)
+    assert tune.broadcast_cost(rows, "openmpi", 2, 4) == 0.0  # 400 bytes: not latency-bound
+    assert tune.broadcast_cost(rows, "mpich", 2, 2) == 0.0
+
+
+def test_rooted_vector_keeps_sizes_when_one_rule_costs_more_than_the_broadcast():
+    # lane 25 % slower at small sizes (2.5 us > 0.5 us + 1 us), native 33 % at large ones
+    points = {1: {"lane": 0.8}, 10: {"lane": 0.8}, 1000: {"lane": 1.5}, 10000: {"lane": 1.5}}
+    bcast = sweep({2: {}}, coll="bcast", native_us=1.0)
+    table = tune.make_tuning(sweep(points, coll="gatherv") + bcast)
+    tune.check_table(table)
+    assert [a for _, _, a in rules_of(table, "gatherv")] == ["native", "lane"]
+    # a broadcast of 5 us makes one rule worth it: lane, which loses less (log mean
+    # 0.11: 1.25x at two sizes) than native (0.2: 1.5x at two sizes)
+    rows = coll_table(sweep(points, coll="gatherv"))
+    sized = [(4, "native"), (40, "native"), (4000, "lane"), (40000, "lane")]
+    assert tune.one_algorithm(rows, sized, 0.05, 5.0) == "lane"
+    assert tune.one_algorithm(rows, sized, 0.05, 1.0) is None
 
 
 def test_coverage_per_decomposition_and_several_collectives():

@@ -66,7 +66,13 @@ typedef struct lc_decomp {
 typedef struct lc_comm_state {
     lc_decomp *decomp; /* built on first use */
     char reason[256];  /* last fallback reason, "" when none */
+    /* Per collective, whether the tuning table's choice for this communicator's shape
+     * depends on the byte count (select.c, lc_bytes_shared): 0 not yet known, else
+     * LC_BYTES_NATIVE (native at every size), LC_BYTES_FREE (another algorithm at every
+     * size) or LC_BYTES_MATTER. Same value on every process of comm. */
+    signed char bytes_rule[LC_NCOLL];
 } lc_comm_state;
+enum { LC_BYTES_NATIVE = 1, LC_BYTES_FREE = 2, LC_BYTES_MATTER = 3 };
 
 /* Node colour of this process (node_color.c): processes with equal colour share a node.
  * Returns MPI_SUCCESS, or an MPI error after printing why (invalid override). When no
@@ -258,13 +264,46 @@ int lc_lane_counts(const lc_decomp *d, const int *grid, int lane, const int *cou
  * type) into mine[N]; one node scatter of N long longs per process. Root node only. */
 int lc_v_lane_bytes(const lc_decomp *d, const int *grid, const int *counts,
                     MPI_Datatype type, int root_nr, long long *mine);
-/* The type in which a forwarding process holds blocks of those byte sizes: its own
- * `own` type when its size divides all of them (always when every process passes the
- * same type), else MPI_BYTE (homogeneous systems, as all of lanecoll assumes). */
-MPI_Datatype lc_v_unit(MPI_Datatype own, const long long *bytes, int n);
-/* counts/displs in units of `unit` for blocks of bytes[0..n) placed one after another;
- * returns the total, or -1 when it exceeds INT_MAX. */
-int lc_v_units(const long long *bytes, int n, MPI_Datatype unit, int *counts, int *displs);
+/* Node step of gatherv/scatterv hier on a node other than the root's: every process
+ * gives the leader (node rank `leader`) its block's byte size (count x size of its own
+ * type), which the leader receives into bytes[node_size] (NULL elsewhere). One node
+ * gather of a long long per process. */
+int lc_v_node_bytes(const lc_decomp *d, int leader, int count, MPI_Datatype type,
+                    long long *bytes);
+
+/* What the forwarding processes of gatherv/scatterv lane and hier (root-node processes,
+ * other nodes' leaders) hold: n blocks of bytes[0..n) bytes one after another, in units
+ * of the process's own type `own`, or of MPI_BYTE when that type's size does not divide
+ * them all (possible only when processes pass different types: homogeneous systems, as
+ * all of lanecoll assumes). */
+typedef struct lc_v_hold {
+    MPI_Datatype unit;
+    int total;            /* units held: below 2^31 */
+    int *counts, *displs; /* [n] each block in units */
+    void *buf, *mem;      /* the temporary, and what to free */
+} lc_v_hold;
+/* Fills h for bytes[0..n) and allocates the temporary; MPI_ERR_COUNT when the total
+ * exceeds 2^31 - 1 units, MPI_ERR_NO_MEM. Call lc_v_hold_free(h) either way. */
+int lc_v_hold_alloc(MPI_Datatype own, const long long *bytes, int n, lc_v_hold *h);
+void lc_v_hold_free(lc_v_hold *h);
+
+/* The root's side of gatherv/scatterv lane and hier: its node step (lane: with every
+ * other process of its node, peer q holding lane q's blocks, over nodecomm) or its lane
+ * step (hier: with the leaders of the other nodes, peer i holding node i's blocks, over
+ * lanecomm), each peer's blocks as one indexed type over the root's buffer at the
+ * callers' displacements (zero-copy), posted as receives (collect = 1, gatherv) or
+ * sends (collect = 0, scatterv) before the root's own collective, so the two overlap. */
+typedef struct lc_v_peers {
+    int n; /* transfers posted */
+    MPI_Datatype *types;
+    MPI_Request *reqs;
+} lc_v_peers;
+int lc_v_peers_post(const lc_decomp *d, const int *grid, int by_lane, int collect,
+                    const void *buf, const int *counts, const int *displs,
+                    MPI_Datatype type, int tag, lc_v_peers *t);
+/* Waits for the transfers and frees what lc_v_peers_post made; returns err, or the
+ * wait's error when err is MPI_SUCCESS. */
+int lc_v_peers_finish(lc_v_peers *t, int err);
 
 /* ---- The k-ported tree over the nodes (ktree.c) ------------------------------------- */
 typedef struct lc_ktree_send {

@@ -11,7 +11,8 @@
  * The vector collectives (allgatherv, gatherv, scatterv) measure bytes as the mean block,
  * sum of the counts x type size / p (what the tuning table's min_bytes/max_bytes mean for
  * them): an O(p) sum, done only past LC_NATIVE_ONLY. Gatherv and scatterv broadcast the
- * root's value first when the choice or the log needs it (lc_bytes_shared).
+ * root's value first when the choice or the log needs it (lc_bytes_shared), not when
+ * the tuning table picks one algorithm at every size for the communicator's shape.
  * MPI_Init and MPI_Init_thread are intercepted to validate all settings at
  * initialization (MPI_Abort there on an invalid setting or tuning file). */
 #include "calls.h"
@@ -361,19 +362,34 @@ static long long mean_block(const int *counts, MPI_Datatype type, MPI_Comm comm)
     return nbytes(1, type) * total / p;
 }
 
-/* Gatherv/scatterv: the root's mean block on every process when lc_bytes_shared says it
- * matters (-1 from the root when its own arguments are invalid: native everywhere);
- * otherwise the local view (the root's value at the root, 0 elsewhere). */
-static long long rooted_mean_block(lc_coll c, const int *counts, MPI_Datatype type,
-                                   int args_ok_here, int root, MPI_Comm comm)
+/* Gatherv/scatterv, before anything else: what the choice needs of the byte measure
+ * (lc_bytes_shared), or ROOTED_INVALID when MPI rejects the root or the communicator
+ * (the same on every process: native everywhere). LC_BYTES_NATIVE_HERE lets the wrapper
+ * call PMPI_ without the argument checks. */
+enum { ROOTED_INVALID = -1 };
+static int rooted_need(lc_coll c, int root, MPI_Comm comm)
 {
-    long long bytes = 0;
     int inter = 1;
     if (!lc_args_ok_rooted(comm, root) ||
         PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
-        return -1;
+        return ROOTED_INVALID;
+    return (int)lc_bytes_shared(c, comm);
+}
+
+/* The byte measure for the choice, as `need` says: the root's mean block broadcast to
+ * every process (-1 from the root when its own arguments are invalid: native
+ * everywhere), 0 everywhere when the choice for this communicator does not depend on
+ * it, or the local view (the root's value at the root, 0 elsewhere). Without the
+ * broadcast a root with invalid arguments runs native alone: an erroneous program,
+ * whose error MPI reports at the root (aborting under the default handler). */
+static long long rooted_mean_block(int need, const int *counts, MPI_Datatype type,
+                                   int args_ok_here, int root, MPI_Comm comm)
+{
+    long long bytes = 0;
+    if (need == ROOTED_INVALID) return -1;
+    if (need == LC_BYTES_ANY) return rank_of(comm) == root && !args_ok_here ? -1 : 0;
     if (rank_of(comm) == root) bytes = args_ok_here ? mean_block(counts, type, comm) : -1;
-    if (lc_bytes_shared(c) &&
+    if (need == LC_BYTES_BROADCAST &&
         PMPI_Bcast(&bytes, 1, MPI_LONG_LONG, root, comm) != MPI_SUCCESS)
         return -1;
     return bytes;
@@ -418,9 +434,13 @@ static __attribute__((noinline)) int full_gatherv(const void *sendbuf, int sendc
                                                   const int displs[], MPI_Datatype recvtype,
                                                   int root, MPI_Comm comm)
 {
+    int need = rooted_need(LC_C_gatherv, root, comm);
+    if (need == LC_BYTES_NATIVE_HERE)
+        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                            recvtype, root, comm);
     lc_call call = LC_CALL_gatherv;
     long long bytes =
-        rooted_mean_block(LC_C_gatherv, recvcounts, recvtype, call.args_ok, root, comm);
+        rooted_mean_block(need, recvcounts, recvtype, call.args_ok, root, comm);
     if (bytes < 0) call.args_ok = 0, bytes = 0;
     lc_route route = LC_NATIVE_BYTES(LC_C_gatherv, bytes)
                          ? LC_ROUTE_NATIVE
@@ -451,9 +471,13 @@ static __attribute__((noinline)) int full_scatterv(
     const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    int need = rooted_need(LC_C_scatterv, root, comm);
+    if (need == LC_BYTES_NATIVE_HERE)
+        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm);
     lc_call call = LC_CALL_scatterv;
     long long bytes =
-        rooted_mean_block(LC_C_scatterv, sendcounts, sendtype, call.args_ok, root, comm);
+        rooted_mean_block(need, sendcounts, sendtype, call.args_ok, root, comm);
     if (bytes < 0) call.args_ok = 0, bytes = 0;
     lc_route route = LC_NATIVE_BYTES(LC_C_scatterv, bytes)
                          ? LC_ROUTE_NATIVE

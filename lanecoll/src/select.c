@@ -246,6 +246,10 @@ void lc_select_init(int collective_abort)
     abort_after_message(MPI_COMM_WORLD, rank, 2);
 }
 
+/* The ppn that tuning rules speak of: the largest number on a node for irregular
+ * layouts. */
+static int rule_ppn(const lc_decomp *d) { return d->regular ? d->min_ppn : d->max_ppn; }
+
 /* Chosen variant before restrictions are checked; *rule is the tuning rule that chose
  * it (NULL: forced by the environment when settings.forced[c] >= 0, else default). */
 static lc_alg choose(lc_coll c, long long bytes, const lc_decomp *d, const lc_rule **rule)
@@ -253,8 +257,7 @@ static lc_alg choose(lc_coll c, long long bytes, const lc_decomp *d, const lc_ru
     *rule = NULL;
     if (settings.forced[c] >= 0) return (lc_alg)settings.forced[c];
     if (d) {
-        int ppn = d->regular ? d->min_ppn : d->max_ppn;
-        *rule = lc_tuning_match(&settings.tuning, c, d->nnodes, ppn, bytes);
+        *rule = lc_tuning_match(&settings.tuning, c, d->nnodes, rule_ppn(d), bytes);
         if (*rule) return (lc_alg)(*rule)->alg;
     }
     return LC_NATIVE;
@@ -289,11 +292,33 @@ lc_route lc_route_for_bytes(lc_coll c, long long bytes)
                                                           : LC_ROUTE_NATIVE;
 }
 
-int lc_bytes_shared(lc_coll c)
+lc_bytes_need lc_bytes_shared(lc_coll c, MPI_Comm comm)
 {
     lc_select_init(0);
-    return lc_log_enabled() ||
-           (settings.forced[c] < 0 && lc_tuning_may_decompose(&settings.tuning, c));
+    if (lc_log_enabled()) return LC_BYTES_BROADCAST; /* the log line reports them */
+    if (settings.forced[c] >= 0 || !lc_tuning_may_decompose(&settings.tuning, c))
+        return LC_BYTES_LOCAL;
+    /* Settings alone do not settle it: ask the table about this communicator's shape.
+     * The decomposition (built collectively on first use) is reached by every process
+     * alike, since everything above depends on the settings only. */
+    int err;
+    lc_comm_state *s = lc_state(comm);
+    const lc_decomp *d = s ? lc_decomposition_state(comm, s, &err) : NULL;
+    if (!d) return LC_BYTES_BROADCAST;
+    signed char known = __atomic_load_n(&s->bytes_rule[c], __ATOMIC_RELAXED);
+    if (!known) {
+        int fixed = lc_tuning_fixed_choice(&settings.tuning, c, d->nnodes, rule_ppn(d));
+        known = fixed == LC_NATIVE ? LC_BYTES_NATIVE
+                : fixed >= 0       ? LC_BYTES_FREE
+                                   : LC_BYTES_MATTER;
+        __atomic_store_n(&s->bytes_rule[c], known, __ATOMIC_RELAXED);
+    }
+    if (known == LC_BYTES_NATIVE) {
+        /* what lc_dispatch does for a native choice, without looking the state up again */
+        if (s->reason[0]) s->reason[0] = '\0';
+        return LC_BYTES_NATIVE_HERE;
+    }
+    return known == LC_BYTES_FREE ? LC_BYTES_ANY : LC_BYTES_BROADCAST;
 }
 
 /* "Allreduce" from "allreduce", for messages that name the MPI function. */

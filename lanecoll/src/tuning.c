@@ -313,3 +313,26 @@ const lc_rule *lc_tuning_match(const lc_tuning *t, int coll, int nodes, int ppn,
             return r;
     return NULL;
 }
+
+/* The choice is a step function of the byte count that can change only where a rule
+ * for this shape begins or ends, so evaluating it at 0 and at every min_bytes and
+ * max_bytes + 1 of those rules sees every step. */
+int lc_tuning_fixed_choice(const lc_tuning *t, int coll, int nodes, int ppn)
+{
+    if (coll < 0 || coll >= LC_NCOLL) return LC_NATIVE;
+    const lc_rule *first = lc_tuning_match(t, coll, nodes, ppn, 0);
+    int alg = first ? first->alg : LC_NATIVE;
+    const lc_rule *r = t->by_coll + t->start[coll], *end = r + t->count[coll];
+    for (; r < end; r++) {
+        if ((r->nodes >= 0 && r->nodes != nodes) || (r->ppn >= 0 && r->ppn != ppn))
+            continue;
+        long long edge[2] = { r->min_bytes, r->max_bytes };
+        int nedge = 1 + (r->max_bytes < LLONG_MAX);
+        if (nedge == 2) edge[1] = r->max_bytes + 1;
+        for (int e = 0; e < nedge; e++) {
+            const lc_rule *m = lc_tuning_match(t, coll, nodes, ppn, edge[e]);
+            if ((m ? m->alg : LC_NATIVE) != alg) return -1;
+        }
+    }
+    return alg;
+}

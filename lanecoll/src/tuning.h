@@ -57,6 +57,11 @@ int lc_tuning_may_pick(const lc_tuning *t, int coll, long long bytes);
 /* The smallest min_bytes and largest max_bytes of collective c's lane/hier rules;
  * returns 0 (and leaves *lo, *hi alone) when it has none. */
 int lc_tuning_pick_hull(const lc_tuning *t, int coll, long long *lo, long long *hi);
+/* The algorithm (lc_alg) that the first matching rule, or native where none matches,
+ * gives collective c on a communicator of `nodes` nodes and `ppn` processes per node at
+ * every byte count 0..LLONG_MAX; -1 when it depends on the byte count. O(r^2) for the r
+ * rules of c: call once per communicator and cache. */
+int lc_tuning_fixed_choice(const lc_tuning *t, int coll, int nodes, int ppn);
 /* First matching rule, NULL if none. */
 const lc_rule *lc_tuning_match(const lc_tuning *t, int coll, int nodes, int ppn,
                                long long bytes);

@@ -48,16 +48,6 @@ int lc_lane_counts(const lc_decomp *d, const int *grid, int lane, const int *cou
     return MPI_SUCCESS;
 }
 
-MPI_Datatype lc_v_unit(MPI_Datatype own, const long long *bytes, int n)
-{
-    int size = 0;
-    PMPI_Type_size(own, &size);
-    if (size <= 0) return MPI_BYTE;
-    for (int i = 0; i < n; i++)
-        if (bytes[i] % size) return MPI_BYTE;
-    return own;
-}
-
 int lc_v_lane_bytes(const lc_decomp *d, const int *grid, const int *counts,
                     MPI_Datatype type, int root_nr, long long *mine)
 {
@@ -77,7 +67,32 @@ int lc_v_lane_bytes(const lc_decomp *d, const int *grid, const int *counts,
     return err;
 }
 
-int lc_v_units(const long long *bytes, int n, MPI_Datatype unit, int *counts, int *displs)
+int lc_v_node_bytes(const lc_decomp *d, int leader, int count, MPI_Datatype type,
+                    long long *bytes)
+{
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    long long mine = (long long)count * size;
+    return PMPI_Gather(&mine, 1, MPI_LONG_LONG, bytes, 1, MPI_LONG_LONG, leader,
+                       d->nodecomm);
+}
+
+/* The unit in which blocks of these byte sizes are held: `own` when its size divides
+ * them all (always when every process passes the same type), else MPI_BYTE. */
+static MPI_Datatype hold_unit(MPI_Datatype own, const long long *bytes, int n)
+{
+    int size = 0;
+    PMPI_Type_size(own, &size);
+    if (size <= 0) return MPI_BYTE;
+    for (int i = 0; i < n; i++)
+        if (bytes[i] % size) return MPI_BYTE;
+    return own;
+}
+
+/* counts/displs in units of `unit` for blocks of bytes[0..n) placed one after another;
+ * returns the total, or -1 when it exceeds INT_MAX. */
+static int hold_units(const long long *bytes, int n, MPI_Datatype unit, int *counts,
+                      int *displs)
 {
     int size = 0;
     long long at = 0;
@@ -90,4 +105,68 @@ int lc_v_units(const long long *bytes, int n, MPI_Datatype unit, int *counts, in
         at += c;
     }
     return at > 2147483647LL ? -1 : (int)at;
+}
+
+int lc_v_hold_alloc(MPI_Datatype own, const long long *bytes, int n, lc_v_hold *h)
+{
+    h->mem = h->buf = NULL;
+    h->counts = malloc(2 * sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!h->counts) return MPI_ERR_NO_MEM;
+    h->displs = h->counts + n;
+    h->unit = hold_unit(own, bytes, n);
+    h->total = hold_units(bytes, n, h->unit, h->counts, h->displs);
+    if (h->total < 0) return MPI_ERR_COUNT;
+    h->buf = lc_tmp_alloc(h->total, h->unit, &h->mem);
+    return h->buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+void lc_v_hold_free(lc_v_hold *h)
+{
+    lc_free(h->mem);
+    free(h->counts);
+    h->mem = h->buf = NULL;
+    h->counts = h->displs = NULL;
+}
+
+int lc_v_peers_post(const lc_decomp *d, const int *grid, int by_lane, int collect,
+                    const void *buf, const int *counts, const int *displs,
+                    MPI_Datatype type, int tag, lc_v_peers *t)
+{
+    int m = d->max_ppn;
+    /* lane: peer q = node rank q, its lane's N ranks are grid[q + i m];
+     * hier: peer i = node i, its ranks are grid[i m + j] */
+    int npeers = by_lane ? d->node_size : d->nnodes;
+    int self = by_lane ? d->node_rank : d->node_index;
+    int peer_step = by_lane ? 1 : m, rank_step = by_lane ? m : 1;
+    int nranks = by_lane ? d->nnodes : m;
+    MPI_Comm comm = by_lane ? d->nodecomm : d->lanecomm;
+    t->n = 0;
+    t->types = malloc(sizeof(MPI_Datatype) * (size_t)npeers);
+    t->reqs = malloc(sizeof(MPI_Request) * (size_t)npeers);
+    if (!t->types || !t->reqs) return MPI_ERR_NO_MEM;
+    int err = MPI_SUCCESS;
+    for (int q = 0; q < npeers && err == MPI_SUCCESS; q++) {
+        if (q == self) continue;
+        MPI_Datatype *blocks = &t->types[t->n];
+        err = lc_type_rank_blocks(nranks, grid + q * peer_step, rank_step, counts, displs,
+                                  type, blocks);
+        if (err != MPI_SUCCESS) break;
+        /* collect: buf is the root's receive buffer */
+        err = collect ? PMPI_Irecv((void *)buf, 1, *blocks, q, tag, comm, &t->reqs[t->n])
+                      : PMPI_Isend(buf, 1, *blocks, q, tag, comm, &t->reqs[t->n]);
+        t->n++;
+    }
+    return err;
+}
+
+int lc_v_peers_finish(lc_v_peers *t, int err)
+{
+    int werr = lc_waitall(t->n, t->reqs);
+    for (int q = 0; q < t->n; q++) PMPI_Type_free(&t->types[q]);
+    free(t->reqs);
+    free(t->types);
+    t->n = 0;
+    t->types = NULL;
+    t->reqs = NULL;
+    return err == MPI_SUCCESS ? werr : err;
 }

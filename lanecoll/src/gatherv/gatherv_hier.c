@@ -19,7 +19,12 @@
  * communicators). Unequal node sizes and any rank order are fine. The leaders hold
  * their node's blocks in units of their own send type (bytes when its size does not
  * divide a block: homogeneous systems, like the rest of lanecoll); a node's total must
- * stay below 2^31 such units. */
+ * stay below 2^31 such units.
+ * Selection (interposition): choosing by size needs the root's mean block on every
+ * process, one 8-byte broadcast per call, unless the tuning table gives this
+ * collective one algorithm at every size for the communicator's nodes and ppn, as
+ * `hpcscope tune` writes it when one algorithm is good enough at every measured size
+ * (select.h, lc_bytes_shared). */
 #include <stdlib.h>
 
 #include "../internal.h"
@@ -30,18 +35,11 @@ static int gatherv_root(const void *sbuf, int scount, MPI_Datatype stype, void *
                         const int *rcounts, const int *displs, MPI_Datatype rtype,
                         const lc_decomp *d, const int *grid)
 {
-    int N = d->nnodes, m = d->max_ppn, me = d->node_index, nr = 0, n = d->node_size;
+    int m = d->max_ppn, me = d->node_index, n = d->node_size;
     int *nc = malloc(2 * sizeof(int) * (size_t)m);
-    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)N);
-    MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t)N);
-    int err = nc && types && reqs ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    for (int i = 0; i < N && err == MPI_SUCCESS; i++) {
-        if (i == me) continue;
-        err = lc_type_rank_blocks(m, grid + i * m, 1, rcounts, displs, rtype, &types[nr]);
-        if (err != MPI_SUCCESS) break;
-        err = PMPI_Irecv(rbuf, 1, types[nr], i, TAG, d->lanecomm, &reqs[nr]);
-        nr++;
-    }
+    lc_v_peers nodes = { 0, NULL, NULL };
+    int err = nc ? lc_v_peers_post(d, grid, 0, 1, rbuf, rcounts, displs, rtype, TAG, &nodes)
+                 : MPI_ERR_NO_MEM;
     if (err == MPI_SUCCESS) {
         for (int j = 0; j < n; j++) {
             nc[j] = rcounts[grid[me * m + j]];
@@ -50,11 +48,7 @@ static int gatherv_root(const void *sbuf, int scount, MPI_Datatype stype, void *
         err = PMPI_Gatherv(sbuf, scount, stype, rbuf, nc, nc + m, rtype, d->node_rank,
                            d->nodecomm);
     }
-    int werr = lc_waitall(nr, reqs);
-    if (err == MPI_SUCCESS) err = werr;
-    for (int i = 0; i < nr; i++) PMPI_Type_free(&types[i]);
-    free(reqs);
-    free(types);
+    err = lc_v_peers_finish(&nodes, err);
     free(nc);
     return err;
 }
@@ -63,26 +57,15 @@ static int gatherv_root(const void *sbuf, int scount, MPI_Datatype stype, void *
 static int gatherv_leader(const void *sbuf, int scount, MPI_Datatype stype,
                           const lc_decomp *d, int root_node, long long *bytes)
 {
-    int n = d->node_size, size = 0;
-    int *uc = malloc(2 * sizeof(int) * (size_t)n);
-    void *mem = NULL, *tmp = NULL;
-    PMPI_Type_size(stype, &size);
-    long long mine = (long long)scount * size;
-    int err = uc ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    lc_v_hold h = { MPI_BYTE, 0, NULL, NULL, NULL, NULL };
+    int err = lc_v_node_bytes(d, d->node_rank, scount, stype, bytes);
+    if (err == MPI_SUCCESS) err = lc_v_hold_alloc(stype, bytes, d->node_size, &h);
     if (err == MPI_SUCCESS)
-        err = PMPI_Gather(&mine, 1, MPI_LONG_LONG, bytes, 1, MPI_LONG_LONG, d->node_rank,
-                          d->nodecomm);
-    MPI_Datatype unit = lc_v_unit(stype, bytes, n);
-    int total = err == MPI_SUCCESS ? lc_v_units(bytes, n, unit, uc, uc + n) : 0;
-    if (err == MPI_SUCCESS && total < 0) err = MPI_ERR_COUNT;
-    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem)))
-        err = MPI_ERR_NO_MEM;
+        err = PMPI_Gatherv(sbuf, scount, stype, h.buf, h.counts, h.displs, h.unit,
+                           d->node_rank, d->nodecomm);
     if (err == MPI_SUCCESS)
-        err = PMPI_Gatherv(sbuf, scount, stype, tmp, uc, uc + n, unit, d->node_rank,
-                           d->nodecomm);
-    if (err == MPI_SUCCESS) err = PMPI_Send(tmp, total, unit, root_node, TAG, d->lanecomm);
-    lc_free(mem);
-    free(uc);
+        err = PMPI_Send(h.buf, h.total, h.unit, root_node, TAG, d->lanecomm);
+    lc_v_hold_free(&h);
     return err;
 }
 
@@ -94,11 +77,7 @@ int lc_gatherv_hier(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
     if (d->node_index == root_node && d->rank != root)
         return PMPI_Gatherv(sbuf, scount, stype, NULL, NULL, NULL, stype, lr, d->nodecomm);
     if (d->node_rank != lr) {
-        int size = 0;
-        PMPI_Type_size(stype, &size);
-        long long mine = (long long)scount * size;
-        LC_TRY(
-            PMPI_Gather(&mine, 1, MPI_LONG_LONG, NULL, 0, MPI_LONG_LONG, lr, d->nodecomm));
+        LC_TRY(lc_v_node_bytes(d, lr, scount, stype, NULL));
         return PMPI_Gatherv(sbuf, scount, stype, NULL, NULL, NULL, stype, lr, d->nodecomm);
     }
     if (d->rank == root) {

@@ -21,7 +21,12 @@
  * Restrictions: regular. Any root, any rank order (the displacements place every block).
  * The forwarding processes hold their lane's blocks in units of their own send type
  * (in bytes when its size does not divide a block: homogeneous systems only, like the
- * rest of lanecoll); a lane's total must stay below 2^31 such units. */
+ * rest of lanecoll); a lane's total must stay below 2^31 such units.
+ * Selection (interposition): choosing by size needs the root's mean block on every
+ * process, one 8-byte broadcast per call, unless the tuning table gives this
+ * collective one algorithm at every size for the communicator's nodes and ppn, as
+ * `hpcscope tune` writes it when one algorithm is good enough at every measured size
+ * (select.h, lc_bytes_shared). */
 #include <stdlib.h>
 
 #include "../internal.h"
@@ -32,29 +37,19 @@ static int gatherv_root(const void *sbuf, int scount, MPI_Datatype stype, void *
                         const int *rcounts, const int *displs, MPI_Datatype rtype,
                         const lc_decomp *d, const int *grid, int root_node)
 {
-    int n = d->node_size, N = d->nnodes, m = d->max_ppn, me = d->node_rank, nr = 0;
+    int N = d->nnodes, me = d->node_rank;
     int *lc = malloc(2 * sizeof(int) * (size_t)N);
-    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)n);
-    MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t)n);
-    int err = lc && types && reqs ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    lc_v_peers lanes = { 0, NULL, NULL };
+    int err = lc ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     if (err == MPI_SUCCESS && N > 1)
         err = lc_v_lane_bytes(d, grid, rcounts, rtype, me, NULL);
-    for (int q = 0; q < n && err == MPI_SUCCESS; q++) {
-        if (q == me) continue;
-        err = lc_type_rank_blocks(N, grid + q, m, rcounts, displs, rtype, &types[nr]);
-        if (err != MPI_SUCCESS) break;
-        err = PMPI_Irecv(rbuf, 1, types[nr], q, TAG, d->nodecomm, &reqs[nr]);
-        nr++;
-    }
+    if (err == MPI_SUCCESS)
+        err = lc_v_peers_post(d, grid, 1, 1, rbuf, rcounts, displs, rtype, TAG, &lanes);
     if (err == MPI_SUCCESS) err = lc_lane_counts(d, grid, me, rcounts, displs, lc, lc + N);
     if (err == MPI_SUCCESS)
         err = PMPI_Gatherv(sbuf, scount, stype, rbuf, lc, lc + N, rtype, root_node,
                            d->lanecomm);
-    int werr = lc_waitall(nr, reqs);
-    if (err == MPI_SUCCESS) err = werr;
-    for (int q = 0; q < nr; q++) PMPI_Type_free(&types[q]);
-    free(reqs);
-    free(types);
+    err = lc_v_peers_finish(&lanes, err);
     free(lc);
     return err;
 }
@@ -66,21 +61,16 @@ static int gatherv_forward(const void *sbuf, int scount, MPI_Datatype stype,
     if (N == 1) /* one node: the lane is this process, its block goes straight out */
         return PMPI_Send(sbuf, scount, stype, root_nr, TAG, d->nodecomm);
     long long *bytes = malloc(sizeof(long long) * (size_t)N);
-    int *lc = malloc(2 * sizeof(int) * (size_t)N);
-    int err = bytes && lc ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    void *mem = NULL, *tmp = NULL;
-    if (err == MPI_SUCCESS) err = lc_v_lane_bytes(d, grid, NULL, stype, root_nr, bytes);
-    MPI_Datatype unit = err == MPI_SUCCESS ? lc_v_unit(stype, bytes, N) : MPI_BYTE;
-    int total = err == MPI_SUCCESS ? lc_v_units(bytes, N, unit, lc, lc + N) : 0;
-    if (err == MPI_SUCCESS && total < 0) err = MPI_ERR_COUNT;
-    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem)))
-        err = MPI_ERR_NO_MEM;
+    lc_v_hold h = { MPI_BYTE, 0, NULL, NULL, NULL, NULL };
+    int err =
+        bytes ? lc_v_lane_bytes(d, grid, NULL, stype, root_nr, bytes) : MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS) err = lc_v_hold_alloc(stype, bytes, N, &h);
     if (err == MPI_SUCCESS)
-        err = PMPI_Gatherv(sbuf, scount, stype, tmp, lc, lc + N, unit, root_node,
-                           d->lanecomm);
-    if (err == MPI_SUCCESS) err = PMPI_Send(tmp, total, unit, root_nr, TAG, d->nodecomm);
-    lc_free(mem);
-    free(lc);
+        err = PMPI_Gatherv(sbuf, scount, stype, h.buf, h.counts, h.displs, h.unit,
+                           root_node, d->lanecomm);
+    if (err == MPI_SUCCESS)
+        err = PMPI_Send(h.buf, h.total, h.unit, root_nr, TAG, d->nodecomm);
+    lc_v_hold_free(&h);
     free(bytes);
     return err;
 }

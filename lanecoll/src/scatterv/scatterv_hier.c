@@ -18,7 +18,12 @@
  * communicators). Unequal node sizes and any rank order are fine. The leaders hold
  * their node's blocks in units of their own receive type (bytes when its size does not
  * divide a block: homogeneous systems, like the rest of lanecoll); a node's total must
- * stay below 2^31 such units. */
+ * stay below 2^31 such units.
+ * Selection (interposition): choosing by size needs the root's mean block on every
+ * process, one 8-byte broadcast per call, unless the tuning table gives this
+ * collective one algorithm at every size for the communicator's nodes and ppn, as
+ * `hpcscope tune` writes it when one algorithm is good enough at every measured size
+ * (select.h, lc_bytes_shared). */
 #include <stdlib.h>
 
 #include "../internal.h"
@@ -29,18 +34,11 @@ static int scatterv_root(const void *sbuf, const int *scounts, const int *displs
                          MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                          const lc_decomp *d, const int *grid)
 {
-    int N = d->nnodes, m = d->max_ppn, me = d->node_index, nr = 0, n = d->node_size;
+    int m = d->max_ppn, me = d->node_index, n = d->node_size;
     int *nc = malloc(2 * sizeof(int) * (size_t)m);
-    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)N);
-    MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t)N);
-    int err = nc && types && reqs ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    for (int i = 0; i < N && err == MPI_SUCCESS; i++) {
-        if (i == me) continue;
-        err = lc_type_rank_blocks(m, grid + i * m, 1, scounts, displs, stype, &types[nr]);
-        if (err != MPI_SUCCESS) break;
-        err = PMPI_Isend(sbuf, 1, types[nr], i, TAG, d->lanecomm, &reqs[nr]);
-        nr++;
-    }
+    lc_v_peers nodes = { 0, NULL, NULL };
+    int err = nc ? lc_v_peers_post(d, grid, 0, 0, sbuf, scounts, displs, stype, TAG, &nodes)
+                 : MPI_ERR_NO_MEM;
     if (err == MPI_SUCCESS) {
         for (int j = 0; j < n; j++) {
             nc[j] = scounts[grid[me * m + j]];
@@ -49,11 +47,7 @@ static int scatterv_root(const void *sbuf, const int *scounts, const int *displs
         err = PMPI_Scatterv(sbuf, nc, nc + m, stype, rbuf, rcount, rtype, d->node_rank,
                             d->nodecomm);
     }
-    int werr = lc_waitall(nr, reqs);
-    if (err == MPI_SUCCESS) err = werr;
-    for (int i = 0; i < nr; i++) PMPI_Type_free(&types[i]);
-    free(reqs);
-    free(types);
+    err = lc_v_peers_finish(&nodes, err);
     free(nc);
     return err;
 }
@@ -62,27 +56,16 @@ static int scatterv_root(const void *sbuf, const int *scounts, const int *displs
 static int scatterv_leader(void *rbuf, int rcount, MPI_Datatype rtype, const lc_decomp *d,
                            int root_node, long long *bytes)
 {
-    int n = d->node_size, size = 0;
-    int *uc = malloc(2 * sizeof(int) * (size_t)n);
-    void *mem = NULL, *tmp = NULL;
-    PMPI_Type_size(rtype, &size);
-    long long mine = (long long)rcount * size;
-    int err = uc ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    lc_v_hold h = { MPI_BYTE, 0, NULL, NULL, NULL, NULL };
+    int err = lc_v_node_bytes(d, d->node_rank, rcount, rtype, bytes);
+    if (err == MPI_SUCCESS) err = lc_v_hold_alloc(rtype, bytes, d->node_size, &h);
     if (err == MPI_SUCCESS)
-        err = PMPI_Gather(&mine, 1, MPI_LONG_LONG, bytes, 1, MPI_LONG_LONG, d->node_rank,
-                          d->nodecomm);
-    MPI_Datatype unit = lc_v_unit(rtype, bytes, n);
-    int total = err == MPI_SUCCESS ? lc_v_units(bytes, n, unit, uc, uc + n) : 0;
-    if (err == MPI_SUCCESS && total < 0) err = MPI_ERR_COUNT;
-    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem)))
-        err = MPI_ERR_NO_MEM;
+        err = PMPI_Recv(h.buf, h.total, h.unit, root_node, TAG, d->lanecomm,
+                        MPI_STATUS_IGNORE);
     if (err == MPI_SUCCESS)
-        err = PMPI_Recv(tmp, total, unit, root_node, TAG, d->lanecomm, MPI_STATUS_IGNORE);
-    if (err == MPI_SUCCESS)
-        err = PMPI_Scatterv(tmp, uc, uc + n, unit, rbuf, rcount, rtype, d->node_rank,
-                            d->nodecomm);
-    lc_free(mem);
-    free(uc);
+        err = PMPI_Scatterv(h.buf, h.counts, h.displs, h.unit, rbuf, rcount, rtype,
+                            d->node_rank, d->nodecomm);
+    lc_v_hold_free(&h);
     return err;
 }
 
@@ -94,11 +77,7 @@ int lc_scatterv_hier(const void *sbuf, const int *scounts, const int *displs,
     if (d->node_index == root_node && d->rank != root)
         return PMPI_Scatterv(NULL, NULL, NULL, rtype, rbuf, rcount, rtype, lr, d->nodecomm);
     if (d->node_rank != lr) {
-        int size = 0;
-        PMPI_Type_size(rtype, &size);
-        long long mine = (long long)rcount * size;
-        LC_TRY(
-            PMPI_Gather(&mine, 1, MPI_LONG_LONG, NULL, 0, MPI_LONG_LONG, lr, d->nodecomm));
+        LC_TRY(lc_v_node_bytes(d, lr, rcount, rtype, NULL));
         return PMPI_Scatterv(NULL, NULL, NULL, rtype, rbuf, rcount, rtype, lr, d->nodecomm);
     }
     if (d->rank == root) {

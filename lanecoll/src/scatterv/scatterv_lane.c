@@ -20,7 +20,12 @@
  * Restrictions: regular. Any root, any rank order (the displacements place every block).
  * The forwarding processes hold their lane's blocks in units of their own receive type
  * (in bytes when its size does not divide a block: homogeneous systems only, like the
- * rest of lanecoll); a lane's total must stay below 2^31 such units. */
+ * rest of lanecoll); a lane's total must stay below 2^31 such units.
+ * Selection (interposition): choosing by size needs the root's mean block on every
+ * process, one 8-byte broadcast per call, unless the tuning table gives this
+ * collective one algorithm at every size for the communicator's nodes and ppn, as
+ * `hpcscope tune` writes it when one algorithm is good enough at every measured size
+ * (select.h, lc_bytes_shared). */
 #include <stdlib.h>
 
 #include "../internal.h"
@@ -31,29 +36,19 @@ static int scatterv_root(const void *sbuf, const int *scounts, const int *displs
                          MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
                          const lc_decomp *d, const int *grid, int root_node)
 {
-    int n = d->node_size, N = d->nnodes, m = d->max_ppn, me = d->node_rank, nr = 0;
+    int N = d->nnodes, me = d->node_rank;
     int *lc = malloc(2 * sizeof(int) * (size_t)N);
-    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)n);
-    MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t)n);
-    int err = lc && types && reqs ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    lc_v_peers lanes = { 0, NULL, NULL };
+    int err = lc ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     if (err == MPI_SUCCESS && N > 1)
         err = lc_v_lane_bytes(d, grid, scounts, stype, me, NULL);
-    for (int q = 0; q < n && err == MPI_SUCCESS; q++) {
-        if (q == me) continue;
-        err = lc_type_rank_blocks(N, grid + q, m, scounts, displs, stype, &types[nr]);
-        if (err != MPI_SUCCESS) break;
-        err = PMPI_Isend(sbuf, 1, types[nr], q, TAG, d->nodecomm, &reqs[nr]);
-        nr++;
-    }
+    if (err == MPI_SUCCESS)
+        err = lc_v_peers_post(d, grid, 1, 0, sbuf, scounts, displs, stype, TAG, &lanes);
     if (err == MPI_SUCCESS) err = lc_lane_counts(d, grid, me, scounts, displs, lc, lc + N);
     if (err == MPI_SUCCESS)
         err = PMPI_Scatterv(sbuf, lc, lc + N, stype, rbuf, rcount, rtype, root_node,
                             d->lanecomm);
-    int werr = lc_waitall(nr, reqs);
-    if (err == MPI_SUCCESS) err = werr;
-    for (int q = 0; q < nr; q++) PMPI_Type_free(&types[q]);
-    free(reqs);
-    free(types);
+    err = lc_v_peers_finish(&lanes, err);
     free(lc);
     return err;
 }
@@ -65,22 +60,17 @@ static int scatterv_forward(void *rbuf, int rcount, MPI_Datatype rtype, const lc
     if (N == 1) /* one node: the lane is this process, its block comes straight in */
         return PMPI_Recv(rbuf, rcount, rtype, root_nr, TAG, d->nodecomm, MPI_STATUS_IGNORE);
     long long *bytes = malloc(sizeof(long long) * (size_t)N);
-    int *lc = malloc(2 * sizeof(int) * (size_t)N);
-    int err = bytes && lc ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    void *mem = NULL, *tmp = NULL;
-    if (err == MPI_SUCCESS) err = lc_v_lane_bytes(d, grid, NULL, rtype, root_nr, bytes);
-    MPI_Datatype unit = err == MPI_SUCCESS ? lc_v_unit(rtype, bytes, N) : MPI_BYTE;
-    int total = err == MPI_SUCCESS ? lc_v_units(bytes, N, unit, lc, lc + N) : 0;
-    if (err == MPI_SUCCESS && total < 0) err = MPI_ERR_COUNT;
-    if (err == MPI_SUCCESS && !(tmp = lc_tmp_alloc(total, unit, &mem)))
-        err = MPI_ERR_NO_MEM;
+    lc_v_hold h = { MPI_BYTE, 0, NULL, NULL, NULL, NULL };
+    int err =
+        bytes ? lc_v_lane_bytes(d, grid, NULL, rtype, root_nr, bytes) : MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS) err = lc_v_hold_alloc(rtype, bytes, N, &h);
     if (err == MPI_SUCCESS)
-        err = PMPI_Recv(tmp, total, unit, root_nr, TAG, d->nodecomm, MPI_STATUS_IGNORE);
+        err =
+            PMPI_Recv(h.buf, h.total, h.unit, root_nr, TAG, d->nodecomm, MPI_STATUS_IGNORE);
     if (err == MPI_SUCCESS)
-        err = PMPI_Scatterv(tmp, lc, lc + N, unit, rbuf, rcount, rtype, root_node,
-                            d->lanecomm);
-    lc_free(mem);
-    free(lc);
+        err = PMPI_Scatterv(h.buf, h.counts, h.displs, h.unit, rbuf, rcount, rtype,
+                            root_node, d->lanecomm);
+    lc_v_hold_free(&h);
     free(bytes);
     return err;
 }

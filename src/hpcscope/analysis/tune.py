@@ -27,6 +27,19 @@ smallest and largest measured winners are extrapolated; measure the sizes you us
 Rules for native are written too, so every collective's table covers 0..top without
 gaps and without overlaps (lanecoll rejects overlaps; first match wins anyway).
 
+One rule for the rooted vector collectives (gatherv, scatterv): only their root knows
+the counts, so lanecoll must broadcast the root's byte count (8 bytes) on every call
+before it can choose by size, unless the table gives the decomposition one algorithm at
+every size. A size-dependent table therefore costs B, the median of native bcast at its
+smallest measured size (at most 256 bytes: latency-bound like the 8 bytes it stands
+for; `coll`'s default sweep starts bcast at 4p bytes) on the same decomposition (0 when not
+measured), on every call. `one_algorithm` writes a single rule 0..top instead when one
+algorithm A is good enough at every measured size s: median_A(s) <= (1 + threshold) x
+median_winner(s) + B, i.e. A loses less there than the broadcast would cost. Among such
+algorithms the one with the smallest geometric mean of median_A / median_winner wins
+(native first on a tie, it needs no decomposition). Otherwise the size-dependent ranges
+stay, and lanecoll pays the broadcast.
+
 Irregular decompositions (regular=False) are skipped: their ppn is not one number, and
 lanecoll's regular-only algorithms fall back there anyway. Algorithms other than lane,
 lane_v and hier (e.g. a "tuned" re-run) are never chosen.
@@ -57,6 +70,12 @@ SCHEMA = "lanecoll.tuning/1"
 TOP_BYTES = 2**63 - 1
 NOT_CHOOSABLE = ("native", "tuned")  # every other measured algorithm may be chosen
 KEEP_SPEEDUP = 1.5
+# Collectives whose byte count only the root knows: a size-dependent choice costs lanecoll
+# a broadcast of it on every call (see one_algorithm).
+ROOTED_VECTOR = ("gatherv", "scatterv")
+# The bcast that estimates that broadcast: the smallest measured, if at most this large
+# (the default sweep's smallest bcast is p ints: up to 64 ranks).
+SHARED_BYTES_BCAST_MAX = 256
 
 
 def _flatten(samples_list: Iterable) -> list[dict]:
@@ -151,6 +170,45 @@ def ranges(sized: list[tuple[int, str]], top_bytes: int = TOP_BYTES) -> list[tup
     return [(lo, hi, alg) for lo, hi, alg in out]
 
 
+def broadcast_cost(rows: Sequence[dict], mpi: str, nodes: int, ppn: int) -> float:
+    """B (us): median of native bcast at its smallest measured size, if that is at most
+    SHARED_BYTES_BCAST_MAX bytes, on this MPI and decomposition; 0 when not measured."""
+    small = [
+        r
+        for r in rows
+        if r["collective"] == "bcast"
+        and (r["mpi"], r["N"], r["n"]) == (mpi, nodes, ppn)
+        and r.get("native_median") is not None
+        and r["bytes"] <= SHARED_BYTES_BCAST_MAX
+    ]
+    return float(min(small, key=lambda r: r["bytes"])["native_median"]) if small else 0.0
+
+
+def one_algorithm(
+    members: Sequence[dict], sized: list[tuple[int, str]], threshold: float, cost_us: float
+) -> str | None:
+    """The algorithm for every size of a rooted vector collective (module text), or None
+    when no single one is within (1 + threshold) x the winner's median + cost_us at every
+    measured size. `sized` are the smoothed winners of the rows `members`."""
+    by_bytes = {r["bytes"]: r for r in members}
+    winner_median = [by_bytes[b][f"{w}_median"] for b, w in sized]
+    candidates = sorted(
+        set.intersection(*(set(by_bytes[b]["algorithms"]) for b, _ in sized)) - {"tuned"},
+        key=lambda a: (a != "native", a),
+    )
+    best, best_loss = None, math.inf
+    for alg in candidates:
+        medians = [by_bytes[b][f"{alg}_median"] for b, _ in sized]
+        if any(m > (1 + threshold) * w + cost_us for m, w in zip(medians, winner_median)):
+            continue
+        loss = float(
+            np.mean([math.log(max(m, 1e-9) / max(w, 1e-9)) for m, w in zip(medians, winner_median)])
+        )
+        if loss < best_loss - 1e-12:
+            best, best_loss = alg, loss
+    return best
+
+
 def make_tuning(
     samples_list: Iterable,
     *,
@@ -194,7 +252,13 @@ def make_tuning(
     rules = []
     for (coll, nodes, ppn), members in sorted(groups.items()):
         sized = smooth(winners(members), keep_speedup)
-        for lo, hi, alg in ranges(sized, top_bytes):
+        spans = ranges(sized, top_bytes)
+        if coll in ROOTED_VECTOR and len(spans) > 1:
+            cost = broadcast_cost(rows, members[0]["mpi"], nodes, ppn)
+            single = one_algorithm(members, sized, threshold, cost)
+            if single is not None:
+                spans = [(0, top_bytes, single)]
+        for lo, hi, alg in spans:
             rules.append(
                 {
                     "collective": coll,
