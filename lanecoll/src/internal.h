@@ -142,7 +142,12 @@ int lc_args_ok_rooted_v(MPI_Comm comm, int root, int count, MPI_Datatype type,
                         MPI_Datatype root_type, int in_place_at_root);
 
 /* ---- Buffers and datatypes (buffers.c) ---------------------------------------------- */
-/* counts[i] = count/parts (+1 for the first count%parts), displs their prefix sums. */
+/* counts[i] = count/parts (+1 for the first count%parts), displs their prefix sums.
+ * With count < parts the last blocks are empty. The full-lane algorithms then skip the
+ * lane step of an empty block: every process of a lane communicator has the same node
+ * rank, so the same block, and all of them skip together. That saves a round of empty
+ * messages, and SimGrid 3.32's MPI_Allreduce and MPI_Reduce divide by the count
+ * (SIGFPE at count 0, where Open MPI and MPICH return at once). */
 void lc_split_counts(int count, int parts, int *counts, int *displs);
 /* One block per node for the v-collectives across nodes: counts[i] = node_sizes[i] x
  * per_rank, displs[i] = node_first[i] x per_rank (displs = counts + nnodes). Free the

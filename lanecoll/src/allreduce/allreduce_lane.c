@@ -42,7 +42,7 @@ int lc_allreduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype
     }
     err = even ? PMPI_Reduce_scatter_block(input, rs_out, counts[0], type, op, d->nodecomm)
                : PMPI_Reduce_scatter(input, rs_out, counts, type, op, d->nodecomm);
-    if (err == MPI_SUCCESS)
+    if (err == MPI_SUCCESS && counts[nr] > 0) /* empty: see lc_split_counts */
         err = PMPI_Allreduce(lane_in, mine, counts[nr], type, op, d->lanecomm);
     if (err == MPI_SUCCESS)
         err = even ? PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, counts[0],

@@ -37,7 +37,7 @@ int lc_bcast_full_lane(void *buf, int count, MPI_Datatype type, int root,
                    : PMPI_Scatterv(buf, counts, displs, type, rb, counts[nr], type, root_nr,
                                    d->nodecomm);
     }
-    if (err == MPI_SUCCESS)
+    if (err == MPI_SUCCESS && counts[nr] > 0) /* empty: see lc_split_counts */
         err = PMPI_Bcast(mine, counts[nr], type, root_node, d->lanecomm);
     if (err == MPI_SUCCESS)
         err = even ? PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts[0],

@@ -41,7 +41,7 @@ int lc_reduce_full_lane(const void *sbuf, void *rbuf, int count, MPI_Datatype ty
 
     err = even ? PMPI_Reduce_scatter_block(input, tmp, counts[0], type, op, d->nodecomm)
                : PMPI_Reduce_scatter(input, tmp, counts, type, op, d->nodecomm);
-    if (err == MPI_SUCCESS)
+    if (err == MPI_SUCCESS && counts[nr] > 0) /* empty: see lc_split_counts */
         err = PMPI_Reduce(tmp, out, counts[nr], type, op, root_node, d->lanecomm);
     if (err == MPI_SUCCESS && on_root_node) {
         const void *sb = at_root ? MPI_IN_PLACE : out;

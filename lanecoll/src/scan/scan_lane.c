@@ -29,7 +29,7 @@ int lc_lane_node_prefix(const void *input, void *E, int count, MPI_Datatype type
 
     err = even ? PMPI_Reduce_scatter_block(input, mine, counts[0], type, op, d->nodecomm)
                : PMPI_Reduce_scatter(input, mine, counts, type, op, d->nodecomm);
-    if (err == MPI_SUCCESS)
+    if (err == MPI_SUCCESS && counts[nr] > 0) /* empty: see lc_split_counts */
         err = PMPI_Exscan(MPI_IN_PLACE, mine, counts[nr], type, op, d->lanecomm);
     if (err == MPI_SUCCESS && d->node_index > 0)
         err = even ? PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, E, counts[0], type,

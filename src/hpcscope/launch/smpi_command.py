@@ -19,6 +19,13 @@ What the defaults are and why:
                                       algorithm, counts 1p..10000p). Native MPI_Allgather
                                       uses it too, so comparisons are fair, but it is not
                                       Open MPI's size-based choice.
+  --cfg=smpi/reduce_scatter:mpich    the ompi selector's MPI_Reduce_scatter gives wrong
+                                      sums when some counts are 0 (lanecoll's full-lane
+                                      reductions with count < processes per node: allreduce
+                                      and reduce lane at count 2 and 3 on 4 x 4 differed
+                                      from native); MPICH's choice (recursive halving,
+                                      pairwise) is right there. Open MPI and MPICH
+                                      themselves are right (lanecoll's matrix).
   --cfg=smpi/bw-factor:0:1           neutral piecewise factors (a plain ':1' crashes): the
   --cfg=smpi/lat-factor:0:1          platform's bandwidths and latencies are used as given
                                       instead of SMPI's built-in InfiniBand calibration.
@@ -93,7 +100,7 @@ class SmpiOptions:
     library_path: str | None = None  # LD_LIBRARY_PATH for privatize_libs
     quiet: bool = True
     # "collective:algorithm" overrides of the selector, passed as --cfg=smpi/<coll>:<alg>
-    algorithm_overrides: tuple[str, ...] = ("allgather:NTSLR",)
+    algorithm_overrides: tuple[str, ...] = ("allgather:NTSLR", "reduce_scatter:mpich")
     extra_cfg: tuple[str, ...] = ()  # more "name:value" settings, passed as --cfg=...
 
 
