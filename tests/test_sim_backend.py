@@ -276,3 +276,25 @@ def test_simulated_coll_and_lanes_warm_up_once(cli: Cli) -> None:
         assert planned.returncode == 0, planned.stderr
         warmups = re.findall(r"--warmup (\d+)", planned.stdout)
         assert warmups and set(warmups) == {"1"}, planned.stdout
+
+
+def test_simulated_reductions_that_cannot_fit_are_refused_or_the_sweep_ends_earlier(
+    cli: Cli,
+) -> None:
+    """SimGrid's reduction algorithms keep a temporary of the count in every rank; at 1152
+    ranks and 11.52 M ints that is 53 GB (the kernel killed such a simulation at 22.6 GB
+    here). Explicit counts are refused with exit 2 naming the collective and the fix; the
+    program's own sweep ends at 1000p instead, and collectives without reductions keep it."""
+    from hpcscope.machine.environment import available_memory
+
+    if (available_memory() or 0) > 60 * 2**30:
+        pytest.skip("this machine could hold 53 GB of reduction temporaries")
+    base = ("run", "coll", "--on", "sim", "--platform", "hydra", "--dry-run")
+    refused = cli(*base, "--collectives", "allreduce", "--counts", "1000p,10000p")
+    assert refused.returncode == 2, refused.stderr
+    text = " ".join(refused.stderr.split())
+    assert "allreduce count 10000p on 1152 simulated ranks" in text and "lower --counts" in text
+    capped = cli(*base)
+    assert capped.returncode == 0 and "--counts 1p:1000p:10" in capped.stdout, capped.stdout
+    bcast = cli(*base, "--collectives", "bcast")
+    assert bcast.returncode == 0 and "--counts" not in bcast.stdout, bcast.stdout

@@ -127,6 +127,32 @@ def buffers_fit(colls: list[str], counts: str | None, ranks: int) -> bool:
     return not available or need <= 0.8 * available
 
 
+# Collectives whose SMPI algorithms hold a temporary of the whole count in every simulated
+# rank (reduction buffers), which shared malloc does not share: at 1152 ranks an
+# MPI_Allreduce of 11.52 M ints needs 1152 x 46 MB = 53 GB, and the simulator was killed
+# by the kernel at 22.6 GB on this 24 GiB machine.
+SIM_REDUCTIONS = ("reduce", "allreduce", "reduce_scatter_block", "scan", "exscan")
+SIM_ELEMENT_BYTES = 4  # MPI_INT
+
+
+def simulator_memory_problem(colls: list[str], counts: str | None, ranks: int) -> str:
+    """Why simulated reductions of these counts cannot fit in 80 % of the available memory
+    (their per-rank temporaries); "" when they fit."""
+    available = environment.available_memory()
+    if not available:
+        return ""
+    for item, count in _largest_counts(counts, ranks):
+        need = count * SIM_ELEMENT_BYTES * ranks
+        reductions = [c for c in colls if c in SIM_REDUCTIONS]
+        if reductions and need > 0.8 * available:
+            return (
+                f"{reductions[0]} count {item} on {ranks} simulated ranks: SimGrid's reduction "
+                f"algorithms keep a temporary of the count in every rank, {need / 2**30:.0f} "
+                f"GiB in all, but this machine has {available / 2**30:.0f} GiB available"
+            )
+    return ""
+
+
 def check_memory(colls: list[str], counts: str | None, ranks: int, validate: bool) -> None:
     """Refuse explicit counts before anything runs when their buffers exceed the per-process
     limit or, summed over the ranks of this machine, most of its available memory."""
@@ -374,6 +400,24 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         )
     elif not opts.get("shareable_buffers"):
         check_memory(colls, counts, where.ranks, validate)
+    if opts.get("shareable_buffers"):
+        if counts is None and simulator_memory_problem(colls, "10000p", where.ranks):
+            # The program's own sweep (1p..10000p) would end in a killed simulation: end
+            # it where the reductions fit, and say so; explicit counts are refused instead.
+            counts = "1p:1000p:10"
+            where.notes.append(
+                Note(
+                    "info",
+                    "coll: the count sweep ends at 1000p, not 10000p: "
+                    + simulator_memory_problem(colls, "10000p", where.ranks),
+                    {"ranks": where.ranks, "counts": counts},
+                )
+            )
+        problem = simulator_memory_problem(colls, counts, where.ranks)
+        if problem:
+            raise ValueError(
+                problem + "; lower --counts or simulate fewer nodes (--platform NAME:nodes=N)"
+            )
     result = SuitePlan(notes=where.notes)
     for rep, mpi in launches(ctx, opts):
         program = [
