@@ -30,7 +30,7 @@ static long round_trips(atomic_int *flag, long first, long n)
 }
 
 /* Chunks of doubling length (at most MAX_CHUNK round trips), the clock read only between
- * chunks: a handful of readings in all, so their cost stays out of the result, and on two
+ * chunks: a few dozen readings in 20 ms, so their cost stays out of the result, and on two
  * ranks sharing one CPU (a scheduler quantum per round trip) the budget still ends it. */
 static long ping(atomic_int *flag, double budget_ns, double *elapsed_ns)
 {
