@@ -185,12 +185,18 @@ const cpu_kernel *cpu_kernel_find(const char *precision, const char *force_isa)
 
 int64_t cpu_clock_chain(int64_t iters)
 {
-    uint64_t x = 0;
+    /* Register-register adds: a chain of `add $1` can run faster than one per cycle on
+     * cores whose renamer folds immediates (18.9 "GHz" measured on this project's Intel
+     * Xeon guest with AVX512-FP16 and AMX, 2.6 GHz); adding a register whose value the
+     * renamer does not know keeps every add on the critical path. */
+    uint64_t x = 0, one = 1;
+    __asm__ volatile("" : "+r"(one)); /* hide the constant from the compiler */
     for (int64_t i = 0; i < iters; i++)
-        __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
-                         : "+r"(x));
+        __asm__ volatile("add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\t"
+                         "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\t"
+                         "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\t"
+                         "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0"
+                         : "+r"(x)
+                         : "r"(one));
     return (int64_t)x; /* 16 dependent adds per iteration, one cycle each */
 }

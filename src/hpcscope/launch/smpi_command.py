@@ -189,7 +189,14 @@ def smpicc_command(
     lanecoll_src = sorted(p for p in (repo / "lanecoll" / "src").rglob("*.c") if p.name != "pmpi.c")
     common = [
         repo / "bench" / "common" / f
-        for f in ("jsonl.c", "timer.c", "options.c", "binding.c", "binding_mpi.c")
+        for f in (
+            "jsonl.c",
+            "timer.c",
+            "options.c",
+            "binding.c",
+            "binding_mpi.c",
+            "cacheline_mpi.c",
+        )
     ]
     return [
         smpicc,
