@@ -187,17 +187,7 @@ def smpicc_command(
     LC_* and PMPI_* directly. Needs hwloc headers (bench/common/binding.c)."""
     repo = Path(repo)
     lanecoll_src = sorted(p for p in (repo / "lanecoll" / "src").rglob("*.c") if p.name != "pmpi.c")
-    common = [
-        repo / "bench" / "common" / f
-        for f in (
-            "jsonl.c",
-            "timer.c",
-            "options.c",
-            "binding.c",
-            "binding_mpi.c",
-            "cacheline_mpi.c",
-        )
-    ]
+    common = sorted((repo / "bench" / "common").glob("*.c"))  # what hs_common(_mpi) build
     return [
         smpicc,
         "-std=c11",

@@ -139,12 +139,12 @@ def simulator_memory_problem(colls: list[str], counts: str | None, ranks: int) -
     """Why simulated reductions of these counts cannot fit in 80 % of the available memory
     (their per-rank temporaries); "" when they fit."""
     available = environment.available_memory()
-    if not available:
+    reductions = [c for c in colls if c in SIM_REDUCTIONS]
+    if not available or not reductions:
         return ""
     for item, count in _largest_counts(counts, ranks):
         need = count * SIM_ELEMENT_BYTES * ranks
-        reductions = [c for c in colls if c in SIM_REDUCTIONS]
-        if reductions and need > 0.8 * available:
+        if need > 0.8 * available:
             return (
                 f"{reductions[0]} count {item} on {ranks} simulated ranks: SimGrid's reduction "
                 f"algorithms keep a temporary of the count in every rank, {need / 2**30:.0f} "
@@ -401,19 +401,19 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     elif not opts.get("shareable_buffers"):
         check_memory(colls, counts, where.ranks, validate)
     if opts.get("shareable_buffers"):
-        if counts is None and simulator_memory_problem(colls, "10000p", where.ranks):
-            # The program's own sweep (1p..10000p) would end in a killed simulation: end
-            # it where the reductions fit, and say so; explicit counts are refused instead.
+        problem = simulator_memory_problem(colls, counts, where.ranks)  # None: 1p..10000p
+        if problem and counts is None:
+            # The program's own sweep would end in a killed simulation: end it where the
+            # reductions fit, and say so; explicit counts are refused instead.
             counts = "1p:1000p:10"
             where.notes.append(
                 Note(
                     "info",
-                    "coll: the count sweep ends at 1000p, not 10000p: "
-                    + simulator_memory_problem(colls, "10000p", where.ranks),
+                    f"coll: the count sweep ends at 1000p, not 10000p: {problem}",
                     {"ranks": where.ranks, "counts": counts},
                 )
             )
-        problem = simulator_memory_problem(colls, counts, where.ranks)
+            problem = simulator_memory_problem(colls, counts, where.ranks)
         if problem:
             raise ValueError(
                 problem + "; lower --counts or simulate fewer nodes (--platform NAME:nodes=N)"
