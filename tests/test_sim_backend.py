@@ -298,3 +298,36 @@ def test_simulated_reductions_that_cannot_fit_are_refused_or_the_sweep_ends_earl
     assert capped.returncode == 0 and "--counts 1p:1000p:10" in capped.stdout, capped.stdout
     bcast = cli(*base, "--collectives", "bcast")
     assert bcast.returncode == 0 and "--counts" not in bcast.stdout, bcast.stdout
+
+
+def test_simulated_defaults_are_the_papers_experiments(cli: Cli) -> None:
+    """Without --collectives/--algorithms/--repetitions a simulated coll run is the paper's
+    section 4 (bcast, allgather, allreduce; native, lane, lane_v, hier), one job per
+    collective so only the reduction's sweep is cut by memory; lanes measures the paper's
+    k = 1, 2, 4, ... ppn. Both at 10 repetitions, and a note says so."""
+    coll = cli("run", "coll", "--on", "sim", "--platform", "hydra", "--dry-run")
+    assert coll.returncode == 0, coll.stderr
+    jobs = [line for line in coll.stdout.splitlines() if line.startswith("smpi/coll")]
+    assert [j.split(":")[0] for j in jobs] == [
+        "smpi/coll-bcast/np1152/r1",
+        "smpi/coll-allgather/np1152/r1",
+        "smpi/coll-allreduce/np1152/r1",
+    ], coll.stdout
+    assert all("--algorithms native,lane,lane_v,hier" in j for j in jobs), jobs
+    assert all("--repetitions 10 " in j for j in jobs), jobs
+    assert "--counts" not in jobs[0] and "--counts" not in jobs[1], jobs
+    chosen = cli(
+        "run", "coll", "--on", "sim", "--platform", "hydra:nodes=2", "--collectives",
+        "gather,scatter", "--algorithms", "native,kported", "--repetitions", "3", "--dry-run",
+    )  # fmt: skip
+    assert chosen.returncode == 0, chosen.stderr
+    assert "--collectives gather --algorithms native,kported" in chosen.stdout, chosen.stdout
+    assert "--repetitions 3 " in chosen.stdout
+    lanes = cli("run", "lanes", "--on", "sim", "--platform", "hydra:nodes=2", "--dry-run")
+    assert lanes.stdout.count("--lanes 1,2,4,8,16,32") == 2, lanes.stdout
+    odd = cli("run", "lanes", "--on", "sim", "--platform", "vsc3:nodes=2", "--ppn", "12",
+              "--dry-run")  # fmt: skip
+    assert "--lanes 1,2,4,8,12" in odd.stdout, odd.stdout
+    too_many = cli("run", "lanes", "--on", "sim", "--platform", "hydra:nodes=2", "--lanes",
+                   "2,64", "--dry-run")  # fmt: skip
+    assert too_many.returncode == 2 and "--lanes 64" in too_many.stderr, too_many.stderr

@@ -15,6 +15,7 @@ from hpcscope.cli.common import (
     handle_errors,
     peak_overrides,
     store_of,
+    usage_error,
 )
 from hpcscope.cli.node_knobs import node_knob_options, node_knobs
 from hpcscope.cli.options import coll_options, common_run_options, split_options
@@ -197,14 +198,16 @@ def check_osu_dir(osu_dir: str, tests: str | None) -> str:
     default=None,
     help="Comma list of bcast, gather, scatter, allgather, alltoall, reduce, "
     "allreduce, reduce_scatter_block, scan, exscan, allgatherv, gatherv, scatterv "
-    "(default all; the vector ones use irregular counts around the mean block COUNT).",
+    "(default all; --on sim: the paper's bcast, allgather, allreduce; the vector ones "
+    "use irregular counts around the mean block COUNT).",
 )
 @click.option(
     "--algorithms",
     default=None,
     help="Comma list of algorithms (default: every one the build has, as its "
-    "`coll --list-algorithms` lists them: native, lane, hier, lane_v today; tuned = "
-    "MPI_<Coll> under an interposition library).",
+    "`coll --list-algorithms` lists them: native, lane, hier, lane_v, kported, pipeline, "
+    "pipeline1; --on sim: the paper's native, lane, lane_v, hier; tuned = MPI_<Coll> "
+    "under an interposition library).",
 )
 @click.option(
     "--counts",
@@ -254,6 +257,12 @@ def coll_opts(own: dict, shared: dict) -> dict:
 
 @run.command("lanes")
 @coll_options
+@click.option(
+    "--lanes",
+    default=None,
+    help="Virtual lanes k to measure, e.g. 1,2,4 (default every k from 1 to the ranks per "
+    "node; --on sim: 1, 2, 4, ... up to the ranks per node, as the paper).",
+)
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -278,9 +287,20 @@ def lanes_opts(own: dict, shared: dict) -> dict:
         "repetitions": own["repetitions"],
         "regular_only": own["regular_only"],
         "rank_layout": rank_layout(own["rank_layout"]),
+        "lanes": lane_list(own["lanes"]),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }
+
+
+def lane_list(text: str | None) -> list[int] | None:
+    """'1,2,4' -> [1, 2, 4]; each a positive integer (the plan checks it against ppn)."""
+    items = csv_list(text, "--lanes")
+    if items is None:
+        return None
+    if not all(t.isdigit() and int(t) >= 1 for t in items):
+        raise usage_error(f"--lanes '{text}': give positive integers, e.g. 1,2,4")
+    return [int(t) for t in items]
 
 
 @run.command("node")

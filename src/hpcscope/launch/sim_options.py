@@ -60,7 +60,7 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
     # validation its buffers are shared too, so memory does not limit it.
     opts = {**opts, "shareable_buffers": True}
     if suite in ("coll", "lanes"):
-        opts = {**opts, "warmup": SIM_WARMUP}
+        opts = {**opts, "warmup": SIM_WARMUP, "defaults": suite_defaults(suite, ppn)}
     if suite != "p2p":
         opts = {**opts, "ranks": ranks or cores}
     else:
@@ -74,6 +74,33 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
 # make a native ring allgather at 1152 ranks (1.3 million simulated messages, about 30 s
 # of CPU per call) cost 5 extra calls per count.
 SIM_WARMUP = 1
+
+
+# What a simulated coll or lanes run measures when the command line does not say: the
+# paper's experiments (section 2 and 4), not everything a run on this machine would. The
+# machine's defaults (13 collectives x 7 algorithms x 100 repetitions, k = 1..ppn) would
+# take days at 1152 simulated ranks, where one call of a large collective costs seconds to
+# minutes of simulator time. A simulated call varies only by the CPU time SMPI injects for
+# the code between MPI calls (copies, reductions), so 10 repetitions give a stable median.
+SIM_COLLECTIVES = ("bcast", "allgather", "allreduce")  # the paper's Tables 6, 11, 15
+SIM_ALGORITHMS = ("native", "lane", "lane_v", "hier")  # its mock-ups (lane_v: "irregular")
+SIM_REPETITIONS = 10
+
+
+def suite_defaults(suite: str, ppn: int) -> dict[str, Any]:
+    """The defaults above as the coll and lanes plans take them (`defaults` in their opts):
+    coll gets the paper's collectives and algorithms, one job per collective (so each has
+    its own count sweep, memory check and time limit); lanes gets the paper's k = 1, 2, 4,
+    ... up to ppn (Table 2: 1..32 in powers of two) instead of every k."""
+    if suite == "coll":
+        return {
+            "collectives": list(SIM_COLLECTIVES),
+            "algorithms": list(SIM_ALGORITHMS),
+            "repetitions": SIM_REPETITIONS,
+            "job_per_collective": True,
+        }
+    lanes = [k for k in (2**i for i in range(ppn.bit_length())) if k < ppn] + [ppn]
+    return {"repetitions": SIM_REPETITIONS, "lanes": lanes}
 
 
 def lane_buffers_fit(ranks: int, quick: bool) -> bool:

@@ -374,7 +374,34 @@ def _names(given: list | None, valid: tuple[str, ...], what: str) -> list[str]:
     return names
 
 
+def with_defaults(opts: dict, notes: list[Note]) -> dict:
+    """opts with the backend's defaults (`defaults`, from the sim backend) for what the
+    command line left out, and a note naming them; unchanged without such defaults."""
+    defaults = opts.get("defaults") or {}
+    used = {
+        key: value
+        for key, value in defaults.items()
+        if key in ("collectives", "algorithms", "repetitions", "lanes") and not opts.get(key)
+    }
+    if used:
+        said = "; ".join(
+            f"{key} {', '.join(map(str, v)) if isinstance(v, list) else v}"
+            for key, v in used.items()
+        )
+        notes.append(
+            Note(
+                "info",
+                f"simulated: the paper's experiments by default ({said}); choose others "
+                f"with {', '.join('--' + key for key in used)}",
+                dict(used),
+            )
+        )
+    return {**opts, **used}
+
+
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
+    notes: list[Note] = []
+    opts = with_defaults(opts, notes)
     known_colls, known_algs, extra = catalog_names(ctx)
     colls = _names(opts.get("collectives"), tuple(known_colls), "collective(s)")
     algs = (
@@ -382,9 +409,38 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         if opts.get("algorithms")
         else known_algs
     )
-    counts = count_spec(opts.get("counts")) or (QUICK_COUNTS if opts.get("quick") else None)
     reps, warmup = repetitions(opts)
     where = layout(ctx, opts, "coll")
+    # One job for all collectives, or one per collective (sim: each its own count sweep,
+    # memory check and time limit, so a reduction's limit does not cut a bcast's sweep).
+    per_collective = (opts.get("defaults") or {}).get("job_per_collective")
+    groups = [[c] for c in colls] if per_collective else [colls]
+    shaped = [(group, *job_counts(group, opts, where)) for group in groups]
+    result = SuitePlan(notes=notes + where.notes)
+    for rep, mpi in launches(ctx, opts):
+        for group, counts, job_opts in shaped:
+            program = [
+                str(ctx.binary("coll", mpi)),
+                "--collectives",
+                ",".join(group),
+                "--algorithms",
+                ",".join(algs),
+                "--max-bytes",
+                str(MAX_BYTES_PER_PROCESS),
+                *timing_args(reps, warmup, counts, job_opts),
+            ]
+            if opts.get("interleave"):
+                program.append("--interleave")
+            name = "coll" if len(groups) == 1 else f"coll-{group[0]}"
+            result.jobs.append(where.job("coll", name, program, mpi, rep, bool(opts.get("quick"))))
+    return result
+
+
+def job_counts(colls: list[str], opts: dict, where: Layout) -> tuple[str | None, dict]:
+    """The --counts of one job of these collectives and its opts (validate may turn off):
+    explicit counts that cannot fit are refused (ValueError), a default sweep that would
+    exhaust the simulator ends earlier; both add a note to where.notes."""
+    counts = count_spec(opts.get("counts")) or (QUICK_COUNTS if opts.get("quick") else None)
     validate = opts.get("validate") is not False
     if validate and opts.get("shareable_buffers") and not buffers_fit(colls, counts, where.ranks):
         # A backend that shares unvalidated buffers (SimGrid) runs what memory would not
@@ -393,9 +449,10 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         where.notes.append(
             Note(
                 "info",
-                "coll: the buffers of these counts do not fit in memory once per rank, so "
-                "the simulated ranks share them and the check against native is skipped",
-                {"ranks": where.ranks, "counts": counts},
+                f"coll ({', '.join(colls)}): the buffers of these counts do not fit in memory "
+                "once per rank, so the simulated ranks share them and the check against "
+                "native is skipped",
+                {"ranks": where.ranks, "counts": counts, "collectives": colls},
             )
         )
     elif not opts.get("shareable_buffers"):
@@ -418,22 +475,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             raise ValueError(
                 problem + "; lower --counts or simulate fewer nodes (--platform NAME:nodes=N)"
             )
-    result = SuitePlan(notes=where.notes)
-    for rep, mpi in launches(ctx, opts):
-        program = [
-            str(ctx.binary("coll", mpi)),
-            "--collectives",
-            ",".join(colls),
-            "--algorithms",
-            ",".join(algs),
-            "--max-bytes",
-            str(MAX_BYTES_PER_PROCESS),
-            *timing_args(reps, warmup, counts, opts),
-        ]
-        if opts.get("interleave"):
-            program.append("--interleave")
-        result.jobs.append(where.job("coll", "coll", program, mpi, rep, bool(opts.get("quick"))))
-    return result
+    return counts, opts
 
 
 def outputs(store, run_id: int, out_dir: Path) -> list[Path]:

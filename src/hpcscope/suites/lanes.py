@@ -9,8 +9,9 @@ not network rails.
 
 plan opts (all optional): counts (list[int|str] | None), node_size (int | None), ranks
 (int | None, default cores), repetitions (int | None), quick (bool), validate (bool),
-regular_only (bool), repeat (int | None: launches per library); collectives and
-algorithms are ignored.
+regular_only (bool), repeat (int | None: launches per library), lanes (list[int] | None:
+the k to measure, default 1..ppn), defaults (a backend's, see coll.with_defaults);
+collectives and algorithms are ignored.
 """
 
 from __future__ import annotations
@@ -41,17 +42,27 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 {"node_size": opts["node_size"]},
             )
         )
+    opts = coll_suite.with_defaults(opts, notes)
     counts = coll_suite.count_spec(opts.get("counts")) or (
         coll_suite.QUICK_COUNTS if opts.get("quick") else None
     )
     reps, warmup = coll_suite.repetitions(opts)
     where = coll_suite.layout(ctx, opts, "lanes")
+    per_node = where.node_size or max(1, where.ranks // max(1, where.nodes))
+    too_many = [k for k in opts.get("lanes") or [] if k > per_node]
+    if too_many:
+        raise ValueError(
+            f"--lanes {','.join(map(str, too_many))}: k virtual lanes need k ranks per node, "
+            f"and a node has {per_node}; give k from 1 to {per_node}"
+        )
     result = SuitePlan(notes=notes + where.notes)
+    lanes = ["--lanes", ",".join(map(str, opts["lanes"]))] if opts.get("lanes") else []
     for rep, mpi in coll_suite.launches(ctx, opts):
         for prog in PROGRAMS:
             program = [
                 str(ctx.binary(prog, mpi)),
                 *coll_suite.timing_args(reps, warmup, counts, opts),
+                *lanes,
             ]
             result.jobs.append(where.job("lanes", prog, program, mpi, rep, bool(opts.get("quick"))))
     return result
