@@ -25,6 +25,9 @@ plan opts (all optional):
     regular_only  bool               a node size that does not divide ranks -> ValueError
     repeat        int | None         launches per MPI library (default 1), round-robin over
                                      the libraries so a slow phase does not bias one
+    defaults      dict | None        a backend's defaults for what the command line left
+                                     out (sim: the paper's collectives, algorithms,
+                                     repetitions; job_per_collective), see with_defaults
 """
 
 from __future__ import annotations
