@@ -322,7 +322,7 @@ def test_simulated_defaults_are_the_papers_experiments(cli: Cli) -> None:
     """Without --collectives/--algorithms/--repetitions a simulated coll run is the paper's
     section 4 (bcast, allgather, allreduce; native, lane, lane_v, hier), one job per
     collective so only the reduction's sweep is cut by memory; lanes measures the paper's
-    k = 1, 2, 4, ... ppn. Both at 10 repetitions, and a note says so."""
+    k = 1, 2, 4, ... ppn. Both at 3 repetitions, and a note says so."""
     coll = cli("run", "coll", "--on", "sim", "--platform", "hydra", "--dry-run")
     assert coll.returncode == 0, coll.stderr
     jobs = [line for line in coll.stdout.splitlines() if line.startswith("smpi/coll")]
@@ -332,15 +332,15 @@ def test_simulated_defaults_are_the_papers_experiments(cli: Cli) -> None:
         "smpi/coll-allreduce/np1152/r1",
     ], coll.stdout
     assert all("--algorithms native,lane,lane_v,hier" in j for j in jobs), jobs
-    assert all("--repetitions 10 " in j for j in jobs), jobs
+    assert all("--repetitions 3 " in j for j in jobs), jobs
     assert "--counts" not in jobs[0] and "--counts" not in jobs[1], jobs
     chosen = cli(
         "run", "coll", "--on", "sim", "--platform", "hydra:nodes=2", "--collectives",
-        "gather,scatter", "--algorithms", "native,kported", "--repetitions", "3", "--dry-run",
+        "gather,scatter", "--algorithms", "native,kported", "--repetitions", "5", "--dry-run",
     )  # fmt: skip
     assert chosen.returncode == 0, chosen.stderr
     assert "--collectives gather --algorithms native,kported" in chosen.stdout, chosen.stdout
-    assert "--repetitions 3 " in chosen.stdout
+    assert "--repetitions 5 " in chosen.stdout
     lanes = cli("run", "lanes", "--on", "sim", "--platform", "hydra:nodes=2", "--dry-run")
     assert lanes.stdout.count("--lanes 1,2,4,8,16,32") == 2, lanes.stdout
     odd = cli("run", "lanes", "--on", "sim", "--platform", "vsc3:nodes=2", "--ppn", "12",

@@ -223,7 +223,7 @@ def coll_options(fn):
                 "--repetitions",
                 type=POSITIVE,
                 default=None,
-                help="Timed calls per count inside each launch (the paper's repetitions; default 100, --quick 20, --on sim 10). Not --repeat, which counts launches.",
+                help="Timed calls per count inside each launch (the paper's repetitions; default 100, --quick 20, --on sim 3). Not --repeat, which counts launches.",
             ),
             click.option(
                 "--regular-only",
