@@ -34,7 +34,7 @@ def common_run_options(fn):
                 "--repeat",
                 type=POSITIVE,
                 default=None,
-                help="Launches per configuration: separate mpirun executions (default 5; --quick: 3).",
+                help="Launches per configuration: separate mpirun executions (p2p: default 5, --quick 3; coll and lanes: 1).",
             ),
             click.option(
                 "-o",
