@@ -60,7 +60,9 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
     # validation its buffers are shared too, so memory does not limit it.
     opts = {**opts, "shareable_buffers": True}
     if suite in ("coll", "lanes"):
-        opts = {**opts, "warmup": SIM_WARMUP, "defaults": suite_defaults(suite, ppn)}
+        # one coll job per collective: each its own count sweep, memory check and time limit
+        opts = {**opts, "warmup": SIM_WARMUP, "job_per_collective": suite == "coll"}
+        opts["defaults"] = suite_defaults(suite, ppn)
     if suite != "p2p":
         opts = {**opts, "ranks": ranks or cores}
     else:
@@ -89,15 +91,13 @@ SIM_REPETITIONS = 3
 
 def suite_defaults(suite: str, ppn: int) -> dict[str, Any]:
     """The defaults above as the coll and lanes plans take them (`defaults` in their opts):
-    coll gets the paper's collectives and algorithms, one job per collective (so each has
-    its own count sweep, memory check and time limit); lanes gets the paper's k = 1, 2, 4,
+    coll gets the paper's collectives and algorithms; lanes gets the paper's k = 1, 2, 4,
     ... up to ppn (Table 2: 1..32 in powers of two) instead of every k."""
     if suite == "coll":
         return {
             "collectives": list(SIM_COLLECTIVES),
             "algorithms": list(SIM_ALGORITHMS),
             "repetitions": SIM_REPETITIONS,
-            "job_per_collective": True,
         }
     lanes = [k for k in (2**i for i in range(ppn.bit_length())) if k < ppn] + [ppn]
     return {"repetitions": SIM_REPETITIONS, "lanes": lanes}

@@ -27,7 +27,8 @@ plan opts (all optional):
                                      the libraries so a slow phase does not bias one
     defaults      dict | None        a backend's defaults for what the command line left
                                      out (sim: the paper's collectives, algorithms,
-                                     repetitions; job_per_collective), see with_defaults
+                                     repetitions), see with_defaults
+    job_per_collective  bool         one launch per collective (sim) instead of one for all
 """
 
 from __future__ import annotations
@@ -381,11 +382,7 @@ def with_defaults(opts: dict, notes: list[Note]) -> dict:
     """opts with the backend's defaults (`defaults`, from the sim backend) for what the
     command line left out, and a note naming them; unchanged without such defaults."""
     defaults = opts.get("defaults") or {}
-    used = {
-        key: value
-        for key, value in defaults.items()
-        if key in ("collectives", "algorithms", "repetitions", "lanes") and not opts.get(key)
-    }
+    used = {key: value for key, value in defaults.items() if not opts.get(key)}
     if used:
         said = "; ".join(
             f"{key} {', '.join(map(str, v)) if isinstance(v, list) else v}"
@@ -416,8 +413,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     where = layout(ctx, opts, "coll")
     # One job for all collectives, or one per collective (sim: each its own count sweep,
     # memory check and time limit, so a reduction's limit does not cut a bcast's sweep).
-    per_collective = (opts.get("defaults") or {}).get("job_per_collective")
-    groups = [[c] for c in colls] if per_collective else [colls]
+    groups = [[c] for c in colls] if opts.get("job_per_collective") else [colls]
     shaped = [(group, *job_counts(group, opts, where)) for group in groups]
     result = SuitePlan(notes=notes + where.notes)
     for rep, mpi in launches(ctx, opts):
@@ -461,11 +457,11 @@ def job_counts(colls: list[str], opts: dict, where: Layout) -> tuple[str | None,
     elif not opts.get("shareable_buffers"):
         check_memory(colls, counts, where.ranks, validate)
     if opts.get("shareable_buffers"):
-        problem = simulator_memory_problem(colls, counts, where.ranks)  # None: 1p..10000p
+        problem = simulator_memory_problem(colls, counts, where.ranks)
         if problem and counts is None:
-            # The program's own sweep would end in a killed simulation: end it where the
-            # reductions fit, and say so; explicit counts are refused instead.
-            counts = "1p:1000p:10"
+            # The program's own sweep (1p..10000p) would end in a killed simulation: end it
+            # at 1000p, where the reductions fit, and say so; explicit counts are refused.
+            counts = QUICK_COUNTS
             where.notes.append(
                 Note(
                     "info",
