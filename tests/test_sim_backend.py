@@ -184,6 +184,25 @@ def test_malformed_platform_file_exits_2(cli: Cli) -> None:
     assert "--platform" in done.stderr and "not well-formed" in " ".join(done.stderr.split())
 
 
+def test_time_limit_kills_a_long_simulation_and_marks_it(cli: Cli) -> None:
+    """--time is every job's limit on every backend: a simulation that needs longer
+    (20000 repetitions per count, about 12 s here) is killed at 3 s and marked TIMEOUT, the
+    run failed (not a usage error); a malformed limit stops before anything is built."""
+    done = cli(
+        "run", "coll", "--on", "sim", "--platform", TWO_LANES, "--collectives", "bcast",
+        "--algorithms", "native", "--counts", "1,10,100", "--repetitions", "20000",
+        "--no-validate", "--time", "0:03",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "killed after the time limit of 3 s" in " ".join(done.stderr.split()), done.stderr
+    with Store(cli.db) as store:
+        run_id = store.runs()[-1]["id"]
+        assert [launch["status"] for launch in store.launches(run_id)] == ["TIMEOUT"]
+        assert store.run(run_id)["status"] == "failed"
+    bad = cli("run", "coll", "--on", "sim", "--platform", TWO_LANES, "--time", "1h")
+    assert bad.returncode == 2 and "--time '1h'" in bad.stderr, bad.stderr
+
+
 def store_latency_run(cli: Cli, placement: str, latency_us: dict[int, float]) -> None:
     """A stored Open MPI p2p run with these one-way latencies (us) per size."""
     with Store(cli.db) as store:

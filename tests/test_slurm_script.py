@@ -20,6 +20,7 @@ from hpcscope.launch.slurm_script import (
     group_jobs,
     render,
     safe_name,
+    time_limit_seconds,
 )
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.plan.job import Job
@@ -142,6 +143,27 @@ def test_time_in_minutes_and_rejected_time() -> None:
     assert "--time=2-00:00:00" in sbatch_lines(p2p("core", [0, 1]), SlurmOptions(time="2-00:00:00"))
     with pytest.raises(ScriptError, match="not a SLURM time limit"):
         sbatch_lines(p2p("core", [0, 1]), SlurmOptions(time="10 minutes"))
+
+
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("10", 600),
+        ("1:30", 90),
+        ("1:30:00", 5400),
+        ("2-0", 172800),
+        ("1-02:03", 93780),
+        ("1-00:00:05", 86405),
+    ],
+)
+def test_time_limit_in_seconds_for_every_sbatch_form(text: str, seconds: int) -> None:
+    assert time_limit_seconds(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["0", "0:00:00", "ten", "1h", "-5"])
+def test_zero_or_malformed_time_limit_is_refused(text: str) -> None:
+    with pytest.raises(ScriptError, match="--time"):
+        time_limit_seconds(text)
 
 
 def test_percent_in_run_directory_is_escaped() -> None:

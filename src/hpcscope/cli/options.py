@@ -108,7 +108,13 @@ def slurm_run_options(fn):
                 help="SLURM: MPI ranks per node for coll/lanes.",
             ),
             click.option("--partition", default=None, help="SLURM partition (sbatch --partition)."),
-            click.option("--time", default=None, help="SLURM time limit: minutes or [D-]HH:MM:SS."),
+            click.option(
+                "--time",
+                default=None,
+                help="Time limit of each job, in SLURM's forms: minutes or [D-]HH:MM:SS "
+                "(default: the suite's, e.g. 1 h per coll job). A job over it is killed, "
+                "marked TIMEOUT, and its finished records are kept.",
+            ),
             click.option("--account", default=None, help="SLURM account to charge."),
             click.option("--qos", default=None, help="SLURM quality of service."),
             click.option("--constraint", default=None, help="SLURM node features (--constraint)."),

@@ -22,7 +22,13 @@ from hpcscope.cli.options import coll_options, common_run_options, split_options
 from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.backends import backend_for
 from hpcscope.launch.base import BackendError
-from hpcscope.launch.slurm_script import ScriptError, SlurmOptions, group_jobs, render
+from hpcscope.launch.slurm_script import (
+    ScriptError,
+    SlurmOptions,
+    group_jobs,
+    render,
+    time_limit_seconds,
+)
 from hpcscope.plan.placement import RANK_LAYOUTS
 from hpcscope.suites import p2p as p2p_suite
 from hpcscope.suites import p2p_osu
@@ -53,6 +59,7 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
             f"--cpuinfo {kw['cpuinfo']} describes SLURM compute nodes (--on slurm); "
             f"--on {kw['on']} reads this machine's /proc/cpuinfo"
         )
+    time_limit = job_time_limit(kw.get("time"))
     kw, opts, cores_per_node = backend.plan_options(suite, kw, opts)
     nodes = backend.nodes(kw)
     node_topo = None
@@ -82,6 +89,9 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
         node_facts=node_topo.facts if node_topo else None,
     )
     plan = runner.make_plan(suite, context, opts)
+    if time_limit is not None:
+        for job in plan.jobs:
+            job.timeout_s = time_limit
     runner.print_notes(plan, err)
     if kw["dry_run"]:
         if kw["on"] == "slurm":
@@ -103,6 +113,17 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
         err.print(f"[red]{S(message)}[/red]" if outcome.exit_code else S(message))
     err.print(f"run {run_id} {outcome.status}; see `hpcscope show {run_id}`")
     return outcome
+
+
+def job_time_limit(value: str | None) -> int | None:
+    """--time: every job's time limit in seconds, on every backend (SLURM: the array's
+    --time too); checked before anything is built. None: each suite's own limit."""
+    if value is None:
+        return None
+    try:
+        return time_limit_seconds(value)
+    except ScriptError as exc:
+        raise runner.UsageError(str(exc)) from exc
 
 
 def print_scripts(plan, kw: dict, out: Path) -> None:

@@ -155,6 +155,26 @@ def check_time(value: str) -> str:
     return value
 
 
+def time_limit_seconds(value: str) -> int:
+    """A SLURM time limit in seconds: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or
+    D-HH:MM:SS (sbatch's forms). Raises ScriptError for anything else or zero."""
+    text = check_time(str(value))
+    days, _, rest = text.rpartition("-")
+    parts = [int(x) for x in rest.split(":")]
+    if days:  # D-HH[:MM[:SS]]
+        parts += [0] * (3 - len(parts))
+        hours, minutes, seconds = parts
+        hours += 24 * int(days)
+    elif len(parts) == 3:
+        hours, minutes, seconds = parts
+    else:  # minutes[:seconds]
+        hours, (minutes, seconds) = 0, (parts + [0])[:2]
+    total = 3600 * hours + 60 * minutes + seconds
+    if total <= 0:
+        raise ScriptError(f"--time {value!r}: a time limit must be longer than zero")
+    return total
+
+
 def _time_for(group: JobGroup, options: SlurmOptions) -> str:
     if options.time:
         return check_time(str(options.time))
