@@ -62,6 +62,7 @@ def test_two_lanes_double_the_lane_pattern_speedup_of_one(cli: Cli) -> None:
         assert banner["text"].startswith("simulated (SimGrid)")
         cost = next(n for n in run["notes"] if n["kind"] == "sim_cost")["data"]
         assert cost["wall_time_s"] > 0 and cost["peak_rss_bytes"] > 1e6
+        assert cost["peak_private_bytes"] > 0  # sampled every 0.5 s while it ran
         sample = store.samples(1, benchmark="lane_pattern")[0]
         assert sample["tags"]["simulated"] is True and sample["tags"]["platform"] == "hydra"
         assert sample["params"]["nodes"] == 4 and sample["params"]["ppn"] == 4

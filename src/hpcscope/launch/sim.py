@@ -7,7 +7,7 @@ failure or Ctrl-C keeps what was stored. What is different:
   - the run folder gets the platform (platform.xml) and every job its hostfile (one
     simulated host per rank, ranks consecutive over nodes, alternating over sockets);
   - the command line is smpirun's (launch/smpi_command.py), wrapped by child_usage.py so
-    the simulation's own cost (wall time, CPU time, peak RSS) is recorded per launch as a
+    the simulation's own cost (wall time, CPU time, peak private memory and RSS) is recorded per launch as a
     note of kind "sim_cost" (docs/records.md section 6);
   - jobs and their records are tagged simulated=true and platform=<name>; the run gets a
     "banner" note (the report shows it as a label), a "platform" note with the model's
@@ -264,7 +264,9 @@ class SimBackend(LocalBackend):
             run_id,
             "sim_cost",
             f"{job.name}: simulating {job.ranks} ranks took {data['wall_time_s']:.1f} s wall, "
-            f"{data['cpu_time_s']:.1f} s CPU, {data['peak_rss_bytes'] / 2**20:.0f} MiB peak RSS",
+            f"{data['cpu_time_s']:.1f} s CPU, {data['peak_private_bytes'] / 2**20:.0f} MiB "
+            f"peak private memory ({data['peak_rss_bytes'] / 2**20:.0f} MiB peak RSS, which "
+            "counts shared-malloc blocks once per rank)",
             data,
         )
 
