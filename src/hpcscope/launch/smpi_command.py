@@ -63,6 +63,20 @@ MPI_Allreduce of 460800 bytes through bench/mpi/coll (2 shared, loaded cores):
   count 1152 (4.6 KB)          42 s CPU, 0.59 GB: most of the cost is per-rank start-up
                                in the benchmark (hwloc topology load, ~12 ms per rank),
                                not the simulation (an MPI hello: 0.5 s CPU for 1152 ranks).
+
+What makes allgathers slow to simulate: SimGrid 3.32 keeps every detached send (SMPI
+sends messages under smpi/send-is-detached-thresh, 64 KiB, eagerly) in one std::list of
+the maestro actor and removes each finished one by linear search (later SimGrid versions
+keep a set). The cost per message is the number of small sends in flight in the whole
+simulation. lanecoll's allgathers pass datatypes whose send and receive extents differ,
+so NTSLR falls back to SMPI's default allgather, which posts all its sends at once: on
+full Hydra 33371 sends were pending, the search took 80 % of the simulator's time (perf
+and gdb on the running smpimain), and a lane allgather of 100 ints per process cost
+about 3 minutes of simulator per call (native, a ring with 1152 sends in flight: 45 s).
+smpi/send-is-detached-thresh:0 (no send detached) is 2.5x faster at 16 x 32 but changes
+the model, every sender then waits until its message has arrived: on 8 x 32 native bcast
+of 256 ints went from 2.16 to 3.86 us, lane allgather of 100 ints from 90.6 to 93.8 us.
+So SMPI's default stays, and the cost is stated instead (README, "Cost").
 """
 
 from __future__ import annotations
