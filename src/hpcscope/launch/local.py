@@ -106,7 +106,10 @@ def _detail(
 ) -> str:
     lines = [f"command: {subprocess.list2cmdline(argv)}"]
     if state == "TIMEOUT":
-        lines.append(f"killed after the time limit of {job.timeout_s:.0f} s")
+        lines.append(
+            f"killed after the time limit of {job.timeout_s:.0f} s; finished records are "
+            "kept (--time D-HH:MM:SS gives every job longer)"
+        )
     lines += [f"benchmark error: {e}" for e in result.errors]
     lines += [f"malformed output: {p}" for p in result.problems[:5]]
     if state != "COMPLETED" and result.noise:
