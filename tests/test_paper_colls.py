@@ -43,6 +43,32 @@ def test_rows_put_simulated_speed_ups_beside_the_papers():
     texts = [o.text for o in paper_colls.observations(list(rows.values()))]
     assert texts[0].startswith("Simulation and paper put the mock-up on the same side")
     assert "1 of 2" in texts[0] and any("bcast hier at c = 115200" in t for t in texts)
+    # the paper's native (8093.52 us) is 10x the simulated one (800 us): the model decides
+    assert "the paper's native took 10.1x the simulated native" in texts[-1]
+    # with c = 11520 beside it (paper native 130.11 us, 62x less; simulated 80 us, 10x):
+    # Open MPI switched algorithm
+    samples.append(simulated("native", [80.0] * 5, "bcast", 11520))
+    texts = [o.text for o in paper_colls.observations(paper_colls.paper_vs_simulation(samples))]
+    assert "the paper's native grew 62x from c = 11520, the simulated 10x" in texts[-1]
+
+
+def test_a_disagreement_says_why_from_the_numbers():
+    # Table 11 at c = 1: native 29.18 us, lane 39.55, hier 36.3 (min): both slower.
+    slow_native = [
+        simulated("native", [1500.0] * 3, "allgather", 1),
+        simulated("lane", [700.0] * 3, "allgather", 1),
+    ]
+    (_, text) = [
+        o.text for o in paper_colls.observations(paper_colls.paper_vs_simulation(slow_native))
+    ]
+    assert "the simulated native took 51.4x the paper's" in text and "NTSLR ring" in text
+    # near the paper's native (29.18 us), hier simulated 5 % faster: a close call
+    close = [
+        simulated("native", [30.0] * 3, "allgather", 1),
+        simulated("hier", [28.6] * 3, "allgather", 1),
+    ]
+    (_, text) = [o.text for o in paper_colls.observations(paper_colls.paper_vs_simulation(close))]
+    assert text.endswith("simulation finds it within 15% of native: a close call.")
 
 
 def test_a_count_the_paper_does_not_list_is_said_not_borrowed():
