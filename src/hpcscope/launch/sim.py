@@ -7,8 +7,8 @@ failure or Ctrl-C keeps what was stored. What is different:
   - the run folder gets the platform (platform.xml) and every job its hostfile (one
     simulated host per rank, ranks consecutive over nodes, alternating over sockets);
   - the command line is smpirun's (launch/smpi_command.py), wrapped by child_usage.py so
-    the simulation's own cost (wall time, CPU time, peak private memory and RSS) is recorded per launch as a
-    note of kind "sim_cost" (docs/records.md section 6);
+    the simulation's own cost (wall time, CPU time, peak private memory and RSS) is
+    recorded per launch as a note of kind "sim_cost" (docs/records.md section 6);
   - jobs and their records are tagged simulated=true and platform=<name>; the run gets a
     "banner" note (the report shows it as a label), a "platform" note with the model's
     parameters and their sources, and an "info" note per decomposition lanecoll saw.
