@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +50,8 @@ class Cli:
         )
 
     def start(self, *args: str) -> subprocess.Popen:
+        """The CLI in the background, taking Ctrl-C (SIGINT) as a terminal's foreground job
+        does (interactive_sigint)."""
         return subprocess.Popen(
             self.argv(*args),
             cwd=self.folder,
@@ -56,7 +59,16 @@ class Cli:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=interactive_sigint,
         )
+
+
+def interactive_sigint() -> None:
+    """SIGINT back to its default before exec. A CI runner may start the tests as a
+    background job of a non-interactive shell, which ignores SIGINT; the child inherits
+    that and Python then never turns SIGINT into KeyboardInterrupt ("if the parent has not
+    changed it"), so the Ctrl-C tests would test the runner instead of hpcscope."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture
