@@ -13,7 +13,7 @@ from hpcscope.launch import child_usage
 
 MIB = 1 << 20
 CHILD = """
-import mmap, os, tempfile, time
+import mmap, tempfile, time
 private = bytearray(64 * 2**20)
 for i in range(0, len(private), 4096):
     private[i] = 1
