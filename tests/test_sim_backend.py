@@ -355,6 +355,7 @@ def test_simulated_defaults_are_the_papers_experiments(cli: Cli) -> None:
     ], coll.stdout
     assert all("--algorithms native,lane,lane_v,hier" in j for j in jobs), jobs
     assert all("--repetitions 3 " in j for j in jobs), jobs
+    assert all(" limit=14400s " in j for j in jobs), jobs  # 4 h: allgather takes over 2 h
     assert "--counts" not in jobs[0] and "--counts" not in jobs[1], jobs
     chosen = cli(
         "run", "coll", "--on", "sim", "--platform", "hydra:nodes=2", "--collectives",
@@ -363,6 +364,9 @@ def test_simulated_defaults_are_the_papers_experiments(cli: Cli) -> None:
     assert chosen.returncode == 0, chosen.stderr
     assert "--collectives gather --algorithms native,kported" in chosen.stdout, chosen.stdout
     assert "--repetitions 5 " in chosen.stdout
+    longer = cli("run", "coll", "--on", "sim", "--platform", "hydra:nodes=2", "--time",
+                 "1-00:00:00", "--dry-run")  # fmt: skip
+    assert " limit=86400s " in longer.stdout, longer.stdout
     lanes = cli("run", "lanes", "--on", "sim", "--platform", "hydra:nodes=2", "--dry-run")
     assert lanes.stdout.count("--lanes 1,2,4,8,16,32") == 2, lanes.stdout
     odd = cli("run", "lanes", "--on", "sim", "--platform", "vsc3:nodes=2", "--ppn", "12",

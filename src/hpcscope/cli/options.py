@@ -112,8 +112,8 @@ def slurm_run_options(fn):
                 "--time",
                 default=None,
                 help="Time limit of each job, in SLURM's forms: minutes or [D-]HH:MM:SS "
-                "(default: the suite's, e.g. 1 h per coll job). A job over it is killed, "
-                "marked TIMEOUT, and its finished records are kept.",
+                "(default: the suite's, e.g. 1 h per coll job; --on sim 4 h). A job over "
+                "it is killed, marked TIMEOUT, and its finished records are kept.",
             ),
             click.option("--account", default=None, help="SLURM account to charge."),
             click.option("--qos", default=None, help="SLURM quality of service."),

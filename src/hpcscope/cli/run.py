@@ -59,7 +59,7 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
             f"--cpuinfo {kw['cpuinfo']} describes SLURM compute nodes (--on slurm); "
             f"--on {kw['on']} reads this machine's /proc/cpuinfo"
         )
-    time_limit = job_time_limit(kw.get("time"))
+    time_limit = job_time_limit(kw.get("time")) or backend.job_time_limit_s
     kw, opts, cores_per_node = backend.plan_options(suite, kw, opts)
     nodes = backend.nodes(kw)
     node_topo = None
@@ -98,7 +98,10 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
             print_scripts(plan, kw, Path(kw["out_dir"] or "hpcscope-out/run-ID"))
         else:
             for job in plan.jobs:
-                click.echo(f"{job.name}: ranks={job.ranks} cpus={job.cpus} {' '.join(job.program)}")
+                click.echo(
+                    f"{job.name}: ranks={job.ranks} cpus={job.cpus} "
+                    f"limit={job.timeout_s:.0f}s {' '.join(job.program)}"
+                )
         return None
     if kw["out_dir"]:
         runner.check_writable(Path(kw["out_dir"]))
@@ -117,7 +120,8 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
 
 def job_time_limit(value: str | None) -> int | None:
     """--time: every job's time limit in seconds, on every backend (SLURM: the array's
-    --time too); checked before anything is built. None: each suite's own limit."""
+    --time too); checked before anything is built. None: the backend's or each suite's
+    own limit."""
     if value is None:
         return None
     try:

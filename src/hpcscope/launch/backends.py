@@ -49,6 +49,9 @@ class BackendEntry:
     # options -> the topology of the nodes the plan runs on, with where it came from
     # (slurm_topology.NodeTopology); None: this machine's, read by hwloc.
     node_topology: Callable[[dict[str, Any]], Any] | None = None
+    # Every job's time limit (s) on this backend unless --time says otherwise; None: the
+    # suite's own (e.g. 1 h per coll job).
+    job_time_limit_s: int | None = None
 
 
 def _local(ctx: BackendContext) -> Backend:
@@ -133,6 +136,7 @@ BACKENDS: dict[str, BackendEntry] = {
         _sim,
         lambda o: sim_options.machine_of(o).nodes,
         _no_pinning("sim", "simulated ranks have no CPUs", sim_options.plan_options),
+        job_time_limit_s=sim_options.SIM_JOB_TIME_LIMIT_S,
     ),
 }
 

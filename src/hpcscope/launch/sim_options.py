@@ -79,6 +79,12 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
 # simulator per call, see launch/smpi_command.py) cost 5 extra calls per count.
 SIM_WARMUP = {"coll": 0, "lanes": 1}
 
+# Time limit of every simulated job unless --time says otherwise. A machine's coll job gets
+# 1 h; at the paper's scale one simulated allgather job (the default's 5 counts x native,
+# lane, hier at 1152 ranks) took 2 h 10 min of wall time on this 2-core machine, so the
+# default run would stop there. The limit only catches a simulation that never ends.
+SIM_JOB_TIME_LIMIT_S = 4 * 3600
+
 
 # What a simulated coll or lanes run measures when the command line does not say: the
 # paper's experiments (section 2 and 4), not everything a run on this machine would. The
