@@ -65,6 +65,15 @@ def test_a_disagreement_says_why_from_the_numbers():
         "the simulated native took 51.4x the paper's" in text
         and "SMPI's NTSLR ring here, p - 1 steps" in text
     )
+    # at c = 10 the paper's native grew 3.7x for 10x the data, the simulated ring 1x: not
+    # a switch of algorithm (slower than the data), the ring is still the reason
+    slow_native += [
+        simulated("native", [1500.0] * 3, "allgather", 10),
+        simulated("hier", [50.0] * 3, "allgather", 10),
+    ]
+    rows = paper_colls.paper_vs_simulation(slow_native)
+    text = [o.text for o in paper_colls.observations(rows)][-1]
+    assert text.startswith("allgather hier at c = 10") and "NTSLR ring" in text, text
     # near the paper's native (29.18 us), hier simulated 5 % faster: a close call
     close = [
         simulated("native", [30.0] * 3, "allgather", 1),
