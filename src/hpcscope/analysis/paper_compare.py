@@ -1,33 +1,41 @@
-"""Paper vs simulation: simulated lane-pattern factors beside the paper's (paper_lanes.py).
+"""Paper vs simulation for the lane benchmarks: simulated factors beside the paper's
+(paper_lanes.py).
 
 A simulated run on a preset platform (tags simulated=true, platform=hydra|vsc3|jupiter)
-is put next to the paper's table of that system, row by row at equal count c per node and
-lane count k. The simulated factor is lanes_table's (median t(1) / median t(k)); the
-paper's are computed from its minimum and its average times (it gives no medians). A row
-whose count the paper does not list says so instead of borrowing a neighbour's number;
-a run whose nodes or processes per node differ from the paper's says that too, since the
-factor depends on both.
+is put next to the paper's tables of that system, row by row at equal benchmark, count c
+and lane count k: the lane pattern's t(1)/t(k) (Tables 2, 3, 85) and the multi-collective
+benchmark's t(k)/t(1) (Tables 4, 5, 86). The simulated factor is lanes_table's (from
+medians); the paper's are computed from its minimum and its average times (it gives no
+medians). A row whose count the paper does not list says so instead of borrowing a
+neighbour's number; a run whose nodes or processes per node differ from the paper's says
+that too, since the factor depends on both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from hpcscope.analysis import observations as obs
 from hpcscope.analysis import verdicts
-from hpcscope.analysis.paper_lanes import LANE_PATTERN_TABLES
+from hpcscope.analysis.paper_lanes import TABLES
 
 COLUMNS = [
     ("platform", "platform"),
+    ("benchmark", "benchmark"),
     ("table", "paper table"),
     ("N", "N sim"),
     ("n", "n sim"),
     ("count", "c"),
     ("k", "k"),
-    ("sim_factor", "sim t(1)/t(k)"),
-    ("paper_factor_min", "paper t(1)/t(k) (min)"),
-    ("paper_factor_avg", "paper t(1)/t(k) (avg)"),
+    ("sim_factor", "sim factor"),
+    ("paper_factor_min", "paper factor (min)"),
+    ("paper_factor_avg", "paper factor (avg)"),
     ("note", "note"),
 ]
+
+# The multi-collective benchmark "sustains" k concurrent alltoalls when they take at
+# most this factor of one alltoall's time (the paper: "at no extra cost").
+SUSTAINED = 1.1
 
 
 def simulated_platform(samples: Iterable[dict]) -> str | None:
@@ -39,15 +47,13 @@ def simulated_platform(samples: Iterable[dict]) -> str | None:
 
 
 def paper_vs_simulation(samples: list[dict]) -> list[dict]:
-    """Rows for COLUMNS; [] when the run is not simulated or its platform has no table."""
-    platform = simulated_platform(samples)
-    table = LANE_PATTERN_TABLES.get(platform or "")
-    if table is None:
-        return []
-    paper_shape = {(int(r[2]), int(r[1])) for r in table.rows}  # (N, n)
+    """Rows for COLUMNS, lane pattern first; [] when the run is not simulated or its
+    platform has no table."""
+    platform = simulated_platform(samples) or ""
     out = []
     for row in verdicts.lanes_table(samples):
-        if row["benchmark"] != "lane_pattern":
+        table = TABLES.get((platform, row["benchmark"]))
+        if table is None:
             continue
         count, k = int(row["count"]), int(row["k"])
         times = table.times(count)
@@ -56,12 +62,13 @@ def paper_vs_simulation(samples: list[dict]) -> list[dict]:
             notes.append(f"the paper gives no number at c = {count}")
         elif k not in times:
             notes.append(f"the paper gives no number for k = {k}")
-        if (row["N"], row["n"]) not in paper_shape:
-            n_paper, ppn_paper = next(iter(paper_shape))
-            notes.append(f"shape differs from the paper's N={n_paper}, n={ppn_paper}")
+        nodes, ppn = int(table.rows[0][2]), int(table.rows[0][1])
+        if (row["N"], row["n"]) != (nodes, ppn):
+            notes.append(f"shape differs from the paper's N={nodes}, n={ppn}")
         out.append(
             {
                 "platform": platform,
+                "benchmark": row["benchmark"],
                 "table": f"{table.name} ({table.system}, {table.mpi})",
                 "N": row["N"],
                 "n": row["n"],
@@ -73,4 +80,57 @@ def paper_vs_simulation(samples: list[dict]) -> list[dict]:
                 "note": "; ".join(notes),
             }
         )
+    return sorted(out, key=lambda r: r["benchmark"] != "lane_pattern")
+
+
+def observations(rows: list[dict]) -> list[obs.Observation]:
+    """Per benchmark, at the largest count the paper and the simulation share: the lane
+    pattern's k = 2 speed-up, and how many concurrent alltoalls cost at most SUSTAINED x
+    one (the paper's reading of Tables 4 and 5)."""
+    out = []
+    for bench in ("lane_pattern", "multi_coll"):
+        both = [
+            r
+            for r in rows
+            if r["benchmark"] == bench
+            and r.get("sim_factor") is not None
+            and r.get("paper_factor_min") is not None
+        ]
+        if not both:
+            continue
+        count = max(r["count"] for r in both)
+        at = sorted((r for r in both if r["count"] == count), key=lambda r: r["k"])
+        table = at[0]["table"]
+        if bench == "lane_pattern":
+            two = next((r for r in at if r["k"] == 2), None)
+            if two is None:
+                continue
+            text = (
+                f"Lane pattern at c = {count}: 2 lanes move the data "
+                f"{two['sim_factor']:.2f}x faster than 1 in the simulation, "
+                f"{two['paper_factor_min']:.2f}x by the minimum times of the paper's {table}."
+            )
+            data = {"count": count, "sim": two["sim_factor"], "paper": two["paper_factor_min"]}
+        else:
+            sim_k = _sustained(at, "sim_factor")
+            paper_k = _sustained(at, "paper_factor_min")
+            text = (
+                f"Multi-collective at c = {count} per process: up to k = {sim_k} concurrent "
+                f"lane alltoalls cost at most {SUSTAINED}x one in the simulation, up to k = "
+                f"{paper_k} in the paper's {table}; at k = {at[-1]['k']}: "
+                f"{at[-1]['sim_factor']:.2f}x simulated, {at[-1]['paper_factor_min']:.2f}x "
+                "in the paper."
+            )
+            data = {"count": count, "sim_k": sim_k, "paper_k": paper_k}
+        out.append(obs.Observation("paper", text, data))
     return out
+
+
+def _sustained(rows: list[dict], key: str) -> int:
+    """The largest k up to which every factor (t(k)/t(1)) stays within SUSTAINED."""
+    best = 1
+    for r in rows:  # ascending k
+        if r[key] > SUSTAINED:
+            break
+        best = r["k"]
+    return best

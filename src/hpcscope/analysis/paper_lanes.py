@@ -1,4 +1,4 @@
-"""The paper's lane-pattern numbers, to put beside simulated ones ("paper vs simulation").
+"""The paper's lane-pattern and multi-collective numbers, to put beside simulated ones.
 
 Source: J. L. Träff and S. Hunold, "Decomposing Collectives for Exploiting Multi-lane
 Communication" (arXiv 1910.13373, CLUSTER 2020); rows copied from the plain-text
@@ -12,10 +12,19 @@ the text that refers to it and by its position):
   JUPITER_TABLE_85  appendix D: "The results can be found in Tables 85, ..., 96" for
                     Jupiter with mvapich; the first of them, in the order of section 2
                     (lane pattern first), whose columns are the lane pattern's. N = 35.
+  HYDRA_TABLE_4     section 2: "Results with the multi-collective benchmark can be found in
+  VSC3_TABLE_5      Table 4 and Table 5 for the two systems" (the third and fourth result
+                    tables, Hydra's and VSC-3's in the order of Tables 2 and 3).
+  JUPITER_TABLE_86  appendix D, the second Jupiter table (multi-collective, as in
+                    section 2): its times grow about k-fold at large counts, as one lane
+                    predicts.
 
 Columns as printed: k virtual lanes, n processes per node, N nodes, p = nN, c elements
-(MPI_INT) per node, average and minimum time in microseconds over the repetitions. The
-paper gives these times only; the factors t(1)/t(k) below are computed from them. No
+(MPI_INT), average and minimum time in microseconds over the repetitions. c is per node
+in the lane pattern and per process in the multi-collective benchmark (the total of one
+MPI_Alltoall's send buffer). The paper gives these times only; the factors are computed
+from them: t(1)/t(k) for the lane pattern (how much faster over k lanes), t(k)/t(1) for
+the multi-collective benchmark (how much slower k concurrent alltoalls are than one). No
 number is filled in or smoothed: a (count, k) the paper does not list has no row here,
 and the comparison says so.
 """
@@ -123,11 +132,113 @@ JUPITER_TABLE_85_ROWS = (
     (8, 16, 35, 560, 5600000, 457505.72, 457067.25),
     (16, 16, 35, 560, 5600000, 515301.02, 514506.1),
 )
+HYDRA_TABLE_4_ROWS = (
+    # (k, n, N, p, c, avg_us, min_us)
+    (1, 32, 36, 1152, 1152, 24.38, 21.92),
+    (2, 32, 36, 1152, 1152, 24.37, 21.8),
+    (4, 32, 36, 1152, 1152, 24.87, 22.35),
+    (8, 32, 36, 1152, 1152, 26.6, 23.11),
+    (16, 32, 36, 1152, 1152, 30.07, 25.93),
+    (32, 32, 36, 1152, 1152, 40.13, 34.59),
+    (1, 32, 36, 1152, 11520, 40.66, 36.41),
+    (2, 32, 36, 1152, 11520, 39.73, 37.02),
+    (4, 32, 36, 1152, 11520, 42.38, 38.62),
+    (8, 32, 36, 1152, 11520, 49.86, 44.96),
+    (16, 32, 36, 1152, 11520, 74.92, 63.81),
+    (32, 32, 36, 1152, 11520, 112.87, 101.47),
+    (1, 32, 36, 1152, 115200, 257.2, 194.04),
+    (2, 32, 36, 1152, 115200, 261.65, 236.02),
+    (4, 32, 36, 1152, 115200, 301.16, 273.93),
+    (8, 32, 36, 1152, 115200, 381.7, 356.11),
+    (16, 32, 36, 1152, 115200, 629.15, 589.88),
+    (32, 32, 36, 1152, 115200, 938.57, 897.69),
+    (1, 32, 36, 1152, 1152000, 1060.7, 1041.76),
+    (2, 32, 36, 1152, 1152000, 1074.68, 1048.08),
+    (4, 32, 36, 1152, 1152000, 1364.49, 1325.78),
+    (8, 32, 36, 1152, 1152000, 1989.84, 1952.72),
+    (16, 32, 36, 1152, 1152000, 3574.45, 3510.26),
+    (32, 32, 36, 1152, 1152000, 6875.56, 6825.13),
+    (1, 32, 36, 1152, 11520000, 6203.28, 6102.96),
+    (2, 32, 36, 1152, 11520000, 6250.37, 6164.13),
+    (4, 32, 36, 1152, 11520000, 9412.57, 9209.53),
+    (8, 32, 36, 1152, 11520000, 16750.09, 16561.37),
+    (16, 32, 36, 1152, 11520000, 32254.22, 31886.48),
+    (32, 32, 36, 1152, 11520000, 63994.62, 63532.38),
+)
+VSC3_TABLE_5_ROWS = (
+    # (k, n, N, p, c, avg_us, min_us)
+    (1, 16, 100, 1600, 16, 69.31, 48.88),
+    (2, 16, 100, 1600, 16, 60.99, 48.88),
+    (4, 16, 100, 1600, 16, 68.27, 50.07),
+    (8, 16, 100, 1600, 16, 68.08, 51.98),
+    (16, 16, 100, 1600, 16, 68.14, 51.98),
+    (1, 16, 100, 1600, 160, 75.33, 51.98),
+    (2, 16, 100, 1600, 160, 65.46, 52.21),
+    (4, 16, 100, 1600, 160, 64.45, 51.98),
+    (8, 16, 100, 1600, 160, 64.13, 53.17),
+    (16, 16, 100, 1600, 160, 67.0, 54.84),
+    (1, 16, 100, 1600, 1600, 105.92, 82.02),
+    (2, 16, 100, 1600, 1600, 106.94, 82.97),
+    (4, 16, 100, 1600, 1600, 106.17, 90.12),
+    (8, 16, 100, 1600, 1600, 138.32, 119.92),
+    (16, 16, 100, 1600, 1600, 330.42, 279.9),
+    (1, 16, 100, 1600, 16000, 165.61, 152.83),
+    (2, 16, 100, 1600, 16000, 172.73, 155.93),
+    (4, 16, 100, 1600, 16000, 201.66, 190.02),
+    (8, 16, 100, 1600, 16000, 374.63, 320.2),
+    (16, 16, 100, 1600, 16000, 803.39, 776.05),
+    (1, 16, 100, 1600, 160000, 1212.14, 1029.01),
+    (2, 16, 100, 1600, 160000, 1436.99, 1271.96),
+    (4, 16, 100, 1600, 160000, 2160.9, 2024.17),
+    (8, 16, 100, 1600, 160000, 3680.81, 3510.95),
+    (16, 16, 100, 1600, 160000, 8654.56, 8312.94),
+    (1, 16, 100, 1600, 1600000, 7545.93, 7040.02),
+    (2, 16, 100, 1600, 1600000, 12080.37, 11605.02),
+    (4, 16, 100, 1600, 1600000, 20710.37, 19948.96),
+    (8, 16, 100, 1600, 1600000, 37365.79, 36098.0),
+    (16, 16, 100, 1600, 1600000, 89516.15, 73323.01),
+)
+JUPITER_TABLE_86_ROWS = (
+    # (k, n, N, p, c, avg_us, min_us)
+    (1, 16, 35, 560, 56, 61.57, 47.21),
+    (2, 16, 35, 560, 56, 97.72, 59.13),
+    (4, 16, 35, 560, 56, 112.34, 70.33),
+    (8, 16, 35, 560, 56, 171.84, 101.8),
+    (16, 16, 35, 560, 56, 259.94, 201.94),
+    (1, 16, 35, 560, 560, 78.74, 61.04),
+    (2, 16, 35, 560, 560, 112.09, 82.49),
+    (4, 16, 35, 560, 560, 182.85, 105.14),
+    (8, 16, 35, 560, 560, 384.52, 261.78),
+    (16, 16, 35, 560, 560, 740.63, 632.52),
+    (1, 16, 35, 560, 5600, 148.22, 123.5),
+    (2, 16, 35, 560, 5600, 188.59, 149.49),
+    (4, 16, 35, 560, 5600, 218.25, 169.99),
+    (8, 16, 35, 560, 5600, 308.81, 242.95),
+    (16, 16, 35, 560, 5600, 542.58, 492.1),
+    (1, 16, 35, 560, 56000, 261.41, 247.0),
+    (2, 16, 35, 560, 56000, 329.97, 306.37),
+    (4, 16, 35, 560, 56000, 520.12, 501.39),
+    (8, 16, 35, 560, 56000, 1121.05, 1016.62),
+    (16, 16, 35, 560, 56000, 2472.19, 2424.0),
+    (1, 16, 35, 560, 560000, 1465.88, 1353.74),
+    (2, 16, 35, 560, 560000, 3195.35, 2979.28),
+    (4, 16, 35, 560, 560000, 6939.54, 6412.03),
+    (8, 16, 35, 560, 560000, 14327.03, 12862.21),
+    (16, 16, 35, 560, 560000, 33430.03, 29813.77),
+    (1, 16, 35, 560, 5600000, 10657.12, 10425.09),
+    (2, 16, 35, 560, 5600000, 21702.23, 21114.35),
+    (4, 16, 35, 560, 5600000, 46349.53, 44035.2),
+    (8, 16, 35, 560, 5600000, 97650.14, 94068.05),
+    (16, 16, 35, 560, 5600000, 218991.88, 209491.49),
+)
+
+JUPITER_MPI = "mvapich 2-2-3.1 (as printed)"
 
 
 @dataclass(frozen=True)
 class PaperTable:
     name: str  # e.g. "Table 2"
+    benchmark: str  # "lane_pattern" or "multi_coll" (verdicts.LANE_BENCHMARKS)
     system: str
     mpi: str
     rows: tuple[tuple, ...]  # (k, n, N, p, c, avg_us, min_us)
@@ -140,18 +251,35 @@ class PaperTable:
         return {int(r[0]): (float(r[5]), float(r[6])) for r in self.rows if r[4] == count}
 
     def factor(self, count: int, k: int, which: str = "min") -> float | None:
-        """t(1)/t(k) from the paper's avg or min times; None when it gives no time."""
+        """The benchmark's factor from the paper's avg or min times, as verdicts.lanes_table
+        computes it from medians: t(1)/t(k) for the lane pattern, t(k)/t(1) for the
+        multi-collective benchmark; None when the paper gives no time."""
         times = self.times(count)
         if 1 not in times or k not in times:
             return None
         i = 0 if which == "avg" else 1
-        return times[1][i] / times[k][i]
+        one, many = times[1][i], times[k][i]
+        return one / many if self.benchmark == "lane_pattern" else many / one
 
 
-LANE_PATTERN_TABLES: dict[str, PaperTable] = {
-    "hydra": PaperTable("Table 2", "Hydra", "Open MPI 4.0.1", HYDRA_TABLE_2_ROWS),
-    "vsc3": PaperTable("Table 3", "VSC-3", "Intel MPI 2018", VSC3_TABLE_3_ROWS),
-    "jupiter": PaperTable(
-        "Table 85", "Jupiter", "mvapich 2-2-3.1 (as printed)", JUPITER_TABLE_85_ROWS
+# (platform preset, benchmark) -> the paper's table of that system
+TABLES: dict[tuple[str, str], PaperTable] = {
+    ("hydra", "lane_pattern"): PaperTable(
+        "Table 2", "lane_pattern", "Hydra", "Open MPI 4.0.1", HYDRA_TABLE_2_ROWS
+    ),
+    ("vsc3", "lane_pattern"): PaperTable(
+        "Table 3", "lane_pattern", "VSC-3", "Intel MPI 2018", VSC3_TABLE_3_ROWS
+    ),
+    ("jupiter", "lane_pattern"): PaperTable(
+        "Table 85", "lane_pattern", "Jupiter", JUPITER_MPI, JUPITER_TABLE_85_ROWS
+    ),
+    ("hydra", "multi_coll"): PaperTable(
+        "Table 4", "multi_coll", "Hydra", "Open MPI 4.0.1", HYDRA_TABLE_4_ROWS
+    ),
+    ("vsc3", "multi_coll"): PaperTable(
+        "Table 5", "multi_coll", "VSC-3", "Intel MPI 2018", VSC3_TABLE_5_ROWS
+    ),
+    ("jupiter", "multi_coll"): PaperTable(
+        "Table 86", "multi_coll", "Jupiter", JUPITER_MPI, JUPITER_TABLE_86_ROWS
     ),
 }

@@ -636,13 +636,15 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
     if paper:
         add_rows(
             "paper",
-            "Paper vs simulation: lane-pattern factors",
+            "Paper vs simulation: lane pattern and multi-collective",
             paper_compare.COLUMNS,
             paper,
             "Simulated (SimGrid) median factors beside the factors computed from the "
             "paper's own minimum and average times (analysis/paper_lanes.py cites the "
-            "tables); empty where the paper gives no number.",
+            "tables): lane pattern t(1)/t(k), multi-collective t(k)/t(1); empty where "
+            "the paper gives no number.",
         )
+        sec.observations.extend(paper_compare.observations(paper))
     paper = paper_colls.paper_vs_simulation(coll)
     if paper:
         add_rows(
