@@ -642,7 +642,8 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
             "Simulated (SimGrid) median factors beside the factors computed from the "
             "paper's own minimum and average times (analysis/paper_lanes.py cites the "
             "tables): lane pattern t(1)/t(k), multi-collective t(k)/t(1); empty where "
-            "the paper gives no number.",
+            "the paper gives no number. Times only for the multi-collective benchmark: "
+            "the lane pattern's are per step here, per several steps in the paper.",
         )
         sec.observations.extend(paper_compare.observations(paper))
     paper = paper_colls.paper_vs_simulation(coll)
