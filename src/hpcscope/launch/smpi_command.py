@@ -73,6 +73,9 @@ so NTSLR falls back to SMPI's default allgather, which posts all its sends at on
 full Hydra 33371 sends were pending, the search took 80 % of the simulator's time (perf
 and gdb on the running smpimain), and a lane allgather of 100 ints per process cost
 about 3 minutes of simulator per call (native, a ring with 1152 sends in flight: 45 s).
+The lanes suite's k concurrent lane alltoalls meet the same search where SMPI's ompi rules
+pick the basic linear alltoall, which also posts every send at once (blocks of 12.8 KB,
+k = 32: 98 % of the simulator's time); its multi-collective job took 80 min on full Hydra.
 smpi/send-is-detached-thresh:0 (no send detached) is 2.5x faster at 16 x 32 but changes
 the model, every sender then waits until its message has arrived: on 8 x 32 native bcast
 of 256 ints went from 2.16 to 3.86 us, lane allgather of 100 ints from 90.6 to 93.8 us.
