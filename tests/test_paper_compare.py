@@ -54,8 +54,8 @@ def test_observations_name_the_k2_speed_up_and_the_sustained_concurrency():
     assert texts[0].startswith("Lane pattern at c = 11520000: 2 lanes move the data 2.00x")
     # Table 4 at 11.52 M (min): k=2 1.01x, k=4 1.51x -> the paper sustains k = 2 too
     assert (
-        "up to k = 2 concurrent lane alltoalls cost at most 1.1x one in the simulation, "
-        "up to k = 2 in the paper's Table 4" in texts[1]
+        "the most concurrent lane alltoalls that cost at most 1.1x one are 2 in the "
+        "simulation and 2 in the paper's Table 4" in texts[1]
     )
     assert "at k = 8: 2.70x simulated, 2.71x in the paper" in texts[1]
 
@@ -90,5 +90,7 @@ def test_jupiter_single_lane_table_and_measured_runs():
     rows = paper_compare.paper_vs_simulation(samples)
     assert "Table 86" in rows[1]["table"]
     assert rows[1]["paper_factor_min"] == pytest.approx(21114.35 / 10425.09)  # one lane: ~2x
+    (text,) = [o.text for o in paper_compare.observations(rows)]
+    assert "are 1 in the simulation and 1 in the paper's Table 86" in text
     measured = [sample("multi_coll", k, 5600000, 10.0, simulated=False) for k in (1, 2)]
     assert paper_compare.paper_vs_simulation(measured) == []
