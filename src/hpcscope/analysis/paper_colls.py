@@ -216,10 +216,9 @@ def why_they_differ(row: dict, native: dict | None, previous: dict | None = None
     native at one count, read from the native times (`native`: the native row at this
     count, `previous`: at the next smaller count): the paper's native grows faster than
     the data and far more than the simulated one from the previous count (Open MPI
-    switched algorithm), or is far
-    from it (the model charges link latencies only, no per-message software overhead, or
-    SMPI chose another algorithm); else a close call in one of the two. "" when none
-    holds."""
+    switched algorithm), or is far from it (the model charges link latencies only, no
+    per-message software overhead, or SMPI chose another algorithm); else a close call in
+    one of the two. "" when none holds."""
     sim_native = native.get("sim_median") if native else None
     paper_native = native.get("paper_min") if native else None
     if sim_native and paper_native:

@@ -232,8 +232,6 @@ JUPITER_TABLE_86_ROWS = (
     (16, 16, 35, 560, 5600000, 218991.88, 209491.49),
 )
 
-JUPITER_MPI = "mvapich 2-2-3.1 (as printed)"
-
 
 @dataclass(frozen=True)
 class PaperTable:
@@ -262,24 +260,22 @@ class PaperTable:
         return one / many if self.benchmark == "lane_pattern" else many / one
 
 
+# platform preset -> the paper's name of that system and the MPI library of its tables
+SYSTEMS = {
+    "hydra": ("Hydra", "Open MPI 4.0.1"),
+    "vsc3": ("VSC-3", "Intel MPI 2018"),
+    "jupiter": ("Jupiter", "mvapich 2-2-3.1 (as printed)"),
+}
+
 # (platform preset, benchmark) -> the paper's table of that system
 TABLES: dict[tuple[str, str], PaperTable] = {
-    ("hydra", "lane_pattern"): PaperTable(
-        "Table 2", "lane_pattern", "Hydra", "Open MPI 4.0.1", HYDRA_TABLE_2_ROWS
-    ),
-    ("vsc3", "lane_pattern"): PaperTable(
-        "Table 3", "lane_pattern", "VSC-3", "Intel MPI 2018", VSC3_TABLE_3_ROWS
-    ),
-    ("jupiter", "lane_pattern"): PaperTable(
-        "Table 85", "lane_pattern", "Jupiter", JUPITER_MPI, JUPITER_TABLE_85_ROWS
-    ),
-    ("hydra", "multi_coll"): PaperTable(
-        "Table 4", "multi_coll", "Hydra", "Open MPI 4.0.1", HYDRA_TABLE_4_ROWS
-    ),
-    ("vsc3", "multi_coll"): PaperTable(
-        "Table 5", "multi_coll", "VSC-3", "Intel MPI 2018", VSC3_TABLE_5_ROWS
-    ),
-    ("jupiter", "multi_coll"): PaperTable(
-        "Table 86", "multi_coll", "Jupiter", JUPITER_MPI, JUPITER_TABLE_86_ROWS
-    ),
+    (platform, bench): PaperTable(name, bench, *SYSTEMS[platform], rows)
+    for platform, bench, name, rows in (
+        ("hydra", "lane_pattern", "Table 2", HYDRA_TABLE_2_ROWS),
+        ("vsc3", "lane_pattern", "Table 3", VSC3_TABLE_3_ROWS),
+        ("jupiter", "lane_pattern", "Table 85", JUPITER_TABLE_85_ROWS),
+        ("hydra", "multi_coll", "Table 4", HYDRA_TABLE_4_ROWS),
+        ("vsc3", "multi_coll", "Table 5", VSC3_TABLE_5_ROWS),
+        ("jupiter", "multi_coll", "Table 86", JUPITER_TABLE_86_ROWS),
+    )
 }
