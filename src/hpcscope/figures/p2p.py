@@ -8,7 +8,6 @@ exists. 0 B is drawn on a symmetric-log axis (linear below 1 B) since log(0) is 
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 
 import matplotlib
@@ -18,9 +17,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 
+from hpcscope.analysis.p2p_curves import curve_label, curves  # noqa: E402, F401
 from hpcscope.figures.common import save_png_svg  # noqa: E402
 from hpcscope.formatting import size_tick  # noqa: E402
-from hpcscope.results import stats  # noqa: E402
 
 METRICS = {
     "latency": ("Latency (us)", "log"),
@@ -28,42 +27,6 @@ METRICS = {
     "bibandwidth": ("Bidirectional bandwidth (MB/s)", "log"),
     "message_rate": ("Message rate (messages/s)", "log"),
 }
-
-
-def curve_label(sample: dict) -> str:
-    """'mpi placement', marked when the numbers are OSU's loop (--protocol osu) or the
-    user's own OSU programs (--osu-dir, tag tool=osu), so they sit beside hpcscope's."""
-    tags = sample["tags"]
-    mark = " [OSU build]" if tags.get("tool") == "osu" else ""
-    mark += " [--protocol osu]" if tags.get("protocol") == "osu" else ""
-    return f"{tags.get('mpi', '?')} {tags.get('placement', '?')}{mark}"
-
-
-def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:
-    """{label: {bytes: {"center", "low", "high", "ci_low", "ci_high", "launches"}}}."""
-    per_launch: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    pooled: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for s in samples:
-        if s["metric"] != metric:
-            continue
-        label = curve_label(s)
-        size = int(s["params"]["bytes"])
-        per_launch[label][size].append(float(np.median(s["values"])))
-        pooled[label][size].extend(s["values"])
-    out: dict[str, dict[int, dict]] = {}
-    for label, by_size in per_launch.items():
-        out[label] = {}
-        for size, medians in sorted(by_size.items()):
-            summary = stats.summarize(pooled[label][size])
-            out[label][size] = {
-                "center": float(np.median(medians)),
-                "low": min(medians),
-                "high": max(medians),
-                "ci_low": summary.ci_low,
-                "ci_high": summary.ci_high,
-                "launches": len(medians),
-            }
-    return out
 
 
 def plot_metric(samples: list[dict], metric: str, title: str):

@@ -1,0 +1,52 @@
+"""Point-to-point curves: one per (MPI, placement), the centre of each message size and
+its spread over launches. The one definition used by the figures, the report's tables,
+its summary and `show`.
+
+The centre is the median over launches of each launch's median; low and high are the
+smallest and largest launch median; the CI is the nonparametric 95 % CI of the median of
+all samples pooled (results/stats.py).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from hpcscope.results import stats
+
+
+def curve_label(sample: dict) -> str:
+    """'mpi placement', marked when the numbers are OSU's loop (--protocol osu) or the
+    user's own OSU programs (--osu-dir, tag tool=osu), so they sit beside hpcscope's."""
+    tags = sample["tags"]
+    mark = " [OSU build]" if tags.get("tool") == "osu" else ""
+    mark += " [--protocol osu]" if tags.get("protocol") == "osu" else ""
+    return f"{tags.get('mpi', '?')} {tags.get('placement', '?')}{mark}"
+
+
+def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:
+    """{label: {bytes: {"center", "low", "high", "ci_low", "ci_high", "launches"}}}."""
+    per_launch: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    pooled: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in samples:
+        if s["metric"] != metric:
+            continue
+        label = curve_label(s)
+        size = int(s["params"]["bytes"])
+        per_launch[label][size].append(float(np.median(s["values"])))
+        pooled[label][size].extend(s["values"])
+    out: dict[str, dict[int, dict]] = {}
+    for label, by_size in per_launch.items():
+        out[label] = {}
+        for size, medians in sorted(by_size.items()):
+            summary = stats.summarize(pooled[label][size])
+            out[label][size] = {
+                "center": float(np.median(medians)),
+                "low": min(medians),
+                "high": max(medians),
+                "ci_low": summary.ci_low,
+                "ci_high": summary.ci_high,
+                "launches": len(medians),
+            }
+    return out
