@@ -15,6 +15,7 @@ from dataclasses import asdict
 from typing import Any
 
 from hpcscope.analysis import observations as obs
+from hpcscope.formatting import format_bytes
 from hpcscope.machine.peaks import Peak
 from hpcscope.results.parsers import PARSERS
 
@@ -249,6 +250,43 @@ def row_label(row: dict) -> str:
     return " ".join(str(p) for p in parts if p not in (None, ""))
 
 
+def human_name(row: dict) -> str:
+    """A node-table row as a person names it: 'FP64 FMA, 2 threads', 'STREAM triad, 2
+    threads', 'disk sequential read, 1 MiB blocks'."""
+    workload, op, variant = row.get("workload"), row.get("op"), row.get("variant")
+    names = {
+        "cpu_peak": f"{str(variant or '').upper()} {str(op or '').upper()} peak kernel",
+        "dgemm": "DGEMM (OpenBLAS)",
+        "hpl": "HPL",
+        "stream": f"STREAM {op}",
+        "mem_wss": f"memory {op}",
+        "mem_block": f"memory {variant} {op}",
+        "mem_latency": "memory latency",
+        "cpu_clock": "core clock",
+        "disk": f"disk {'sequential' if variant == 'seq' else 'random'} {op}",
+        "net": f"{str(variant or '').upper()} {str(op or '').replace('_', '-')}",
+    }
+    name = names.get(str(workload), row_label(row))
+    if row.get("metric") in ("iops", "latency") and workload == "disk":
+        name += f" {row['metric'] if row['metric'] == 'latency' else 'IOPS'}"
+    details = []
+    if row.get("concurrency") is not None and workload not in ("cpu_clock", "mem_latency"):
+        unit = "stream" if row.get("benchmark") == "net" else "thread"
+        details.append(f"{row['concurrency']} {unit}{'' if row['concurrency'] == 1 else 's'}")
+    if row.get("block") is not None and workload in ("disk", "mem_wss", "mem_latency"):
+        what = "blocks" if workload == "disk" else "working set"
+        details.append(f"{format_bytes(row['block'])} {what}")
+    if row.get("nodes"):
+        details.append(f"between {row['nodes']} nodes")
+    return name + (f", {', '.join(details)}" if details else "")
+
+
+def restates_bandwidth(row: dict) -> bool:
+    """Sequential disk IOPS and latency at one block size are its bandwidth in other
+    units: summaries and highlights show the bandwidth alone."""
+    return row["workload"] == "disk" and row["metric"] != "bandwidth" and row["variant"] == "seq"
+
+
 def with_theoretical_peak(rows: list[dict]) -> list[dict]:
     """Rows whose efficiency is against a theoretical peak (not the run's best value)."""
     return [
@@ -261,9 +299,9 @@ def efficiency_observations(rows: list[dict]) -> list[obs.Observation]:
     tool's, by the table's own efficiency rule (best / peak)."""
     found = []
     for r in with_theoretical_peak(rows):
-        measured = [(row_label(r), r["measured_best"])]
+        measured = [(human_name(r), r["measured_best"])]
         if r.get("reference_best") and r["metric"] not in LOWER_IS_BETTER:
-            label = row_label({**r, "benchmark": r["reference_tool"]})
+            label = f"{r['reference_tool']} beside {human_name(r)}"
             measured.append((label, r["reference_best"]))
         for subject, value in measured:
             o = obs.efficiency(

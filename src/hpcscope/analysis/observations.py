@@ -582,6 +582,7 @@ def instability_summary(subject: str, found: Sequence[Observation]) -> Observati
         return None
     sizes = sorted({o.numbers["bytes"] for o in found if o.numbers.get("bytes") is not None})
     worst = max(found, key=lambda o: max(o.numbers.get("cv") or 0, o.numbers.get("spread") or 0))
+    widest = max(found, key=lambda o: o.numbers.get("spread") or 0)
     cv = worst.numbers.get("cv") or 0.0
     spread = worst.numbers.get("spread") or 0.0
     where = ", ".join(format_bytes(s) for s in sizes[:8]) + (" ..." if len(sizes) > 8 else "")
@@ -590,7 +591,14 @@ def instability_summary(subject: str, found: Sequence[Observation]) -> Observati
         f"{subject}: unstable at {len(sizes)} size{'s' if len(sizes) != 1 else ''}"
         f" ({where}); worst: {worst.numbers.get('where', '')} with CV {cv:.1%} and launch "
         f"spread {spread:.1%} (limit {CV_LIMIT_DEFAULT:.0%}).",
-        {"sizes": sizes, "worst_cv": cv, "worst_spread": spread, "count": len(found)},
+        {
+            "sizes": sizes,
+            "worst_cv": cv,
+            "worst_spread": spread,
+            "count": len(found),
+            "max_spread": widest.numbers.get("spread") or 0.0,
+            "max_spread_at": widest.numbers.get("bytes"),
+        },
         "warning",
         subject,
     )

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -37,11 +38,22 @@ def _safe(text: str) -> str:
 
 
 def coll_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
+    """Each coll figure as out_dir/STEM.png and .svg; returns the paths."""
+    return [p for stem, fig in coll_drawings(samples) for p in save_png_svg(fig, out_dir, stem)]
+
+
+def lanes_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
+    """Each lanes figure as out_dir/STEM.png and .svg; returns the paths."""
+    return [p for stem, fig in lanes_drawings(samples) for p in save_png_svg(fig, out_dir, stem)]
+
+
+def coll_drawings(samples: Iterable[dict]) -> Iterator[tuple[str, Any]]:
+    """(file stem, matplotlib figure): one grid of collectives per (MPI, N, n, p); the
+    caller saves or embeds each figure and closes it."""
     rows = coll_table(samples)
     by_setup: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         by_setup[(row["mpi"], row["N"], row["n"], row["p"])][row["collective"]].append(row)
-    paths: list[Path] = []
     for (mpi, nodes, ppn, p), by_coll in sorted(by_setup.items()):
         names = sorted(by_coll)
         cols = min(5, len(names))
@@ -81,7 +93,7 @@ def coll_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
             ax.set_xlabel("count (MPI_INT)", fontsize=8)
             ax.set_ylabel("time (us)", fontsize=8)
             ax.tick_params(labelsize=7)
-            ax.grid(True, which="both", alpha=0.25)
+            ax.grid(True, which="major", alpha=0.25)  # minor lines: half the SVG of 13 panels
             ax.legend(fontsize=7)
         for ax in list(axes.flat)[len(names) :]:
             ax.set_visible(False)
@@ -91,16 +103,15 @@ def coll_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
             fontsize=9,
         )
         fig.tight_layout()
-        paths += save_png_svg(fig, out_dir, _safe(f"coll_{mpi}_N{nodes}_n{ppn}"))
-    return paths
+        yield _safe(f"coll_{mpi}_N{nodes}_n{ppn}"), fig
 
 
-def lanes_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
+def lanes_drawings(samples: Iterable[dict]) -> Iterator[tuple[str, Any]]:
+    """(file stem, figure): time and factor against one lane per (MPI, benchmark, N, n)."""
     rows = lanes_table(samples)
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for row in rows:
         groups[(row["mpi"], row["benchmark"], row["N"], row["n"])].append(row)
-    paths: list[Path] = []
     for (mpi, bench, nodes, ppn), points in sorted(groups.items()):
         fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), dpi=110)
         for k in sorted({r["k"] for r in points}):
@@ -130,5 +141,4 @@ def lanes_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
             ax.legend(fontsize=7)
         fig.suptitle(f"{mpi} {bench}: N={nodes} x n={ppn}", fontsize=10)
         fig.tight_layout()
-        paths += save_png_svg(fig, out_dir, _safe(f"{bench}_{mpi}_N{nodes}_n{ppn}"))
-    return paths
+        yield _safe(f"{bench}_{mpi}_N{nodes}_n{ppn}"), fig

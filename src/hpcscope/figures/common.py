@@ -81,6 +81,7 @@ SVG_MAX_BYTES = 300_000
 PNG_DPI = 110
 
 _LONG_DECIMAL = re.compile(r"(\d\.\d{2})\d+")
+_INDENT = re.compile(r"\n[ \t]+")
 _TAG = re.compile(r"<[A-Za-z][^<>]*>")
 _STYLE_ATTR = re.compile(r'\sstyle="([^"]*)"')
 
@@ -88,12 +89,16 @@ _STYLE_ATTR = re.compile(r'\sstyle="([^"]*)"')
 def compact_svg(svg: str) -> str:
     """matplotlib's SVG made smaller without changing what it shows:
 
+    - indentation removed;
     - coordinates to 2 decimals (1/100 of a pixel at the figure's size; matplotlib
       writes 6), which is the largest saving on line plots;
     - shared styles: each distinct style="..." becomes one CSS class in a <style>
       element, so the hundreds of markers and line segments of one look share it.
     Costs one pass of two regular expressions (a few ms per figure)."""
     svg = _LONG_DECIMAL.sub(r"\1", svg)
+    # matplotlib indents every line; a newline alone separates as well (about 15 % of a
+    # figure's bytes)
+    svg = _INDENT.sub("\n", svg)
     classes: dict[str, str] = {}
 
     def one_tag(match: re.Match[str]) -> str:

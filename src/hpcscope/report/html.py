@@ -13,7 +13,6 @@ import csv
 import functools
 import json
 import re
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,7 +21,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from hpcscope.analysis import node_table, paper_colls, paper_compare, verdicts
+from hpcscope.analysis import highlights as highlights_mod
+from hpcscope.analysis import node_table, paper_colls, paper_compare, summary, verdicts
 from hpcscope.analysis import observations as obs
 from hpcscope.analysis import over_runs as over_runs_analysis
 from hpcscope.analysis import tables as coll_tables
@@ -30,26 +30,13 @@ from hpcscope.figures import coll as coll_figs
 from hpcscope.figures import node as node_figs
 from hpcscope.figures import p2p as p2p_figs
 from hpcscope.figures import stability as stability_figs
-from hpcscope.figures.common import Figure, cached_uri, fig_uri, lstopo_uri, svg_uri
-from hpcscope.formatting import format_bytes
+from hpcscope.figures.common import Figure, cached_uri, fig_uri, lstopo_uri
+from hpcscope.formatting import format_bytes, format_number
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
 from hpcscope.report import over_runs as over_runs_parts
 from hpcscope.results import cells, placement_proof, stats
 from hpcscope.results.store import Store
-
-# What goes to the top of the page; breakpoints and fits stay in their section.
-HIGHLIGHT_KINDS = (
-    "flat",
-    "ratio",
-    "dip",
-    "plateau",
-    "inversion",
-    "guideline",
-    "efficiency",
-    "unstable",
-    "cache_plateau",
-)
 
 
 @dataclass
@@ -430,7 +417,7 @@ def _p2p(samples: list[dict], w: _Writer, figures: bool = True) -> Section | Non
                 )
     found = obs.p2p_observations(centres.get("latency", {}), centres.get("bandwidth", {}))
     fits = [o for o in found if o.kind == "fit"]
-    sec.observations = [o for o in found if o.kind != "fit"]
+    sec.observations = highlights_mod.group_dips([o for o in found if o.kind != "fit"])
     if fits:
         sec.tables.append(
             w.table(
@@ -660,21 +647,22 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
             "Open MPI 4.0.1's.",
         )
         sec.observations.extend(paper_colls.observations(paper))
-    with tempfile.TemporaryDirectory() as tmp:
-        for kind, fn in (("coll", coll_figs.coll_figures), ("lanes", coll_figs.lanes_figures)):
-            for path in fn(coll, Path(tmp)):
-                if path.suffix == ".svg":
-                    sec.figures.append(
-                        Figure(
-                            f"run{w.run_id}-{path.stem}",
-                            path.stem.replace("_", " "),
-                            "Line: median; dash: minimum; red ring: guideline violation."
-                            if kind == "coll"
-                            else "Median time per lane count k and the factor against one lane.",
-                            svg_uri(path.read_text(encoding="utf-8")),
-                            path.stem,
-                        )
-                    )
+    for kind, drawings in (
+        ("coll", coll_figs.coll_drawings(coll)),
+        ("lanes", coll_figs.lanes_drawings(coll)),
+    ):
+        for stem, fig in drawings:
+            sec.figures.append(
+                Figure(
+                    f"run{w.run_id}-{stem}",
+                    stem.replace("_", " "),
+                    "Line: median; dash: minimum; red ring: guideline violation."
+                    if kind == "coll"
+                    else "Median time per lane count k and the factor against one lane.",
+                    fig_uri(fig),
+                    stem,
+                )
+            )
     return sec
 
 
@@ -744,6 +732,9 @@ def _node(run: dict, samples: list[dict], w: _Writer) -> Section | None:
             )
         )
     sec.observations.extend(node_table.efficiency_observations(rows))
+    sec.observations.extend(
+        o for o in highlights_mod.reference_observations(rows) if o.severity == "warning"
+    )
     chase = node_figs.pointer_chase(node)
     if chase:
         caches: dict[str, int] = {}
@@ -915,8 +906,43 @@ def _run_context(
         "failed": bad,
         "n_launches": len(launches),
         "n_samples": len(samples),
-        "observations": [o for s in sections for o in s.observations if o.kind in HIGHLIGHT_KINDS],
+        "observations": _candidates(sections, launches, notes, f"run{run_id}"),
+        "summary": summary.summarize(run, samples, launches, f"run{run_id}"),
     }
+
+
+def _candidates(
+    sections: list[Section], launches: list[dict], notes: list[dict], anchor: str
+) -> list[tuple[obs.Observation, str]]:
+    """Every observation of a run's sections with the section it links to, plus the
+    launches that failed and the placements that were wrong: the highlights' candidates."""
+    found = [(o, s.id) for s in sections for o in s.observations]
+    bad = [l for l in launches if l["status"] != "COMPLETED"]
+    if bad:
+        names = ", ".join(f"{l['name']} ({l['status']})" for l in bad[:4])
+        text = f"{len(bad)} launch{'es' if len(bad) != 1 else ''} did not complete: {names}"
+        found.append(
+            (
+                obs.Observation("failed", text + ("; ..." if len(bad) > 4 else "."), {}, "warning"),
+                f"{anchor}-failed",
+            )
+        )
+    for line in placement_proof.proof_lines(launches, notes):
+        if line.verdicts.get("wrong"):
+            found.append(
+                (
+                    obs.Observation(
+                        "placement",
+                        f"{line.label}: the ranks did not run where asked "
+                        f"({line.verdict_text()}); its numbers are not that placement's.",
+                        {},
+                        "warning",
+                        line.label,
+                    ),
+                    f"{anchor}-placement",
+                )
+            )
+    return found
 
 
 def _env() -> Environment:
@@ -927,6 +953,8 @@ def _env() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["num"] = _num
+    env.filters["fmt"] = format_number
+    env.filters["bytes"] = format_bytes
     return env
 
 
@@ -1016,11 +1044,18 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
                 ),
             }
         )
+    headline = summary.Summary()
+    for context in runs:
+        headline.extend(context["summary"])
+    ranked = highlights_mod.rank(o for context in runs for o in context["observations"])
     html = (
         _env()
         .get_template("report.html")
         .render(
             runs=runs,
+            summary=headline,
+            highlights=ranked,
+            n_observations=sum(len(context["observations"]) for context in runs),
             comparisons=comparisons,
             generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             title=_title(store, run_ids),
@@ -1136,7 +1171,8 @@ def _group_context(
         "failed": bad,
         "n_launches": len(launches),
         "n_samples": len(samples),
-        "observations": [o for s in sections for o in s.observations if o.kind in HIGHLIGHT_KINDS],
+        "observations": _candidates(sections, launches, notes, anchor),
+        "summary": summary.summarize(first, samples, launches, anchor),
     }
 
 

@@ -1,0 +1,212 @@
+"""What goes to the top of the report: at most MAX_HIGHLIGHTS observations, ranked by what
+they change for the reader, and the grouping that keeps a section's observations short.
+
+Ranking (first tier first; inside a tier, the larger effect first):
+
+0. results that cannot be trusted as labelled: a placement that was not where it was
+   asked to be, launches that failed;
+1. guideline violations, one per (MPI, collective, mock-up), by the largest factor;
+2. placement inversions and numbers too unstable to use (launch medians spread or a CV
+   of more than UNUSABLE_SPREAD; the 5 % flag alone stays in the section);
+3. node rates far below their reference tool (under FAR_BELOW of it) and paper-vs-
+   simulation disagreements;
+4. rates above their theoretical peak (one line for all; a rate under its peak is in the
+   node table, since the peak is the whole node's and most rows use fewer threads);
+5. bandwidth dips deeper than DIP_HIGHLIGHT and placement ratios above 2x.
+
+Everything else (fits, plateaus, flat regions, cache steps, dips a quiet machine also
+shows) stays in its section's Observations. Pure functions over Observation lists.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from hpcscope.analysis import node_table
+from hpcscope.analysis.observations import Observation
+from hpcscope.formatting import format_bytes
+
+MAX_HIGHLIGHTS = 12
+UNUSABLE_SPREAD = 0.20  # launch medians or values this far apart: the number is not one
+FAR_BELOW = 0.80  # a rate under 80 % of its reference tool's
+DIP_HIGHLIGHT = 0.20  # a quiet machine shows dips of 8-20 % between two sizes
+
+
+@dataclass
+class Highlight:
+    text: str
+    anchor: str  # the section it came from (#id)
+    severity: str
+    tier: int
+    score: float
+
+
+def group_dips(found: Sequence[Observation]) -> list[Observation]:
+    """Several bandwidth dips of one curve as one observation: the deepest one's sentence
+    and the others' sizes and depths ('...; 2 more dips below the neighbours' trend: 128 B
+    (-18%), 2 MiB (-9%)'); a single dip keeps its own sentence."""
+    by_subject: dict[str, list[Observation]] = defaultdict(list)
+    for o in found:
+        if o.kind == "dip":
+            by_subject[o.subject].append(o)
+    out: list[Observation] = []
+    done: set[str] = set()
+    for o in found:
+        if o.kind != "dip":
+            out.append(o)
+            continue
+        dips = by_subject[o.subject]
+        if len(dips) == 1:
+            out.append(o)
+            continue
+        if o.subject in done:
+            continue
+        done.add(o.subject)
+        worst = max(dips, key=lambda d: d.numbers["shortfall"])
+        others = ", ".join(
+            f"{format_bytes(d.numbers['bytes'])} (-{d.numbers['shortfall']:.0%})"
+            for d in dips
+            if d is not worst
+        )
+        more = len(dips) - 1
+        out.append(
+            Observation(
+                "dip",
+                f"{worst.text.rstrip('.')}; {more} more dip{'s' if more > 1 else ''} below the "
+                f"neighbours' trend: {others}.",
+                {**worst.numbers, "count": len(dips), "sizes": [d.numbers["bytes"] for d in dips]},
+                worst.severity,
+                o.subject,
+            )
+        )
+    return out
+
+
+def _guidelines(items: list[tuple[Observation, str]]) -> list[Highlight]:
+    """One highlight per (MPI, collective): its mock-ups, how many counts, the worst."""
+    groups: dict[str, list[tuple[Observation, str]]] = defaultdict(list)
+    for o, anchor in items:
+        # subject: "mpich MPI_Scan N=2 x n=1, count 200"
+        groups[o.subject.split(" N=")[0]].append((o, anchor))
+    out = []
+    for head, found in groups.items():
+        worst, anchor = max(found, key=lambda x: x[0].numbers.get("speedup") or 0)
+        factor = worst.numbers.get("speedup") or 1.0
+        if len(found) == 1:
+            out.append(Highlight(worst.text, anchor, "warning", 1, factor))
+            continue
+        mockups = list(dict.fromkeys(str(o.numbers.get("mockup")) for o, _ in found))
+        counts = {o.subject.split(", count ")[-1] for o, _ in found}
+        low = min(o.numbers.get("speedup") or 1.0 for o, _ in found)
+        text = (
+            f"{head}: native is slower than its {', '.join(mockups)} mock-up"
+            f"{'s' if len(mockups) > 1 else ''} at {len(counts)} count"
+            f"{'s' if len(counts) != 1 else ''} ({len(found)} checks, {low:.2f}x to "
+            f"{factor:.2f}x; worst: {worst.numbers.get('mockup')} at count "
+            f"{worst.subject.split(', count ')[-1]}, {worst.numbers['native_median_us']:.3g} us "
+            f"vs {worst.numbers['mockup_median_us']:.3g} us): guideline violated."
+        )
+        out.append(Highlight(text, anchor, "warning", 1, factor))
+    return out
+
+
+def _unstable(items: list[tuple[Observation, str]]) -> list[Highlight]:
+    """Curves whose launch medians disagree by more than UNUSABLE_SPREAD somewhere: the
+    median of one launch is then not the machine's number. A large CV of the pooled
+    values alone (a few slow blocks) leaves the median usable and stays in the section."""
+    out = []
+    for o, anchor in items:
+        spread = o.numbers.get("max_spread") or 0
+        if spread > UNUSABLE_SPREAD:
+            at = o.numbers.get("max_spread_at")
+            where = f" at {format_bytes(at)}" if at is not None else ""
+            text = (
+                f"{o.subject}: launches disagree, their medians up to {spread:.0%} apart{where} "
+                f"(unstable at {len(o.numbers.get('sizes') or [])} sizes in all): repeat on a quieter "
+                "machine or with more launches before using these numbers."
+            )
+            out.append(Highlight(text, anchor, o.severity, 2, spread))
+    return out
+
+
+def _above_peak(items: list[tuple[Observation, str]]) -> list[Highlight]:
+    if not items:
+        return []
+    worst, anchor = max(items, key=lambda x: x[0].numbers["efficiency"])
+    if len(items) == 1:
+        return [Highlight(worst.text, anchor, "warning", 4, worst.numbers["efficiency"])]
+    names = ", ".join(o.subject for o, _ in items[:4]) + (", ..." if len(items) > 4 else "")
+    return [
+        Highlight(
+            f"{len(items)} rates exceed their computed peak, up to "
+            f"{worst.numbers['efficiency']:.0%} ({names}): the clock or FLOP/cycle in the "
+            "peak's formula is below what the cores did.",
+            anchor,
+            "warning",
+            4,
+            worst.numbers["efficiency"],
+        )
+    ]
+
+
+def rank(found: Iterable[tuple[Observation, str]], limit: int = MAX_HIGHLIGHTS) -> list[Highlight]:
+    """The highlights of (observation, section anchor) pairs, best first, at most `limit`."""
+    by_kind: dict[str, list[tuple[Observation, str]]] = defaultdict(list)
+    for o, anchor in found:
+        by_kind[o.kind].append((o, anchor))
+    out: list[Highlight] = []
+    for kind in ("placement", "failed"):
+        out += [Highlight(o.text, a, "warning", 0, 1.0) for o, a in by_kind[kind]]
+    out += _guidelines(by_kind["guideline"])
+    out += [
+        Highlight(o.text, a, o.severity, 2, o.numbers.get("factor", 1.0))
+        for o, a in by_kind["inversion"]
+    ]
+    out += _unstable(by_kind["unstable"])
+    out += [
+        Highlight(o.text, a, "warning", 3, 1 / max(o.numbers["efficiency"], 1e-9))
+        for o, a in by_kind["reference"]
+        if o.numbers["efficiency"] < FAR_BELOW
+    ]
+    out += [
+        Highlight(o.text, a, o.severity, 3, 1.0)
+        for o, a in by_kind["paper"]
+        if o.severity in ("notable", "warning")
+    ]
+    efficiency = by_kind["efficiency"]
+    out += _above_peak([(o, a) for o, a in efficiency if o.numbers["efficiency"] > 1.0])
+    out += [
+        Highlight(o.text, a, o.severity, 5, o.numbers["shortfall"])
+        for o, a in by_kind["dip"]
+        if o.numbers["shortfall"] > DIP_HIGHLIGHT
+    ]
+    out += [
+        Highlight(o.text, a, o.severity, 5, o.numbers["ratio"])
+        for o, a in by_kind["ratio"]
+        if o.severity == "notable"
+    ]
+    out.sort(key=lambda h: (h.tier, -h.score))
+    return out[:limit]
+
+
+def reference_observations(rows: Sequence[dict]) -> list[Observation]:
+    """One observation per node-table row with a reference tool: our best over the tool's
+    (for latencies the tool's median over ours, so above 1 is always 'ours better')."""
+    out = []
+    for r in rows:
+        eff = r.get("eff_vs_reference")
+        if eff is None or not r.get("reference_tool") or node_table.restates_bandwidth(r):
+            continue
+        out.append(
+            Observation(
+                "reference",
+                f"{node_table.human_name(r)} reaches {eff:.0%} of {r['reference_tool']} "
+                "measured beside it.",
+                {"efficiency": eff, "tool": r["reference_tool"]},
+                "warning" if eff < FAR_BELOW else "info",
+                node_table.human_name(r),
+            )
+        )
+    return out

@@ -1,0 +1,323 @@
+"""The answer first: the few numbers that say how fast a machine and its MPI are, taken
+from stored runs, for the top of the report and the end of `hpcscope demo`.
+
+- p2p: per MPI library and placement class, the small-message latency (at 8 B, else the
+  smallest size above 0 that was measured) and the peak bandwidth (the largest centre
+  over the sizes) with the size it was reached at; a mark when either is unstable (the
+  launch medians or the CI of the median spread over more than 5 %).
+- coll, lanes: per run and MPI library, how many guideline checks (mock-up vs native at
+  one collective and count) there were, how many were violated, and the largest factor.
+- node: one row per measured quantity with a reference tool or a theoretical peak, at
+  the most threads (streams) and the largest block measured: the value, its fraction of
+  the reference tool's value and of the peak.
+- steps: one line per skipped part, failed launch and run that did not end `ok`.
+
+Pure functions of what the store returns (run, samples, launches dicts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hpcscope.analysis import node_table, verdicts
+from hpcscope.analysis.observations import PLACEMENT_ORDER
+from hpcscope.analysis.p2p_curves import curves
+from hpcscope.formatting import format_bytes, format_number
+from hpcscope.results import stats
+
+SMALL_BYTES = 8  # OSU users quote latency at a few bytes; 8 B is one double
+
+
+@dataclass
+class P2PLine:
+    run_id: int
+    config: str  # "openmpi core"
+    latency_us: float | None
+    latency_bytes: float | None
+    bandwidth_MBps: float | None
+    bandwidth_bytes: float | None
+    unstable: list[str] = field(default_factory=list)  # "latency", "bandwidth"
+    anchor: str = ""  # the report section it links to
+
+
+@dataclass
+class CollLine:
+    run_id: int
+    suite: str
+    mpi: str
+    checks: int
+    violations: int
+    worst_factor: float | None = None
+    worst_what: str = ""
+    anchor: str = ""  # the report section it links to
+
+
+@dataclass
+class LanesLine:
+    """The lane pattern's best speed-up t(1)/t(k) over one lane (L physical lanes: up to
+    L), None when only k = 1 was measured."""
+
+    run_id: int
+    mpi: str
+    best_factor: float | None
+    k: int | None
+    count: int | None
+    ks: list[int] = field(default_factory=list)
+    anchor: str = ""  # the report section it links to
+
+    def text(self) -> str:
+        if self.best_factor is None:
+            return "lane pattern measured at k = 1 only (one process per node): no lane comparison"
+        return (
+            f"lane pattern {self.best_factor:.2f}x faster over k = {self.k} lanes than one "
+            f"(count {self.count})"
+        )
+
+
+@dataclass
+class NodeLine:
+    run_id: int
+    workload: str
+    name: str
+    value: float
+    unit: str
+    reference_tool: str | None
+    vs_reference: float | None
+    peak_name: str | None
+    vs_peak: float | None
+    anchor: str = ""  # the report section it links to
+
+
+@dataclass
+class StepLine:
+    run_id: int
+    suite: str
+    text: str
+    anchor: str = ""  # the report section it links to
+
+
+@dataclass
+class Summary:
+    p2p: list[P2PLine] = field(default_factory=list)
+    coll: list[CollLine] = field(default_factory=list)
+    lanes: list[LanesLine] = field(default_factory=list)
+    node: list[NodeLine] = field(default_factory=list)
+    steps: list[StepLine] = field(default_factory=list)
+
+    def extend(self, other: Summary) -> None:
+        self.p2p += other.p2p
+        self.coll += other.coll
+        self.lanes += other.lanes
+        self.node += other.node
+        self.steps += other.steps
+
+    def headline_lines(self) -> list[str]:
+        """The summary as short lines of plain text (the demo's terminal)."""
+        out = []
+        for p in self.p2p:
+            mark = " (unstable)" if p.unstable else ""
+            lat = (
+                f"latency {format_number(p.latency_us, 'us')} at {format_bytes(p.latency_bytes)}"
+                if p.latency_us is not None and p.latency_bytes is not None
+                else "latency -"
+            )
+            bw = (
+                f"peak bandwidth {format_number(p.bandwidth_MBps, 'MB/s')} at "
+                f"{format_bytes(p.bandwidth_bytes)}"
+                if p.bandwidth_MBps is not None and p.bandwidth_bytes is not None
+                else "bandwidth -"
+            )
+            out.append(f"p2p {p.config}: {lat}, {bw}{mark}")
+        for c in self.coll:
+            worst = f", largest {c.worst_factor:.2f}x ({c.worst_what})" if c.worst_factor else ""
+            out.append(
+                f"{c.suite} {c.mpi}: {c.violations} of {c.checks} guideline checks violated{worst}"
+            )
+        for lane in self.lanes:
+            out.append(f"lanes {lane.mpi}: {lane.text()}")
+        for n in self.node:
+            parts = [f"{n.name}: {format_number(n.value, n.unit)}"]
+            if n.vs_reference is not None:
+                parts.append(f"{n.vs_reference:.0%} of {n.reference_tool}")
+            if n.vs_peak is not None:
+                parts.append(f"{n.vs_peak:.0%} of peak")
+            out.append("node " + ", ".join(parts))
+        out += [f"{s.suite} (run {s.run_id}): {s.text}" for s in self.steps]
+        return out
+
+
+def summarize(run: dict, samples: list[dict], launches: list[dict], anchor: str = "") -> Summary:
+    """The summary of one run (or of a group of runs pooled: pass its first run).
+    `anchor`: the report's id of the run (its sections are ANCHOR-p2p, ANCHOR-coll, ...),
+    default run<ID>."""
+    rid = int(run["id"])
+    found = Summary(
+        p2p=p2p_lines(rid, samples),
+        coll=coll_lines(rid, run.get("suite", ""), samples),
+        lanes=lanes_lines(rid, samples),
+        node=node_lines(rid, run, samples),
+        steps=step_lines(run, launches),
+    )
+    base = anchor or f"run{rid}"
+    for section, lines in (
+        ("p2p", found.p2p),
+        ("coll", found.coll),
+        ("coll", found.lanes),
+        ("node", found.node),
+    ):
+        for line in lines:
+            line.anchor = f"{base}-{section}"
+    for step in found.steps:
+        step.anchor = base
+    return found
+
+
+def _place_order(config: str) -> tuple:
+    words = config.split()
+    place = words[1] if len(words) > 1 else ""
+    rank = PLACEMENT_ORDER.index(place) if place in PLACEMENT_ORDER else len(PLACEMENT_ORDER)
+    return (words[0] if words else "", rank, config)
+
+
+def _unstable(point: dict) -> bool:
+    """Launch medians or the CI of the median more than 5 % from the centre."""
+    centre = point["center"]
+    if not centre:
+        return False
+    spread = (point["high"] - point["low"]) / abs(centre)
+    wide = (
+        point["ci_low"] is not None
+        and point["ci_high"] is not None
+        and (point["ci_high"] - point["ci_low"]) / 2 / abs(centre) > stats.CV_LIMIT
+    )
+    return spread > stats.CV_LIMIT or wide
+
+
+def p2p_lines(run_id: int, samples: list[dict]) -> list[P2PLine]:
+    p2p = [s for s in samples if s.get("benchmark") == "p2p"]
+    latency = curves(p2p, "latency")
+    bandwidth = curves(p2p, "bandwidth")
+    out = []
+    for config in sorted(set(latency) | set(bandwidth), key=_place_order):
+        line = P2PLine(run_id, config, None, None, None, None)
+        lat = latency.get(config) or {}
+        positive = sorted(s for s in lat if s > 0)
+        size = SMALL_BYTES if SMALL_BYTES in lat else (positive[0] if positive else None)
+        if size is not None:
+            line.latency_us, line.latency_bytes = lat[size]["center"], float(size)
+            if _unstable(lat[size]):
+                line.unstable.append("latency")
+        bw = bandwidth.get(config) or {}
+        if bw:
+            best = max(bw, key=lambda s: bw[s]["center"])
+            line.bandwidth_MBps, line.bandwidth_bytes = bw[best]["center"], float(best)
+            if _unstable(bw[best]):
+                line.unstable.append("bandwidth")
+        out.append(line)
+    return out
+
+
+def coll_lines(run_id: int, suite: str, samples: list[dict]) -> list[CollLine]:
+    """Guideline checks of the coll table: one per (row, mock-up) with a verdict."""
+    coll = [s for s in samples if s.get("benchmark") == "coll"]
+    if not coll:
+        return []
+    by_mpi: dict[str, CollLine] = {}
+    for row in verdicts.coll_table(coll):
+        mpi = str(row.get("mpi", ""))
+        line = by_mpi.setdefault(mpi, CollLine(run_id, suite or "coll", mpi, 0, 0))
+        for alg in row.get("algorithms", []):
+            verdict = row.get(f"{alg}_verdict")
+            if alg == "native" or verdict is None:
+                continue
+            line.checks += 1
+            if verdict != "violation":
+                continue
+            line.violations += 1
+            factor = row.get(f"{alg}_speedup")
+            if factor is not None and factor > (line.worst_factor or 0):
+                line.worst_factor = factor
+                line.worst_what = (
+                    f"MPI_{str(row['collective']).capitalize()} {alg} at count {row.get('count')}"
+                )
+    return list(by_mpi.values())
+
+
+def lanes_lines(run_id: int, samples: list[dict]) -> list[LanesLine]:
+    rows = [r for r in verdicts.lanes_table(samples) if r["benchmark"] == "lane_pattern"]
+    out: dict[str, LanesLine] = {}
+    for r in rows:
+        line = out.setdefault(r["mpi"], LanesLine(run_id, r["mpi"], None, None, None))
+        if r["k"] not in line.ks:
+            line.ks.append(r["k"])
+        if r["k"] > 1 and r.get("factor") and r["factor"] > (line.best_factor or 0):
+            line.best_factor, line.k, line.count = r["factor"], r["k"], r["count"]
+    return list(out.values())
+
+
+def node_lines(run_id: int, run: dict, samples: list[dict]) -> list[NodeLine]:
+    """One line per (workload, op, variant, metric): at the most threads and the largest
+    block, where a reference tool or a theoretical peak gives it a yardstick (and the
+    memory latency and core clock, which have none but are what people quote)."""
+    node = [s for s in samples if node_table.is_node_sample(s)]
+    if not node:
+        return []
+    peaks = [
+        dict(n["data"], text=n.get("text", ""))
+        for n in run.get("notes") or []
+        if n.get("kind") == "peak"
+    ]
+    rows = node_table.node_table(node, peaks)
+    chosen: dict[tuple, dict] = {}
+    for r in rows:
+        key = (r["benchmark"], r["workload"], r["op"], r["variant"], r["metric"], r.get("nodes"))
+        rank = (r.get("concurrency") or 0, r.get("block") or 0)
+        old = chosen.get(key)
+        if old is None or rank > (old.get("concurrency") or 0, old.get("block") or 0):
+            chosen[key] = r
+    out = []
+    for r in chosen.values():
+        real_peak = r.get("peak_name") not in (None, node_table.MEASURED_BEST)
+        quoted = r["workload"] in ("mem_latency", "cpu_clock")
+        if node_table.restates_bandwidth(r):
+            continue
+        if not (r.get("reference_tool") or real_peak or quoted):
+            continue
+        out.append(
+            NodeLine(
+                run_id,
+                str(r["workload"]),
+                node_table.human_name(r),
+                r["measured_best"] if r["metric"] != "latency" else r["measured_median"],
+                r["unit"],
+                r.get("reference_tool"),
+                r.get("eff_vs_reference"),
+                r.get("peak_name") if real_peak else None,
+                r.get("eff_vs_peak") if real_peak else None,
+            )
+        )
+    return sorted(out, key=lambda n: (_WORKLOAD_ORDER.get(n.workload, 99), n.name))
+
+
+_WORKLOAD_ORDER = {
+    w: i
+    for i, w in enumerate(
+        ("cpu_peak", "dgemm", "hpl", "cpu_clock", "stream", "mem_wss", "mem_latency", "disk", "net")
+    )
+}
+
+
+def step_lines(run: dict, launches: list[dict]) -> list[StepLine]:
+    rid, suite = int(run["id"]), str(run.get("suite", ""))
+    out = []
+    skipped = [str(n.get("text", "")) for n in run.get("notes") or [] if n.get("kind") == "skipped"]
+    if skipped:
+        out.append(StepLine(rid, suite, "skipped: " + "; ".join(skipped)))
+    bad = [launch for launch in launches if launch.get("status") != "COMPLETED"]
+    if bad:
+        names = ", ".join(f"{b.get('name')} ({b.get('status')})" for b in bad[:5])
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        out.append(StepLine(rid, suite, f"{len(bad)} launches did not complete: {names}{more}"))
+    if run.get("status") not in ("ok", None):
+        out.append(StepLine(rid, suite, f"the run ended {run.get('status')}"))
+    return out
