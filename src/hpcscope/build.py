@@ -139,3 +139,12 @@ def algorithm_catalog(
             f"{catalog.get('schema')!r}, expected hpcscope.algorithms/1"
         )
     return catalog
+
+
+def compiled_files(build: Path) -> int:
+    """How many C files the last build of this tree compiled (0: it was up to date), from
+    its log: cmake prints one 'Building C object' line per compiled file."""
+    try:
+        return (build / "build.log").read_text(errors="replace").count("Building C object")
+    except OSError:
+        return 0

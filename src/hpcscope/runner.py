@@ -63,8 +63,11 @@ def prepare(
     except mpi_mod.MpiNotFound as exc:
         raise UsageError(str(exc)) from exc
     for mpi in mpis:
-        console.print(f"[dim]building benchmarks against {mpi.label} ...[/dim]")
-        builds[mpi.mpicc] = build_mod.build(mpi)
+        with console.status(f"checking the build against {mpi.label}"):
+            builds[mpi.mpicc] = build_mod.build(mpi)
+        compiled = build_mod.compiled_files(builds[mpi.mpicc])
+        if compiled:  # an up-to-date build says nothing
+            console.print(f"[dim]built the benchmarks against {mpi.label} ({compiled} files)[/dim]")
     return topology, (mpis if needs_mpi else []), builds
 
 
@@ -151,12 +154,13 @@ def run_jobs(
     topology: Topology,
     folder: Path,
     console: Console,
+    chatter: Console | None = None,
 ) -> Outcome:
     """Hand the plan to the chosen backend. A blocking backend (this machine) runs every job
     now with a progress bar; a queueing one (SLURM) submits, then waits and collects only
     when asked (options["wait"]). Ctrl-C marks the run interrupted and keeps its results."""
     failed: list[str] = []
-    progress = progress_bar(console)
+    progress = progress_bar(console, transient=chatter is not None and chatter.quiet)
     bar = progress.add_task("starting", total=len(plan.jobs))
 
     def on_job(job, state) -> None:
@@ -209,7 +213,7 @@ def run_jobs(
         store.finish_run(run_id, status)
         note_timer_findings(store, run_id)
         try:
-            write_outputs(store, run_id, plan_suite(plan), folder, console)
+            write_outputs(store, run_id, plan_suite(plan), folder, chatter or console)
         except KeyboardInterrupt:  # the measurement is complete and stored; only files lack
             return Outcome(
                 run_id,

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
 
 from hpcscope import build as build_mod
 from hpcscope import runner
+from hpcscope.analysis import summary
 from hpcscope.cli.common import err, handle_errors, store_of
-from hpcscope.cli.machine import topo
 from hpcscope.cli.run import execute_command, run_coll, run_lanes, run_node, run_p2p
 from hpcscope.formatting import markup_safe as S
+from hpcscope.machine.topology import Topology
+from hpcscope.plan import placement
 from hpcscope.report import html
 
 
@@ -51,20 +55,21 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
     Example: hpcscope demo --out hpcscope-out/demo --mpi openmpi
     """
     folder = Path(out_dir)
-    assert topo.callback is not None  # a @click.command function always has its callback
-    topo.callback(as_xml=False, as_json=False)
+    topology = Topology.local()
+    err.print(f"[bold]hpcscope demo[/bold]: {S(topology.summary())}")
+    err.print(f"  {S(placement_line(topology))}")
     # Demo choices beyond --quick: validate data, and emulate two nodes of one rank so the
     # lane decompositions do real inter-"node" work on a one-machine laptop.
-    steps: list[tuple[str, click.Command, dict[str, Any]]] = [
-        ("p2p", run_p2p, {"validate": True}),
-        ("coll", run_coll, {"node_size": 1, "interleave": True}),
-        ("lanes", run_lanes, {"node_size": 1}),
-        ("node", run_node, {}),
+    steps: list[tuple[str, str, click.Command, dict[str, Any]]] = [
+        ("p2p", "point-to-point latency and bandwidth", run_p2p, {"validate": True}),
+        ("coll", "collectives vs lanecoll", run_coll, {"node_size": 1, "interleave": True}),
+        ("lanes", "lane pattern, multi-collective", run_lanes, {"node_size": 1}),
+        ("node", "CPU, memory, disk, network", run_node, {}),
     ]
+    quiet = Console(stderr=True, quiet=True)  # each run's own chatter; one line per step here
     run_ids: list[int] = []
     failed: list[str] = []
-    for suite, command, extra in steps:
-        err.rule(f"hpcscope demo: {suite}")
+    for suite, what, command, extra in steps:
         kw = _defaults(
             ctx,
             command,
@@ -74,22 +79,63 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
             label=f"demo {suite}",
             **extra,
         )
+        started = time.monotonic()
         try:
-            outcome = execute_command(ctx, suite, kw)
+            outcome = execute_command(ctx, suite, kw, chatter=quiet)
         except (runner.UsageError, build_mod.BuildError) as exc:
-            err.print(f"[red]{suite} not run:[/red] {S(exc)}")
+            err.print(f"  {suite:<6} [red]not run[/red]: {S(exc)}")
             failed.append(suite)
             continue
-        if outcome is not None:
-            assert outcome.run_id is not None  # execute_command records every run it starts
-            run_ids.append(outcome.run_id)
-            if outcome.exit_code:
-                failed.append(suite)
-    if run_ids:
-        page = html.write_report(store_of(ctx), run_ids, folder / "report")
-        err.rule("hpcscope demo: report")
-        err.print(f"runs {', '.join(map(str, run_ids))}; open this page in a browser:")
-        click.echo(str(page.resolve()))
+        took = time.monotonic() - started
+        if outcome is None or outcome.run_id is None:
+            continue
+        run_ids.append(outcome.run_id)
+        if outcome.exit_code:
+            failed.append(suite)
+        err.print(f"  {suite:<6} {what}: {S(_step_result(store_of(ctx), outcome, took))}")
+    if not run_ids:
+        err.print("[red]nothing was measured[/red]")
+        sys.exit(runner.EXIT_FAILED)
+    started = time.monotonic()
+    page = html.write_report(store_of(ctx), run_ids, folder / "report")
+    err.print(
+        f"  report {page.stat().st_size / 1e6:.1f} MB, runs {', '.join(map(str, run_ids))} "
+        f"({time.monotonic() - started:.0f} s)"
+    )
+    store = store_of(ctx)
+    found = summary.Summary()
+    for rid in run_ids:
+        found.extend(summary.summarize(store.run(rid), store.samples(rid), store.launches(rid)))
+    err.print("\n[bold]How fast this machine and its MPI are[/bold] (the report's summary):")
+    for line in found.headline_lines():
+        err.print(f"  {S(line)}")
     if failed:
         err.print(f"[red]steps with failures: {', '.join(failed)}[/red] (see `hpcscope show RUN`)")
+    err.print("\nThe report (open it in a browser; `hpcscope show last`, `hpcscope list` next):")
+    click.echo(str(page.resolve()))
     sys.exit(runner.EXIT_FAILED if failed else runner.EXIT_OK)
+
+
+def placement_line(topology: Topology) -> str:
+    """'placements: core (CPUs 0,1), default; not here: smt (no SMT), ...' in one line."""
+    offered, missing = [], []
+    for place in placement.plan_placements(topology, list(placement.PLACEMENTS)):
+        if place.skipped:
+            missing.append(f"{place.name} ({place.skipped.split(':')[0]})")
+        elif place.cpus:
+            offered.append(f"{place.name} (CPUs {','.join(map(str, place.cpus))})")
+        else:
+            offered.append(place.name)
+    text = f"placements: {', '.join(offered)}"
+    return text + (f"; not on this machine: {', '.join(missing)}" if missing else "")
+
+
+def _step_result(store, outcome: runner.Outcome, took: float) -> str:
+    """'run 1 ok, 12 launches, 1128 samples, 48 s'."""
+    assert outcome.run_id is not None
+    launches = store.launches(outcome.run_id)
+    samples = len(store.samples(outcome.run_id))
+    return (
+        f"run {outcome.run_id} {outcome.status}, {len(launches)} launches, {samples} samples, "
+        f"{took:.0f} s"
+    )

@@ -71,6 +71,12 @@ def topo(
     if as_json:
         click.echo(json.dumps(topology.to_dict(), indent=2))
         return
+    print_topology(topology)
+
+
+def print_topology(topology: Topology) -> None:
+    """The machine and its placement classes, as `hpcscope topo` prints them (the demo's
+    first step calls this plain function, never the click command)."""
     click.echo(topology.describe())
     click.echo("\nPlacement classes for two ranks:")
     for place in placement.plan_placements(topology, list(placement.PLACEMENTS)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.console import Console
 
 from hpcscope import runner
 from hpcscope.cli.common import (
@@ -44,9 +45,14 @@ def run() -> None:
     """
 
 
-def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outcome | None:
+def execute(
+    ctx: click.Context, suite: str, opts: dict, kw: dict, chatter: Console = err
+) -> runner.Outcome | None:
     """Plan, then hand the jobs to the backend (--on), then write outputs. `kw` holds the
-    common and backend options; `opts` the suite's own. Returns None for a dry run."""
+    common and backend options; `opts` the suite's own. Returns None for a dry run.
+    `chatter`: where the plan's notes and the run's first and last lines go (the demo
+    passes a quiet console and prints one line per step itself); the progress bar and
+    failures always go to stderr."""
     backend = backend_for(kw["on"])
     if kw.get("topology") and backend.node_topology is None:
         raise runner.UsageError(
@@ -75,9 +81,9 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
                 "topology instead (--topology FILE plans for the compute nodes)"
             )
     if node_topo is not None:
-        err.print(f"planning for the {S(node_topo.text())}")
+        chatter.print(f"planning for the {S(node_topo.text())}")
     topology, mpis, builds = runner.prepare(
-        suite, kw["mpi"], err, node_topo.topology if node_topo else None
+        suite, kw["mpi"], chatter, node_topo.topology if node_topo else None
     )
     context = runner.make_context(
         topology,
@@ -92,7 +98,7 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
     if time_limit is not None:
         for job in plan.jobs:
             job.timeout_s = time_limit
-    runner.print_notes(plan, err)
+    runner.print_notes(plan, chatter)
     if kw["dry_run"]:
         if kw["on"] == "slurm":
             print_scripts(plan, kw, Path(kw["out_dir"] or "hpcscope-out/run-ID"))
@@ -110,11 +116,14 @@ def execute(ctx: click.Context, suite: str, opts: dict, kw: dict) -> runner.Outc
     if node_topo is not None:
         store.add_note(run_id, "topology", node_topo.text(), node_topo.note())
     folder = Path(kw["out_dir"]) if kw["out_dir"] else runner.default_out_dir(run_id, ctx.obj["db"])
-    err.print(f"run {run_id}: {suite}, {len(plan.jobs)} jobs, results into {S(ctx.obj['db'])}")
-    outcome = runner.run_jobs(store, run_id, plan, kw["on"], kw, topology, folder, err)
+    chatter.print(f"run {run_id}: {suite}, {len(plan.jobs)} jobs, results into {S(ctx.obj['db'])}")
+    outcome = runner.run_jobs(store, run_id, plan, kw["on"], kw, topology, folder, err, chatter)
     for message in outcome.messages:
-        err.print(f"[red]{S(message)}[/red]" if outcome.exit_code else S(message))
-    err.print(f"run {run_id} {outcome.status}; see `hpcscope show {run_id}`")
+        if outcome.exit_code:
+            err.print(f"[red]{S(message)}[/red]")
+        else:
+            chatter.print(S(message))
+    chatter.print(f"run {run_id} {outcome.status}; see `hpcscope show {run_id}`")
     return outcome
 
 
@@ -156,11 +165,13 @@ def finish(outcome: runner.Outcome | None) -> None:
     raise SystemExit(outcome.exit_code if outcome else runner.EXIT_OK)
 
 
-def execute_command(ctx: click.Context, suite: str, kw: dict) -> runner.Outcome | None:
+def execute_command(
+    ctx: click.Context, suite: str, kw: dict, chatter: Console = err
+) -> runner.Outcome | None:
     """A run subcommand's options -> the suite's opts (its *_opts builder) -> execute."""
     shared, own = split_options(kw)
     builder = {"p2p": p2p_opts, "coll": coll_opts, "lanes": lanes_opts, "node": node_opts}[suite]
-    return execute(ctx, suite, builder(own, shared), shared)
+    return execute(ctx, suite, builder(own, shared), shared, chatter)
 
 
 @run.command("p2p")

@@ -84,9 +84,12 @@ class Backend(Protocol):
     def status_text(self, run_id: int) -> str: ...
 
 
-def progress_bar(console: Console | None = None, enabled: bool = True) -> Progress:
+def progress_bar(
+    console: Console | None = None, enabled: bool = True, transient: bool = False
+) -> Progress:
     """The one progress bar of long runs and waits (on stderr): what runs, done of all,
-    time elapsed. It does not linger on a console that is not a terminal."""
+    time elapsed. It does not linger on a console that is not a terminal, nor where the
+    caller prints its own line when done (transient: the demo's steps)."""
     console = console or Console(stderr=True)
     return Progress(
         TextColumn("[bold]{task.description}"),
@@ -94,6 +97,6 @@ def progress_bar(console: Console | None = None, enabled: bool = True) -> Progre
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
-        transient=not console.is_terminal,
+        transient=transient or not console.is_terminal,
         disable=not enabled,
     )
