@@ -56,8 +56,8 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
     """
     folder = Path(out_dir)
     topology = Topology.local()
-    err.print(f"[bold]hpcscope demo[/bold]: {S(topology.summary())}")
-    err.print(f"  {S(placement_line(topology))}")
+    err.print(f"[bold]hpcscope demo[/bold]: {S(topology.summary())}", soft_wrap=True)
+    err.print(f"  {S(placement_line(topology))}", soft_wrap=True)
     # Demo choices beyond --quick: validate data, and emulate two nodes of one rank so the
     # lane decompositions do real inter-"node" work on a one-machine laptop.
     steps: list[tuple[str, str, click.Command, dict[str, Any]]] = [
@@ -83,7 +83,7 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
         try:
             outcome = execute_command(ctx, suite, kw, chatter=quiet)
         except (runner.UsageError, build_mod.BuildError) as exc:
-            err.print(f"  {suite:<6} [red]not run[/red]: {S(exc)}")
+            err.print(f"  {suite:<6} [red]not run[/red]: {S(exc)}", soft_wrap=True)
             failed.append(suite)
             continue
         took = time.monotonic() - started
@@ -92,7 +92,9 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
         run_ids.append(outcome.run_id)
         if outcome.exit_code:
             failed.append(suite)
-        err.print(f"  {suite:<6} {what}: {S(_step_result(store_of(ctx), outcome, took))}")
+        err.print(
+            f"  {suite:<6} {what}: {S(_step_result(store_of(ctx), outcome, took))}", soft_wrap=True
+        )
     if not run_ids:
         err.print("[red]nothing was measured[/red]")
         sys.exit(runner.EXIT_FAILED)
@@ -108,7 +110,7 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
         found.extend(summary.summarize(store.run(rid), store.samples(rid), store.launches(rid)))
     err.print("\n[bold]How fast this machine and its MPI are[/bold] (the report's summary):")
     for line in found.headline_lines():
-        err.print(f"  {S(line)}")
+        err.print(f"  {S(line)}", soft_wrap=True)
     if failed:
         err.print(f"[red]steps with failures: {', '.join(failed)}[/red] (see `hpcscope show RUN`)")
     err.print("\nThe report (open it in a browser; `hpcscope show last`, `hpcscope list` next):")
