@@ -32,9 +32,10 @@ def size_tick(n: int) -> str:
 
 
 def format_number(x: float, unit: str = "") -> str:
-    """Three significant digits; MB/s above 1000 as GB/s since that is how people read it."""
-    if unit == "MB/s" and abs(x) >= 1000:
-        return f"{x / 1000:.3g} GB/s"
+    """Three significant digits; MB/s and Mbit/s above 1000 as GB/s and Gbit/s since that
+    is how people read them."""
+    if unit in ("MB/s", "Mbit/s") and abs(x) >= 1000:
+        return f"{x / 1000:.3g} G{unit[1:]}"
     text = f"{x:.3g}" if abs(x) < 1e5 else f"{x:.3e}"
     return f"{text} {unit}".strip()
 

@@ -945,6 +945,16 @@ def _candidates(
     return found
 
 
+def _banners(runs: list[dict]) -> list[tuple[str, list[str]]]:
+    """Each distinct banner once at the top, with the runs it applies to ('Runs 2, 3:
+    partly emulated ...'), not once per run."""
+    found: dict[str, list[str]] = {}
+    for r in runs:
+        for label in r["labels"]:
+            found.setdefault(label, []).append(r["name"])
+    return list(found.items())
+
+
 def _env() -> Environment:
     env = Environment(
         loader=PackageLoader("hpcscope.report", "templates"),
@@ -1054,6 +1064,7 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
         .render(
             runs=runs,
             summary=headline,
+            banners=_banners(runs),
             highlights=ranked,
             n_observations=sum(len(context["observations"]) for context in runs),
             comparisons=comparisons,
