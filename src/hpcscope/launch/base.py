@@ -88,8 +88,8 @@ def progress_bar(
     console: Console | None = None, enabled: bool = True, transient: bool = False
 ) -> Progress:
     """The one progress bar of long runs and waits (on stderr): what runs, done of all,
-    time elapsed. It does not linger on a console that is not a terminal, nor where the
-    caller prints its own line when done (transient: the demo's steps)."""
+    time elapsed. Not drawn on a console that is not a terminal; gone when done where the
+    caller prints its own line instead (transient: the demo's steps)."""
     console = console or Console(stderr=True)
     return Progress(
         TextColumn("[bold]{task.description}"),
@@ -97,6 +97,7 @@ def progress_bar(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
-        transient=transient or not console.is_terminal,
-        disable=not enabled,
+        transient=transient,
+        # off where stderr is no terminal: it could only print a blank line when done
+        disable=not enabled or not console.is_terminal,
     )
