@@ -1,0 +1,135 @@
+"""The report's first screen: the Summary's numbers (from a store of synthetic records with
+the LCC3 numbers) and the ranking and grouping of the highlights (pure functions)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from hpcscope.analysis import highlights, summary
+from hpcscope.analysis.observations import Observation
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "report"))
+import build_store  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def store_runs(tmp_path_factory: pytest.TempPathFactory):
+    store, runs = build_store.build(tmp_path_factory.mktemp("summary") / "store.db")
+    yield store, runs
+    store.close()
+
+
+def _summary(store, run_id: int) -> summary.Summary:
+    return summary.summarize(store.run(run_id), store.samples(run_id), store.launches(run_id))
+
+
+def test_p2p_lines_give_small_message_latency_and_peak_bandwidth(store_runs):
+    store, runs = store_runs
+    found = _summary(store, runs[0])
+    configs = [p.config for p in found.p2p]
+    assert configs[0] == "openmpi smt" or configs[0].startswith("openmpi")
+    node = next(p for p in found.p2p if p.config == "openmpi node")
+    core = next(p for p in found.p2p if p.config == "openmpi core")
+    assert node.latency_bytes == 8 and core.latency_bytes == 8
+    assert node.latency_us > 5 * core.latency_us  # LCC3: InfiniBand vs shared memory
+    assert core.bandwidth_MBps > 1000 and core.bandwidth_bytes >= 65536
+    assert all(line.anchor == f"run{runs[0]}-p2p" for line in found.p2p)
+
+
+def test_coll_line_counts_checks_and_the_violation(store_runs):
+    store, runs = store_runs
+    found = _summary(store, runs[1])
+    assert len(found.coll) == 1
+    line = found.coll[0]
+    assert line.checks == 16 and line.violations == 2  # lane and hier both beat native
+    assert line.worst_factor > 1.05 and line.worst_what.startswith("MPI_")
+
+
+def test_node_lines_carry_peak_and_reference_fractions(store_runs):
+    store, runs = store_runs
+    found = _summary(store, runs[1])
+    assert found.node
+    assert any(n.vs_peak is not None for n in found.node)
+    assert all(n.value > 0 for n in found.node)
+
+
+def test_steps_name_skips_and_failed_launches(store_runs):
+    store, runs = store_runs
+    text = "\n".join(s.text for r in runs for s in _summary(store, r).steps)
+    assert "skipped: placement smt" in text
+    assert "did not complete" in text
+
+
+def test_headline_lines_are_plain_text(store_runs):
+    store, runs = store_runs
+    lines = _summary(store, runs[0]).headline_lines()
+    assert any(line.startswith("p2p openmpi core: latency ") for line in lines)
+
+
+def _obs(kind: str, subject: str = "x", severity: str = "warning", **numbers) -> Observation:
+    return Observation(kind, f"{subject}: {kind} {numbers}", numbers, severity, subject)
+
+
+def test_rank_keeps_at_most_twelve_in_tier_order():
+    found = [(_obs("dip", f"c{i}", "notable", shortfall=0.3, bytes=8.0), "a") for i in range(20)]
+    found += [(_obs("unstable", "u", max_spread=0.4, sizes=[1.0]), "b")]
+    found += [
+        (_obs("guideline", "mpich MPI_Scan N=2 x n=1, count 2", speedup=1.4, mockup="lane"), "c")
+    ]
+    found += [(_obs("failed", "f"), "d")]
+    ranked = highlights.rank(found)
+    assert len(ranked) == highlights.MAX_HIGHLIGHTS
+    assert [h.tier for h in ranked[:3]] == [0, 1, 2]
+    assert [h.anchor for h in ranked[:3]] == ["d", "c", "b"]
+
+
+def test_noise_is_not_a_highlight():
+    found = [
+        (_obs("dip", "c", "notable", shortfall=0.15, bytes=8.0), "a"),  # quiet-machine dip
+        (_obs("unstable", "u", max_spread=0.08, sizes=[1.0]), "b"),  # 5 % flag only
+        (_obs("fit", "f", "info"), "c"),
+        (_obs("reference", "r", efficiency=0.95), "d"),
+    ]
+    assert highlights.rank(found) == []
+
+
+def test_violations_of_one_collective_read_as_one_line():
+    found = [
+        (
+            _obs(
+                "guideline",
+                f"mpich MPI_Scan N=2 x n=1, count {c}",
+                speedup=s,
+                mockup=m,
+                native_median_us=2.0,
+                mockup_median_us=1.3,
+            ),
+            "coll",
+        )
+        for c, s, m in ((2, 1.2, "lane"), (20, 1.5, "hier"), (200, 1.6, "hier"))
+    ]
+    ranked = highlights.rank(found)
+    assert len(ranked) == 1
+    assert "mpich MPI_Scan" in ranked[0].text and "3 counts" in ranked[0].text
+    assert "1.60x" in ranked[0].text and ranked[0].anchor == "coll"
+
+
+def test_dips_of_one_curve_are_grouped_around_the_deepest():
+    dips = [
+        Observation(
+            "dip",
+            f"openmpi core: bandwidth drops at {b} B.",
+            {"bytes": float(b), "shortfall": s},
+            "notable",
+            "openmpi core",
+        )
+        for b, s in ((128, 0.18), (16384, 0.33), (2 << 20, 0.09))
+    ]
+    other = Observation("plateau", "p", {}, "info", "openmpi core")
+    grouped = highlights.group_dips([dips[0], other, dips[1], dips[2]])
+    assert len(grouped) == 2 and grouped[1] is other
+    assert grouped[0].text.startswith("openmpi core: bandwidth drops at 16384 B; 2 more dips")
+    assert "128 B (-18%)" in grouped[0].text and grouped[0].numbers["count"] == 3
