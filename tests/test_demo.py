@@ -122,3 +122,17 @@ def test_a_failing_step_fails_the_demo(tmp_path):
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
     assert "not run" in done.stderr
+
+
+def test_demo_choices_are_options_of_the_run_commands():
+    """The demo sets options of `run p2p|coll|lanes|node` by name: a renamed option fails
+    here at once rather than being ignored (the class of bug that broke the demo)."""
+    import click
+
+    from hpcscope.cli.demo import _defaults
+    from hpcscope.cli.run import run_p2p
+
+    ctx = click.Context(click.Command("hpcscope"), obj={"db": "unused.db"})
+    assert _defaults(ctx, run_p2p, quick=True)["quick"] is True
+    with pytest.raises(TypeError, match="no option no_such_option"):
+        _defaults(ctx, run_p2p, no_such_option=1)

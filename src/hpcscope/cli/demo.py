@@ -22,9 +22,14 @@ from hpcscope.report import html
 
 
 def _defaults(ctx: click.Context, command: click.Command, **overrides) -> dict:
-    """A run subcommand's options as click parses an empty command line (its defaults)."""
+    """A run subcommand's options as click parses an empty command line (its defaults),
+    with the demo's choices. A choice that is not one of the command's options (renamed
+    or removed) stops the demo here instead of being ignored."""
     with command.make_context(command.name, [], parent=ctx) as sub:
         values = dict(sub.params)
+    unknown = sorted(set(overrides) - set(values))
+    if unknown:
+        raise TypeError(f"`run {command.name}` has no option {', '.join(unknown)}")
     values.update(overrides)
     return values
 
