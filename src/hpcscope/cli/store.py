@@ -7,11 +7,11 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import click
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from hpcscope.cli.common import err, handle_errors, out, store_of
-from hpcscope.formatting import plain
 from hpcscope.results.store import RUN_STATUSES
 
 # show, export and import load their modules when they run: those pull in numpy and
@@ -118,20 +118,56 @@ def list_runs(
     if fmt == "json":
         click.echo(json.dumps(runs, indent=2, default=str))
         return
-    table = Table("id", "started", "suite", "status", "host", "backend", "label", "samples")
-    for r in runs:
-        cells = (
-            r["id"],
-            str(r["started"])[:19],
-            r["suite"],
-            r["status"],
-            r.get("host") or "",
-            r.get("backend") or "",
-            r.get("label") or "",
-            r["n_samples"],
-        )
-        table.add_row(*(Text(plain(c)) for c in cells))  # user text, never markup
-    out.print(table)
+    from hpcscope.report.show import clean  # rich and formatting only: list stays fast
+
+    def text(value: object) -> str:  # user text, one line, never markup or escapes
+        return " ".join(clean(value).split())
+
+    def when(value: object) -> str:
+        try:
+            started = datetime.fromisoformat(str(value))
+        except ValueError:
+            return text(value)
+        if started.tzinfo is not None:
+            started = started.astimezone(UTC)
+        return started.strftime("%Y-%m-%d %H:%M")
+
+    # The backend only where it tells runs apart; the label last, where it may run long.
+    with_backend = any((r.get("backend") or "local") != "local" for r in runs)
+    head = ["id", "started (UTC)", "suite", "status", "host"]
+    head += ["backend"] * with_backend + ["samples", "label"]
+    rows = [
+        [str(r["id"]), when(r["started"]), text(r["suite"]), text(r["status"])]
+        + [text(r.get("host") or "")]
+        + [text(r.get("backend") or "")] * with_backend
+        + [str(r["n_samples"]), text(r.get("label") or "")]
+        for r in runs
+    ]
+    numeric = {0, len(head) - 2}  # id, samples
+    widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=True)]
+    folded = {head.index("host"), len(head) - 1}  # host and label fold; the rest never
+    fixed = sum(w + 2 for i, w in enumerate(widths) if i not in folded)
+    if not out.is_terminal or fixed + 2 * 8 > out.width:
+        # A pipe, a file or a very narrow terminal: plain columns, one run a line, nothing
+        # cut (a terminal wraps a long line whole).
+        for row in [head, *rows] if rows else []:
+            cells = [
+                c.rjust(w) if i in numeric else c.ljust(w)
+                for i, (c, w) in enumerate(zip(row[:-1], widths[:-1], strict=True))
+            ]
+            click.echo("  ".join([*cells, row[-1]]).rstrip())
+    elif rows:
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+        for i, title in enumerate(head):
+            table.add_column(
+                title,
+                justify="right" if i in numeric else "left",
+                no_wrap=i not in folded,
+                overflow="fold",  # host and label wrap (at spaces first), never '…'
+            )
+        for row in rows:
+            table.add_row(*(Text(c) for c in row))
+        out.print(table)
     if len(runs) < total:
         shown_from = total - offset - len(runs) + 1
         more = f"; older: --offset {offset + len(runs)}" if offset + len(runs) < total else ""
@@ -145,19 +181,27 @@ def list_runs(
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--cells",
+    is_flag=True,
+    help="Instead of the summary tables, every cell's statistics: n, median, its 95% CI, "
+    "min, CV, the mean and sigma over launches and each launch's value.",
+)
 @click.pass_context
 @handle_errors
-def show(ctx, run_ref: str) -> None:
-    """Show one run: what ran, where, notes, failures and a summary per measurement.
+def show(ctx, run_ref: str, cells: bool) -> None:
+    """Show one run: what ran, where, notes, failures, and its results as tables: p2p
+    latency and bandwidth per message size and MPI x placement (as OSU prints them),
+    collective speed-ups and guideline verdicts, the lane factors, the node table.
 
     \b
     Example: hpcscope show last
-             hpcscope show 12
+             hpcscope show 12 --cells      every cell's statistics
     """
     from hpcscope.report import show as show_mod
 
     store = store_of(ctx)
-    show_mod.print_run(store, store.resolve(run_ref), out)
+    show_mod.print_run(store, store.resolve(run_ref), out, cells=cells)
 
 
 @click.command()

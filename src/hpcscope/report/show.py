@@ -1,36 +1,94 @@
-"""`hpcscope show RUN`: what ran, where, what was skipped or failed, and a summary of every
-measurement, pooled over the repeated launches of the same configuration."""
+"""`hpcscope show RUN`: what ran, where, what was skipped or failed, and a summary a person
+reads: per suite the table its users know, with the numbers the report computes.
+
+- p2p: one table per test (latency, bandwidth, bibw, mbw_mr), message sizes as rows and
+  one column per MPI library x placement, each cell the median (analysis/p2p_curves.py,
+  the report's curves), marked where it is unstable;
+- coll: per MPI and node shape, one row per (collective, count): native's median, each
+  mock-up's speed-up and the guideline verdict (analysis/verdicts.coll_table);
+- lanes: the lane-pattern and multi-collective factors (analysis/verdicts.lanes_table);
+- node: measured, reference tool, peak and efficiencies (analysis/node_table.node_table);
+- anything else: one row per cell (results/cells.py).
+
+`show RUN --cells` prints the per-cell statistics instead (every cell's median, CI, CV,
+launch view). Tables are split into several when their columns do not fit the terminal;
+no cell is ever cut. Everything from the store is printed as text, never as markup.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from hpcscope.formatting import markup_safe as S
-from hpcscope.formatting import plain
-from hpcscope.results import placement_proof
-from hpcscope.results.cells import group_cells, summarize_cell
-from hpcscope.results.store import Store
+from hpcscope.formatting import format_bytes, plain
+
+if TYPE_CHECKING:
+    from hpcscope.results.store import Store
+
+# Only rich and formatting at import time: `hpcscope list` uses `clean` and must not load
+# numpy (issue 19, list < 1 s); the analysis modules are imported where they are used.
+
+# Bidirectional controls (U+202E turns the rest of a line around) and other invisible
+# format characters: shown as <U+202E> so a label cannot disguise what follows it.
+_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
-def _fmt(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return f"{x:.4g}" if abs(x) < 1e5 else f"{x:.4e}"
+def clean(value: object) -> str:
+    """Text from the store for a terminal: formatting.plain (escape sequences and control
+    characters removed) and invisible direction controls made visible."""
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", plain(value))
 
 
-def print_run(store: Store, run_id: int, console: Console) -> None:
+def S(value: object) -> str:
+    """`clean`, with Rich markup escaped, for text inside console.print."""
+    return escape(clean(value))
+
+
+def _text(value: object, style: str = "") -> Text:
+    return Text(clean(value), style=style)
+
+
+def print_run(store: Store, run_id: int, console: Console, *, cells: bool = False) -> None:
+    """The run's header (what ran where, notes, placement proof, failures), then either the
+    suite summaries (default) or the per-cell statistics (cells=True)."""
     run = store.run(run_id)
-    # Everything below but our own markup comes from the store: user labels, host names,
-    # benchmark and MPI output. It is printed as plain text (markup_safe).
+    launches = store.launches(run_id)
+    print_header(run, launches, console)
+    samples = store.samples(run_id)
+    if not samples:
+        console.print("no measurements stored")
+        return
+    if cells:
+        print_cells(samples, console)
+        return
+    print_summary(run, samples, console)
     console.print(
-        f"[bold]run {run_id}[/bold] {S(run['suite'])} on {S(run['host'])} "
+        f"per-cell statistics (CI, CV, every launch): hpcscope show {run_id} --cells; "
+        f"figures: hpcscope report {run_id}",
+        style="dim",
+    )
+
+
+def print_header(run: dict, launches: list[dict], console: Console) -> None:
+    # Everything below but our own markup comes from the store: user labels, host names,
+    # benchmark and MPI output. It is printed as plain text (S, _text).
+    console.print(
+        f"[bold]run {S(run['id'])}[/bold] {S(run['suite'])} on {S(run['host'])} "
         f"({S(run['backend'])}): [bold]{S(run['status'])}[/bold]"
     )
+    if run.get("label"):
+        console.print(f"label: {S(run['label'])}")
     console.print(f"started {S(run['started'])}, finished {S(run.get('finished') or '-')}")
     for m in run.get("mpi") or []:
         console.print(f"MPI: {S(m.get('flavor'))} {S(m.get('version'))} ({S(m.get('mpicc'))})")
@@ -38,7 +96,6 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
     for note in notes:
         if note["kind"] != "placement":  # one line per launch class below, not per launch
             console.print(f"[yellow]{S(note['kind'])}[/yellow]: {S(note['text'])}")
-    launches = store.launches(run_id)
     print_placements(launches, notes, console)
     bad = [l for l in launches if l["status"] != "COMPLETED"]
     console.print(f"{len(launches)} launches, {len(bad)} not completed")
@@ -46,60 +103,13 @@ def print_run(store: Store, run_id: int, console: Console) -> None:
         console.print(
             f"[red]{S(l['name'])}: {S(l['status'])}[/red]\n{S(l.get('stderr_tail') or '')}"
         )
-    groups = group_cells(store.samples(run_id))
-    by_metric: dict[tuple, list] = defaultdict(list)
-    for key, g in sorted(groups.items(), key=_order):
-        by_metric[key[:3]].append((key, g))
-    flagged: dict[str, int] = defaultdict(int)
-    for (bench, metric, unit), rows in by_metric.items():
-        table = Table(
-            "configuration",
-            "params",
-            "launches",
-            "n",
-            "median",
-            "95% CI of median",
-            "min",
-            "CV",
-            "launch mean ± σ",
-            "per launch",
-            "flags",
-            title=S(f"{bench}: {metric} ({unit})"),
-        )
-        for (_, _, _, tags, params), per_launch in rows:
-            cell = summarize_cell(per_launch, unit)
-            s = cell.all
-            config = ", ".join(f"{v}" for k, v in json.loads(tags).items() if k != "mpi_version")
-            ci = f"{_fmt(s.ci_low)} .. {_fmt(s.ci_high)}" if s.ci_low is not None else "-"
-            flags = [_flag(w) for w in s.warnings]
-            for w in s.warnings:
-                flagged[_flag(w)] += 1
-            table.add_row(
-                *(
-                    Text(plain(c))
-                    for c in (
-                        config,
-                        _short_params(params),
-                        str(cell.launches),
-                        str(s.n),
-                        _fmt(s.median),
-                        ci,
-                        _fmt(s.min),
-                        f"{100 * s.cv:.1f}%" if s.cv is not None else "-",
-                        _over_text(cell.over),
-                        _values_text(cell.over),
-                        " ".join(flags),
-                    )
-                )
-            )
-        console.print(table)
-    for flag, count in flagged.items():
-        console.print(f"[yellow]{S(flag)}[/yellow] on {count} rows: {S(_FLAGS.get(flag, flag))}")
 
 
 def print_placements(launches: list[dict], notes: list[dict], console: Console) -> None:
     """Where the ranks ran, read from inside each rank, one line per launch class, with
     the verdict of the placement check (results/placement_proof.py)."""
+    from hpcscope.results import placement_proof
+
     lines = placement_proof.proof_lines(launches, notes)
     if not lines:
         return
@@ -114,17 +124,541 @@ def print_placements(launches: list[dict], notes: list[dict], console: Console) 
             console.print(f"    [red]{S(reason)}[/red]")
 
 
-def _over_text(over) -> str:
+# ------------------------------------------------------------------------ table layout
+
+
+@dataclass
+class Col:
+    """One column: its header (lines split at '\\n'), text (left) or numbers (right),
+    and for text the width beyond which it wraps (at spaces; never cut)."""
+
+    header: str
+    numeric: bool = True
+    wrap_at: int | None = None
+
+
+def _width(col: Col, cells: Iterable[Text]) -> int:
+    widest = max((len(line) for c in cells for line in c.plain.split("\n")), default=0)
+    header = max(len(line) for line in col.header.split("\n"))
+    width = max(widest, header)
+    return min(width, max(col.wrap_at, header)) if col.wrap_at else width
+
+
+def print_table(
+    console: Console,
+    title: str,
+    keys: Sequence[Col],
+    values: Sequence[Col],
+    rows: Sequence[Sequence[Text]],
+    groups: Sequence[object] | None = None,
+) -> None:
+    """rows: the key cells, then the value cells. When the columns do not fit the
+    console, the value columns are split over several tables, each repeating the key
+    columns; value columns of one group (e.g. one MPI library) stay in one table where
+    they fit. Every column folds rather than cuts, so nothing is ever lost to '…'."""
+    nkeys = len(keys)
+    widths = [_width(c, (r[i] for r in rows)) for i, c in enumerate([*keys, *values])]
+
+    def total(columns: list[int]) -> int:
+        # box.SIMPLE_HEAD without edges, padding collapsed: 2 between columns
+        return sum(widths[i] + 2 for i in columns) - 2
+
+    def fits(columns: list[int]) -> bool:
+        return total([*range(nkeys), *columns]) <= console.width
+
+    together: dict[object, list[int]] = {}  # value columns kept in one table if they fit
+    for i in range(len(values)):
+        together.setdefault(groups[i] if groups else i, []).append(nkeys + i)
+    chunks: list[list[int]] = []
+    for group in together.values():
+        if chunks and fits([*chunks[-1], *group]):
+            chunks[-1] += group
+        elif fits(group):
+            chunks.append(list(group))
+        else:
+            for i in group:
+                if chunks and fits([*chunks[-1], i]):
+                    chunks[-1].append(i)
+                else:
+                    chunks.append([i])
+    for n, chunk in enumerate(chunks or [[]]):
+        part = f" ({n + 1}/{len(chunks)})" if len(chunks) > 1 else ""
+        console.print()
+        console.print(Text(title + part, style="bold"))
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+        shown = [*range(nkeys), *chunk]
+        for i in shown:
+            col = [*keys, *values][i]
+            table.add_column(
+                col.header,
+                justify="right" if col.numeric else "left",
+                overflow="fold",
+                max_width=max(col.wrap_at, widths[i]) if col.wrap_at else None,
+            )
+        for row in rows:
+            table.add_row(*(row[i] for i in shown))
+        console.print(table)
+
+
+def _num(x: float | None) -> str:
+    """3 to 4 significant digits, whole numbers from 1000 on (OSU's MB/s, messages/s),
+    e-notation beyond 10^10 or below 10^-3."""
+    if x is None:
+        return "-"
+    if not math.isfinite(x):
+        return str(x)
+    a = abs(x)
+    if a >= 1e10 or (0 < a < 1e-3):
+        return f"{x:.3e}"
+    if a >= 1000:
+        return f"{x:.0f}"
+    return f"{x:.4g}"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+# ------------------------------------------------------------------------ summaries
+
+
+def print_summary(run: dict, samples: list[dict], console: Console) -> None:
+    from hpcscope.analysis import node_table, verdicts
+
+    p2p = [s for s in samples if s["benchmark"] == "p2p" and "bytes" in (s["params"] or {})]
+    coll = [s for s in samples if _is_coll(s)]
+    lanes = [s for s in samples if _is_lanes(s, verdicts.LANE_BENCHMARKS)]
+    node = [s for s in samples if node_table.is_node_sample(s)]
+    taken = {id(s) for group in (p2p, coll, lanes, node) for s in group}
+    rest = [s for s in samples if id(s) not in taken]
+    if p2p:
+        print_p2p(p2p, console)
+    if coll:
+        print_coll(coll, console)
+    if lanes:
+        print_lanes(lanes, console)
+    if node:
+        print_node(run, node, console)
+    if rest:
+        print_generic(rest, console)
+
+
+def _is_coll(s: dict) -> bool:
+    """A sample verdicts.coll_table takes: a coll time with collective and algorithm."""
+    prm = s.get("params") or {}
+    return (
+        s.get("benchmark") == "coll"
+        and s.get("metric") == "time"
+        and "collective" in prm
+        and "algorithm" in prm
+        and "count" in prm
+    )
+
+
+def _is_lanes(s: dict, lane_benchmarks: dict) -> bool:
+    """A sample verdicts.lanes_table takes (its own filter)."""
+    prm = s.get("params") or {}
+    if "count" not in prm or "lanes" not in prm:
+        return False
+    return s.get("benchmark") in lane_benchmarks or prm.get("pattern") in (
+        "lane",
+        "multi_alltoall",
+    )
+
+
+# ---- p2p
+
+P2P_TESTS = {
+    "latency": ("latency", "osu_latency"),
+    "bandwidth": ("bandwidth", "osu_bw"),
+    "bibandwidth": ("bidirectional bandwidth", "osu_bibw"),
+    "message_rate": ("message rate", "osu_mbw_mr"),
+}
+
+
+def p2p_tables(samples: list[dict]) -> list[tuple[str, str, list[str], list[tuple[int, list]]]]:
+    """[(metric, unit, configurations, [(bytes, [curve point or None per configuration])])]:
+    the p2p curves of analysis/p2p_curves.py (the report's numbers) as OSU-shaped tables."""
+    from hpcscope.analysis.observations import PLACEMENT_ORDER
+    from hpcscope.analysis.p2p_curves import curve_label, curves
+
+    order: dict[str, tuple] = {}
+    units: dict[str, str] = {}
+    for s in samples:
+        tags = s.get("tags") or {}
+        place = str(tags.get("placement", "?"))
+        rank = PLACEMENT_ORDER.index(place) if place in PLACEMENT_ORDER else len(PLACEMENT_ORDER)
+        order.setdefault(curve_label(s), (str(tags.get("mpi", "?")), rank, curve_label(s)))
+        units.setdefault(s["metric"], s["unit"])
+    known = list(P2P_TESTS)
+    metrics = sorted(units, key=lambda m: (known.index(m) if m in known else len(known), m))
+    out = []
+    for metric in metrics:
+        data = curves(samples, metric)
+        configs = sorted(data, key=lambda label: order.get(label, (label, 0, label)))
+        sizes = sorted({size for points in data.values() for size in points})
+        rows = [(size, [data[c].get(size) for c in configs]) for size in sizes]
+        out.append((metric, units[metric], configs, rows))
+    return out
+
+
+def print_p2p(samples: list[dict], console: Console) -> None:
+    from hpcscope.analysis.p2p_curves import unstable_point
+
+    marked = False
+    launches: set[int] = set()
+    for metric, unit, configs, rows in p2p_tables(samples):
+        name, osu = P2P_TESTS.get(metric, (metric.replace("_", " "), ""))
+        title = f"p2p {name} ({unit}){', as ' + osu if osu else ''}: median per message size"
+        cols = [Col(_header(c)) for c in configs]
+        body = []
+        for size, points in rows:
+            cells = [_text(format_bytes(size))]
+            for point in points:
+                if point is None:
+                    cells.append(Text("- "))
+                    continue
+                launches.add(point["launches"])
+                unstable = unstable_point(point)
+                marked |= unstable
+                mark, style = ("*", "yellow") if unstable else (" ", "")
+                cells.append(Text(_num(point["center"]) + mark, style=style))
+            body.append(cells)
+        mpis = [c.split(" ", 1)[0] for c in configs]
+        print_table(console, title, [Col("size")], cols, body, groups=mpis)
+    counts = "/".join(str(n) for n in sorted(launches))
+    console.print(
+        f"median: the median over launches (here {counts}) of each launch's median, as in "
+        "the report."
+    )
+    if marked:
+        console.print(
+            "[yellow]*[/yellow] unstable: the launch medians spread, or the 95% CI of the "
+            "median reaches, more than 5% from the median; see --cells."
+        )
+
+
+def _header(label: str) -> str:
+    """'openmpi core [OSU build]' -> 'openmpi\\ncore\\n[OSU build]' (one word a line)."""
+    first, _, marks = clean(label).partition(" [")
+    lines = first.split(" ", 1)
+    return "\n".join([*lines, *(["[" + marks] if marks else [])])
+
+
+# ---- coll
+
+
+def print_coll(samples: list[dict], console: Console) -> None:
+    """One table per MPI, node shape and collective (OSU's shape: counts as rows): native's
+    median, each mock-up's speed-up over it and the guideline verdict of verdicts.coll_table,
+    the rows the report shows."""
+    from hpcscope.analysis import verdicts
+
+    rows = verdicts.coll_table(samples)
+    tags = [s.get("tags") or {} for s in samples]
+    emulated = sorted({str(t["emulated_nodes"]) for t in tags if t.get("emulated_nodes")})
+    layouts = sorted({str(t["rank_layout"]) for t in tags if t.get("rank_layout")})
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for row in rows:
+        key = (row["mpi"], row["N"], row["n"], row["p"], row["collective"], row["regular"])
+        groups[key].append(row)
+    warnings: list[str] = []
+    violated = False
+    for (mpi, nodes, ppn, p, coll, regular), group in groups.items():
+        mockups = [a for a in _algorithms(group) if a != "native"]
+        body = []
+        for r in group:
+            cells = [
+                Text(str(r["count"])),
+                Text(format_bytes(r["bytes"])),
+                Text(_num(r.get("native_median"))),
+            ]
+            for alg in mockups:
+                speedup = r.get(f"{alg}_speedup")
+                bad = r.get(f"{alg}_verdict") == "violation"
+                violated |= bad
+                text = "-" if speedup is None else f"{speedup:.2f}" + ("!" if bad else " ")
+                cells.append(Text(text, style="red" if bad else ""))
+            verdict = str(r.get("verdict", ""))
+            cells.append(_text(verdict, "red" if verdict.startswith("violation") else "green"))
+            body.append(cells)
+            warnings += [w for w in r.get("warnings", []) if w not in warnings]
+        name = f"MPI_{clean(coll).capitalize()}" + ("" if regular else " (irregular)")
+        print_table(
+            console,
+            f"coll {name}, {clean(mpi)}, N={nodes} nodes x n={ppn} ranks (p={p}): "
+            "native median (us) and speed-up of each mock-up",
+            [Col("count"), Col("size"), Col("native")],
+            [Col(clean(alg)) for alg in mockups] + [Col("verdict", numeric=False, wrap_at=12)],
+            body,
+        )
+    console.print(
+        "speed-up: median native / median mock-up (> 1: the mock-up is faster). "
+        + ("!: " if violated else "")
+        + "violation: a mock-up significantly faster (Mann-Whitney p < 0.05, at least 5%) "
+        "in every launch: the native collective breaks the guideline."
+    )
+    named = [e for e in emulated if e != "True"]
+    if emulated:
+        console.print(
+            "[yellow]emulated nodes[/yellow]"
+            + (f" ({S(', '.join(named))})" if named else "")
+            + ": ranks grouped into nodes by hpcscope, not by the hardware."
+        )
+    if layouts:
+        console.print(f"rank layout: {S(', '.join(layouts))}")
+    for w in warnings[:5]:
+        console.print(f"[yellow]note[/yellow]: {S(w)}")
+    if len(warnings) > 5:
+        console.print(f"and {len(warnings) - 5} more notes (hpcscope report shows them all)")
+
+
+def _algorithms(rows: list[dict]) -> list[str]:
+    from hpcscope.analysis.verdicts import alg_key
+
+    return sorted({a for r in rows for a in r.get("algorithms", [])}, key=alg_key)
+
+
+# ---- lanes
+
+
+def print_lanes(samples: list[dict], console: Console) -> None:
+    from hpcscope.analysis import verdicts
+
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for row in verdicts.lanes_table(samples):
+        groups[(row["mpi"], row["benchmark"], row["N"], row["n"], row["p"])].append(row)
+    for (mpi, bench, nodes, ppn, p), rows in groups.items():
+        name = verdicts.LANE_BENCHMARKS.get(bench, bench)
+        factor = "t(k=1)/t(k)" if bench == "lane_pattern" else "t(k)/t(k=1)"
+        body = [
+            [
+                Text(str(r["count"])),
+                Text(format_bytes(r["bytes"])),
+                Text(str(r["k"])),
+                Text(_num(r["median_us"])),
+                Text(_num(r["avg_us"])),
+                Text(_num(r["min_us"])),
+                Text("-" if r.get("factor") is None else f"{r['factor']:.2f}"),
+                Text(
+                    "-"
+                    if r.get("p_vs_1") is None
+                    else f"{r['p_vs_1']:.3g}" + ("*" if r.get("significant") else " ")
+                ),
+            ]
+            for r in rows
+        ]
+        print_table(
+            console,
+            f"{name} {clean(mpi)}: N={nodes} nodes x n={ppn} ranks (p={p}); factor {factor}",
+            [Col("count"), Col("size"), Col("k")],
+            [
+                Col("median\n(us)"),
+                Col("avg\n(us)"),
+                Col("min\n(us)"),
+                Col("factor"),
+                Col("p vs\nk=1"),
+            ],
+            body,
+        )
+    console.print(
+        "lane pattern: factor = t(k=1)/t(k), up to L with L physical lanes; "
+        "multi-collective: factor = t(k)/t(1), about 1 up to k = L. "
+        "*: significantly different from k = 1 (Mann-Whitney p < 0.05, at least 5%)."
+    )
+
+
+# ---- node
+
+
+def print_node(run: dict, samples: list[dict], console: Console) -> None:
+    from hpcscope.analysis import node_table
+
+    peaks = [
+        dict(n["data"], text=n.get("text", ""))
+        for n in run.get("notes") or []
+        if n.get("kind") == "peak"
+    ]
+    rows = node_table.node_table(samples, peaks)
+    if not rows:
+        return
+    seen_best = False
+    body = []
+    for r in rows:
+        lower = r["metric"] in node_table.LOWER_IS_BETTER
+        measured = r["measured_median"] if lower else r["measured_best"]
+        ref = r["reference_median"] if lower else r["reference_best"]
+        reference = f"{r['reference_tool']} {_num(ref)}" if r.get("reference_tool") else "-"
+        peak = _num(r.get("peak"))
+        if r.get("peak_name") == node_table.MEASURED_BEST:
+            peak, seen_best = peak + "~", True
+        elif r.get("peak_name") and r.get("peak") is None:
+            peak = "not stated"
+        eff = r.get("eff_vs_peak")
+        body.append(
+            [
+                _text(node_table.human_name(r)),
+                Text(_num(measured)),
+                _text(r["unit"]),
+                _text(reference),
+                _text(peak),
+                Text(_pct(eff), style="red" if eff is not None and eff > 1 else ""),
+                Text(_pct(r.get("eff_vs_reference"))),
+            ]
+        )
+    print_table(
+        console,
+        "node: measured, reference tool and peak",
+        [Col("measurement", numeric=False, wrap_at=34)],
+        [
+            Col("measured"),
+            Col("unit", numeric=False),
+            Col("reference", numeric=False, wrap_at=20),
+            Col("peak"),
+            Col("of\npeak"),
+            Col("of\nref."),
+        ],
+        body,
+    )
+    console.print(
+        "measured: best of all repetitions (latency: median); reference: the reference "
+        "tool's, measured beside it; of peak = best / peak (red: above peak); of ref. = "
+        "ours / the tool's (latency: the tool's median / ours)."
+    )
+    if seen_best:
+        console.print("~: no theoretical peak known; the best value of this resource in this run.")
+
+
+# ---- anything else
+
+
+def print_generic(samples: list[dict], console: Console) -> None:
+    """One table per (benchmark, metric, unit): a row per cell (results/cells.py), its
+    median and 95% CI; what all rows share is named once in the title."""
+    from hpcscope.results.cells import group_cells, summarize_cell
+
+    by_metric: dict[tuple, list] = defaultdict(list)
+    for key, g in sorted(group_cells(samples).items(), key=_order):
+        by_metric[key[:3]].append((key, g))
+    flagged: dict[str, int] = defaultdict(int)
+    for (bench, metric, unit), rows in by_metric.items():
+        all_tags = [json.loads(k[3]) for k, _ in rows]
+        all_params = [_shown_params(k[4]) for k, _ in rows]
+        tag_keys, param_keys = _varying(all_tags), _varying(all_params)
+        body = []
+        for ((_, _, _, tags, _), per_launch), prm in zip(rows, all_params, strict=True):
+            cell = summarize_cell(per_launch, unit)
+            s = cell.all
+            flags = sorted({_flag(w) for w in s.warnings})
+            for f in flags:
+                flagged[f] += 1
+            what = [f"{v}" for k, v in json.loads(tags).items() if k in tag_keys]
+            shown = _params_text({k: v for k, v in prm.items() if k in param_keys})
+            ci = f"{_num(s.ci_low)} .. {_num(s.ci_high)}" if s.ci_low is not None else "-"
+            body.append(
+                [
+                    _text(", ".join([*what, *([shown] if shown else [])]) or "-"),
+                    Text(str(cell.launches)),
+                    Text(_num(s.median)),
+                    Text(ci),
+                    _text(" ".join(flags), "yellow"),
+                ]
+            )
+        common = [f"{k}={v}" for k, v in all_tags[0].items() if k not in tag_keys | {"mpi_version"}]
+        common += [f"{k}={v}" for k, v in all_params[0].items() if k not in param_keys]
+        print_table(
+            console,
+            clean(f"{bench}: {metric} ({unit})" + (f"; {', '.join(common)}" if common else "")),
+            [Col("configuration", numeric=False, wrap_at=40)],
+            [Col("launches"), Col("median"), Col("95% CI"), Col("flags", numeric=False)],
+            body,
+        )
+    _explain_flags(flagged, console)
+
+
+# ------------------------------------------------------------------------ --cells
+
+
+def print_cells(samples: list[dict], console: Console) -> None:
+    """Every cell's statistics, pooled over the launches of one configuration: n, median,
+    its 95% CI, min, CV, and the launch view (mean ± σ of one number per launch). Tags and
+    params equal in every row of a table are named once in its title."""
+    from hpcscope.results.cells import group_cells, summarize_cell
+
+    groups = group_cells(samples)
+    by_metric: dict[tuple, list] = defaultdict(list)
+    for key, g in sorted(groups.items(), key=_order):
+        by_metric[key[:3]].append((key, g))
+    flagged: dict[str, int] = defaultdict(int)
+    for (bench, metric, unit), rows in by_metric.items():
+        all_tags = [json.loads(k[3]) for k, _ in rows]
+        all_params = [_shown_params(k[4]) for k, _ in rows]
+        tag_keys, param_keys = _varying(all_tags), _varying(all_params)
+        body = []
+        for ((_, _, _, tags, _), per_launch), prm in zip(rows, all_params, strict=True):
+            cell = summarize_cell(per_launch, unit)
+            s = cell.all
+            ci = f"{_num(s.ci_low)} .. {_num(s.ci_high)}" if s.ci_low is not None else "-"
+            flags = [_flag(w) for w in s.warnings]
+            for w in flags:
+                flagged[w] += 1
+            config = [
+                _text(" ".join(f"{v}" for k, v in json.loads(tags).items() if k in tag_keys)),
+                _text(_params_text({k: v for k, v in prm.items() if k in param_keys})),
+            ]
+            body.append(
+                [
+                    *(c for c, shown in zip(config, (tag_keys, param_keys), strict=True) if shown),
+                    Text(f"{s.n} ({cell.launches})"),
+                    Text(_num(s.median)),
+                    Text(ci),
+                    Text(_num(s.min)),
+                    Text(f"{100 * s.cv:.1f}%" if s.cv is not None else "-"),
+                    Text(_over_text(cell.over)),
+                    Text(_values_text(cell.over)),
+                    _text(" ".join(flags), "yellow"),
+                ]
+            )
+        common = [f"{k}={v}" for k, v in all_tags[0].items() if k not in tag_keys | {"mpi_version"}]
+        common += [f"{k}={v}" for k, v in all_params[0].items() if k not in param_keys]
+        keys = [Col("configuration", numeric=False, wrap_at=16)] if tag_keys else []
+        keys += [Col("params", numeric=False, wrap_at=28)] if param_keys else []
+        print_table(
+            console,
+            clean(f"{bench}: {metric} ({unit})" + (f"; {', '.join(common)}" if common else "")),
+            keys,
+            [
+                Col("n\n(launches)"),
+                Col("median"),
+                Col("95% CI\nof median"),
+                Col("min"),
+                Col("CV"),
+                Col("launch\nmean ± σ"),
+                Col("per launch", wrap_at=24),
+                Col("flags", numeric=False),
+            ],
+            body,
+        )
+    _explain_flags(flagged, console)
+
+
+def _varying(tags: list[dict]) -> set[str]:
+    """The keys whose values differ between the rows (mpi_version never shown)."""
+    keys = {k for t in tags for k in t} - {"mpi_version"}
+    return {k for k in keys if len({json.dumps(t.get(k), sort_keys=True) for t in tags}) > 1}
+
+
+def _over_text(over: Any) -> str:
     """The seeds' view: mean and sigma over the launches' one-number-per-launch values."""
     if over is None:
         return "-"
-    return f"{_fmt(over.mean)} ± {_fmt(over.std)}" if over.std is not None else _fmt(over.mean)
+    return f"{_num(over.mean)} ± {_num(over.std)}" if over.std is not None else _num(over.mean)
 
 
-def _values_text(over, shown: int = 5) -> str:
+def _values_text(over: Any, shown: int = 5) -> str:
     if over is None:
         return "-"
-    text = ", ".join(_fmt(v) for v in over.values[:shown])
+    text = ", ".join(_num(v) for v in over.values[:shown])
     return text + (f", ... ({len(over.values)})" if len(over.values) > shown else "")
 
 
@@ -133,6 +667,11 @@ _FLAGS = {
     "wide-ci": "the 95% CI of the median is wider than 5% of it; take more samples",
     "few": "too few samples for a nonparametric 95% CI of the median; use --repeat",
 }
+
+
+def _explain_flags(flagged: dict[str, int], console: Console) -> None:
+    for flag, count in flagged.items():
+        console.print(f"[yellow]{S(flag)}[/yellow] on {count} rows: {S(_FLAGS.get(flag, flag))}")
 
 
 def _flag(warning: str) -> str:
@@ -150,11 +689,21 @@ def _flag(warning: str) -> str:
 def _order(item: tuple) -> tuple:
     (bench, metric, unit, tags, params), _ = item
     p = json.loads(params)
-    return (bench, metric, tags, p.get("bytes", 0), params)
+    size = p.get("bytes", 0)
+    return (bench, metric, tags, size if isinstance(size, (int, float)) else 0, params)
 
 
-def _short_params(params_json: str) -> str:
-    params = json.loads(params_json)
-    return ", ".join(
-        f"{k}={v}" for k, v in params.items() if k not in ("iterations", "block", "test", "window")
-    )
+def _shown_params(params_json: str) -> dict[str, Any]:
+    """A cell's identifying params without how it was measured (iterations, block...)."""
+    return {
+        k: v
+        for k, v in json.loads(params_json).items()
+        if k not in ("iterations", "block", "test", "window")
+    }
+
+
+def _params_text(params: dict[str, Any]) -> str:
+    """'4 KiB' for a message size alone, else key=value pairs."""
+    if set(params) == {"bytes"} and isinstance(params["bytes"], (int, float)):
+        return format_bytes(params["bytes"])
+    return ", ".join(f"{k}={v}" for k, v in params.items())
