@@ -78,6 +78,16 @@ def _peak_for(sample: dict, peaks: Sequence[Peak | dict]) -> dict | None:
     return None
 
 
+def _sort_key(key: tuple) -> list[tuple[int, float, str]]:
+    """Rows in the order of their identity, numbers numerically (4 KiB before 16 MiB)."""
+    return [
+        (0, float(x), "")
+        if isinstance(x, (int, float)) and not isinstance(x, bool)
+        else (1, 0.0, str(x))
+        for x in key
+    ]
+
+
 def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
     """Rows: workload, op, precision/pattern/protocol, concurrency, block, unit, measured
     (median and best of our values), reference (tool, median, best), peak (name, value,
@@ -100,7 +110,7 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
         best_seen[res] = max(best_seen.get(res, 0.0), max(values))
 
     rows = []
-    for key, group in sorted(ours.items(), key=lambda kv: [str(x) for x in kv[0]]):
+    for key, group in sorted(ours.items(), key=lambda kv: _sort_key(kv[0])):
         s = group[0]
         p = s["params"]
         metric = s["metric"]
@@ -266,7 +276,9 @@ def human_name(row: dict) -> str:
         "disk": f"disk {'sequential' if variant == 'seq' else 'random'} {op}",
         "net": f"{str(variant or '').upper()} {str(op or '').replace('_', '-')}",
     }
-    name = names.get(str(workload), row_label(row))
+    if str(workload) not in names:
+        return row_label(row)  # already says threads, block and nodes
+    name = names[str(workload)]
     if row.get("metric") in ("iops", "latency") and workload == "disk":
         name += f" {row['metric'] if row['metric'] == 'latency' else 'IOPS'}"
     details = []

@@ -50,3 +50,19 @@ def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:
                 "launches": len(medians),
             }
     return out
+
+
+def unstable_point(point: dict) -> bool:
+    """A curve point whose launch medians spread, or whose 95 % CI of the median reaches,
+    more than stats.CV_LIMIT (5 %) from its centre: the mark of the report's summary and
+    of `show`."""
+    centre = point["center"]
+    if not centre:
+        return False
+    spread = (point["high"] - point["low"]) / abs(centre)
+    wide = (
+        point["ci_low"] is not None
+        and point["ci_high"] is not None
+        and (point["ci_high"] - point["ci_low"]) / 2 / abs(centre) > stats.CV_LIMIT
+    )
+    return spread > stats.CV_LIMIT or wide

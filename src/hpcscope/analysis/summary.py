@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 
 from hpcscope.analysis import node_table, verdicts
 from hpcscope.analysis.observations import PLACEMENT_ORDER
-from hpcscope.analysis.p2p_curves import curves
+from hpcscope.analysis.p2p_curves import curves, unstable_point
 from hpcscope.formatting import format_bytes, format_number
-from hpcscope.results import stats
 
 SMALL_BYTES = 8  # OSU users quote latency at a few bytes; 8 B is one double
 
@@ -179,20 +178,6 @@ def _place_order(config: str) -> tuple:
     return (words[0] if words else "", rank, config)
 
 
-def _unstable(point: dict) -> bool:
-    """Launch medians or the CI of the median more than 5 % from the centre."""
-    centre = point["center"]
-    if not centre:
-        return False
-    spread = (point["high"] - point["low"]) / abs(centre)
-    wide = (
-        point["ci_low"] is not None
-        and point["ci_high"] is not None
-        and (point["ci_high"] - point["ci_low"]) / 2 / abs(centre) > stats.CV_LIMIT
-    )
-    return spread > stats.CV_LIMIT or wide
-
-
 def p2p_lines(run_id: int, samples: list[dict]) -> list[P2PLine]:
     p2p = [s for s in samples if s.get("benchmark") == "p2p"]
     latency = curves(p2p, "latency")
@@ -205,13 +190,13 @@ def p2p_lines(run_id: int, samples: list[dict]) -> list[P2PLine]:
         size = SMALL_BYTES if SMALL_BYTES in lat else (positive[0] if positive else None)
         if size is not None:
             line.latency_us, line.latency_bytes = lat[size]["center"], float(size)
-            if _unstable(lat[size]):
+            if unstable_point(lat[size]):
                 line.unstable.append("latency")
         bw = bandwidth.get(config) or {}
         if bw:
             best = max(bw, key=lambda s: bw[s]["center"])
             line.bandwidth_MBps, line.bandwidth_bytes = bw[best]["center"], float(best)
-            if _unstable(bw[best]):
+            if unstable_point(bw[best]):
                 line.unstable.append("bandwidth")
         out.append(line)
     return out
