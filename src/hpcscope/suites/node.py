@@ -19,6 +19,7 @@ from typing import Any
 
 from hpcscope.analysis import node_table
 from hpcscope.figures import node as node_figures
+from hpcscope.formatting import format_bytes
 from hpcscope.machine import node_facts
 from hpcscope.machine.peaks import node_peaks, parse_cpuinfo
 from hpcscope.plan.job import Job
@@ -81,6 +82,33 @@ def numa_matrix_notes(topology: Any, threads: list[int]) -> list[Note]:
                 )
             )
     return notes
+
+
+# --quick caps each STREAM array here: STREAM's rule (4 x the last-level caches) asks for
+# 1.9 GiB arrays where a VM reports its host's 480 MiB L3, and initialising and sweeping
+# three of them took 40 of the demo's 120 s of node measurements (and 20 s more in
+# likwid-bench's reference run, which uses the same size). Full runs keep the rule.
+QUICK_ARRAY_CAP = 512 << 20
+
+
+def stream_array_bytes(llc: int, quick: bool, mem: bool, out: SuitePlan) -> int:
+    """Bytes per STREAM array: 4 x the last-level caches, at least 64 MiB; with --quick
+    at most QUICK_ARRAY_CAP, with a warning naming what the rule wanted."""
+    rule = max(4 * llc, 64 << 20)
+    if not quick or rule <= QUICK_ARRAY_CAP:
+        return rule
+    if mem:
+        out.notes.append(
+            Note(
+                "warning",
+                f"memory (--quick): STREAM arrays of {format_bytes(QUICK_ARRAY_CAP)} each, "
+                f"below STREAM's rule of 4 x the last-level cache "
+                f"({format_bytes(rule)}): part of the traffic may hit the cache; a run "
+                "without --quick sizes them by the rule",
+                {"array_bytes": QUICK_ARRAY_CAP, "rule_bytes": rule},
+            )
+        )
+    return QUICK_ARRAY_CAP
 
 
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
@@ -146,7 +174,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 300,
             )
         )
-    array_bytes = max(4 * _llc_total(ctx.topology), 64 << 20)
+    array_bytes = stream_array_bytes(_llc_total(ctx.topology), quick, parts["mem"], out)
     if parts["mem"]:
         args = node_parts.mem_args(opts, quick, n, _llc_total(ctx.topology), tl, array_bytes)
         out.jobs.append(job("mem", args, 300))
