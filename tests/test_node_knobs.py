@@ -234,3 +234,16 @@ def test_hpl_n_rule_memory_or_time_decides():
 
 def test_wss_sizes_round_as_mem_does():
     assert node_refs.wss_bytes(1000, 2) == 2048 and node_refs.wss_bytes(10 << 20, 4) == 10 << 20
+
+
+def test_quick_caps_stream_arrays_and_says_what_the_rule_wanted():
+    from hpcscope.suites.base import SuitePlan
+    from hpcscope.suites.node import QUICK_ARRAY_CAP, stream_array_bytes
+
+    plan = SuitePlan()
+    assert stream_array_bytes(480 << 20, False, True, plan) == 4 * (480 << 20)  # the rule
+    assert stream_array_bytes(32 << 20, True, True, plan) == 128 << 20  # rule under the cap
+    assert stream_array_bytes(1 << 20, True, True, plan) == 64 << 20  # STREAM's minimum
+    assert not plan.notes
+    assert stream_array_bytes(480 << 20, True, True, plan) == QUICK_ARRAY_CAP
+    assert plan.notes[0].kind == "warning" and "1.88 GiB" in plan.notes[0].text
