@@ -535,6 +535,22 @@ def print_node(run: dict, samples: list[dict], console: Console) -> None:
 def print_generic(samples: list[dict], console: Console) -> None:
     """One table per (benchmark, metric, unit): a row per cell (results/cells.py), its
     median and 95% CI; what all rows share is named once in the title."""
+    _cell_tables(samples, console, full=False)
+
+
+# ------------------------------------------------------------------------ --cells
+
+
+def print_cells(samples: list[dict], console: Console) -> None:
+    """Every cell's statistics, pooled over the launches of one configuration: n, median,
+    its 95% CI, min, CV, and the launch view (mean ± σ of one number per launch). Tags and
+    params equal in every row of a table are named once in its title."""
+    _cell_tables(samples, console, full=True)
+
+
+def _cell_tables(samples: list[dict], console: Console, full: bool) -> None:
+    """A table per (benchmark, metric, unit), a row per cell; `full`: every statistic
+    (--cells), else launches, median, CI and flags."""
     from hpcscope.results.cells import group_cells, summarize_cell
 
     by_metric: dict[tuple, list] = defaultdict(list)
@@ -549,66 +565,19 @@ def print_generic(samples: list[dict], console: Console) -> None:
         for ((_, _, _, tags, _), per_launch), prm in zip(rows, all_params, strict=True):
             cell = summarize_cell(per_launch, unit)
             s = cell.all
+            ci = f"{_num(s.ci_low)} .. {_num(s.ci_high)}" if s.ci_low is not None else "-"
             flags = sorted({_flag(w) for w in s.warnings})
             for f in flags:
                 flagged[f] += 1
-            what = [f"{v}" for k, v in json.loads(tags).items() if k in tag_keys]
+            what = " ".join(f"{v}" for k, v in json.loads(tags).items() if k in tag_keys)
             shown = _params_text({k: v for k, v in prm.items() if k in param_keys})
-            ci = f"{_num(s.ci_low)} .. {_num(s.ci_high)}" if s.ci_low is not None else "-"
-            body.append(
-                [
-                    _text(", ".join([*what, *([shown] if shown else [])]) or "-"),
-                    Text(str(cell.launches)),
-                    Text(_num(s.median)),
-                    Text(ci),
-                    _text(" ".join(flags), "yellow"),
-                ]
-            )
-        common = [f"{k}={v}" for k, v in all_tags[0].items() if k not in tag_keys | {"mpi_version"}]
-        common += [f"{k}={v}" for k, v in all_params[0].items() if k not in param_keys]
-        print_table(
-            console,
-            clean(f"{bench}: {metric} ({unit})" + (f"; {', '.join(common)}" if common else "")),
-            [Col("configuration", numeric=False, wrap_at=40)],
-            [Col("launches"), Col("median"), Col("95% CI"), Col("flags", numeric=False)],
-            body,
-        )
-    _explain_flags(flagged, console)
-
-
-# ------------------------------------------------------------------------ --cells
-
-
-def print_cells(samples: list[dict], console: Console) -> None:
-    """Every cell's statistics, pooled over the launches of one configuration: n, median,
-    its 95% CI, min, CV, and the launch view (mean ± σ of one number per launch). Tags and
-    params equal in every row of a table are named once in its title."""
-    from hpcscope.results.cells import group_cells, summarize_cell
-
-    groups = group_cells(samples)
-    by_metric: dict[tuple, list] = defaultdict(list)
-    for key, g in sorted(groups.items(), key=_order):
-        by_metric[key[:3]].append((key, g))
-    flagged: dict[str, int] = defaultdict(int)
-    for (bench, metric, unit), rows in by_metric.items():
-        all_tags = [json.loads(k[3]) for k, _ in rows]
-        all_params = [_shown_params(k[4]) for k, _ in rows]
-        tag_keys, param_keys = _varying(all_tags), _varying(all_params)
-        body = []
-        for ((_, _, _, tags, _), per_launch), prm in zip(rows, all_params, strict=True):
-            cell = summarize_cell(per_launch, unit)
-            s = cell.all
-            ci = f"{_num(s.ci_low)} .. {_num(s.ci_high)}" if s.ci_low is not None else "-"
-            flags = [_flag(w) for w in s.warnings]
-            for w in flags:
-                flagged[w] += 1
-            config = [
-                _text(" ".join(f"{v}" for k, v in json.loads(tags).items() if k in tag_keys)),
-                _text(_params_text({k: v for k, v in prm.items() if k in param_keys})),
-            ]
-            body.append(
-                [
-                    *(c for c, shown in zip(config, (tag_keys, param_keys), strict=True) if shown),
+            if not full:
+                config = [_text(", ".join(x for x in (what, shown) if x) or "-")]
+                stats_cells = [Text(str(cell.launches)), Text(_num(s.median)), Text(ci)]
+            else:
+                config = [_text(what)] if tag_keys else []
+                config += [_text(shown)] if param_keys else []
+                stats_cells = [
                     Text(f"{s.n} ({cell.launches})"),
                     Text(_num(s.median)),
                     Text(ci),
@@ -616,18 +585,17 @@ def print_cells(samples: list[dict], console: Console) -> None:
                     Text(f"{100 * s.cv:.1f}%" if s.cv is not None else "-"),
                     Text(_over_text(cell.over)),
                     Text(_values_text(cell.over)),
-                    _text(" ".join(flags), "yellow"),
                 ]
-            )
+            body.append([*config, *stats_cells, _text(" ".join(flags), "yellow")])
         common = [f"{k}={v}" for k, v in all_tags[0].items() if k not in tag_keys | {"mpi_version"}]
         common += [f"{k}={v}" for k, v in all_params[0].items() if k not in param_keys]
-        keys = [Col("configuration", numeric=False, wrap_at=16)] if tag_keys else []
-        keys += [Col("params", numeric=False, wrap_at=28)] if param_keys else []
-        print_table(
-            console,
-            clean(f"{bench}: {metric} ({unit})" + (f"; {', '.join(common)}" if common else "")),
-            keys,
-            [
+        if not full:
+            keys = [Col("configuration", numeric=False, wrap_at=40)]
+            columns = [Col("launches"), Col("median"), Col("95% CI")]
+        else:
+            keys = [Col("configuration", numeric=False, wrap_at=16)] if tag_keys else []
+            keys += [Col("params", numeric=False, wrap_at=28)] if param_keys else []
+            columns = [
                 Col("n\n(launches)"),
                 Col("median"),
                 Col("95% CI\nof median"),
@@ -635,8 +603,12 @@ def print_cells(samples: list[dict], console: Console) -> None:
                 Col("CV"),
                 Col("launch\nmean ± σ"),
                 Col("per launch", wrap_at=24),
-                Col("flags", numeric=False),
-            ],
+            ]
+        print_table(
+            console,
+            clean(f"{bench}: {metric} ({unit})" + (f"; {', '.join(common)}" if common else "")),
+            keys,
+            [*columns, Col("flags", numeric=False)],
             body,
         )
     _explain_flags(flagged, console)
