@@ -237,6 +237,10 @@ def test_helpers() -> None:
 
 
 def test_local_without_hwloc_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_library(*args, **kwargs) -> str:
+        raise topomod.hwloc_lib.HwlocLibraryError("libhwloc.so.15: cannot open shared object")
+
+    monkeypatch.setattr(topomod.hwloc_lib, "topology_xml", no_library)
     monkeypatch.setattr(topomod.shutil, "which", lambda name: None)
     with pytest.raises(TopologyError, match="apt-get install hwloc"):
         Topology.local()

@@ -51,7 +51,8 @@ def topo(
              hpcscope topo --on slurm --partition short   (probe a compute node, refresh
                                                           the cache `run --on slurm` plans with)
 
-    Read from hwloc (lstopo). Every run stores this XML too.
+    Read from hwloc (its library; lstopo where the library cannot be loaded). Every
+    run stores this XML too.
     """
     if on == "slurm":
         options = SlurmOptions(partition=partition, account=account, qos=qos, constraint=constraint)

@@ -1,7 +1,9 @@
 """Machine topology read from hwloc's XML export.
 
-hwloc does the discovery (`lstopo-no-graphics --of xml`); this module only reads what it
-wrote, so a topology recorded on a cluster node parses the same as the local one.
+hwloc does the discovery: its library called with ctypes (machine/hwloc_lib.py, in a child
+Python; the same XML as `lstopo-no-graphics --of xml`), or the lstopo program where the
+library cannot be loaded. This module only reads the XML, so a topology recorded on a cluster node parses
+the same as the local one. lstopo is otherwise only needed for the drawing in the report.
 
 Relations (which core, package and NUMA node a hardware thread belongs to, which CPUs a
 cache serves) are computed from the objects' cpusets rather than from their position in
@@ -24,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hpcscope.formatting import format_bytes
+from hpcscope.machine import hwloc_lib
 
 # hwloc cache_type attribute: HWLOC_OBJ_CACHE_UNIFIED, _DATA, _INSTRUCTION.
 _CACHE_TYPES = {0: "unified", 1: "data", 2: "instruction"}
@@ -128,24 +131,8 @@ class Topology:
 
     @classmethod
     def local(cls) -> Topology:
-        """Discover this machine by running hwloc's lstopo."""
-        exe = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
-        if exe is None:
-            raise TopologyError(
-                "hwloc's lstopo is not installed; it discovers the machine topology. "
-                "Install it with `apt-get install hwloc` (Debian/Ubuntu) or load an hwloc module."
-            )
-        try:
-            proc = subprocess.run(
-                [exe, "--of", "xml"], capture_output=True, text=True, timeout=120, check=False
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise TopologyError(f"{exe} --of xml did not finish in 120 s") from exc
-        if proc.returncode != 0:
-            raise TopologyError(
-                f"{exe} --of xml failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"
-            )
-        return cls.from_xml(proc.stdout)
+        """Discover this machine: hwloc's library when it loads, else hwloc's lstopo."""
+        return cls.from_xml(local_xml())
 
     # ----- queries ------------------------------------------------------------------
     def pu(self, os_index: int) -> PU:
@@ -277,6 +264,46 @@ class Topology:
             ),
             default=0,
         )
+
+
+# ----- discovery ------------------------------------------------------------------------
+
+INSTALL_HINT = (
+    "install the hwloc library with `apt-get install libhwloc15` (Debian/Ubuntu; it comes "
+    "with Open MPI and MPICH) or the tools with `apt-get install hwloc`, or load an hwloc module"
+)
+
+
+def local_xml() -> str:
+    """This machine's hwloc XML: from the library (no program needed), else from lstopo."""
+    try:
+        return hwloc_lib.topology_xml()
+    except hwloc_lib.HwlocLibraryError as exc:
+        library_problem = str(exc)
+    return _lstopo_xml(library_problem)
+
+
+def _lstopo_xml(library_problem: str) -> str:
+    exe = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
+    if exe is None:
+        raise TopologyError(
+            f"hwloc discovers the machine topology, but {library_problem} and hwloc's "
+            f"lstopo-no-graphics/lstopo is not installed: {INSTALL_HINT}"
+        )
+    try:
+        proc = subprocess.run(
+            [exe, "--of", "xml"], capture_output=True, text=True, timeout=120, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise TopologyError(f"{exe} --of xml did not finish in 120 s") from exc
+    except OSError as exc:
+        raise TopologyError(f"{exe} --of xml could not run ({exc}); {library_problem}") from exc
+    if proc.returncode != 0:
+        raise TopologyError(
+            f"{exe} --of xml failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}; "
+            f"{library_problem}"
+        )
+    return proc.stdout
 
 
 # ----- parsing ----------------------------------------------------------------------------
