@@ -4,8 +4,8 @@
  * to move from one CPU to the other, and on a virtual machine that time changes when the
  * hypervisor moves the virtual CPUs to other physical cores (measured on a 2-vCPU KVM
  * guest: 20 ns and 60-90 ns one way within minutes, and small-message bandwidth changing
- * with it; README "Why hpcscope differs from OSU"). Every 2-rank launch therefore
- * records it in its meta record, so a launch-level shift has a visible cause.
+ * with it; docs/osu.md "Why hpcscope differs from OSU"). Every 2-rank launch
+ * therefore records it in its meta record, so a launch-level shift has a visible cause.
  *
  * Collective over comm. Only for exactly 2 ranks sharing memory (one node); otherwise,
  * and in SimGrid builds (simulated ranks are threads of one scheduler: a spin wait would

@@ -26,7 +26,7 @@
  * can compare both at millisecond distance (separate launches on a shared machine differ
  * by far more than the effect: measured +0.3..0.6 % for blocks of 100 at 0.17 us).
  *
- * Protocols (--protocol, README "Why hpcscope differs from OSU"):
+ * Protocols (--protocol, docs/osu.md "Why hpcscope differs from OSU"):
  *   hpcscope  the blocks above; sizes in --order (up, down, random with --seed: the suite
  *             draws a new order per launch), each size warmed up for at least
  *             --warmup-ms (5 ms) on top of OSU's counts;

@@ -79,7 +79,7 @@ k = 32: 98 % of the simulator's time); its multi-collective job took 80 min on f
 smpi/send-is-detached-thresh:0 (no send detached) is 2.5x faster at 16 x 32 but changes
 the model, every sender then waits until its message has arrived: on 8 x 32 native bcast
 of 256 ints went from 2.16 to 3.86 us, lane allgather of 100 ints from 90.6 to 93.8 us.
-So SMPI's default stays, and the cost is stated instead (README, "Cost").
+So SMPI's default stays, and the cost is stated instead (docs/simulation.md, "Cost").
 """
 
 from __future__ import annotations

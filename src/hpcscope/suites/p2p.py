@@ -31,7 +31,7 @@ def check_protocol(value: str | None) -> str:
 
 def protocol_args(protocol: str) -> list[str]:
     """p2p options of one launch. hpcscope: sizes in a random order drawn per launch
-    (ReproMPI's rule; README "Why hpcscope differs from OSU"); --seed 0 lets the program
+    (ReproMPI's rule; docs/osu.md "Why hpcscope differs from OSU"); --seed 0 lets the program
     draw the seed, which its meta record echoes (so a launch can be repeated), and keeps
     every repeat's command line the same (one SLURM job array per placement); osu: OSU's
     loop, sizes ascending."""
