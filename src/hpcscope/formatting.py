@@ -5,7 +5,9 @@ One function per kind of quantity so that the same size never reads two ways.
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any
 
 from rich.markup import escape
 
@@ -41,24 +43,94 @@ def format_number(x: float, unit: str = "") -> str:
 
 
 def markdown_table(head: list[str], rows: list[list[str]], numeric: list[bool]) -> str:
-    """A GitHub-flavoured Markdown table; numeric columns right-aligned, '|' escaped."""
+    """A GitHub-flavoured Markdown table; numeric columns right-aligned, every cell
+    through `markdown_cell`."""
 
     def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(markdown_cell(c) for c in cells) + " |"
 
     rule = "|" + "|".join("---:" if n else "---" for n in numeric) + "|"
     return "\n".join([line(head), rule] + [line(r) for r in rows]) + "\n"
 
 
-_CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f]"
+# One encoder per medium a text lands in; every writer of that medium uses it:
+#   terminal      plain (markup_safe inside Rich markup)
+#   Markdown      markdown_cell (cells, headings, list items)
+#   CSV           csv_cell
+#   OSU text      one_line (plain on one line: a newline would start a fake data row)
+#   HTML          Jinja's autoescape (report/html.py, report/compare.py)
+#   JSON          json.dumps (escapes control characters itself)
+
+# Escape sequences a terminal acts on, removed whole so that their parameters do not show
+# as text: CSI (ESC [ or 8-bit CSI ... final byte), the strings OSC, DCS, SOS, PM and APC
+# (ESC ] P X ^ _ or their 8-bit forms, ended by BEL or ST; unended ones lose only their
+# introducer, below), and the two-byte escapes (ESC c, ESC 7, ESC ( B).
+_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[ -/]*[0-~]"
 )
+# C0 and C1 control characters (DEL included): removed.
+_CONTROLS = "\x00-\x1f\x7f-\x9f"
+# Invisible format characters, the Unicode bidi controls first: embeddings and overrides
+# U+202A-U+202E (U+202E shows "abc" as "cba", so "txt.exe" can read "exe.txt"), isolates
+# U+2066-U+2069, the marks U+200E, U+200F and U+061C; and the zero-width characters
+# U+200B-U+200D, U+2060-U+2065, U+FEFF. Shown as "<U+202E>" rather than removed, so a
+# reader sees that a label holds one (the same as `hpcscope show` and `list` always did).
+_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
-def plain(value: object) -> str:
-    """Text from the user, the environment or a benchmark, safe for a terminal: ANSI/OSC
-    escape sequences and other control characters removed (newlines and tabs kept)."""
-    return _CONTROL.sub("", str(value))
+@functools.cache
+def _controls(keep: str) -> re.Pattern[str]:
+    kept = "".join(re.escape(c) for c in keep)
+    return re.compile(f"(?![{kept}])[{_CONTROLS}]" if kept else f"[{_CONTROLS}]")
+
+
+def plain(value: object, keep: str = "\n\t") -> str:
+    """Text from the user, the environment, a benchmark or an imported file, safe for a
+    terminal: escape sequences (ANSI colours, OSC titles and links) and every other C0
+    and C1 control character removed, and the invisible characters that make a label read
+    reversed or hide text (bidi controls, zero-width characters) shown as "<U+202E>".
+    `keep`: the control characters the caller wants kept (newlines and tabs by default;
+    "" for none)."""
+    text = _controls(keep).sub("", _SEQUENCE.sub("", str(value)))
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+
+
+def one_line(value: object) -> str:
+    """`plain` on one line: newlines, carriage returns and tabs become spaces (a line of
+    OSU text, a cell of an aligned text table)."""
+    return plain(_LINE_BREAKS.sub(" ", str(value)), keep="")
+
+
+_LINE_BREAKS = re.compile(r"\r\n|[\r\n\t\v\f\x85\u2028\u2029]")
+
+
+def markdown_cell(value: object) -> str:
+    """Text for a Markdown table cell (or heading, or list item): `one_line`, then HTML
+    escaped (& < >: Markdown passes raw HTML through, so "<script>" would run in a viewer
+    that renders it) and '|' escaped (it would end the cell)."""
+    text = one_line(value)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
+# OWASP's rule for CSV injection: a cell a spreadsheet would read as a formula
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text, and a terminal prints without effects: text
+    loses its control characters (`plain`, newlines and tabs kept: the CSV quoting holds
+    them), then text that starts with = + - @ tab or CR (a formula to a spreadsheet) gets
+    a leading apostrophe (OWASP's rule). None is an empty cell; numbers stay numbers."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return value
+    text = plain(value)
+    if text[:1] in _FORMULA_START:
+        return "'" + text
+    return text
 
 
 def markup_safe(value: object) -> str:

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hpcscope import safe_write
 from hpcscope.analysis.verdicts import alg_key
-from hpcscope.formatting import markdown_table
+from hpcscope.formatting import csv_cell, markdown_table, one_line
 
 Column = tuple[str, str]  # (row key, title)
 
@@ -68,8 +69,8 @@ def cell(value: Any, key: str = "") -> str:
 
 def to_text(rows: Sequence[dict], columns: Sequence[Column]) -> str:
     """Aligned plain-text table (numbers right-aligned) for terminals and logs."""
-    table = [[title for _, title in columns]]
-    table += [[cell(row.get(k), k) for k, _ in columns] for row in rows]
+    table = [[one_line(title) for _, title in columns]]
+    table += [[one_line(cell(row.get(k), k)) for k, _ in columns] for row in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
     lines = []
     for n, r in enumerate(table):
@@ -95,9 +96,9 @@ def to_csv(rows: Sequence[dict], columns: Sequence[Column]) -> str:
     """CSV with the row keys as header (machine-readable: full precision, no units)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([k for k, _ in columns])
+    writer.writerow([csv_cell(k) for k, _ in columns])
     for row in rows:
-        writer.writerow(["" if row.get(k) is None else row.get(k) for k, _ in columns])
+        writer.writerow([csv_cell(row.get(k)) for k, _ in columns])
     return buf.getvalue()
 
 
@@ -108,7 +109,7 @@ def write_tables(
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{stem}.csv", out_dir / f"{stem}.md", out_dir / f"{stem}.txt"]
     for path, render in zip(paths, (to_csv, to_markdown, to_text)):
-        path.write_text(render(rows, columns))
+        safe_write.write_text(path, render(rows, columns))
     return paths
 
 

@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from hpcscope import safe_write
 from hpcscope.analysis.verdicts import (
     ALPHA,
     THRESHOLD,
@@ -300,12 +301,13 @@ def write_tuning(path: str | os.PathLike[str], table: dict) -> Path:
     lines = ",\n".join(
         "    " + json.dumps(rule, separators=(", ", ": ")) for rule in table["rules"]
     )
-    path.write_text(
+    safe_write.write_text(
+        path,
         '{"schema": '
         + json.dumps(table["schema"])
         + ',\n "rules": [\n'
         + lines
         + ("\n" if lines else "")
-        + " ]}\n"
+        + " ]}\n",
     )
     return path

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import click
 
-from hpcscope import build, runner
+from hpcscope import build, runner, safe_write
 from hpcscope.analysis.sim_calibrate import CalibrationError, fit_alpha_beta, fit_piecewise
 from hpcscope.cli.common import err, handle_errors, store_of
 from hpcscope.formatting import format_bytes
@@ -87,14 +86,14 @@ def platform(name: str, out: str, ppn: int | None) -> None:
     machine = _platform(name)
     if machine.spec is None:
         raise runner.UsageError(f"{name}: already a platform file; nothing to write")
-    Path(out).write_text(machine.xml)
+    safe_write.write_text(out, machine.xml)
     err.print(f"wrote {out}: {machine.label}, {machine.nodes} nodes")
     if ppn is not None:
         try:
             text = machine.hostfile(ppn)
         except PlatformError as exc:
             raise runner.UsageError(str(exc)) from exc
-        Path(out + ".hostfile").write_text(text)
+        safe_write.write_text(out + ".hostfile", text)
         err.print(f"wrote {out}.hostfile: {machine.nodes} x {ppn} ranks")
 
 
@@ -269,7 +268,7 @@ def _fit_platform(base, sizes, times, tolerance, placement, run_id, mpi, breakpo
 
 def _write(out: str, spec) -> None:
     try:
-        Path(out).write_text(platform_xml(spec))
+        safe_write.write_text(out, platform_xml(spec))
     except PlatformError as exc:
         raise runner.UsageError(f"the fit gives an impossible platform: {exc}") from exc
 

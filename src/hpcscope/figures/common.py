@@ -29,6 +29,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from hpcscope import safe_write  # noqa: E402
 from hpcscope.build import cache_root  # noqa: E402
 
 # Reproducible SVG: no random ids, no date, so two reports of one run are identical.
@@ -55,7 +56,10 @@ def save_png_svg(fig, out_dir: Path, stem: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
     for path in paths:
-        fig.savefig(path, bbox_inches="tight")
+        # drawn into memory, then written by safe_write (never through a planted symlink)
+        buf = io.BytesIO()
+        fig.savefig(buf, format=path.suffix[1:], bbox_inches="tight")
+        safe_write.write_bytes(path, buf.getvalue())
     plt.close(fig)
     return paths
 
@@ -161,9 +165,8 @@ def cached_uri(kind: str, data: Any, draw: Callable[[], Any]) -> str | None:
     if uri is not None and use_disk:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(uri, encoding="ascii")
-            os.replace(tmp, path)  # atomic: a concurrent report reads all or nothing
+            # atomic: a concurrent report reads all or nothing
+            safe_write.write_text(path, uri, encoding="ascii")
         except OSError:
             pass  # a read-only cache only costs the drawing
     _MEMORY[key] = uri
@@ -188,7 +191,7 @@ def lstopo_svg(topology_xml: str, timeout_s: float = 30.0) -> str | None:
         return None
     with tempfile.TemporaryDirectory() as tmp:
         xml = Path(tmp) / "topology.xml"
-        xml.write_text(topology_xml, encoding="utf-8")
+        safe_write.write_text(xml, topology_xml)
         try:
             done = subprocess.run(
                 [exe, "-i", str(xml), "--of", "svg"],

@@ -28,6 +28,8 @@ import threading
 import time
 from pathlib import Path
 
+from hpcscope import safe_write
+
 SAMPLE_S = 0.5
 
 
@@ -97,7 +99,7 @@ def main(argv: list[str]) -> int:
     sampler.join()
     code = os.waitstatus_to_exitcode(status)
     returncode = code if code >= 0 else 128 - code
-    with open(out, "w") as fh:
+    with safe_write.open_for_write(out) as fh:
         json.dump(
             {
                 "wall_time_s": wall,

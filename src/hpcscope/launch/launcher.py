@@ -19,6 +19,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hpcscope import safe_write
 from hpcscope.plan.job import Job
 from hpcscope.plan.placement import Placement
 
@@ -47,9 +48,9 @@ class LaunchSpec:
         args = list(self.args)
         for name, content in self.files.items():
             path = directory / name
-            path.write_text(content, encoding="utf-8")
-            if content.startswith("#!"):
-                path.chmod(0o755)  # a script the launcher executes (the lab's agent)
+            # a script the launcher executes (the lab's agent) is made executable
+            perms = 0o755 if content.startswith("#!") else 0o666
+            safe_write.write_text(path, content, perms=perms)
             args = [a.replace("{" + name + "}", str(path)) for a in args]
         return args
 

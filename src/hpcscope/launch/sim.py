@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from hpcscope import safe_write
 from hpcscope.launch import child_usage, placement_check
 from hpcscope.launch.base import JobState
 from hpcscope.launch.local import LocalBackend, run_job
@@ -138,7 +139,7 @@ class SimBackend(LocalBackend):
     def submit(self, run_id: int, jobs: list[Job]) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         platform = self.workdir / "platform.xml"
-        platform.write_text(self.machine.xml)
+        safe_write.write_text(platform, self.machine.xml)
         self.store.add_note(run_id, "banner", banner_text(self.machine))
         self.store.add_note(
             run_id,
@@ -216,7 +217,7 @@ class SimBackend(LocalBackend):
         folder = self.workdir / _folder_name(job.name)
         folder.mkdir(parents=True, exist_ok=True)
         hostfile = folder / "hostfile"
-        hostfile.write_text(self.hostfile(job))
+        safe_write.write_text(hostfile, self.hostfile(job))
         usage = folder / "usage.json"
         usage.unlink(missing_ok=True)
         job = replace(job, tags=dict(job.tags, simulated=True, platform=self.machine.name))

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from hpcscope import build
+from hpcscope import build, safe_write
 from hpcscope.launch.sim import machine_options
 from hpcscope.launch.smpi_command import smpirun_command
 from hpcscope.machine.mpi import MpiSpec
@@ -36,8 +36,8 @@ def simulated_latency(
     options = machine_options(machine, program)
     with tempfile.TemporaryDirectory(prefix="hpcscope-pingpong-") as tmp:
         folder = Path(tmp)
-        (folder / "platform.xml").write_text(machine.xml)
-        (folder / "hostfile").write_text("\n".join(machine.pair_hosts(placement)) + "\n")
+        safe_write.write_text(folder / "platform.xml", machine.xml)
+        safe_write.write_text(folder / "hostfile", "\n".join(machine.pair_hosts(placement)) + "\n")
         args = ["--tests", "latency", "--max-size", str(max_size)]
         args += ["--iterations", str(ITERATIONS), "--warmup", "2"]
         cmd = smpirun_command(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpcscope import build as build_mod
+from hpcscope import safe_write
 from hpcscope.launch.smpi_command import single_rank_command
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.machine.sim_platform import PlatformSpec, hostfile, platform_xml
@@ -40,8 +41,8 @@ def probe_command(
     folder.mkdir(parents=True, exist_ok=True)
     platform, hosts = folder / "platform.xml", folder / "hostfile"
     if not platform.exists():
-        platform.write_text(platform_xml(PROBE_PLATFORM))
-        hosts.write_text(hostfile(PROBE_PLATFORM, 1))
+        safe_write.write_text(platform, platform_xml(PROBE_PLATFORM))
+        safe_write.write_text(hosts, hostfile(PROBE_PLATFORM, 1))
     cmd = single_rank_command(
         program, args, platform=str(platform), hostfile=str(hosts), smpirun=mpi.mpirun
     )

@@ -28,6 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from hpcscope import safe_write
 from hpcscope.launch import placement_check
 from hpcscope.launch import slurm_parse as sp
 from hpcscope.launch.base import BackendError, CollectReport, JobState, progress_bar
@@ -298,7 +299,7 @@ class SlurmBackend:
     ) -> None:
         for group, text in rendered:
             script = rundir / f"{group.name}.sbatch"
-            script.write_text(text)
+            safe_write.write_text(script, text)
             proc = self._run(data, ["sbatch", "--parsable", str(script)], cwd=str(rundir))
             if proc.returncode != 0:
                 queued = len(data["groups"])
@@ -564,7 +565,7 @@ class SlurmBackend:
         Two collects of one run take turns (a lock file in the run's SLURM directory)."""
         data = self._data(run_id)
         rundir = self._rundir(run_id, data)
-        with open(rundir / ".collect.lock", "w") as lock:
+        with safe_write.open_lock(rundir / ".collect.lock") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent collect waits here
             return self._collect_locked(run_id, rundir)
 

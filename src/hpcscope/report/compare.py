@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from hpcscope import safe_write
 from hpcscope.formatting import markup_safe, plain
 from hpcscope.results import stats
 from hpcscope.results.cells import LAUNCH_TAGS, compare_cells, group_cells
@@ -285,5 +286,5 @@ def write_comparison_html(rows: list[Row], path: Path, title: str = "hpcscope co
             heading=title,
         )
     )
-    path.write_text(html, encoding="utf-8")
+    safe_write.write_text(path, html)
     return path

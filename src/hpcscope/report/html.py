@@ -21,6 +21,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from hpcscope import safe_write
 from hpcscope.analysis import highlights as highlights_mod
 from hpcscope.analysis import node_table, paper_colls, paper_compare, summary, verdicts
 from hpcscope.analysis import observations as obs
@@ -31,7 +32,7 @@ from hpcscope.figures import node as node_figs
 from hpcscope.figures import p2p as p2p_figs
 from hpcscope.figures import stability as stability_figs
 from hpcscope.figures.common import Figure, cached_uri, fig_uri, lstopo_uri
-from hpcscope.formatting import format_bytes, format_number
+from hpcscope.formatting import csv_cell, format_bytes, format_number
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
 from hpcscope.report import over_runs as over_runs_parts
@@ -93,14 +94,9 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
-def _csv_cell(value: Any) -> Any:
-    """A CSV cell a spreadsheet shows as text: text from the machine or the user that starts
-    with = + - @ (a formula to a spreadsheet) gets a leading apostrophe (OWASP's rule)."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
+# A CSV cell a spreadsheet shows as text (formula guard, control characters removed): the
+# one CSV encoder, formatting.csv_cell.
+_csv_cell = csv_cell
 
 
 class _Writer:
@@ -121,7 +117,7 @@ class _Writer:
         classes: list[list[str]] | None = None,
     ) -> Table:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"run{self.run_id}_{tid}") + ".csv"
-        with open(self.out_dir / name, "w", newline="", encoding="utf-8") as fh:
+        with safe_write.open_for_write(self.out_dir / name, newline="") as fh:
             w = csv.writer(fh)
             w.writerow(columns)
             for row in rows:
@@ -1010,7 +1006,7 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
     for first, other in pairs:
         rows = compare_mod.compare_runs(store, first, other)
         name = f"compare_run{first}_run{other}.csv"
-        with open(out_dir / name, "w", newline="", encoding="utf-8") as fh:
+        with safe_write.open_for_write(out_dir / name, newline="") as fh:
             cw = csv.writer(fh)
             cw.writerow(
                 [
@@ -1030,17 +1026,20 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
             for r in rows:
                 cw.writerow(
                     [
-                        r.benchmark,
-                        r.metric,
-                        r.unit,
-                        r.label,
-                        r.median_a,
-                        r.median_b,
-                        r.ratio,
-                        r.p_value,
-                        r.verdict,
-                        r.n_a,
-                        r.n_b,
+                        csv_cell(v)
+                        for v in (
+                            r.benchmark,
+                            r.metric,
+                            r.unit,
+                            r.label,
+                            r.median_a,
+                            r.median_b,
+                            r.ratio,
+                            r.p_value,
+                            r.verdict,
+                            r.n_a,
+                            r.n_b,
+                        )
                     ]
                 )
         comparisons.append(
@@ -1073,7 +1072,7 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
         )
     )
     path = out_dir / "index.html"
-    path.write_text(html, encoding="utf-8")
+    safe_write.write_text(path, html)
     return path
 
 

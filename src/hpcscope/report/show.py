@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -39,15 +38,11 @@ if TYPE_CHECKING:
 # Only rich and formatting at import time: `hpcscope list` uses `clean` and must not load
 # numpy (issue 19, list < 1 s); the analysis modules are imported where they are used.
 
-# Bidirectional controls (U+202E turns the rest of a line around) and other invisible
-# format characters: shown as <U+202E> so a label cannot disguise what follows it.
-_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
-
 
 def clean(value: object) -> str:
-    """Text from the store for a terminal: formatting.plain (escape sequences and control
-    characters removed) and invisible direction controls made visible."""
-    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", plain(value))
+    """Text from the store for a terminal (formatting.plain: escape sequences and control
+    characters removed, direction controls shown as <U+202E>)."""
+    return plain(value)
 
 
 def S(value: object) -> str:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from hpcscope.formatting import markdown_table
+from hpcscope.formatting import csv_cell, markdown_cell, markdown_table, one_line
 from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
 from hpcscope.results import placement_proof
 from hpcscope.results.cells import LAUNCH_TAGS as POOLED_TAGS
@@ -335,38 +335,42 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
     ]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
+    writer.writerow([csv_cell(name) for name in header])  # tag and param names are text too
     for s in samples:
         summary = summarize(s["values"], is_rate(s["unit"]))
         stats = summary.to_dict()
         writer.writerow(
             [
                 s["launch_id"],
-                s.get("launch", ""),
+                _csv_value(s.get("launch", "")),
                 *(_csv_value(s["tags"].get(k)) for k in tag_cols),
-                placement.get(s["launch_id"], ""),
-                verdict.get(s["launch_id"], ""),
-                s["benchmark"],
-                s["metric"],
-                s["unit"],
+                _csv_value(placement.get(s["launch_id"], "")),
+                _csv_value(verdict.get(s["launch_id"], "")),
+                _csv_value(s["benchmark"]),
+                _csv_value(s["metric"]),
+                _csv_value(s["unit"]),
                 *(_csv_value(s["params"].get(k)) for k in param_keys),
-                s["warmups"],
+                _csv_value(s["warmups"]),
                 *(_csv_value(stats[k]) for k in CSV_STATS),
                 _csv_value(launch_value(s["values"], s["unit"])),
-                "; ".join(summary.warnings),
+                _csv_value("; ".join(summary.warnings)),
             ]
         )
     return buf.getvalue()
 
 
 def _csv_value(value: Any) -> str:
+    """One CSV cell: numbers in full precision (formatting is the reader's job), text
+    through formatting.csv_cell (no control characters, no formula a spreadsheet runs)."""
     if value is None:
         return ""
     if isinstance(value, float):
-        return repr(value)  # full precision; formatting is the reader's job
+        return repr(value)
+    if isinstance(value, int):  # bool included: True, False
+        return str(value)
     if isinstance(value, (dict, list)):
-        return _key(value)
-    return str(value)
+        return csv_cell(_key(value))
+    return csv_cell(str(value))
 
 
 # -- Markdown: size rows x placement columns, the seeds' stability table -----------------
@@ -415,7 +419,10 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
     ordered_rows = sorted(rows, key=lambda r: _params_rank(rows[r]))
     launches = len({s["launch_id"] for s in samples})
     title = " ".join(
-        [f"### {benchmark or 'unknown benchmark'}", *(f"{k}={v}" for k, v in sorted(tags.items()))]
+        [
+            f"### {markdown_cell(benchmark or 'unknown benchmark')}",
+            *(markdown_cell(f"{k}={v}") for k, v in sorted(tags.items())),
+        ]
     )
     size_head = "bytes" if all(set(p) == {"bytes"} for p in rows.values()) else "params"
     head, per_launch_head = [size_head], [size_head]
@@ -466,7 +473,7 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
         ),
     ]
     if warnings:
-        lines += ["", "Warnings:", ""] + [f"- {w}" for w in warnings]
+        lines += ["", "Warnings:", ""] + [f"- {markdown_cell(w)}" for w in warnings]
     return "\n".join(lines) + "\n"
 
 
@@ -504,7 +511,7 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
     for key in sorted(blocks, key=order.__getitem__):
         group = blocks[key]
         first = group[0]
-        metric, unit = first["metric"], first["unit"]
+        metric, unit = one_line(first["metric"]), one_line(first["unit"])
         test, column = OSU_TITLES.get(metric, (f"{metric} test", metric.capitalize()))
         tags = _common_tags(group, POOLED_TAGS)
         other = {k: v for k, v in _identity(first["params"]).items() if k != "bytes"}
@@ -517,7 +524,7 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
         )
         launches = len({s["launch_id"] for s in group})
         lines = [
-            f"# OSU MPI {test} (hpcscope: {described})",
+            f"# OSU MPI {test} (hpcscope: {one_line(described)})",
             f"# median of all values per size over {launches} launch(es)",
             f"{'# Size':<10}{column + ' (' + unit + ')':>{OSU_FIELD_WIDTH}}",
         ]

@@ -481,8 +481,12 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
     """coll_table.{csv,md,txt} in the paper's shape, coll_not_timed.csv (fallbacks),
     coll_*.png/svg figures, and for simulated runs on Hydra
     coll_paper_vs_simulation.{csv,md,txt}."""
+    import csv
+
+    from hpcscope import safe_write
     from hpcscope.analysis import paper_colls, tables, verdicts
     from hpcscope.figures import coll as figures
+    from hpcscope.formatting import csv_cell
 
     samples = store.samples(run_id, benchmark="coll")
     rows = verdicts.coll_table(samples)
@@ -499,14 +503,22 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
         s for s in store.summaries(run_id) if s.get("metric") in ("fallback", "unavailable")
     ]
     if not_timed:
-        lines = ["collective,algorithm,count,why"]
-        for s in not_timed:
-            prm = s.get("params", {})
-            reason = str(s.get("reason", "")).replace('"', "'")
-            lines.append(
-                f'{prm.get("collective")},{prm.get("algorithm")},{prm.get("count")},"{reason}"'
-            )
         extra = out_dir / "coll_not_timed.csv"
-        extra.write_text("\n".join(lines) + "\n")
+        with safe_write.open_for_write(extra, newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(["collective", "algorithm", "count", "why"])
+            for s in not_timed:
+                prm = s.get("params", {})
+                writer.writerow(
+                    [
+                        csv_cell(v)
+                        for v in (
+                            prm.get("collective"),
+                            prm.get("algorithm"),
+                            prm.get("count"),
+                            str(s.get("reason", "")),
+                        )
+                    ]
+                )
         paths.append(extra)
     return paths + figures.coll_figures(samples, out_dir)

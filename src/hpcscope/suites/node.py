@@ -275,8 +275,9 @@ def _plan_refs(
 def outputs(store, run_id: int, out_dir):
     """The node table (measured x reference x peak x efficiencies) and the figures."""
     import csv
-    import io
 
+    from hpcscope import safe_write
+    from hpcscope.formatting import csv_cell
     from hpcscope.machine.topology import Topology
 
     run = store.run(run_id)
@@ -286,11 +287,10 @@ def outputs(store, run_id: int, out_dir):
     written = []
     if rows:
         columns = list(rows[0].keys())
-        text = io.StringIO()
-        writer = csv.DictWriter(text, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-        (out_dir / "node_table.csv").write_text(text.getvalue())
+        with safe_write.open_for_write(out_dir / "node_table.csv", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
         written.append(out_dir / "node_table.csv")
     caches = Topology.from_xml(run["topology_xml"]).cache_sizes() if run.get("topology_xml") else {}
     return written + node_figures.write(samples, peaks, caches, out_dir)

@@ -176,6 +176,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
 
 def outputs(store, run_id: int, out_dir):
     """Latency/bandwidth figures (PNG+SVG) and the size x placement tables."""
+    from hpcscope import safe_write
     from hpcscope.figures import p2p as p2p_figures
     from hpcscope.results import export
 
@@ -185,6 +186,6 @@ def outputs(store, run_id: int, out_dir):
         ("p2p_table.md", export.to_markdown(samples)),
         ("p2p_samples.csv", export.to_csv(samples)),
     ):
-        (out_dir / name).write_text(text)
+        safe_write.write_text(out_dir / name, text)
         written.append(out_dir / name)
     return written
