@@ -6,55 +6,263 @@ Each run becomes a new run here with new run, launch and sample ids; everything 
 kept as it was stored, so `export` of the imported run equals `export` of the original
 except for those ids (and the run's topology XML, which JSON exports leave out).
 
-Bad input is refused before anything is written (a ValueError, exit 2), and the runs of
-one file are stored in one transaction (Store.import_runs), so a failure leaves the
-store unchanged. docs/records.md section 3 ("export schema").
+Every run is checked before anything is written, in this order, the first problem
+refused as one line that names the file, the run and the field (its JSON path):
+
+1. parsing: JSON without NaN, Infinity or numbers that overflow to them, nested at
+   most MAX_DEPTH levels (a deeper file is refused, never a RecursionError);
+2. `_plain_data`: every text valid Unicode without NUL characters, every integer within
+   64 bits, every number finite (store files: SQLite REAL columns may hold Inf);
+3. the JSON Schema export.schema.json (draft 2020-12, shipped in this package and
+   published as docs/export.schema.json): types, enums, string lengths, date-times;
+4. what a schema cannot say: unique launch ids, samples naming a launch of the run, the
+   meta and summary records as at ingestion (records.validate), a parsable topology.
+
+A store file's rows are read as they are stored (Store.stored_runs, no view code runs
+on them), decoded into the same shape as a JSON export and checked the same way. The
+runs of one file are then stored in one transaction (Store.import_runs), so a failure
+leaves the store unchanged. docs/records.md section 3 ("export schema").
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import math
+import os
+import re
+import sqlite3
+from collections.abc import Iterator
+from datetime import datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from hpcscope.results.export import EXPORT_SCHEMA, EXPORT_SCHEMA_PREFIX, to_json
-from hpcscope.results.records import RecordError, validate
+from hpcscope.results.export import EXPORT_SCHEMA, EXPORT_SCHEMA_PREFIX
+from hpcscope.results.records import INT_LIMIT, RecordError, shorten, validate
 from hpcscope.results.store import Store
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SAMPLE_KEYS = ("benchmark", "metric", "unit", "params", "values", "warmups")
+SCHEMA_FILE = "export.schema.json"  # in this package; docs/export.schema.json is a copy
+MAX_DEPTH = 32  # nesting of objects and lists in an export (ours use 7)
+_SHOW = 200  # characters of a refused value or message shown
+_RUN_JSON = ("command", "options", "environment", "mpi", "notes", "backend_data")
+_LAUNCH_JSON = ("tags", "meta")
+_SAMPLE_JSON = ("params", "values")
+_VERSION = re.compile(r"[1-9][0-9]{0,8}")  # ASCII digits only: no ' 1', no Arabic-Indic
+_DATE_TIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?"
+    r"([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 
 class TransferError(ValueError):
     """The file cannot be imported; the message names the value and the fix."""
 
 
-def _schema_version(schema: Any, where: str) -> int:
-    fix = "export it with `hpcscope export RUN --format json`"
-    if not isinstance(schema, str) or not schema.startswith(EXPORT_SCHEMA_PREFIX):
-        raise TransferError(
-            f"{where}: not an hpcscope export (schema {schema!r}, expected "
-            f"{EXPORT_SCHEMA!r}); {fix}, or pass an hpcscope store file"
-        )
+# -- parsing ------------------------------------------------------------------------------
+
+
+def _no_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not a number JSON knows (NaN and Infinity are refused)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{shorten(text, 40)} overflows to infinity")
+    return value
+
+
+def loads(text: str | bytes) -> Any:
+    """Strict JSON: NaN, Infinity and numbers beyond float range refused (ValueError);
+    nesting deeper than Python's recursion limit is a ValueError too."""
     try:
-        version = int(schema[len(EXPORT_SCHEMA_PREFIX) :])
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+
+
+# -- the checks ---------------------------------------------------------------------------
+
+
+def _path(parts: Any) -> str:
+    """('run', 'notes', 0, 'text') -> 'run.notes[0].text' (JSON path without '$')."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(str(part)):
+            out += f".{part}"
+        else:
+            out += f"[{shorten(repr(part), 40)}]"
+    return out.lstrip(".") or "the export"
+
+
+def _plain_data(doc: Any) -> tuple[str, str] | None:
+    """(path, problem) of a value no store may hold, or None. Iterative: the
+    depth is counted here, so no nesting makes it recurse."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(doc, ())]
+    while stack:
+        value, parts = stack.pop()
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int):
+            if not -INT_LIMIT <= value < INT_LIMIT:
+                return _path(parts), "an integer beyond 64 bits"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                return _path(parts), f"{value} is not a finite number"
+        elif isinstance(value, str):
+            problem = _text_problem(value)
+            if problem:
+                return _path(parts), problem
+        elif isinstance(value, (dict, list)):
+            if len(parts) >= MAX_DEPTH:
+                return _path(parts), f"nested more than {MAX_DEPTH} levels deep"
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str):
+                    problem = _text_problem(key)
+                    if problem:
+                        return _path(parts), f"a key {problem}"
+                stack.append((item, (*parts, key)))
+    return None
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid Unicode (a lone surrogate)"
+    return None
+
+
+def _date_time(text: object) -> bool:
+    """RFC 3339 date-time (JSON Schema's "date-time"), checked here rather than by an
+    optional package: ASCII digits, a zone, and a real calendar date and time."""
+    if not isinstance(text, str):
+        return True  # the format applies to strings; "type" refuses the rest
+    if not _DATE_TIME.fullmatch(text):
+        return False
+    try:
+        datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
     except ValueError:
+        return False
+    return True
+
+
+@functools.cache
+def schema() -> dict[str, Any]:
+    """The export schema (export.schema.json of this package)."""
+    text = resources.files("hpcscope.results").joinpath(SCHEMA_FILE).read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def _inlined(node: Any, defs: dict[str, Any], within: tuple[str, ...] = ()) -> Any:
+    """`node` with every "$ref" to a definition replaced by that definition, except where
+    a definition refers to itself ("value"): the same schema, validated about a third
+    faster (jsonschema resolves each "$ref" anew at every value it checks)."""
+    if isinstance(node, list):
+        return [_inlined(item, defs, within) for item in node]
+    if not isinstance(node, dict):
+        return node
+    rest = {key: _inlined(item, defs, within) for key, item in node.items() if key != "$ref"}
+    if "$ref" not in node:
+        return rest
+    name = str(node["$ref"]).removeprefix("#/$defs/")
+    if name not in defs or name in within or _refers_to(defs[name], name, defs):
+        return {"$ref": node["$ref"], **rest}
+    target = _inlined(defs[name], defs, (*within, name))
+    if set(rest) & set(target) - {"description"}:
+        return {**rest, "allOf": [target]}
+    return {**target, **rest}
+
+
+def _refers_to(node: Any, name: str, defs: dict[str, Any], seen: frozenset = frozenset()) -> bool:
+    """Whether `node` reaches the definition `name` through its "$ref"s."""
+    if isinstance(node, list):
+        return any(_refers_to(item, name, defs, seen) for item in node)
+    if not isinstance(node, dict):
+        return False
+    ref = str(node.get("$ref", "")).removeprefix("#/$defs/")
+    if ref == name:
+        return True
+    if ref in defs and ref not in seen and _refers_to(defs[ref], name, defs, seen | {ref}):
+        return True
+    return any(_refers_to(item, name, defs, seen) for item in node.values())
+
+
+@functools.cache
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    checker = FormatChecker(formats=())
+    checker.checks("date-time")(_date_time)
+    full = schema()
+    fast = {**_inlined({k: v for k, v in full.items() if k != "$defs"}, full["$defs"])}
+    fast["$defs"] = full["$defs"]  # what is still referred to ("value")
+    return Draft202012Validator(fast, format_checker=checker)
+
+
+def _schema_problem(doc: dict[str, Any]) -> tuple[str, str] | None:
+    """(path, problem) of the schema's most relevant complaint, or None."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(doc))
+    if error is None:
+        return None
+    value = error.instance
+    if error.validator in ("maxLength", "maxItems") and isinstance(value, (str, list)):
+        unit = "characters" if isinstance(value, str) else "items"
+        problem = f"{len(value)} {unit}, more than the {error.validator_value} allowed"
+    elif error.validator == "propertyNames":
+        problem = f"a key longer than {error.validator_value.get('maxLength')} characters"
+    else:
+        problem = error.message
+    return _path(error.absolute_path), shorten(problem, _SHOW)
+
+
+def _schema_version(schema_tag: Any, where: str) -> int:
+    fix = "export it with `hpcscope export RUN --format json`"
+    if not isinstance(schema_tag, str) or not schema_tag.startswith(EXPORT_SCHEMA_PREFIX):
         raise TransferError(
-            f"{where}: unknown export schema {schema!r} (expected {EXPORT_SCHEMA!r}); {fix}"
-        ) from None
+            f"{where}: not an hpcscope export (schema {shorten(repr(schema_tag), 60)}, "
+            f"expected {EXPORT_SCHEMA!r}); {fix}, or pass an hpcscope store file"
+        )
+    number = schema_tag[len(EXPORT_SCHEMA_PREFIX) :]
+    if not _VERSION.fullmatch(number):
+        raise TransferError(
+            f"{where}: unknown export schema {shorten(repr(schema_tag), 60)} (expected "
+            f"{EXPORT_SCHEMA!r}); {fix}"
+        )
+    version = int(number)
     current = int(EXPORT_SCHEMA[len(EXPORT_SCHEMA_PREFIX) :])
     if version > current:
         raise TransferError(
-            f"{where}: export schema {schema!r} is newer than this hpcscope reads "
+            f"{where}: export schema {schema_tag!r} is newer than this hpcscope reads "
             f"({EXPORT_SCHEMA!r}); upgrade hpcscope to import it"
         )
-    if version < 1:
-        raise TransferError(f"{where}: unknown export schema {schema!r}; {fix}")
     return version
 
 
-def check_export(doc: Any, where: str) -> dict[str, Any]:
-    """An export document -> the run as Store.import_runs takes it, or TransferError."""
+def _run_name(doc: dict[str, Any], index: int) -> str:
+    """How a refusal names the run: its id in the file, else its place (1-based)."""
+    run = doc.get("run")
+    run_id = run.get("id") if isinstance(run, dict) else None
+    if isinstance(run_id, int) and not isinstance(run_id, bool) and 0 <= run_id < INT_LIMIT:
+        return f"run {run_id}"
+    return f"run #{index}"
+
+
+def check_export(doc: Any, where: str, index: int = 1) -> dict[str, Any]:
+    """An export document -> the run as Store.import_runs takes it, or TransferError
+    "WHERE: run N: PATH: problem". `index`: the run's place in its file (1-based)."""
     if not isinstance(doc, dict):
         raise TransferError(
             f"{where}: not an hpcscope export (a JSON {type(doc).__name__}, expected an object "
@@ -65,82 +273,147 @@ def check_export(doc: Any, where: str) -> dict[str, Any]:
     run = doc.get("run")
     if not isinstance(run, dict):
         raise TransferError(
-            f"{where}: 'run' is {run!r}, expected the run object; export from a store "
-            "(`hpcscope export RUN --format json`), not from a list of samples"
+            f"{where}: 'run' is {shorten(repr(run), 60)}, expected the run object; export "
+            "from a store (`hpcscope export RUN --format json`), not from a list of samples"
         )
-    for key in ("suite", "status", "started"):
-        if not isinstance(run.get(key), str) or not run[key]:
-            raise TransferError(f"{where}: run.{key} is {run.get(key)!r}, expected a string")
-    launches = doc.get("launches")
-    samples = doc.get("samples")
-    if not isinstance(launches, list) or not isinstance(samples, list):
-        raise TransferError(f"{where}: 'launches' and 'samples' must be lists")
+    here = f"{where}: {_run_name(doc, index)}"
+    found = _plain_data(doc) or _schema_problem(doc)
+    if found:
+        raise TransferError(f"{here}: {found[0]}: {found[1]}")
+
+    def refuse(path: str, problem: str) -> TransferError:
+        return TransferError(f"{here}: {path}: {shorten(problem, _SHOW)}")
+
+    launches, samples = doc["launches"], doc["samples"]
     ids = set()
     for i, launch in enumerate(launches):
-        at = f"{where}: launches[{i}]"
-        if not isinstance(launch, dict) or not isinstance(launch.get("name"), str):
-            raise TransferError(f"{at} needs a name")
-        if not isinstance(launch.get("status"), str):
-            raise TransferError(f"{at}.status is {launch.get('status')!r}, expected a string")
-        if launch.get("id") in ids or launch.get("id") is None:
-            raise TransferError(f"{at}.id {launch.get('id')!r} is missing or repeated")
+        at = f"launches[{i}]"
+        if launch["id"] in ids:
+            raise refuse(f"{at}.id", f"{launch['id']} is repeated: launch ids are unique")
         ids.add(launch["id"])
-        if not isinstance(launch.get("tags", {}), dict):
-            raise TransferError(f"{at}.tags must be an object")
         try:
             if launch.get("meta") is not None:
-                validate(launch["meta"], at + ".meta")
+                _record(launch["meta"], "meta", at + ".meta")
             for j, summary in enumerate(launch.get("summaries") or []):
-                validate(summary, f"{at}.summaries[{j}]")
+                _record(summary, "summary", f"{at}.summaries[{j}]")
         except RecordError as exc:
-            raise TransferError(str(exc)) from None
-        if not all(isinstance(e, str) for e in launch.get("errors") or []):
-            raise TransferError(f"{at}.errors must be a list of strings")
+            raise TransferError(f"{here}: {exc}") from None
     for i, s in enumerate(samples):
-        at = f"{where}: samples[{i}]"
-        if not isinstance(s, dict) or s.get("launch_id") not in ids:
-            raise TransferError(
-                f"{at}.launch_id {s.get('launch_id') if isinstance(s, dict) else s!r} "
-                "names no launch of the file"
-            )
-        missing = [k for k in SAMPLE_KEYS if k not in s]
-        if missing:
-            raise TransferError(f"{at} lacks {', '.join(missing)}")
+        at = f"samples[{i}]"
+        if s["launch_id"] not in ids:
+            raise refuse(f"{at}.launch_id", f"{s['launch_id']} names no launch of the file")
         try:
             validate({"type": "sample", **{k: s[k] for k in SAMPLE_KEYS if k != "benchmark"}}, at)
         except RecordError as exc:
-            raise TransferError(str(exc)) from None
-        if not isinstance(s["benchmark"], str):
-            raise TransferError(f"{at}.benchmark must be a string")
+            raise TransferError(f"{here}: {exc}") from None
+    xml = run.get("topology_xml")
+    if xml:
+        from hpcscope.machine.topology import Topology
+
+        try:
+            Topology.from_xml(xml)
+        except Exception as exc:  # whatever the parser trips on, the XML is not usable
+            raise refuse("run.topology_xml", f"not an hwloc topology ({exc})") from None
     return {"run": run, "launches": launches, "samples": samples}
+
+
+def _record(record: dict[str, Any], kind: str, where: str) -> None:
+    if record.get("type") != kind:
+        raise RecordError(f'{where}: a {kind} record must have "type": {kind!r}')
+    validate(record, where)
+
+
+# -- files --------------------------------------------------------------------------------
+
+
+def _decoded(text: Any, where: str, path: str) -> Any:
+    """A JSON column of a store file, decoded strictly; TransferError if it does not."""
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise TransferError(
+            f"{where}: {path}: stored as {type(text).__name__}, not JSON text: not a store "
+            "hpcscope wrote"
+        )
+    try:
+        return loads(text)
+    except ValueError as exc:
+        raise TransferError(
+            f"{where}: {path}: stored JSON does not decode ({shorten(str(exc), _SHOW)})"
+        ) from None
+
+
+def _store_docs(path: Path) -> Iterator[dict[str, Any]]:
+    """The runs of another store file as export documents (only the keys import reads)."""
+    where = str(path)
+    try:
+        with Store(path, create=False) as other:  # refuses newer or foreign databases
+            stored = other.stored_runs()
+    except sqlite3.Error as exc:  # tables of another shape: not a store hpcscope wrote
+        raise TransferError(f"{where}: not a readable hpcscope store ({exc})") from None
+    if not stored:
+        raise TransferError(f"{where}: the store holds no runs; nothing to import")
+    for item in stored:
+        run = dict(item["run"])
+        here = f"{where}: run {run.get('id')}"
+        for key in _RUN_JSON:
+            run[key] = _decoded(run.get(key), here, f"run.{key}")
+        launches = []
+        for i, row in enumerate(item["launches"]):
+            launch = dict(row)
+            for key in _LAUNCH_JSON:
+                launch[key] = _decoded(launch.get(key), here, f"launches[{i}].{key}")
+            launch["summaries"] = [
+                _decoded(text, here, f"launches[{i}].summaries[{j}]")
+                for j, text in enumerate(launch.get("summaries") or [])
+            ]
+            launches.append(launch)
+        samples = []
+        for i, row in enumerate(item["samples"]):
+            sample = dict(row)
+            for key in _SAMPLE_JSON:
+                sample[key] = _decoded(sample.get(key), here, f"samples[{i}].{key}")
+            samples.append(sample)
+        yield {"schema": EXPORT_SCHEMA, "run": run, "launches": launches, "samples": samples}
 
 
 def read_file(path: str | Path) -> list[dict[str, Any]]:
     """The runs of FILE (a JSON export or an hpcscope store), checked; nothing stored."""
     path = Path(path)
     where = str(path)
+    if not path.exists():
+        raise TransferError(f"{where}: no such file; check the path")
     with open(path, "rb") as fh:
         head = fh.read(len(SQLITE_MAGIC))
     if head == SQLITE_MAGIC:
-        with Store(path, create=False) as other:  # refuses newer or foreign databases
-            docs = [json.loads(to_json(other, r["id"])) for r in other.runs()]
-            for doc, r in zip(docs, other.runs(), strict=True):
-                doc["run"]["topology_xml"] = other.run(r["id"]).get("topology_xml")
-        if not docs:
-            raise TransferError(f"{where}: the store holds no runs; nothing to import")
-        return [check_export(d, f"{where} run {d['run']['id']}") for d in docs]
+        return [check_export(d, where, i) for i, d in enumerate(_store_docs(path), start=1)]
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
         raise TransferError(
-            f"{where}: not an hpcscope export (not JSON: {exc}); pass the output of "
-            "`hpcscope export RUN --format json` or an hpcscope store file"
+            f"{where}: not an hpcscope export (not JSON: {shorten(str(exc), _SHOW)}); pass "
+            "the output of `hpcscope export RUN --format json` or an hpcscope store file"
         ) from None
     return [check_export(doc, where)]
 
 
+def refuse_self(store: Store | str | Path, path: str | Path) -> None:
+    """TransferError if FILE is the store itself: importing it would double every run."""
+    target = store.path if isinstance(store, Store) else Path(store)
+    try:
+        same = os.path.samefile(target, path)
+    except OSError:  # one of them does not exist (yet): not the same file
+        return
+    if same:
+        raise TransferError(
+            f"{path} is this store itself (--db {target}): importing it would store every "
+            "run a second time; import another file, or pass another --db"
+        )
+
+
 def import_file(store: Store, path: str | Path) -> list[tuple[int, int]]:
     """Import every run of FILE into `store` in one transaction; [(old id, new id)]."""
+    refuse_self(store, path)
     runs = read_file(path)
     new = store.import_runs(runs)
     return [(int(r["run"].get("id") or 0), n) for r, n in zip(runs, new, strict=True)]
