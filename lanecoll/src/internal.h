@@ -83,6 +83,15 @@ int lc_node_color(MPI_Comm comm, int *color, int *use_split_type);
  * 0, or -1 with a message naming the variable in err. */
 int lc_node_settings_check(int wsize, char *err, size_t errlen);
 
+/* The one parser of numeric environment variables (LANECOLL_NODE_SIZE, the items of
+ * LANECOLL_NODE_SIZES, LANECOLL_PIPELINE_BLOCK; node_color.c): decimal digits only (no
+ * sign, space or suffix) of a value 1..LC_ENV_MAX. A larger value is refused, never
+ * saturated (strtoll turns 99999999999999999999 into LLONG_MAX). Returns 1 and the
+ * value in *out, or 0. A refusal reads "lanecoll: VAR=VALUE: expected a positive
+ * integer[ (unit)] up to 1000000000". */
+#define LC_ENV_MAX 1000000000LL
+int lc_env_number(const char *s, long long *out);
+
 /* State of comm, created on demand (never NULL for a valid intracommunicator). */
 lc_comm_state *lc_state(MPI_Comm comm);
 /* Decomposition of comm, built on first use (collective then). NULL on error. */

@@ -9,6 +9,7 @@
  * Nodes are defined on MPI_COMM_WORLD ranks (they stand for hardware), so a
  * sub-communicator whose ranks are permuted relative to the world gets a
  * non-consecutive layout, exactly as on a real machine. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +23,20 @@ static int fail(const char *var, const char *value, const char *why)
     return MPI_ERR_ARG;
 }
 
-static int parse_positive(const char *s, long *out)
+int lc_env_number(const char *s, long long *out)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || v <= 0 || v > 1000000000L) return 0;
+    if (!s || !*s || strspn(s, "0123456789") != strlen(s)) return 0;
+    errno = 0;
+    long long v = strtoll(s, NULL, 10);
+    if (errno == ERANGE || v < 1 || v > LC_ENV_MAX) return 0;
     *out = v;
     return 1;
 }
+
+_Static_assert(LC_ENV_MAX == 1000000000LL, "the messages below state LC_ENV_MAX");
+#define EXPECTED_NUMBER "expected a positive integer up to 1000000000"
+#define EXPECTED_NUMBERS \
+    "expected positive integers separated by commas, each up to 1000000000"
 
 /* Node of world rank `wrank` from "a,b,c" (wrank < 0: only validate); the sizes must be
  * positive integers separated by single commas (no empty item: "2,,2" is refused) and
@@ -42,13 +49,11 @@ static const char *parse_sizes(const char *spec, int wrank, int wsize, int *colo
     for (const char *tok = spec;; node++) {
         size_t len = strcspn(tok, ",");
         char item[32];
-        long sz;
-        if (len == 0 || len >= sizeof item)
-            return "expected positive integers separated by commas";
+        long long sz;
+        if (len == 0 || len >= sizeof item) return EXPECTED_NUMBERS;
         memcpy(item, tok, len);
         item[len] = '\0';
-        if (!parse_positive(item, &sz) || first > 2000000000L)
-            return "expected positive integers separated by commas";
+        if (!lc_env_number(item, &sz) || first > 2000000000L) return EXPECTED_NUMBERS;
         if (!found && wrank >= first && wrank < first + sz) {
             *color = node;
             found = 1;
@@ -80,7 +85,7 @@ int lc_node_settings_check(int wsize, char *err, size_t errlen)
     const char *sep_s = getenv("LANECOLL_NODE_NAME_SEP");
     int nset = (size_s && *size_s) + (sizes_s && *sizes_s) + (sep_s && *sep_s);
     char why[128];
-    long k;
+    long long k;
     int color;
     const char *var = NULL, *value = NULL, *bad = NULL;
     if (nset > 1) {
@@ -89,8 +94,8 @@ int lc_node_settings_check(int wsize, char *err, size_t errlen)
                  "LANECOLL_NODE_SIZES, LANECOLL_NODE_NAME_SEP");
         return -1;
     }
-    if (size_s && *size_s && !parse_positive(size_s, &k))
-        var = "LANECOLL_NODE_SIZE", value = size_s, bad = "expected a positive integer";
+    if (size_s && *size_s && !lc_env_number(size_s, &k))
+        var = "LANECOLL_NODE_SIZE", value = size_s, bad = EXPECTED_NUMBER;
     if (sizes_s && *sizes_s &&
         (bad = parse_sizes(sizes_s, -1, wsize, &color, why, sizeof why)) != NULL)
         var = "LANECOLL_NODE_SIZES", value = sizes_s;
@@ -185,9 +190,9 @@ int lc_node_color(MPI_Comm comm, int *color, int *use_split_type)
     LC_TRY(PMPI_Comm_rank(MPI_COMM_WORLD, &wrank));
     LC_TRY(PMPI_Comm_size(MPI_COMM_WORLD, &wsize));
     if (size_s && *size_s) {
-        long k;
-        if (!parse_positive(size_s, &k))
-            return fail("LANECOLL_NODE_SIZE", size_s, "expected a positive integer");
+        long long k;
+        if (!lc_env_number(size_s, &k))
+            return fail("LANECOLL_NODE_SIZE", size_s, EXPECTED_NUMBER);
         *color = (int)(wrank / k);
         return MPI_SUCCESS;
     }

@@ -134,17 +134,18 @@ static int read_overrides(void)
     return 0;
 }
 
-/* LANECOLL_PIPELINE_BLOCK: bytes per pipeline block (bcast_pipeline, _pipeline1). */
+/* LANECOLL_PIPELINE_BLOCK: bytes per pipeline block (bcast_pipeline, _pipeline1), read
+ * by the one parser of numeric variables (lc_env_number: out of range is refused, as
+ * LANECOLL_NODE_SIZE). */
 static int read_pipeline_block(void)
 {
     const char *s = getenv("LANECOLL_PIPELINE_BLOCK");
-    char *end = NULL;
-    if (!s || !*s) return 0;
-    long long v = strtoll(s, &end, 10);
-    if (v > 0 && *end == '\0') return 0;
+    long long v;
+    if (!s || !*s || lc_env_number(s, &v)) return 0;
     snprintf(settings.error, sizeof settings.error,
-             "lanecoll: LANECOLL_PIPELINE_BLOCK=%s: expected a positive integer (bytes)",
-             s);
+             "lanecoll: LANECOLL_PIPELINE_BLOCK=%s: expected a positive integer (bytes) up "
+             "to %lld",
+             s, LC_ENV_MAX);
     return -1;
 }
 

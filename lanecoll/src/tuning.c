@@ -1,10 +1,12 @@
 /* Loading and validating the tuning table (tuning.h). Every error names the file and
  * the line of the offending value, and the key or rule involved. */
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "json.h"
@@ -16,7 +18,16 @@ static char *read_file(const char *path, size_t *lenp, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "lanecoll: tuning file '%s': cannot open", path);
+        snprintf(err, errlen, "lanecoll: tuning file '%s': cannot open (%s)", path,
+                 strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        /* fopen opens a directory for reading; its first read fails with EISDIR, which
+         * would otherwise read as an empty file ("line 1: unexpected end of file") */
+        fclose(f);
+        snprintf(err, errlen, "lanecoll: tuning file '%s': is a directory", path);
         return NULL;
     }
     size_t cap = 4096, len = 0, got;
@@ -39,7 +50,14 @@ static char *read_file(const char *path, size_t *lenp, char *err, size_t errlen)
                 buf = nb;
         }
     }
+    int failed = ferror(f), why = errno;
     fclose(f);
+    if (buf && failed) {
+        free(buf);
+        snprintf(err, errlen, "lanecoll: tuning file '%s': cannot read (%s)", path,
+                 strerror(why));
+        return NULL;
+    }
     if (!buf) {
         snprintf(err, errlen, "lanecoll: tuning file '%s': out of memory", path);
         return NULL;

@@ -53,11 +53,10 @@ static long long isqrt(long long x)
 /* Elements per block for lanes of at most `lane` elements of `size` bytes. */
 static int block_elems(int lane, int size, int nnodes)
 {
-    long long m = (long long)lane * size, bytes;
-    const char *s = getenv("LANECOLL_PIPELINE_BLOCK");
-    char *end = NULL;
-    long long v = s && *s ? strtoll(s, &end, 10) : 0;
-    if (v > 0 && end && *end == '\0')
+    long long m = (long long)lane * size, bytes, v;
+    /* checked at MPI_Init by the interposition library (select.c); through the API an
+     * invalid value leaves the default */
+    if (lc_env_number(getenv("LANECOLL_PIPELINE_BLOCK"), &v))
         bytes = v;
     else if (nnodes <= 1)
         bytes = m;

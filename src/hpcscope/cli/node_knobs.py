@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import re
 
-import click
-
 from hpcscope import runner
 from hpcscope.cli.common import csv_list
+from hpcscope.cli.options import once_list
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 _UNITS = {"": 1, "K": KIB, "M": MIB, "G": GIB}
@@ -29,7 +28,7 @@ _UNITS = {"": 1, "K": KIB, "M": MIB, "G": GIB}
 
 def parse_size(text: str) -> int | None:
     """'4K' / '4KiB' / '1M' / '512' -> bytes (binary units); None when unreadable."""
-    m = re.fullmatch(r"(\d+)\s*([KMG]?)(?:i?B)?", text.strip(), flags=re.I)
+    m = re.fullmatch(r"([0-9]{1,20})\s*([KMG]?)(?:i?B)?", text.strip(), flags=re.I)
     return int(m.group(1)) * _UNITS[m.group(2).upper()] if m else None
 
 
@@ -43,7 +42,7 @@ def human(n: int) -> str:
 def size_list(
     text: str | None, option: str, low: int, high: int, multiple: int = 1, why: str = ""
 ) -> list[int] | None:
-    items = csv_list(text, option)
+    items = csv_list(text, option, f"{human(low)},{human(min(high, 1 << 20))}")
     if not items:
         return None
     out = []
@@ -69,12 +68,12 @@ def size_list(
 
 
 def count_range(text: str | None, option: str, low: int, high: int) -> list[int] | None:
-    items = csv_list(text, option)
+    items = csv_list(text, option, f"{low},{min(high, 4)}")
     if not items:
         return None
     out = []
     for item in items:
-        if not item.isdigit() or not low <= int(item) <= high:
+        if not (item.isascii() and item.isdigit() and len(item) < 10 and low <= int(item) <= high):
             raise runner.UsageError(
                 f"{option} '{item}': give whole numbers {low}..{high}, e.g. {low},{min(high, 4)}"
             )
@@ -102,38 +101,47 @@ def node_knob_options(fn):
     """The click options of the knobs above (help texts state the ranges)."""
     for decorator in reversed(
         [
-            click.option(
+            once_list(
                 "--disk-blocks",
+                "1K,4K",
                 default=None,
                 help="Disk block sizes, 1K..100M, multiples of 512 B (O_DIRECT alignment), "
                 "e.g. 1K,4K,1M,100M.",
             ),
-            click.option(
+            once_list(
                 "--disk-depths",
+                "1,8",
                 default=None,
                 help="Concurrent I/Os of the IOPS/latency test (random small blocks), 1..128, "
                 "e.g. 1,8,128.",
             ),
-            click.option(
-                "--net-streams", default=None, help="Parallel network streams, 1..8, e.g. 1,2,8."
+            once_list(
+                "--net-streams",
+                "1,2",
+                default=None,
+                help="Parallel network streams, 1..8, e.g. 1,2,8.",
             ),
-            click.option(
+            once_list(
                 "--net-blocks",
+                "1K,32K",
                 default=None,
                 help="Bytes per network send, 1..64M, e.g. 1K,32K,128K (UDP: at most 65507).",
             ),
-            click.option(
+            once_list(
                 "--mem-blocks",
+                "1K,64K",
                 default=None,
                 help="Memory block sizes and working sets, 1K..1G, e.g. 1K,64K,1M,10M.",
             ),
-            click.option(
+            once_list(
                 "--latency-threads",
+                "1,2",
                 default=None,
                 help="Threads chasing pointers at once for memory latency, 1..64, e.g. 1,2.",
             ),
-            click.option(
+            once_list(
                 "--numa-threads",
+                "1,2",
                 default=None,
                 help="Threads per NUMA node in the near/far bandwidth matrix, 1..64.",
             ),

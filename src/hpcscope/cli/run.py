@@ -14,12 +14,19 @@ from hpcscope.cli.common import (
     csv_list,
     err,
     handle_errors,
+    nonempty,
     peak_overrides,
     store_of,
     usage_error,
 )
 from hpcscope.cli.node_knobs import node_knob_options, node_knobs
-from hpcscope.cli.options import coll_options, common_run_options, split_options
+from hpcscope.cli.options import (
+    coll_options,
+    common_run_options,
+    once,
+    once_list,
+    split_options,
+)
 from hpcscope.formatting import markup_safe as S
 from hpcscope.launch.backends import backend_for
 from hpcscope.launch.base import BackendError
@@ -30,6 +37,7 @@ from hpcscope.launch.slurm_script import (
     render,
     time_limit_seconds,
 )
+from hpcscope.machine.sim_platform import MAX_RANKS
 from hpcscope.plan.placement import RANK_LAYOUTS
 from hpcscope.suites import p2p as p2p_suite
 from hpcscope.suites import p2p_osu
@@ -175,24 +183,28 @@ def execute_command(
 
 
 @run.command("p2p")
-@click.option(
+@once_list(
     "--placements",
+    "core,socket",
     default=None,
     help="Comma list of smt, core, numa, socket, node (default: all this machine offers).",
 )
-@click.option("--cpus", default=None, help="Explicit CPUs for rank 0 and 1, e.g. 0,7.")
-@click.option("--sizes", default="0:4M", show_default=True, help="Message size range MIN:MAX.")
-@click.option(
-    "--tests", default=None, help="Comma list of latency, bw, bibw, mbw_mr (default all)."
+@once_list("--cpus", "0,7", default=None, help="Explicit CPUs for rank 0 and 1, e.g. 0,7.")
+@once("--sizes", default="0:4M", show_default=True, help="Message size range MIN:MAX.")
+@once_list(
+    "--tests",
+    "latency,bw",
+    default=None,
+    help="Comma list of latency, bw, bibw, mbw_mr (default all).",
 )
 @click.option("--validate", is_flag=True, help="Untimed pass that checks every received byte.")
-@click.option(
+@once(
     "--protocol",
     default="hpcscope",
     show_default=True,
     help="hpcscope (blocks, random size order per launch) or osu (OSU 7.4's loops).",
 )
-@click.option("--osu-dir", default=None, help="Also run your OSU build's osu_* from this folder.")
+@once("--osu-dir", default=None, help="Also run your OSU build's osu_* from this folder.")
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -209,17 +221,52 @@ def run_p2p(ctx, **kw) -> None:
 
 
 def p2p_opts(own: dict, shared: dict) -> dict:
+    check_shared(shared)
+    sizes = nonempty(own["sizes"], "--sizes", "0:4M")
+    try:
+        p2p_suite.parse_size_range(sizes or "0:4M")  # refused before anything is built
+    except ValueError as exc:
+        raise usage_error(f"--sizes: {exc}") from None
+    osu_dir = nonempty(own["osu_dir"], "--osu-dir", "~/osu/c/mpi/pt2pt/standard")
     return {
-        "placements": csv_list(own["placements"], "--placements"),
+        "placements": csv_list(own["placements"], "--placements", "core,socket"),
         "cpus": cpu_list(own["cpus"]),
-        "sizes": own["sizes"],
-        "tests": csv_list(own["tests"], "--tests"),
+        "sizes": sizes,
+        "tests": csv_list(own["tests"], "--tests", "latency,bw"),
         "validate": own["validate"],
-        "protocol": p2p_suite.check_protocol(own["protocol"]),
-        "osu_dir": own["osu_dir"] and check_osu_dir(own["osu_dir"], own["tests"]),
+        "protocol": p2p_suite.check_protocol(nonempty(own["protocol"], "--protocol", "osu")),
+        "osu_dir": osu_dir and check_osu_dir(osu_dir, own["tests"]),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }
+
+
+def check_shared(shared: dict) -> None:
+    """The common options' texts, checked before anything is built: none given empty
+    (`--mpi ''` is not "all", `--time ''` not "the suite's"), at most MAX_RANKS ranks
+    over the SLURM nodes."""
+    for key, option, example in (
+        ("mpi", "--mpi", "openmpi,mpich"),
+        ("time", "--time", "1:00:00"),
+        ("platform", "--platform", "hydra:nodes=4"),
+        ("out_dir", "-o/--out", "results"),
+        ("slurm_dir", "--slurm-dir", "/scratch/me/hpcscope"),
+        ("topology", "--topology", "node.xml"),
+        ("cpuinfo", "--cpuinfo", "node.cpuinfo"),
+        ("partition", "--partition", "short"),
+        ("account", "--account", "project1"),
+        ("qos", "--qos", "normal"),
+        ("constraint", "--constraint", "ib"),
+        ("mail_type", "--mail-type", "END,FAIL"),
+        ("mail_user", "--mail-user", "me@example.org"),
+    ):
+        nonempty(shared.get(key), option, example)
+    nodes, per_node = shared.get("nodes"), shared.get("ntasks_per_node")
+    if nodes and per_node and nodes * per_node > MAX_RANKS:
+        raise usage_error(
+            f"--nodes {nodes} x --ntasks-per-node {per_node} = {nodes * per_node} ranks: "
+            f"hpcscope runs at most {MAX_RANKS} ranks; lower one of them"
+        )
 
 
 def check_osu_dir(osu_dir: str, tests: str | None) -> str:
@@ -229,24 +276,27 @@ def check_osu_dir(osu_dir: str, tests: str | None) -> str:
 
 
 @run.command("coll")
-@click.option(
+@once_list(
     "--collectives",
+    "bcast,allreduce",
     default=None,
     help="Comma list of bcast, gather, scatter, allgather, alltoall, reduce, "
     "allreduce, reduce_scatter_block, scan, exscan, allgatherv, gatherv, scatterv "
     "(default all; --on sim: the paper's bcast, allgather, allreduce; the vector ones "
     "use irregular counts around the mean block COUNT).",
 )
-@click.option(
+@once_list(
     "--algorithms",
+    "native,lane",
     default=None,
     help="Comma list of algorithms (default: every one the build has, as its "
     "`coll --list-algorithms` lists them: native, lane, hier, lane_v, kported, pipeline, "
     "pipeline1; --on sim: the paper's native, lane, lane_v, hier; tuned = MPI_<Coll> "
     "under an interposition library).",
 )
-@click.option(
+@once_list(
     "--counts",
+    "1p,10p",
     default=None,
     help="Comma list of counts (MPI_INT elements) or multiples of p, e.g. 1p,10p,100p.",
 )
@@ -275,9 +325,10 @@ def run_coll(ctx, **kw) -> None:
 
 
 def coll_opts(own: dict, shared: dict) -> dict:
+    check_shared(shared)
     return {
-        "collectives": csv_list(own["collectives"], "--collectives"),
-        "algorithms": csv_list(own["algorithms"], "--algorithms"),
+        "collectives": csv_list(own["collectives"], "--collectives", "bcast,allreduce"),
+        "algorithms": csv_list(own["algorithms"], "--algorithms", "native,lane"),
         "counts": count_list(own["counts"]),
         "node_size": own["node_size"],
         "ranks": own["ranks"],
@@ -293,8 +344,9 @@ def coll_opts(own: dict, shared: dict) -> dict:
 
 @run.command("lanes")
 @coll_options
-@click.option(
+@once_list(
     "--lanes",
+    "1,2,4",
     default=None,
     help="Virtual lanes k to measure, e.g. 1,2,4 (default every k from 1 to the ranks per "
     "node; --on sim: 1, 2, 4, ... up to the ranks per node, as the paper).",
@@ -317,6 +369,7 @@ def run_lanes(ctx, **kw) -> None:
 
 
 def lanes_opts(own: dict, shared: dict) -> dict:
+    check_shared(shared)
     return {
         "node_size": own["node_size"],
         "ranks": own["ranks"],
@@ -331,11 +384,13 @@ def lanes_opts(own: dict, shared: dict) -> dict:
 
 def lane_list(text: str | None) -> list[int] | None:
     """'1,2,4' -> [1, 2, 4]; each a positive integer (the plan checks it against ppn)."""
-    items = csv_list(text, "--lanes")
+    items = csv_list(text, "--lanes", "1,2,4")
     if items is None:
         return None
-    if not all(t.isdigit() and int(t) >= 1 for t in items):
-        raise usage_error(f"--lanes '{text}': give positive integers, e.g. 1,2,4")
+    if not all(
+        t.isascii() and t.isdigit() and len(t) < 7 and 1 <= int(t) <= MAX_RANKS for t in items
+    ):
+        raise usage_error(f"--lanes '{text}': give positive integers up to {MAX_RANKS}, e.g. 1,2,4")
     return [int(t) for t in items]
 
 
@@ -357,8 +412,10 @@ def lane_list(text: str | None) -> list[int] | None:
     help="Network: TCP/UDP throughput and latency on 127.0.0.1 (and between two nodes with "
     "--on slurm --nodes 2, or on the lab).",
 )
-@click.option("--threads", default=None, help="Comma list of thread counts (default 1..cores).")
-@click.option(
+@once_list(
+    "--threads", "1,2,4", default=None, help="Comma list of thread counts (default 1..cores)."
+)
+@once(
     "--disk-dir",
     type=click.Path(file_okay=False),
     default=None,
@@ -390,19 +447,24 @@ def run_node(ctx, **kw) -> None:
     finish(execute_command(ctx, "node", kw))
 
 
+# Threads of one node: as many as the hardware threads hpcscope plans for (slurm_topology)
+MAX_THREADS = 16384
+
+
 def node_opts(own: dict, shared: dict) -> dict:
+    check_shared(shared)
     parts = {k: own[k] for k in ("cpu", "mem", "disk", "net")}
     if not any(parts.values()):
         parts = {k: True for k in parts}
-    threads = csv_list(own["threads"], "--threads")
-    try:
-        thread_list = [int(t) for t in threads] if threads else None
-        if thread_list and min(thread_list) < 1:
-            raise ValueError
-    except ValueError:
+    threads = csv_list(own["threads"], "--threads", "1,2,4")
+    if threads and not all(
+        t.isascii() and t.isdigit() and len(t) < 7 and 1 <= int(t) <= MAX_THREADS for t in threads
+    ):
         raise runner.UsageError(
-            f"--threads '{own['threads']}': give whole numbers of at least 1, e.g. 1,2,4"
-        ) from None
+            f"--threads '{own['threads']}': give whole numbers 1..{MAX_THREADS}, e.g. 1,2,4"
+        )
+    thread_list = [int(t) for t in threads] if threads else None
+    nonempty(own["disk_dir"], "--disk-dir", "/scratch/me")
     return {
         **parts,
         "threads": thread_list,

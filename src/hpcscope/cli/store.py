@@ -28,19 +28,26 @@ def parse_since(text: str | None) -> str | None:
         return None
     match = _RELATIVE.match(text.strip())
     if match:
-        unit = {"d": "days", "h": "hours", "m": "minutes"}[match.group(2)]
-        when = datetime.now(UTC) - timedelta(**{unit: int(match.group(1))})
+        unit = {"d": 86400, "h": 3600, "m": 60}[match.group(2)]
+        # An age up to 100 years: more is a typo, and overflows the date (year 1)
+        if len(match.group(1)) > 9 or int(match.group(1)) * unit > 36500 * 86400:
+            raise ValueError(
+                f"--since {text!r}: an age of at most 100 years (36500d); "
+                "give e.g. 7d, 12h or 30m, or a date (2026-11-24)"
+            )
+        when = datetime.now(UTC) - timedelta(seconds=int(match.group(1)) * unit)
     else:
         try:
             when = datetime.fromisoformat(text.strip())
-        except ValueError:
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)
+            when = when.astimezone(UTC)  # OverflowError near year 1 or 9999
+        except (ValueError, OverflowError):
             raise ValueError(
                 f"--since {text!r}: give a date (2026-11-24), a time (2026-11-24T08:00) or "
                 "an age (7d, 12h, 30m)"
             ) from None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).isoformat(timespec="milliseconds")
+    return when.isoformat(timespec="milliseconds")
 
 
 def run_filters(fn):
@@ -67,6 +74,7 @@ def run_filters(fn):
 
 
 DEFAULT_PAGE = 50
+SQL_INT_MAX = 2**63 - 1  # --limit and --offset go to SQLite, whose integers are 64 bits
 
 
 @click.command("list")
@@ -74,13 +82,13 @@ DEFAULT_PAGE = 50
 @run_filters
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=SQL_INT_MAX),
     default=None,
     help=f"Show this many runs, the newest (table default {DEFAULT_PAGE}, json all; 0: all).",
 )
 @click.option(
     "--offset",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=SQL_INT_MAX),
     default=0,
     help="Skip this many of the newest matches first (the next page: --offset 50).",
 )
@@ -250,12 +258,34 @@ def import_runs(ctx, file: str) -> None:
              hpcscope import cluster.json && hpcscope show last
              hpcscope import /scratch/me/hpcscope.db
     """
-    from hpcscope.results import transfer
+    import sys
+    from typing import NoReturn
 
-    # Read and check the file before the store is opened: a bad file creates nothing.
-    runs = transfer.read_file(file)
-    with store_of(ctx, create=True) as store:
-        new = store.import_runs(runs)
+    from hpcscope.cli.common import EXIT_USAGE
+    from hpcscope.formatting import markup_safe
+    from hpcscope.results import transfer
+    from hpcscope.results.store import default_path
+
+    def refuse(problem: str) -> NoReturn:
+        """One line, never wrapped: `error: import: FILE: run N: PATH: problem`, exit 2."""
+        line = markup_safe(problem).replace("\n", "\\n").replace("\r", "\\r")
+        err.print(f"[red]error:[/red] import: {line}", soft_wrap=True, emoji=False)
+        sys.exit(EXIT_USAGE)
+
+    # Read and check the whole file before the store is opened: a bad file creates and
+    # changes nothing (results/transfer.py checks it against docs/export.schema.json).
+    try:
+        transfer.refuse_self(default_path(ctx.obj["db"]), file)
+        runs = transfer.read_file(file)
+    except ValueError as exc:
+        refuse(str(exc))
+    except OSError as exc:  # unreadable: permissions, a directory, an I/O error
+        refuse(f"{file}: cannot read it ({exc.strerror or exc})")
+    try:
+        with store_of(ctx, create=True) as store:
+            new = store.import_runs(runs)
+    except ValueError as exc:  # the store's own problem (a folder that does not exist)
+        refuse(str(exc))
     for item, run_id in zip(runs, new, strict=True):
         err.print(f"imported run {item['run'].get('id')} of {file} as run {run_id}")
     click.echo(" ".join(str(n) for n in new))

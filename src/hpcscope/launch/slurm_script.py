@@ -28,7 +28,7 @@ from pathlib import Path
 from hpcscope.launch import launcher
 from hpcscope.plan.job import Job
 
-_TIME = re.compile(r"\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(:\d{1,2}){0,2}")
+_TIME = re.compile(r"\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(:\d{1,2}){0,2}", re.ASCII)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -155,23 +155,38 @@ def check_time(value: str) -> str:
     return value
 
 
+# The longest --time hpcscope takes: a year. More is a typo (and overflows the timers
+# that enforce it); SLURM's own limit for a job is its partition's MaxTime.
+MAX_TIME_S = 365 * 24 * 3600
+
+
 def time_limit_seconds(value: str) -> int:
     """A SLURM time limit in seconds: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or
-    D-HH:MM:SS (sbatch's forms). Raises ScriptError for anything else or zero."""
+    D-HH:MM:SS (sbatch's forms), minutes and seconds below 60 and hours below 24 after a
+    day part, at most a year. Raises ScriptError for anything else or zero."""
     text = check_time(str(value))
     days, _, rest = text.rpartition("-")
+    if len(text) > 64:  # far longer than a year: refused without reading the numbers
+        raise ScriptError(f"--time {value!r}: longer than a year; give at most 365-00:00:00")
     parts = [int(x) for x in rest.split(":")]
     if days:  # D-HH[:MM[:SS]]
         parts += [0] * (3 - len(parts))
         hours, minutes, seconds = parts
-        hours += 24 * int(days)
+        day_hours, hours = hours, hours + 24 * int(days)
     elif len(parts) == 3:
-        hours, minutes, seconds = parts
+        day_hours, (hours, minutes, seconds) = 0, parts
     else:  # minutes[:seconds]
-        hours, (minutes, seconds) = 0, (parts + [0])[:2]
+        day_hours, hours, (minutes, seconds) = 0, 0, (parts + [0])[:2]
+    if day_hours >= 24 or (len(parts) == 3 and minutes >= 60) or seconds >= 60:
+        raise ScriptError(
+            f"--time {value!r}: hours after a day part must be 0..23, minutes and seconds "
+            "after a colon 0..59; e.g. --time 1:30:00 or --time 1-12:00:00"
+        )
     total = 3600 * hours + 60 * minutes + seconds
     if total <= 0:
         raise ScriptError(f"--time {value!r}: a time limit must be longer than zero")
+    if total > MAX_TIME_S:
+        raise ScriptError(f"--time {value!r}: longer than a year; give at most 365-00:00:00")
     return total
 
 

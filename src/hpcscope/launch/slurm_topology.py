@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hpcscope import build
+from hpcscope import build, safe_write
 from hpcscope.launch.slurm import Runner, SlurmError, run_command
 from hpcscope.launch.slurm_script import SlurmOptions
 from hpcscope.machine import node_facts
@@ -244,16 +244,32 @@ def probe(options: SlurmOptions, runner: Runner = run_command) -> str:
 
 def read_file(path: str) -> Topology:
     """--topology FILE, or a refusal naming the file and the fix (exit 2)."""
+    from hpcscope.machine.input_file import InputFileError, read_text
+
     fix = "give an hwloc XML written by `lstopo --of xml` (or `hpcscope topo --xml`) on a compute node"
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise TopologyError(f"--topology {path}: cannot read it ({reason}); {fix}") from None
+        text = read_text(path)  # a regular file of at most 16 MiB
+    except InputFileError as exc:
+        raise TopologyError(f"--topology {path}: {exc}; {fix}") from None
+    pus = len(re.findall(r"""type\s*=\s*["']PU["']""", text))
+    if pus > MAX_NODE_PUS:
+        raise TopologyError(
+            f"--topology {path}: {pus} hardware threads (PU objects) in one node, more than "
+            f"the {MAX_NODE_PUS} hpcscope plans for; {fix}"
+        )
     try:
         return Topology.from_xml(text)
+    except (ValueError, OverflowError) as exc:  # a number hwloc never writes
+        raise TopologyError(
+            f"--topology {path}: a value hwloc does not write ({exc}); {fix}"
+        ) from None
     except TopologyError as exc:
         raise TopologyError(f"--topology {path}: {exc}; {fix}") from None
+
+
+# Hardware threads of one node: the largest shared-memory machines have a few thousand;
+# the parser relates every PU to its core and package by list scans (quadratic).
+MAX_NODE_PUS = 16384
 
 
 def node_topology(
@@ -329,9 +345,7 @@ def _node_topology(
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)  # atomic: a concurrent plan never reads half a file
+    safe_write.write_text(path, text)  # atomic: a concurrent plan never reads half a file
 
 
 def _sha(text: str) -> str:

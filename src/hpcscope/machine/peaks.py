@@ -14,6 +14,7 @@ bandwidth, Mbit/s for network throughput.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,12 +52,51 @@ class CpuInfo:
     flags_known: bool = True
 
 
-def parse_cpuinfo(text: str) -> CpuInfo:
-    """Reads the first processor's identity and counts processors and distinct cores."""
+# What a /proc/cpuinfo can say (sane ranges): x86 family and model numbers are bytes
+# (extended family up to 0xff + 0xf), and no CPU clocks at 100 GHz. A value outside them
+# is a damaged or forged file, never a CPU: --cpuinfo refuses it (strict), this machine's
+# own cpuinfo leaves that fact unknown.
+MAX_CPU_ID = 0xFFFF
+MAX_GHZ = 100.0
+
+
+def _positive(text: str, high: float) -> float | None:
+    """A number from text, or None when it is not a finite number in (0, high]."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and 0 < value <= high else None
+
+
+def nominal_ghz(model_name: str) -> float | None:
+    """The nominal clock a model name states ('... CPU @ 2.10GHz'), when it states a sane one."""
+    m = re.search(r"@\s*([0-9]+(?:\.[0-9]+)?)\s*GHz", model_name)
+    return _positive(m.group(1), MAX_GHZ) if m else None
+
+
+def parse_cpuinfo(text: str, strict: bool = False) -> CpuInfo:
+    """Reads the first processor's identity and counts processors and distinct cores.
+
+    A family or model that is not a number of 0..65535, a 'cpu MHz' that is not a clock
+    above 0 and at most 100 GHz, or a model name stating such a clock ('@ 1e308GHz'):
+    with `strict` (a file the user gave, --cpuinfo) ValueError naming the line; otherwise
+    (this machine's /proc/cpuinfo, a probe's output) that fact stays unknown."""
     info = CpuInfo()
     cores: set[tuple[str, str]] = set()
     phys = core = None
-    for line in text.splitlines() + [""]:
+
+    def bad(number: int, line: str, want: str) -> None:
+        if strict:
+            raise ValueError(f"line {number}: {line.strip()[:80]!r} is not {want}")
+
+    def cpu_id(number: int, line: str, value: str, what: str) -> int:
+        if value.isascii() and value.isdigit() and len(value) <= 5 and int(value) <= MAX_CPU_ID:
+            return int(value)
+        bad(number, line, f"a CPU {what} number (0..{MAX_CPU_ID})")
+        return -1
+
+    for number, line in enumerate(text.splitlines() + [""], start=1):
         if not line.strip():
             if phys is not None or core is not None:
                 cores.add((phys or "0", core or str(len(cores))))
@@ -75,15 +115,19 @@ def parse_cpuinfo(text: str) -> CpuInfo:
         elif key == "vendor_id":
             info.vendor = value
         elif key == "cpu family":
-            info.family = int(value)
+            info.family = cpu_id(number, line, value, "family")
         elif key == "model":
-            info.model = int(value)
+            info.model = cpu_id(number, line, value, "model")
         elif key == "model name":
             info.model_name = value
+            if re.search(r"@.*GHz", value) and nominal_ghz(value) is None:
+                bad(number, line, f"a model name with a clock of at most {MAX_GHZ:g} GHz")
         elif key == "flags":
             info.flags = set(value.split())
         elif key == "cpu MHz":
-            info.mhz = float(value)
+            info.mhz = _positive(value, MAX_GHZ * 1000)
+            if info.mhz is None:
+                bad(number, line, f"a clock in MHz above 0 and at most {MAX_GHZ * 1000:g}")
     info.cores = len(cores)
     return info
 
@@ -241,9 +285,9 @@ def _frequency(cpu: CpuInfo, overrides: dict) -> tuple[float | None, str]:
     TSC rate; turbo can make sustained clocks higher)."""
     if "freq" in overrides:
         return _parse_value(overrides["freq"], "GHz"), "user value (--peak freq=...)"
-    m = re.search(r"@\s*([\d.]+)\s*GHz", cpu.model_name)
-    if m:
-        return float(m.group(1)), f"nominal, from the model name '{cpu.model_name}'"
+    nominal = nominal_ghz(cpu.model_name)
+    if nominal:
+        return nominal, f"nominal, from the model name '{cpu.model_name}'"
     if "measured_ghz" in overrides:
         return float(
             overrides["measured_ghz"]
@@ -272,6 +316,53 @@ def _parse_value(text: Any, unit: str) -> float:
     if not m.group(2) and not m.group(3):
         return float(m.group(1))  # a bare number is already in the peak's unit
     return value / base
+
+
+def _parse_iops(text: Any) -> float:
+    return float(str(text).replace("k", "e3").replace("K", "e3"))
+
+
+# The peaks `--peak NAME=VALUE` may state: name -> (its unit, how a value is read, the
+# largest sane value in that unit, an example). Above the largest is a typo (1 EFLOP/s,
+# 1 PB/s, 1 Pbit/s or 10^9 IOPS for one node; 100 GHz), and would overflow the HPL
+# sizing and the efficiencies built on it.
+STATED: dict[str, tuple[str, Any, float, str]] = {
+    **{
+        name: ("GFLOP/s", lambda t: _parse_value(t, "GFLOP/s"), 1e9, f"{name}=1200")
+        for name in ("fp64", "fp32", "fp16", "bf16")
+    },
+    **{
+        f"int{bits}": ("GOP/s", lambda t: _parse_value(t, "GFLOP/s"), 1e9, f"int{bits}=5000")
+        for bits in (8, 16, 32, 64)
+    },
+    "freq": ("GHz", lambda t: _parse_value(t, "GHz"), MAX_GHZ, "freq=2.6GHz"),
+    "mem": ("MB/s", lambda t: _parse_value(t, "MB/s"), 1e9, "mem=200GB/s"),
+    "disk": ("MB/s", lambda t: _parse_value(t, "MB/s"), 1e9, "disk=2GB/s"),
+    "disk_iops": ("IOPS", _parse_iops, 1e9, "disk_iops=500000"),
+    "net": ("Mbit/s", lambda t: _parse_value(t, "Mbit/s"), 1e9, "net=100Gbit/s"),
+}
+
+
+def stated_peak(name: str, text: str) -> float:
+    """The value of `--peak NAME=TEXT` in the peak's unit. ValueError naming the option
+    and the fix for an unknown name, or a value that is not a positive finite number up
+    to the peak's largest sane value."""
+    if name not in STATED:
+        raise ValueError(
+            f"--peak {name}={text}: no peak is called {name!r}; state one of "
+            f"{', '.join(STATED)}, e.g. --peak disk=2GB/s"
+        )
+    unit, parse, high, example = STATED[name]
+    try:
+        value = parse(text)
+    except (ValueError, OverflowError):
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= high):
+        raise ValueError(
+            f"--peak {name}={text}: give a positive number of {unit} up to {high:g} "
+            f"(a unit prefix k/M/G/T may stand before it), e.g. --peak {example}"
+        )
+    return value
 
 
 # ------------------------------------------------------------------------- peaks

@@ -69,6 +69,20 @@ class PlatformError(ValueError):
     """A platform parameter or file that cannot be simulated; the message names the fix."""
 
 
+# The largest cluster hpcscope simulates: 100,000 ranks (cores) in all, and 1000 hosts
+# (nodes, times sockets with per-socket lanes): the platform file has a route per pair of
+# hosts (1000 hosts: a million routes, 130 MB, written in about 1.4 s), and SimGrid keeps
+# an H x H table. Numbers past the others' bounds are typos, and their products (nodes x
+# lanes x bandwidth) must stay finite.
+MAX_RANKS = 100_000
+MAX_HOSTS = 1000
+MAX_LANES = 1000
+MAX_BANDWIDTH = 1e18  # bytes/s: a million times a 200 Gbit/s lane
+MAX_CORE_SPEED = 1e21  # flop/s
+MAX_LATENCY = 1e3  # s
+MAX_TAPER = 1e6
+
+
 @dataclass(frozen=True)
 class PlatformSpec:
     name: str
@@ -102,20 +116,39 @@ class PlatformSpec:
             value = getattr(self, field_name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise PlatformError(f"{field_name}={value!r}: must be an integer >= 1")
-        for field_name in ("lane_bandwidth", "intra_bandwidth", "loopback_bandwidth", "core_speed"):
-            value = getattr(self, field_name)
-            if not _finite(value) or value <= 0:
+            if value > MAX_RANKS:
                 raise PlatformError(
-                    f"{field_name}={value!r}: must be a positive number "
+                    f"{field_name}={value}: at most {MAX_RANKS} (hpcscope simulates at most "
+                    f"{MAX_RANKS} ranks)"
+                )
+        if self.cores > MAX_RANKS:
+            raise PlatformError(
+                f"nodes={self.nodes} x sockets={self.sockets} x cores_per_socket="
+                f"{self.cores_per_socket} = {self.cores} cores: hpcscope simulates at most "
+                f"{MAX_RANKS} ranks (cores); lower nodes or cores_per_socket"
+            )
+        if self.lanes > MAX_LANES:
+            raise PlatformError(f"lanes={self.lanes}: at most {MAX_LANES} lanes per node")
+        for field_name, high in (
+            ("lane_bandwidth", MAX_BANDWIDTH),
+            ("intra_bandwidth", MAX_BANDWIDTH),
+            ("loopback_bandwidth", MAX_BANDWIDTH),
+            ("core_speed", MAX_CORE_SPEED),
+        ):
+            value = getattr(self, field_name)
+            if not _finite(value) or not 0 < value <= high:
+                raise PlatformError(
+                    f"{field_name}={value!r}: must be a positive number up to {high:g} "
                     "(bytes/s for bandwidths, flop/s for core_speed)"
                 )
         for field_name in ("lane_latency", "intra_latency", "loopback_latency"):
             value = getattr(self, field_name)
             # Zero latency is rejected too: SMPI's flow weights and the TCP-window bound
             # divide by route latency, and no real link has none.
-            if not _finite(value) or value <= 0:
+            if not _finite(value) or not 0 < value <= MAX_LATENCY:
                 raise PlatformError(
-                    f"{field_name}={value!r}: must be a positive number of seconds (e.g. 1e-6)"
+                    f"{field_name}={value!r}: must be a positive number of seconds up to "
+                    f"{MAX_LATENCY:g} (e.g. 1e-6)"
                 )
         if self.lane_placement not in PLACEMENTS:
             raise PlatformError(
@@ -127,6 +160,12 @@ class PlatformSpec:
                 " one NIC per socket needs lanes == sockets; set lanes="
                 f"{self.sockets} or use lane_placement='per-node'"
             )
+        if self.nodes * self.hosts_per_node > MAX_HOSTS:
+            raise PlatformError(
+                f"nodes={self.nodes} x {self.hosts_per_node} host(s) per node = "
+                f"{self.nodes * self.hosts_per_node} hosts: hpcscope writes platforms of at "
+                f"most {MAX_HOSTS} hosts (a route per pair of hosts); lower nodes"
+            )
         for field_name in ("lat_factor", "bw_factor"):
             if not valid_factors(getattr(self, field_name)):
                 raise PlatformError(
@@ -136,9 +175,10 @@ class PlatformSpec:
                 )
         if self.switch not in SWITCHES:
             raise PlatformError(f"switch={self.switch!r}: use one of {', '.join(SWITCHES)}")
-        if not _finite(self.taper) or self.taper < 1:
+        if not _finite(self.taper) or not 1 <= self.taper <= MAX_TAPER:
             raise PlatformError(
-                f"taper={self.taper!r}: must be >= 1 (1 = full bisection, 2 = 2:1 oversubscribed)"
+                f"taper={self.taper!r}: must be >= 1 and at most {MAX_TAPER:g} (1 = full "
+                "bisection, 2 = 2:1 oversubscribed)"
             )
         if self.switch == "non-blocking" and self.taper != 1:
             raise PlatformError(
@@ -402,17 +442,24 @@ class PlatformFile:
     links: list[str] = field(default_factory=list)
     # SMPI settings of its <config> that hpcscope passes on: smpi/lat-factor, smpi/bw-factor
     factors: dict[str, str] = field(default_factory=dict)
+    xml: str = ""  # the file's text, as checked
 
 
 def _radical(text: str, where: str) -> list[int]:
-    """SimGrid cluster radical '0-3,8' -> [0, 1, 2, 3, 8]."""
+    """SimGrid cluster radical '0-3,8' -> [0, 1, 2, 3, 8]; at most MAX_HOSTS numbers."""
     out: list[int] = []
     for part in text.split(","):
         lo, _, hi = part.strip().partition("-")
         try:
-            out.extend(range(int(lo), int(hi or lo) + 1))
+            first, last = int(lo), int(hi or lo)
         except ValueError:
             raise PlatformError(f"{where}: radical {text!r} is not like '0-15,20'") from None
+        if len(out) + max(0, last - first + 1) > MAX_HOSTS:
+            raise PlatformError(
+                f"{where}: radical {text[:40]!r} names more than {MAX_HOSTS} hosts, the most "
+                "hpcscope simulates"
+            )
+        out.extend(range(first, last + 1))
     return out
 
 
@@ -426,12 +473,13 @@ def load_platform_file(path: str) -> PlatformFile:
     counts as both and its hosts are expanded), host ids unique. Raises PlatformError
     naming the file and line. Does not check routes: SimGrid itself does that at start.
     """
+    from hpcscope.machine.input_file import MAX_PLATFORM_BYTES, InputFileError, read_bytes
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise PlatformError(f"{path}: cannot read platform file ({exc.strerror})") from None
-    info = PlatformFile(path=path)
+        data = read_bytes(path, MAX_PLATFORM_BYTES)
+    except InputFileError as exc:
+        raise PlatformError(f"{path}: {exc}; give a SimGrid platform .xml file") from None
+    info = PlatformFile(path=path, xml=data.decode("utf-8", "replace"))
     parser = expat.ParserCreate()
     root: list[str] = []
     problems: list[str] = []
@@ -460,8 +508,13 @@ def load_platform_file(path: str) -> PlatformFile:
                     f"{where}: host {name!r} core={attrs.get('core')!r} is not an integer"
                 )
                 return
-            if cores < 1:
-                problems.append(f"{where}: host {name!r} core={cores}: must be >= 1")
+            if not 1 <= cores <= MAX_RANKS:
+                problems.append(f"{where}: host {name!r} core={cores}: must be 1..{MAX_RANKS}")
+                return
+            if len(info.hosts) >= MAX_HOSTS:
+                problems.append(
+                    f"{where}: more than {MAX_HOSTS} hosts, the most hpcscope simulates"
+                )
                 return
             info.hosts[name] = cores
         elif tag == "prop" and attrs.get("id") in FACTOR_PROPS:
@@ -483,11 +536,22 @@ def load_platform_file(path: str) -> PlatformFile:
             if missing:
                 problems.append(f"{where}: <cluster> lacks {', '.join(missing)}")
                 return
-            cores = int(attrs.get("core", "1")) if attrs.get("core", "1").isdigit() else 0
-            if cores < 1:
-                problems.append(f"{where}: cluster core={attrs.get('core')!r}: integer >= 1")
+            core = attrs.get("core", "1")
+            cores = int(core) if core.isascii() and core.isdigit() and len(core) < 7 else 0
+            if not 1 <= cores <= MAX_RANKS:
+                problems.append(f"{where}: cluster core={core!r}: integer 1..{MAX_RANKS}")
                 return
-            for k in _radical(attrs["radical"], where):
+            try:
+                numbers = _radical(attrs["radical"], where)
+            except PlatformError as exc:
+                problems.append(str(exc))
+                return
+            if len(info.hosts) + len(numbers) > MAX_HOSTS:
+                problems.append(
+                    f"{where}: more than {MAX_HOSTS} hosts, the most hpcscope simulates"
+                )
+                return
+            for k in numbers:
                 info.hosts[f"{attrs['prefix']}{k}{attrs['suffix']}"] = cores
             info.links.append(attrs["id"])
 
@@ -503,6 +567,11 @@ def load_platform_file(path: str) -> PlatformFile:
         raise PlatformError(problems[0])
     if not info.hosts:
         raise PlatformError(f"{path}: no <host> or <cluster>: SMPI needs hosts to place ranks")
+    if sum(info.hosts.values()) > MAX_RANKS:
+        raise PlatformError(
+            f"{path}: {sum(info.hosts.values())} cores in all; hpcscope simulates at most "
+            f"{MAX_RANKS} ranks"
+        )
     if not info.links:
         raise PlatformError(
             f"{path}: no <link>, <backbone> or <cluster>: ranks on different "

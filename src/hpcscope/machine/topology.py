@@ -446,6 +446,10 @@ def parse_cpuset(text: str) -> list[int]:
     words = text.split(",")
     if words[0].lower().startswith("0xf...f"):
         words = words[1:]
+    # hwloc writes 32-bit words ("0x%08lx"); more than 2048 of them (65536 CPUs) or longer
+    # ones come from a damaged file, and listing them would take gigabytes
+    if len(words) > 2048 or any(len(word.strip()) > 18 for word in words):
+        raise TopologyError(f"cpuset {text[:40]!r}... is not a cpuset of at most 65536 CPUs")
     cpus: list[int] = []
     for pos, word in enumerate(reversed(words)):
         value = int(word, 16)
