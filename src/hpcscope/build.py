@@ -9,13 +9,18 @@ the same tree from concurrent hpcscope processes.
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import hashlib
 import json
 import os
+import signal
 import subprocess
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import IO
 
+from hpcscope import safe_write
 from hpcscope.machine.mpi import MpiSpec
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -53,16 +58,149 @@ def build_dir(mpi: MpiSpec) -> Path:
     return cache_root() / "build" / f"{mpi.flavor}-{mpi.version}-{digest}"
 
 
+class BuildInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during a build: its processes were ended; the message says so
+    (the CLI prints it instead of "nothing was being measured")."""
+
+
 def _run(argv: list[str], cwd: Path, log: Path) -> None:
-    with open(log, "a") as out:
+    with safe_write.open_append(log) as out:
         out.write(f"$ {' '.join(argv)}\n")
         out.flush()
-        done = subprocess.run(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
-    if done.returncode != 0:
+        returncode = _run_group(argv, cwd, out)
+    if returncode != 0:
         tail = "\n".join(log.read_text().splitlines()[-25:])
         raise BuildError(
             f"building against {mpi_label_from(argv)} failed (full log: {log}):\n{tail}"
         )
+
+
+# -- process groups that must not outlive hpcscope (builds here, jobs in launch/) ----------
+
+# The watcher of one process tree: it waits on a pipe that only this hpcscope process
+# holds open. "done" on it: the tree ended normally, nothing to do. End of file without
+# "done": hpcscope died (SIGKILL, a crash, a closed terminal), the kernel closed the pipe,
+# and the watcher ends the process group and every process inside the given network
+# namespaces (the lab's nodes: orteds and ranks that are not in the group). It ignores the
+# signals a terminal sends to hpcscope's group, so it outlives the Ctrl-C it must answer.
+_WATCHER = r"""
+trap '' INT TERM HUP QUIT PIPE
+IFS= read -r line
+[ "$line" = done ] && exit 0
+group=$1; shift
+sweep() {
+  for ns in "$@"; do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+  done
+}
+kill -TERM -- "-$group" 2>/dev/null
+sweep "$@"
+sleep 1
+kill -KILL -- "-$group" 2>/dev/null
+sweep "$@"
+exit 0
+"""
+
+
+class TreeGuard:
+    """Ends a process group (and whatever runs inside `namespaces`) if this hpcscope
+    process dies before calling release(), however it dies, SIGKILL included: a
+    watcher (`sh`, in its own session) blocks on a pipe whose writing end only this
+    process holds, and acts on end of file. Cost: one `sh` per guarded launch or build
+    step (about a millisecond). Ending the tree for a timeout, a hang or Ctrl-C stays
+    the caller's work (command.kill_group): the watcher covers the death of hpcscope."""
+
+    def __init__(self, group: int, namespaces: Sequence[str] = ()) -> None:
+        self._proc: subprocess.Popen[bytes] | None
+        try:
+            self._proc = subprocess.Popen(
+                ["sh", "-c", _WATCHER, "hpcscope-watcher", str(group), *namespaces],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # not in hpcscope's group: survives its Ctrl-C
+            )
+        except OSError:  # no sh (or no process left): the tree is unguarded, as before
+            self._proc = None
+
+    def release(self) -> None:
+        """The tree ended (or was ended) while hpcscope lives: the watcher exits."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.stdin is None:
+            return
+        try:
+            proc.stdin.write(b"done\n")
+            proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+    def __enter__(self) -> TreeGuard:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> Callable[[], None]:
+    """A preexec_fn for subprocess.Popen: the child gets SIGKILL when the thread that
+    started it dies (prctl PR_SET_PDEATHSIG). It covers that one process, not what it
+    starts (a process group and TreeGuard cover those). libc is looked up here, in the
+    parent: the child only makes the call."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return lambda: None
+
+    def child() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+
+    return child
+
+
+def _run_group(argv: list[str], cwd: Path, out: IO[str]) -> int:
+    """Runs argv (cmake) in a process group of its own, with everything it starts (make,
+    mpicc, cc1, ld): Ctrl-C or any error while it runs ends the whole group before it is
+    raised on; if hpcscope is killed outright, cmake gets SIGKILL from the kernel
+    (PR_SET_PDEATHSIG) and a watcher ends the rest of the group (TreeGuard).
+    Returns the exit status."""
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        process_group=0,
+        preexec_fn=die_with_parent(),  # noqa: PLW1509 - one prctl call, libc resolved before
+    )
+    guard = TreeGuard(proc.pid)
+    try:
+        return proc.wait()
+    except BaseException as exc:
+        for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(timeout=grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, BuildInterrupted):
+            raise BuildInterrupted(
+                "the build was interrupted: its processes (cmake, the compilers) were "
+                "stopped and nothing was measured; `hpcscope build` finishes it"
+            ) from None
+        raise
+    finally:
+        guard.release()
 
 
 def mpi_label_from(argv: list[str]) -> str:
@@ -77,9 +215,9 @@ def build(mpi: MpiSpec, jobs: int = 2) -> Path:
     target = build_dir(mpi)
     target.mkdir(parents=True, exist_ok=True)
     log = target / "build.log"
-    with open(target / ".lock", "w") as lock:
+    with safe_write.open_lock(target / ".lock") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        log.write_text("")
+        safe_write.write_text(log, "")
         _run(
             [
                 "cmake",

@@ -3,6 +3,9 @@
 Bad input is found while planning, before anything is stored or launched (exit 2). Once
 the run exists, every job's records are stored as they arrive; a failed job makes the run
 'failed', Ctrl-C makes it 'interrupted', and in both cases what finished stays (exit 1).
+Any other fault during the run (a full disk, a locked store, a bug) is caught by the
+run's guard (run_jobs): the run is marked failed, the jobs not run are listed, one line
+says what happened (exit 1; 2 when nothing ran).
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from pathlib import Path
 from rich.console import Console
 
 from hpcscope import build as build_mod
+from hpcscope import safe_write
 from hpcscope.formatting import markup_safe as S
 from hpcscope.launch import backends, sim_probe
-from hpcscope.launch.base import Backend, BackendError, progress_bar
+from hpcscope.launch.base import Backend, BackendError, fault_log, fault_text, progress_bar
 from hpcscope.machine import environment
 from hpcscope.machine import mpi as mpi_mod
 from hpcscope.machine.mpi import MpiSpec
@@ -140,8 +144,15 @@ def record_run(
             for m in mpis
         ],
     )
-    for note in plan.notes:
-        store.add_note(run_id, note.kind, note.text, note.data)
+    try:
+        for note in plan.notes:
+            store.add_note(run_id, note.kind, note.text, note.data)
+    except BaseException:  # a locked or full store: the run exists, say it did not run
+        try:
+            store.finish_run(run_id, "failed")
+        except Exception:
+            pass
+        raise
     return run_id
 
 
@@ -158,15 +169,105 @@ def run_jobs(
 ) -> Outcome:
     """Hand the plan to the chosen backend. A blocking backend (this machine) runs every job
     now with a progress bar; a queueing one (SLURM) submits, then waits and collects only
-    when asked (options["wait"]). Ctrl-C marks the run interrupted and keeps its results."""
+    when asked (options["wait"]). Ctrl-C marks the run interrupted and keeps its results.
+
+    The run's guard: any other exception (a full disk, a locked store, a backend's bug)
+    ends here, never as a traceback: the job's processes were ended by its backend
+    (launch/local.py run_job, lab, sim), the run is marked failed with what is stored,
+    the jobs not run are listed in a note, and one line says what happened and what to
+    do (run_fault); exit 1, or 2 when nothing ran. Space is set aside beside the
+    store meanwhile (Store.reserve_space) so that a full disk can still take that."""
+    seen = Seen()
+    store.reserve_space()
+    try:
+        return _run_jobs(
+            store, run_id, plan, backend_name, options, topology, folder, console, chatter, seen
+        )
+    except Exception as exc:
+        return run_fault(store, run_id, plan, exc, folder, seen)
+    finally:
+        store.release_reserve()
+
+
+@dataclass
+class Seen:
+    """The jobs a backend started and ended, as on_job reported them (the run's guard
+    lists the others as not run)."""
+
+    started: list[str] = field(default_factory=list)
+    ended: list[str] = field(default_factory=list)
+
+
+def run_fault(
+    store: Store, run_id: int, plan: SuitePlan, exc: Exception, folder: Path, seen: Seen
+) -> Outcome:
+    """What the run's guard does with an exception: the run marked failed, an `error` note
+    with the cause, a `skipped` note listing the jobs not run, one line for the terminal.
+    A cause outside hpcscope is named (base.fault_text); anything else is a bug: its
+    traceback goes to a log file whose path the line gives."""
+    cause = fault_text(exc, [folder, store.path.parent.absolute()])
+    log = None
+    if cause is None:
+        log = fault_log(exc, folder)
+        cause = (
+            f"unexpected error ({type(exc).__name__}: {exc}); this is a bug in hpcscope, "
+            f"please report it with the traceback in {log or '(the log could not be written)'}"
+        )
+    begun = set(seen.started)
+    not_run = [job.name for job in plan.jobs if job.name not in begun]
+    marked = f"run {run_id} marked failed"
+    try:
+        store.add_note(
+            run_id,
+            "error",
+            f"the run stopped: {cause}",
+            {"fault": type(exc).__name__, "log": str(log) if log else None},
+        )
+        if not_run:
+            store.add_note(
+                run_id,
+                "skipped",
+                f"not run, the run stopped before them: {', '.join(not_run)}",
+                {"not_run": not_run},
+            )
+        store.finish_run(run_id, "failed")
+    except Exception as second:
+        why = fault_text(second, [store.path.parent.absolute()]) or str(second)
+        marked = f"run {run_id} could not be marked failed ({why}); it lists as abandoned"
+    done, stopped = len(seen.ended), len(seen.started) - len(seen.ended)
+    line = (
+        f"{cause}. {marked}: {done} of {len(plan.jobs)} job(s) finished, {stopped} "
+        f"stopped, {len(not_run)} not run; what finished is kept (`hpcscope show {run_id}`)"
+    )
+    try:  # "nothing was run" (exit 2): no job ended and no program wrote a record
+        ran = bool(seen.ended) or any(l.get("meta") for l in store.launches(run_id))
+    except Exception:
+        ran = bool(seen.started)
+    return Outcome(run_id, "failed", EXIT_FAILED if ran else EXIT_USAGE, folder, [line])
+
+
+def _run_jobs(
+    store: Store,
+    run_id: int,
+    plan: SuitePlan,
+    backend_name: str,
+    options: dict,
+    topology: Topology,
+    folder: Path,
+    console: Console,
+    chatter: Console | None,
+    seen: Seen,
+) -> Outcome:
     failed: list[str] = []
     progress = progress_bar(console, transient=chatter is not None and chatter.quiet)
     bar = progress.add_task("starting", total=len(plan.jobs))
 
     def on_job(job, state) -> None:
         if state is None:
+            seen.started.append(job.name)
             progress.update(bar, description=f"{job.suite} {job.name}")
             return
+        seen.ended.append(job.name)
         if state.state == "SKIPPED":  # a backend that cannot run it said why (lab: MPICH)
             console.print(f"[yellow]{job.name} skipped[/yellow]: {state.detail}")
         elif state.state != "COMPLETED":
@@ -176,6 +277,12 @@ def run_jobs(
             )
         progress.advance(bar)
 
+    def on_step(job, text: str) -> None:
+        """A step measured (local, lab): the progress line shows the job's last test and
+        size (LocalBackend.stepper)."""
+        progress.update(bar, description=f"{job.suite} {job.name}: {S(text)}")
+
+    on_job.step = on_step  # type: ignore[attr-defined]
     backend = backends.backend_for(backend_name).make(
         backends.BackendContext(store, folder, topology, options, on_job)
     )
@@ -223,6 +330,28 @@ def run_jobs(
                 [
                     f"interrupted while writing figures and tables; every result is stored "
                     f"(run {run_id} {status}); `hpcscope report {run_id}` draws them later"
+                ],
+            )
+        except Exception as exc:  # e.g. the output folder's disk is full: only files lack
+            cause = fault_text(exc, [folder])
+            if cause is None:
+                log = fault_log(exc, None)
+                cause = (
+                    f"unexpected error ({type(exc).__name__}: {exc}), a bug in hpcscope: "
+                    f"please report it with the traceback in {log or '(not written)'}"
+                )
+            try:
+                store.add_note(run_id, "error", f"figures and tables not written: {cause}")
+            except Exception:
+                pass
+            return Outcome(
+                run_id,
+                status,
+                EXIT_FAILED,
+                folder,
+                [
+                    f"figures and tables not written: {cause}. Every result is stored (run "
+                    f"{run_id} {status}); `hpcscope report {run_id} -o DIR` draws them later"
                 ],
             )
         messages = (
@@ -330,9 +459,7 @@ def check_writable(folder: Path) -> None:
     """Refuse an output folder that cannot be made or written, before a run exists."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / ".hpcscope-write-test"
-        probe.write_text("")
-        probe.unlink()
+        safe_write.probe_writable(folder)  # a new random name: no existing file is touched
     except OSError as exc:
         raise UsageError(
             f"--out {folder}: cannot write there ({exc.strerror}); choose a folder you can write"

@@ -54,19 +54,41 @@ def _exit_code(exc: BaseException) -> tuple[int, str] | None:
 
 
 def handle_errors(fn):
-    """Maps known failures to the documented exit codes with one clear message."""
+    """Maps known failures to the documented exit codes with one clear message, and no
+    traceback ever reaches the terminal: a fault outside hpcscope (a full disk, a
+    read-only folder) is named for what it is (launch/base.fault_text); anything else is
+    a bug: one line, and the traceback in a log file whose path that line gives
+    (launch/base.fault_log: ~/.cache/hpcscope/errors/), exit 1. Ctrl-C says what it
+    interrupted when that is known (a build), else that nothing was being measured.
+    click's own exceptions (usage errors, --help) pass through to click."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except KeyboardInterrupt:
-            err.print("interrupted (nothing was being measured)")
+        except KeyboardInterrupt as exc:
+            err.print(S(exc) if str(exc) else "interrupted (nothing was being measured)")
             sys.exit(EXIT_FAILED)
+        except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit):
+            raise
         except Exception as exc:
             known = _exit_code(exc)
-            if known is None:
-                raise
+            if known is None or isinstance(exc, OSError):
+                # loaded only now: it brings rich's progress and the plan types
+                from hpcscope.launch.base import fault_log, fault_text
+
+                named = fault_text(exc)
+                if named is not None:
+                    known = (EXIT_USAGE, f"[red]error:[/red] {S(named)}")
+                elif known is None:
+                    log = fault_log(exc)
+                    where = f"the traceback is in {log}" if log else "no log could be written"
+                    known = (
+                        EXIT_FAILED,
+                        f"[red]unexpected error:[/red] {S(type(exc).__name__)}: "
+                        f"{S(str(exc)[:300])}; this is a bug in hpcscope, please report it "
+                        f"({S(where)})",
+                    )
             err.print(known[1])
             sys.exit(known[0])
 
@@ -80,13 +102,36 @@ def usage_error(message: str) -> Exception:
     return UsageError(message)
 
 
-def csv_list(text: str | None, option: str = "") -> list[str] | None:
-    """'a,b' -> ['a', 'b']. An empty item or one named twice is refused: 'core,,core' is a
+def _number(text: str) -> bool:
+    """Plain ASCII digits: str.isdigit() also takes '²' and '٣', which int() refuses or
+    reads as another number."""
+    return text.isascii() and text.isdigit()
+
+
+def nonempty(text: str | None, option: str, example: str) -> str | None:
+    """An option's text, refused when given but empty: `--sizes ''` is a mistake (a shell
+    variable that was not set), never "the default"."""
+    if text is not None and not text.strip():
+        raise usage_error(
+            f"{option} '{text}': empty; leave {option} out for its default or give a "
+            f"value, e.g. {option} {example}"
+        )
+    return text
+
+
+def csv_list(text: str | None, option: str = "", example: str = "a,b") -> list[str] | None:
+    """'a,b' -> ['a', 'b']; None when the option was not given. An empty value, an empty
+    item or one named twice is refused: `--placements ''` is not "all", 'core,,core' is a
     typo, and running a placement twice would silently double the work."""
-    if not text:
+    if text is None:
         return None
-    items = [t.strip() for t in text.split(",")]
     where = f"{option} '{text}'" if option else f"'{text}'"
+    if not text.strip():
+        raise usage_error(
+            f"{where}: empty; leave {option or 'the option'} out for its default or name "
+            f"at least one item, e.g. {option} {example}".rstrip()
+        )
+    items = [t.strip() for t in text.split(",")]
     if any(not t for t in items):
         raise usage_error(f"{where}: an empty item between commas; write e.g. a,b")
     twice = sorted({t for t in items if items.count(t) > 1})
@@ -95,47 +140,67 @@ def csv_list(text: str | None, option: str = "") -> list[str] | None:
     return items
 
 
+# OS CPU numbers (--cpus) and MPI counts (--counts) above these are typos: no Linux
+# machine numbers a CPU past 2^20 (CONFIG_NR_CPUS is at most 8192 today), and an MPI count
+# is a C int.
+MAX_CPU = 1 << 20
+MAX_COUNT = 2**31 - 1
+
+
 def cpu_list(text: str | None) -> list[int] | None:
-    if not text:
+    items = csv_list(text, "--cpus", "0,7")
+    if items is None:
         return None
-    try:
-        cpus = [int(t) for t in text.split(",")]
-        if any(c < 0 for c in cpus):
-            raise ValueError
-        return cpus
-    except ValueError:
+    if not all(_number(t) and len(t) < 10 and int(t) < MAX_CPU for t in items):
         raise usage_error(
-            f"--cpus '{text}': give OS CPU numbers separated by commas, e.g. --cpus 0,7"
-        ) from None
+            f"--cpus '{text}': give OS CPU numbers (0..{MAX_CPU - 1}) separated by commas, "
+            "e.g. --cpus 0,7"
+        )
+    return [int(t) for t in items]
 
 
 def count_list(text: str | None) -> list | None:
     """'8,1p,100p' -> [8, '1p', '100p'] (a count, or a multiple of the rank count)."""
-    if not text:
-        return None
     items: list = []
-    for t in csv_list(text, "--counts") or []:
-        if t.isdigit():
-            items.append(int(t))
-        elif t.endswith("p") and t[:-1].isdigit():
-            items.append(t)
-        else:
+    for t in csv_list(text, "--counts", "1p,10p,100p") or []:
+        multiple = t.endswith("p")
+        number = t[:-1] if multiple else t
+        if not _number(number):
             raise usage_error(
                 f"--counts: '{t}' is neither a count (e.g. 1000) nor a "
                 "multiple of the rank count (e.g. 10p)"
             )
-    return items
+        if len(number) > 10 or int(number) > MAX_COUNT:
+            raise usage_error(
+                f"--counts: '{t}' is above {MAX_COUNT} (an MPI count is a C int); give "
+                "smaller counts, e.g. 1000 or 10p"
+            )
+        items.append(t if multiple else int(t))
+    return items or None
 
 
 def peak_overrides(items: tuple[str, ...]) -> dict:
-    out = {}
+    """--peak NAME=VALUE...: each a known peak, stated once, positive, finite and in a
+    sane range (machine/peaks.py stated_peak)."""
+    from hpcscope.machine.peaks import stated_peak
+
+    out: dict[str, str] = {}
     for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not value:
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not value or not name:
             raise usage_error(
                 f"--peak '{item}': write NAME=VALUE, e.g. --peak disk=2GB/s or --peak fp64=1200"
             )
-        out[name.strip()] = value.strip()
+        if name in out:
+            raise usage_error(
+                f"--peak {name} given twice ({name}={out[name]}, {name}={value}); state "
+                "each peak once"
+            )
+        try:
+            stated_peak(name, value)
+        except ValueError as exc:
+            raise usage_error(str(exc)) from None
+        out[name] = value
     return out
 
 

@@ -11,6 +11,11 @@ from hpcscope.cli.common import err, handle_errors
 from hpcscope.launch import lab_net
 
 
+def _waiting(line: str) -> None:
+    """What `lab up`/`lab down` say while another one holds the lab's lock."""
+    err.print(line, markup=False, highlight=False)
+
+
 @click.group()
 def lab() -> None:
     """A real multi-node, multi-lane cluster on this machine (network namespaces, root).
@@ -51,7 +56,7 @@ def up(nodes: int, lanes: int, rate: str, binding: str) -> None:
     \b
     Example: sudo hpcscope lab up --nodes 4 --lanes 2 --rate 200mbit --lane-binding striped
     """
-    state, built = lab_net.up(lab_net.LabSpec(nodes, lanes, rate, binding))
+    state, built = lab_net.up(lab_net.LabSpec(nodes, lanes, rate, binding), on_wait=_waiting)
     err.print(("lab built: " if built else "lab already up: ") + state.spec.describe())
     click.echo(lab_net.status_text(state))
 
@@ -76,13 +81,14 @@ def status(as_json: bool) -> None:
 @lab.command()
 @handle_errors
 def down() -> None:
-    """Remove the lab: its namespaces (also those of a crashed `up`), hosts files and state.
+    """Remove the lab: its namespaces (also those of a crashed `up`), hosts files, the
+    session folders Open MPI left for its nodes, and its state.
 
     \b
     Example: sudo hpcscope lab down
     """
     lab_net.preflight()
-    removed = lab_net.down()
+    removed = lab_net.down(on_wait=_waiting)
     err.print(
         f"lab down: removed {', '.join(removed)}" if removed else "lab down: nothing to remove"
     )

@@ -7,7 +7,17 @@ A backend is one module plus one line in launch/backends.py (docs/architecture.m
 
 from __future__ import annotations
 
+import errno
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from rich.console import Console
@@ -101,3 +111,103 @@ def progress_bar(
         # off where stderr is no terminal: it could only print a blank line when done
         disable=not enabled or not console.is_terminal,
     )
+
+
+# -- processes that must not outlive hpcscope ---------------------------------------------
+# (build.TreeGuard ends a job's process group if hpcscope dies; it lives in the build
+# layer, below this one, because builds need it too.)
+
+
+def kill_namespaces(namespaces: Sequence[str]) -> None:
+    """SIGKILL to every process inside these network namespaces (the lab's nodes)."""
+    for ns in namespaces:
+        try:
+            done = subprocess.run(
+                ["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=30
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        for word in done.stdout.split():
+            try:
+                os.kill(int(word), signal.SIGKILL)
+            except (ValueError, ProcessLookupError, PermissionError):
+                pass
+
+
+# -- faults: named for what they are ------------------------------------------------------
+
+
+def _cache_root() -> Path:
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "hpcscope"
+
+
+def fault_log(exc: BaseException, folder: Path | None = None) -> Path | None:
+    """Writes the traceback of an unexpected error to a new file and returns its path:
+    in `folder` (a run's output folder) when given and writable, else
+    ~/.cache/hpcscope/errors/ ($XDG_CACHE_HOME), else the temporary folder; None when
+    none of them can take it (a full disk everywhere)."""
+    from hpcscope import __version__, safe_write
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = f"error-{stamp}-{os.getpid()}.log"
+    text = (
+        f"hpcscope {__version__}, Python {sys.version.split()[0]}\n"
+        f"command: {' '.join(sys.argv)}\n\n" + "".join(traceback.format_exception(exc))
+    )
+    places = [folder] if folder is not None else []
+    places += [_cache_root() / "errors", Path(tempfile.gettempdir()) / f"hpcscope-{os.getuid()}"]
+    for place in places:
+        try:
+            place.mkdir(parents=True, exist_ok=True)
+            return safe_write.write_text(place / name, text)
+        except OSError:
+            continue
+    return None
+
+
+def full_place(exc: BaseException, places: Sequence[Path] = ()) -> Path | None:
+    """The folder a "no space left" error was about: the file it names, else the first
+    of `places` whose file system has no space left."""
+    name = getattr(exc, "filename", None)
+    if name:
+        path = Path(os.fsdecode(name))
+        return path.parent if not path.is_dir() else path
+    for place in places:
+        probe = Path(place)
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        try:
+            st = os.statvfs(probe)
+        except OSError:
+            continue
+        if st.f_bavail * st.f_frsize < 64 * 1024:
+            return Path(place)
+    return None
+
+
+def fault_text(exc: BaseException, places: Sequence[Path] = ()) -> str | None:
+    """One line for a fault outside hpcscope (a full disk, a locked or unusable store, a
+    folder that cannot be written, a backend error): what happened and what to do.
+    None for anything else, which is a bug (the caller logs its traceback). `places`:
+    the folders written to (the store's, the output folder), to name a full one."""
+    from hpcscope.results.store import StoreError
+
+    if isinstance(exc, (StoreError, BackendError)):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = full_place(exc, places)
+        what = "no space left" if exc.errno == errno.ENOSPC else "disk quota exceeded"
+        return (
+            f"{what} on {where or 'the disk written to'}: free space there or choose "
+            "another place (--out, --db)"
+        )
+    if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        target = os.fsdecode(exc.filename) if exc.filename else "a file"
+        return f"cannot write {target} ({exc.strerror}); choose a place you can write (--out, --db)"
+    if isinstance(exc, OSError) and exc.errno == errno.EIO:
+        return f"input/output error on {exc.filename or 'the disk'}: check the disk ({exc})"
+    if type(exc).__module__ == "sqlite3" and "disk is full" in str(exc):  # outside Store
+        where = full_place(exc, places)
+        return f"no space left on {where or 'the disk of the store'}: free space there"
+    return None

@@ -7,10 +7,10 @@ finished before a crash or Ctrl-C stays in the store.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from hpcscope.results.parsers import PARSERS
+from hpcscope.results.parsers import PARSERS, check_osu_sizes, osu_size_range
 from hpcscope.results.records import RecordError, parse_line
 from hpcscope.results.store import Store
 
@@ -24,20 +24,87 @@ class IngestResult:
     noise: list[str] = field(default_factory=list)  # non-JSON lines (e.g. MPI warnings)
     # coll's "decomposition" summary: the nodes and ppn lanecoll saw (placement check, sim)
     decomposition: dict | None = None
+    # What the output's checks found that does not fail the job (OSU: a size missing);
+    # the backend turns each into a `warning` note of the run (show, report).
+    warnings: list[str] = field(default_factory=list)
+    last_step: str = ""  # the step of the last sample or summary (step_text)
+
+
+def step_text(record: dict) -> str:
+    """The step a sample or summary record measured, in words: 'latency 64 B',
+    'allreduce lane count 1000', 'triad threads 2'; '' when its params say nothing."""
+    params = record.get("params")
+    if not isinstance(params, dict):
+        return ""
+    words = [
+        str(params[key])
+        for key in ("test", "collective", "algorithm", "kernel", "op", "pattern")
+        if isinstance(params.get(key), (str, int)) and not isinstance(params.get(key), bool)
+    ][:2]
+    size = params.get("bytes")
+    if isinstance(size, int) and not isinstance(size, bool):
+        words.append(_bytes_text(size))
+    for key in ("count", "threads", "streams", "depth", "block"):
+        value = params.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and key != "block":
+            words.append(f"{key} {value}")
+            break
+    return " ".join(words)[:80]
+
+
+def _bytes_text(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
+def _not_utf8(program: str, where: str, exc: UnicodeDecodeError, column: int | None = None) -> str:
+    """The problem of output that is not UTF-8, naming the program and the first bad
+    byte (`column`: where it is on its line, when exc's offset is not that)."""
+    bad = bytes(exc.object[exc.start : exc.start + 1]).hex()
+    at = exc.start if column is None else column
+    return (
+        f"{where}: {program or 'the program'} wrote bytes that are not UTF-8 text (0x{bad} "
+        f"at column {at + 1}); its output cannot be trusted as records"
+    )
 
 
 def ingest_lines(
     store: Store,
     launch_id: int,
-    lines: Iterable[str],
+    lines: Iterable[str] | Iterable[bytes],
     source: str,
     result: IngestResult | None = None,
+    *,
+    program: str = "",
+    on_record: Callable[[dict], None] | None = None,
 ) -> IngestResult:
     """Validate and store each JSONL line. Non-JSON lines are kept as noise, not records:
-    MPI libraries print warnings to stdout and those must not kill a measurement."""
+    MPI libraries print warnings to stdout and those must not kill a measurement.
+
+    Lines may be bytes (a pipe read as is): a line that is not UTF-8 is a problem that
+    names `program` (the job fails, the other lines are still read); a text file that
+    is not UTF-8 ends the reading there with the same problem. `on_record` sees every
+    stored record as it arrives (the local backend's progress and hang watch)."""
     result = result or IngestResult()
-    for number, line in enumerate(lines, 1):
-        text = line.strip()
+    numbered = enumerate(lines, 1)
+    while True:
+        try:
+            number, line = next(numbered)
+        except StopIteration:
+            break
+        except UnicodeDecodeError as exc:  # a text stream (a SLURM output file)
+            result.problems.append(_not_utf8(program, f"{source} output", exc))
+            break
+        if isinstance(line, bytes):
+            try:
+                text = line.decode("utf-8").strip()
+            except UnicodeDecodeError as exc:
+                result.problems.append(_not_utf8(program, f"{source} line {number}", exc))
+                continue
+        else:
+            text = str(line).strip()
         if not text:
             continue
         if not text.startswith("{"):
@@ -62,20 +129,52 @@ def ingest_lines(
             result.errors.append(record["message"])
         elif record["type"] == "summary" and record.get("metric") == "decomposition":
             result.decomposition = record
+        if record["type"] in ("sample", "summary"):
+            result.last_step = step_text(record) or result.last_step
+        if on_record is not None:
+            on_record(record)
     return result
 
 
 def ingest_tool_output(
-    store: Store, launch_id: int, tool: str, text: str, result: IngestResult, notes: list[str]
+    store: Store,
+    launch_id: int,
+    tool: str,
+    text: str | bytes,
+    result: IngestResult,
+    notes: list[str],
+    *,
+    program: str = "",
+    argv: Sequence[str] = (),
 ) -> IngestResult:
     """A reference tool's whole stdout (fio, iperf3, likwid-bench) through its parser in
     results.parsers; output the parser does not understand becomes an error record and a
-    line in `notes` (the launch's stderr tail)."""
+    line in `notes` (the launch's stderr tail).
+
+    `text` may be bytes (a pipe read as is): output that is not UTF-8 fails the job,
+    naming `program`, and what parses of it (undecodable bytes replaced) is kept like
+    any failed job's records. OSU's output is checked against the sizes its command line
+    (`argv`, -m MIN:MAX) asked for (parsers.check_osu_sizes): a size printed twice or
+    outside the range is an error record, a size missing a warning."""
+    if isinstance(text, bytes):
+        raw = text
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1)
+            where = f"{tool} output line {line}"
+            result.problems.append(_not_utf8(program, where, exc, column))
+            text = raw.decode("utf-8", errors="replace")
     try:
         records = PARSERS[tool](text)
     except Exception as exc:  # a tool printed something its parser does not know
         notes.append(f"hpcscope: could not parse the tool's output: {exc}")
         records = [{"type": "error", "message": f"unparsable output: {exc}"}]
+    if tool == "osu":
+        errors, warnings = check_osu_sizes(records, osu_size_range(argv), program)
+        records += [{"type": "error", "message": e} for e in errors]
+        result.warnings += warnings
     for record in records:
         store.add_record(launch_id, record)
         result.records += 1

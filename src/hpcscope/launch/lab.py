@@ -20,16 +20,23 @@ decomposition lanecoll saw. Every MPI launch gets a placement verdict (`expected
 rank's host name (its namespace's) against the planned node, with per-process lanes the
 lane its wrapper gave it, and lanecoll's nodes; CPU binding only for pinned jobs (p2p
 placements on this machine's CPUs), and the verdict says when it was not checked.
+
+Nothing of a job outlives it in the lab's nodes: a launch that fails, times out or hangs,
+Ctrl-C and any fault of the run kill what runs inside the node namespaces (remote
+orteds, hydra proxies, ranks), and if hpcscope itself is killed (SIGKILL) a watcher
+does (build.TreeGuard, given the nodes through run_job's `namespaces`).
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from hpcscope.build import TreeGuard
 from hpcscope.launch import lab_net, launcher, placement_check
 from hpcscope.launch.base import JobState
 from hpcscope.launch.command import kill_group, start
@@ -163,9 +170,15 @@ class LabBackend(LocalBackend):
         spec = self.lab.spec
         self.store.add_note(run_id, "banner", banner(spec), {"lab": asdict(spec)})
         self.store.set_run_backend_data(run_id, {"lab": self.lab.to_json()})
-        for job in jobs:
-            self.on_job(job, None)
-            self.on_job(job, self.run(run_id, job))
+        try:
+            for job in jobs:
+                self.on_job(job, None)
+                self.on_job(job, self.run(run_id, job))
+        except BaseException:
+            # Ctrl-C or a fault (a full disk, a locked store, a bug): nothing of the job
+            # may go on in the lab's nodes (remote orteds, hydra proxies, ranks).
+            lab_net.kill_jobs(self.lab)
+            raise
 
     def run(self, run_id: int, job: Job) -> JobState:
         job = replace(job, tags={**job.tags, **lab_tags(self.lab.spec)})
@@ -218,6 +231,10 @@ class LabBackend(LocalBackend):
                 launch_env(job.mpi) if job.mpi else dict(command_line[1] if command_line else {}),
             ),
             expected_places(job, self.hosts, self.lanes, self.lab.spec.binding),
+            # the lab's nodes hold the job's remote processes: they end with it, also when
+            # hpcscope itself is killed (build.TreeGuard)
+            namespaces=self.hosts,
+            on_step=self.stepper(job),
         )
         if state.state != "COMPLETED":
             lab_net.kill_jobs(self.lab)  # orphans of a killed or failed launcher
@@ -304,7 +321,8 @@ class LabBackend(LocalBackend):
         )
         proc = start(argv, launch_env(job.mpi))
         try:
-            out, err = proc.communicate(timeout=PROBE_TIMEOUT_S)
+            with TreeGuard(proc.pid, self.hosts):  # a killed hpcscope ends the probe too
+                out, err = proc.communicate(timeout=PROBE_TIMEOUT_S)
             ok = proc.returncode == 0 and '"type":"sample"' in out
             why = (
                 None
@@ -312,13 +330,21 @@ class LabBackend(LocalBackend):
                 else f"{job.mpi.label} failed a 2-node probe on the lab (exit "
                 f"{proc.returncode}): {(err.strip().splitlines() or [''])[-1][:200]}"
             )
-        except Exception:
+        except subprocess.TimeoutExpired:
             kill_group(proc)
             lab_net.kill_jobs(self.lab)
             why = (
                 f"{job.mpi.label} did not finish a 2-node probe on the lab within "
                 f"{PROBE_TIMEOUT_S:.0f} s (UCX across namespaces can hang in MPI_Finalize)"
             )
+        except UnicodeDecodeError:
+            kill_group(proc)
+            lab_net.kill_jobs(self.lab)
+            why = f"{job.mpi.label}'s 2-node probe on the lab wrote output that is not UTF-8"
+        except BaseException:  # Ctrl-C or a fault: the probe ends with it
+            kill_group(proc)
+            lab_net.kill_jobs(self.lab)
+            raise
         self.probed[flavor] = why
         return why
 

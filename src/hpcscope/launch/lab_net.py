@@ -19,16 +19,21 @@ what to do; whatever `up` made before the failure is removed first.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hpcscope.launch.base import BackendError
+from hpcscope import safe_write
+from hpcscope.launch.base import BackendError, kill_namespaces
 
 PREFIX = "hpcs-"
 FABRIC = PREFIX + "fabric"
@@ -156,9 +161,7 @@ def load_state() -> LabState | None:
 def _save(state: LabState) -> None:
     path = state_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state.to_json(), indent=2) + "\n")
-    tmp.replace(path)
+    safe_write.write_text(path, json.dumps(state.to_json(), indent=2) + "\n")
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -221,10 +224,57 @@ def preflight() -> None:
 # -- up / down --------------------------------------------------------------------------
 
 
-def up(spec: LabSpec) -> tuple[LabState, bool]:
-    """Builds the lab; (state, False) when an identical lab was already up (idempotent)."""
+def lock_path() -> Path:
+    return state_dir() / "lock"
+
+
+@contextlib.contextmanager
+def locked(on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+    """One `lab up` or `lab down` at a time on this machine: an exclusive flock on
+    state_dir()/lock (opened with O_CREAT | O_NOFOLLOW, never truncated: safe_write.
+    open_lock), held for the whole build or removal. Another holder makes this wait;
+    `on_wait` gets one line naming it (its pid, written into the lock file) first."""
+    folder = state_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    with safe_write.open_lock(lock_path()) as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                try:
+                    holder = lock_path().read_text().strip() or "pid not known"
+                except OSError:
+                    holder = "pid not known"
+                on_wait(
+                    f"another `hpcscope lab up` or `lab down` is at work ({holder}); "
+                    "waiting for it to finish"
+                )
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            os.ftruncate(lock.fileno(), 0)  # ours now: say who holds it
+            lock.write(f"pid {os.getpid()}\n")
+            lock.flush()
+        except OSError:
+            pass
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.ftruncate(lock.fileno(), 0)
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def up(spec: LabSpec, on_wait: Callable[[str], None] | None = None) -> tuple[LabState, bool]:
+    """Builds the lab; (state, False) when an identical lab was already up (idempotent).
+    Under the lab's lock (locked): a second `lab up` at the same time waits, then finds
+    this one's lab."""
     spec.check()
     preflight()
+    with locked(on_wait):
+        return _up(spec)
+
+
+def _up(spec: LabSpec) -> tuple[LabState, bool]:
     state = load_state()
     if state and state.status == "up" and _intact(state):
         if state.spec == spec:
@@ -235,7 +285,7 @@ def up(spec: LabSpec) -> tuple[LabState, bool]:
         )
     leftovers = ours()
     if leftovers:
-        down()  # a crashed or partial lab: start clean
+        _down()  # a crashed or partial lab: start clean
     existing = set(namespaces())
     clash = [ns for ns in [FABRIC, *spec.hosts] if ns in existing]
     if clash:
@@ -248,7 +298,7 @@ def up(spec: LabSpec) -> tuple[LabState, bool]:
     try:
         _build(state)
     except BaseException:
-        down()
+        _down()
         raise
     state.status = "up"
     _save(state)
@@ -302,7 +352,7 @@ def _build(state: LabState) -> None:
         _new_namespace(state, ns)
         etc = NETNS_ETC / ns
         etc.mkdir(parents=True, exist_ok=True)
-        (etc / "hosts").write_text(hosts)
+        safe_write.write_text(etc / "hosts", hosts)
         for lane in range(1, spec.lanes + 1):
             cable, dev = f"n{n}l{lane}", lane_if(lane)
             _run(
@@ -334,10 +384,34 @@ def _hosts_file(spec: LabSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def down() -> list[str]:
-    """Removes every namespace of the lab (listed or marked), their /etc/netns folders and
-    the state file; returns the namespaces removed. Processes still inside are killed
-    (they can only be the lab's jobs)."""
+def down(on_wait: Callable[[str], None] | None = None) -> list[str]:
+    """Removes every namespace of the lab (listed or marked), their /etc/netns folders,
+    the session folders Open MPI left for the lab's nodes and the state file; returns the
+    namespaces removed. Processes still inside are killed (they can only be the lab's
+    jobs). Under the lab's lock, like up."""
+    with locked(on_wait):
+        return _down()
+
+
+def session_dirs() -> list[Path]:
+    """Open MPI's session folders of the lab's nodes: ompi.<node>.<uid> in the temporary
+    folder (mpirun and each orted make one under the host name they see, which on the lab
+    is the node's). A launch that is killed never removes its own."""
+    found: list[Path] = []
+    uid = os.getuid()
+    for tmp in {Path(tempfile.gettempdir()), Path("/tmp")}:
+        try:
+            entries = list(tmp.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            match = re.fullmatch(rf"ompi\.{re.escape(PREFIX)}n\d+\.(\d+)", entry.name)
+            if match and int(match.group(1)) == uid and entry.is_dir() and not entry.is_symlink():
+                found.append(entry)
+    return sorted(found)
+
+
+def _down() -> list[str]:
     state = load_state()
     removed = []
     gone = ours()
@@ -350,17 +424,14 @@ def down() -> list[str]:
         shutil.rmtree(NETNS_ETC / ns, ignore_errors=True)
     if NETNS_ETC.is_dir() and not any(NETNS_ETC.iterdir()):
         NETNS_ETC.rmdir()  # we made it: nothing else was there
+    for folder in session_dirs():  # no job of the lab runs any more (killed above)
+        shutil.rmtree(folder, ignore_errors=True)
     state_path().unlink(missing_ok=True)
     return removed
 
 
 def _kill_inside(ns: str) -> None:
-    done = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=30)
-    for word in done.stdout.split():
-        try:
-            os.kill(int(word), 9)
-        except (ValueError, ProcessLookupError):
-            pass
+    kill_namespaces([ns])
 
 
 def kill_jobs(state: LabState) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hpcscope.results.records import SCHEMA
@@ -351,6 +351,83 @@ def parse_osu(text: str) -> list[dict]:
     if not samples:
         return [meta, {"type": "error", "message": f"OSU {test} printed a title but no rows"}]
     return [meta, *samples]
+
+
+def osu_size_range(argv: Sequence[str]) -> tuple[int, int] | None:
+    """(MIN, MAX) of an OSU command line's `-m MIN:MAX` (or `-m MAX`); None without one."""
+    for i, word in enumerate(argv):
+        value = None
+        if word in ("-m", "--message-size") and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif word.startswith("--message-size="):
+            value = word.split("=", 1)[1]
+        if value is None:
+            continue
+        low, sep, high = value.partition(":")
+        try:
+            return (int(low), int(high)) if sep else (1, int(low))
+        except ValueError:
+            return None
+    return None
+
+
+def _osu_sizes(low: int, high: int) -> list[int]:
+    """The sizes OSU's loop measures for -m low:high: low, then doubling up to high."""
+    sizes: list[int] = []
+    size = low
+    while size <= high and len(sizes) < 64:
+        sizes.append(size)
+        size = size * 2 if size else 1
+    return sizes
+
+
+def check_osu_sizes(
+    records: list[dict], size_range: tuple[int, int] | None, program: str = ""
+) -> tuple[list[str], list[str]]:
+    """(errors, warnings) about the sizes of parsed OSU rows (a user's own OSU build may
+    be patched, or print twice). Errors (the job fails): a size printed twice (which
+    row is the measurement?), a size outside the -m range asked for (the program did
+    not measure what was asked). Warnings (the job stands, a note says it): sizes of the
+    range that were not printed, and sizes inside it that OSU's doubling loop does not
+    measure. Without a range, only the gaps between the first and last size printed."""
+    name = program or "the OSU program"
+    sizes = [
+        r["params"]["bytes"]
+        for r in records
+        if r.get("type") == "sample" and isinstance(r.get("params", {}).get("bytes"), int)
+    ]
+    if not sizes:
+        return [], []
+    errors: list[str] = []
+    warnings: list[str] = []
+    twice = sorted({s for s in sizes if sizes.count(s) > 1})
+    if twice:
+        errors.append(
+            f"{name} printed size(s) {', '.join(map(str, twice[:8]))} more than once; "
+            "which row is the measurement cannot be told"
+        )
+    low, high = (max(size_range[0], 1), size_range[1]) if size_range else (min(sizes), max(sizes))
+    outside = sorted({s for s in sizes if not low <= s <= high})
+    if outside:
+        errors.append(
+            f"{name} printed size(s) {', '.join(map(str, outside[:8]))} outside the "
+            f"range asked for (-m {low}:{high})"
+        )
+    expected = _osu_sizes(low, high)
+    missing = [s for s in expected if s not in sizes]
+    odd = sorted({s for s in sizes if low <= s <= high and s not in expected})
+    if missing:
+        warnings.append(
+            f"{name} printed no row for size(s) {', '.join(map(str, missing[:8]))}"
+            + (" ..." if len(missing) > 8 else "")
+            + " of the range it was asked for"
+        )
+    if odd:
+        warnings.append(
+            f"{name} printed size(s) {', '.join(map(str, odd[:8]))} that OSU's doubling "
+            "loop does not measure"
+        )
+    return errors, warnings
 
 
 PARSERS: dict[str, Callable[[str], list[dict]]] = {

@@ -7,6 +7,14 @@ busy timeout and every write is a short `BEGIN IMMEDIATE` transaction: writers q
 the lock instead of failing, and readers never block them. Each record is committed on
 its own, so a crash or Ctrl-C loses nothing that was already ingested.
 
+Faults are named (issue 32): a writer that waits on another process's lock says so after
+a few seconds (who holds it, from /proc/locks, and how long it will wait:
+$HPCSCOPE_LOCK_TIMEOUT, default 60 s), then gives up with StoreLocked; a full disk is
+StoreFull ("no space left on DIR"), and while a run writes, RESERVE_BYTES set aside beside
+the store are given back at that moment so the run's failure can still be recorded; a
+store that cannot be made names its read-only folder. Commands that only read still open
+a store on a full disk (read-only).
+
 All SQL of hpcscope lives in this file. Raw values are stored as JSON lists; statistics
 are derived from them (hpcscope.results.stats), never stored in their place.
 
@@ -20,14 +28,16 @@ import json
 import os
 import socket
 import sqlite3
+import sys
 import time
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hpcscope import safe_write
 from hpcscope.results.records import validate
 
 SCHEMA_VERSION = 1
@@ -46,7 +56,30 @@ LAUNCH_STATUSES = (
     "INTERRUPTED",
     "SKIPPED",
 )
-BUSY_TIMEOUT_S = 60.0
+BUSY_TIMEOUT_S = 60.0  # how long a write waits for another process's lock (default)
+LOCK_NOTICE_S = 3.0  # after this long, one line says who holds the lock and how long we wait
+# Set aside beside the store while a run writes (DB-reserve): when the disk fills, it is
+# given back so that the run's failure (the launch's and the run's status, the notes)
+# can still be stored. A few runs rows with their topology XML and notes.
+RESERVE_BYTES = 512 << 10
+SQLITE_FULL = 13
+
+
+def lock_timeout_s() -> float:
+    """How long a write waits for a store another process holds: $HPCSCOPE_LOCK_TIMEOUT
+    seconds, else BUSY_TIMEOUT_S."""
+    try:
+        value = float(os.environ.get("HPCSCOPE_LOCK_TIMEOUT") or BUSY_TIMEOUT_S)
+    except ValueError:
+        return BUSY_TIMEOUT_S
+    return value if value >= 0 else BUSY_TIMEOUT_S
+
+
+def _first_wait_s() -> float:
+    """How long a write waits on a lock before saying so: LOCK_NOTICE_S, or half the
+    whole wait when that is shorter (the line comes before the giving up)."""
+    return min(LOCK_NOTICE_S, lock_timeout_s() / 2)
+
 
 _SCHEMA = """
 CREATE TABLE runs (
@@ -127,12 +160,80 @@ _RECOVER = (
 )
 _RUN_JSON = ("command", "options", "environment", "mpi", "notes", "backend_data")
 _LAUNCH_JSON = ("tags", "meta")
+# What each JSON column of a run decodes to (Store.run refuses a run whose do not).
+_RUN_JSON_TYPES: dict[str, type] = {
+    "command": list,
+    "options": dict,
+    "environment": dict,
+    "mpi": list,
+    "notes": list,
+    "backend_data": dict,
+}
 
 
 class StoreError(ValueError):
     """The store cannot do what was asked; the message says why and what to do.
 
     A ValueError: the cause is input (a wrong --db, an unknown run), exit code 2."""
+
+
+class StoreLocked(StoreError):
+    """Another process held the store's write lock for longer than lock_timeout_s()."""
+
+
+class StoreFull(StoreError):
+    """The disk holding the store is full: the write was not stored (the message names
+    the folder); what was committed before stays."""
+
+
+def _notify(message: str) -> None:
+    print(f"hpcscope: {message}", file=sys.stderr, flush=True)
+
+
+def _is_full(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and (
+        getattr(exc, "sqlite_errorcode", None) == SQLITE_FULL or "disk is full" in str(exc)
+    )
+
+
+def _is_locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and (
+        "database is locked" in str(exc) or "database table is locked" in str(exc)
+    )
+
+
+def _command_of(pid: int) -> str:
+    """': COMMAND' of a process (its command line, shortened), '' if unreadable."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            words = fh.read().split(b"\0")
+    except OSError:
+        return ""
+    text = " ".join(w.decode(errors="replace") for w in words if w)[:80]
+    text = "".join(c if c.isprintable() else "?" for c in text)  # shown on a terminal
+    return f": {text}" if text else ""
+
+
+def _no_space(folder: Path) -> bool:
+    """Whether the file system of `folder` has (next to) no space left."""
+    try:
+        st = os.statvfs(folder.absolute())
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why a store cannot be made or written in `folder`, if that is the reason: a
+    read-only file system, or a folder this user cannot write."""
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return f"the folder {folder} is on a read-only file system"
+    except OSError:
+        return None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder {folder} is not writable by this user"
+    return None
 
 
 def default_path(path: str | os.PathLike[str] | None = None) -> Path:
@@ -166,6 +267,10 @@ class Store:
         (queries are then answered without them)."""
         self.path = default_path(path)
         self.read_only = read_only
+        # Where the lock-wait line goes (the CLI's stderr); a caller may replace it.
+        self.notify: Callable[[str], None] = _notify
+        self._reserve: Path | None = None  # reserve_space(): the file set aside
+        self._gave_up = False  # a write gave up on a lock (StoreLocked) since the last one
         if (read_only or not create) and not self.path.exists():
             raise StoreError(
                 f"no store at {self.path}: nothing has been measured into it; check --db "
@@ -179,11 +284,13 @@ class Store:
             )
         try:
             self._open(read_only, immutable=False)
-        except StoreError:
+        except StoreError as exc:
             # A store on a read-only medium (a mounted archive, a read-only snapshot)
             # cannot take WAL's shared-memory file: a command that only reads opens it
-            # read-only instead, then as immutable (nobody can write it there).
-            if read_only or create or os.access(self.path.parent, os.W_OK):
+            # read-only instead, then as immutable (nobody can write it there). The same
+            # on a full disk: list, show, export and report still read it.
+            writable = os.access(self.path.parent, os.W_OK) and not isinstance(exc, StoreFull)
+            if read_only or create or writable:
                 raise
             self.read_only = True
             try:
@@ -198,12 +305,18 @@ class Store:
             if read_only
             else str(self.path)
         )
-        self._db = sqlite3.connect(
-            target, timeout=BUSY_TIMEOUT_S, isolation_level=None, uri=read_only
-        )  # explicit transactions
+        # SQLite's busy handler waits at most LOCK_NOTICE_S at a time; _write waits on in
+        # rounds, saying once who holds the lock (see _begin).
+        busy_s = _first_wait_s()
+        try:
+            self._db = sqlite3.connect(
+                target, timeout=busy_s, isolation_level=None, uri=read_only
+            )  # explicit transactions
+        except sqlite3.DatabaseError as exc:
+            raise self._unusable(exc, read_only) from None
         try:
             self._db.row_factory = sqlite3.Row
-            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self._db.execute(f"PRAGMA busy_timeout = {int(busy_s * 1000)}")
             if not read_only:
                 self._set_wal()
                 self._db.execute("PRAGMA synchronous = NORMAL")  # WAL: safe against app crash
@@ -213,29 +326,52 @@ class Store:
             self._check_pages()
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            if "malformed" in str(exc):
-                raise StoreError(f"{self.path} is damaged ({exc}). {_RECOVER}") from None
-            raise StoreError(
-                f"{self.path} is not a usable hpcscope store ({exc}); pass "
-                "another file with --db or HPCSCOPE_DB"
-            ) from None
+            raise self._unusable(exc, read_only) from None
         except BaseException:
             self._db.close()
             raise
+
+    def _unusable(self, exc: sqlite3.DatabaseError, read_only: bool) -> StoreError:
+        """The StoreError for a store SQLite could not open: named for its cause (a full
+        disk, a read-only folder, a lock held too long, a damaged file) when known."""
+        if "malformed" in str(exc):
+            return StoreError(f"{self.path} is damaged ({exc}). {_RECOVER}")
+        if _is_full(exc) or ("disk I/O error" in str(exc) and _no_space(self.path.parent)):
+            return self._full(exc)  # SQLite names a -shm it cannot grow an I/O error
+        if _is_locked(exc):
+            return self._locked(lock_timeout_s())
+        why = None if read_only else _unwritable(self.path.parent.absolute())
+        if why and ("open" in str(exc) or "readonly" in str(exc) or "read-only" in str(exc)):
+            return StoreError(
+                f"cannot write the store {self.path}: {why}; pass --db (or HPCSCOPE_DB) "
+                "naming a file in a folder you can write"
+            )
+        return StoreError(
+            f"{self.path} is not a usable hpcscope store ({exc}); pass "
+            "another file with --db or HPCSCOPE_DB"
+        )
 
     # -- connection and schema ------------------------------------------------------
 
     def _set_wal(self) -> None:
         """WAL lets readers and one writer work at once; switching needs a brief lock, and
         SQLite does not always apply the busy handler to it, so retry for a while."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        limit = lock_timeout_s()
+        start = time.monotonic()
+        noticed = False
         while True:
             try:
                 mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 break
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
+                if "locked" not in str(exc):
                     raise
+                waited = time.monotonic() - start
+                if waited > limit:
+                    raise self._locked(limit) from None
+                if waited > LOCK_NOTICE_S and not noticed:
+                    noticed = True
+                    self.notify(self._lock_notice(limit))
                 time.sleep(0.05)
         if str(mode).lower() != "wal":
             raise StoreError(
@@ -318,17 +454,146 @@ class Store:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One short write transaction. IMMEDIATE takes the write lock up front, so a
-        concurrent writer waits in the busy handler instead of failing on lock upgrade."""
-        self._db.execute("BEGIN IMMEDIATE")
+        concurrent writer waits in the busy handler instead of failing on lock upgrade.
+
+        Faults are named (StoreError subclasses, never a bare sqlite3 error): a lock held
+        by another process past lock_timeout_s() is StoreLocked (after one line saying who
+        holds it, see _begin); a full disk is StoreFull, and gives back the space set
+        aside by reserve_space so that the failure itself can still be stored."""
+        self._begin()
         try:
             yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        else:
             self._db.execute("COMMIT")
+        except BaseException as exc:
+            if self._db.in_transaction:  # SQLite may have rolled back already (SQLITE_FULL)
+                try:
+                    self._db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            if _is_full(exc):
+                raise self._full(exc) from None
+            if _is_locked(exc):
+                raise self._locked(lock_timeout_s()) from None
+            raise
+
+    def _begin(self) -> None:
+        """BEGIN IMMEDIATE, waiting up to lock_timeout_s() for another process's write lock:
+        SQLite's busy handler waits LOCK_NOTICE_S, then one line names the holder and the
+        wait, then rounds of the busy handler until the limit (StoreLocked)."""
+        limit = lock_timeout_s()
+        if self._gave_up:  # the run is recording its failure: no second long wait
+            limit = min(limit, LOCK_NOTICE_S)
+        start = time.monotonic()
+        rounds = 0
+        try:
+            while True:
+                try:
+                    self._db.execute("BEGIN IMMEDIATE")
+                    self._gave_up = False
+                    return
+                except sqlite3.OperationalError as exc:
+                    if _is_full(exc):
+                        raise self._full(exc) from None
+                    if not _is_locked(exc):
+                        raise
+                waited = time.monotonic() - start
+                if waited >= limit:
+                    raise self._locked(lock_timeout_s())
+                if rounds == 0 and not self._gave_up:
+                    self.notify(self._lock_notice(limit))
+                rounds += 1
+                # the next round of the busy handler ends at the limit, not past it
+                round_ms = int(min(LOCK_NOTICE_S, limit - waited) * 1000) + 1
+                self._db.execute(f"PRAGMA busy_timeout = {round_ms}")
+        finally:
+            if rounds:
+                self._db.execute(f"PRAGMA busy_timeout = {int(_first_wait_s() * 1000)}")
+
+    def lock_holder(self) -> str:
+        """'pid N (command)' of the process holding the store's write lock, from
+        /proc/locks (WAL: byte 120 of the -shm file; rollback journal: SQLite's lock
+        bytes of the file itself); '' when it cannot be told. Read-only: opening and
+        closing the store's files here would drop this process's own SQLite locks."""
+        targets = []
+        for path, low, high in (
+            (Path(f"{self.path}-shm"), 120, 120),
+            (self.path, 0x40000000, 0x400001FF),
+        ):
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+            targets.append((device, low, high))
+        try:
+            with open("/proc/locks") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            return ""
+        for line in lines:
+            words = line.split()
+            if len(words) < 8 or words[1] == "->" or words[3] != "WRITE":
+                continue
+            try:
+                pid, start = int(words[4]), int(words[6])
+                end = int(words[7]) if words[7] != "EOF" else 1 << 62
+            except ValueError:
+                continue
+            if pid == os.getpid():
+                continue
+            for device, low, high in targets:
+                if words[5] == device and start <= high and end >= low:
+                    return f"pid {pid}" + _command_of(pid)
+        return ""
+
+    def _lock_notice(self, limit: float) -> str:
+        holder = self.lock_holder() or "pid not known"
+        return (
+            f"the store {self.path} is locked by another process ({holder}); "
+            f"waiting up to {limit:.0f} s"
+        )
+
+    def _locked(self, limit: float) -> StoreLocked:
+        self._gave_up = True
+        holder = self.lock_holder()
+        return StoreLocked(
+            f"the store {self.path} stayed locked by another process "
+            f"({holder or 'pid not known'}) for {limit:.0f} s, so nothing more could be "
+            "written: let that process finish (or end it) and run again, or raise "
+            "HPCSCOPE_LOCK_TIMEOUT (seconds)"
+        )
+
+    def _full(self, exc: BaseException) -> StoreFull:
+        """StoreFull naming the store's folder; the reserve (reserve_space) is given back
+        so the writes that record this failure fit."""
+        self.release_reserve()
+        folder = self.path.parent.absolute()
+        return StoreFull(
+            f"no space left on {folder}: the store {self.path.name} could not be written "
+            f"({exc}); free space there or pass another --db"
+        )
+
+    def reserve_space(self, size: int = RESERVE_BYTES) -> None:
+        """Set aside `size` bytes beside the store (the file DB-reserve) while a run
+        writes; StoreFull gives them back, release_reserve removes them. A disk that
+        cannot even hold the reserve sets nothing aside (the next write says it is full)."""
+        if self.read_only:
+            return
+        path = Path(f"{self.path}-reserve")
+        try:
+            safe_write.write_bytes(path, b"\0" * size)
+        except OSError:
+            path.unlink(missing_ok=True)
+            return
+        self._reserve = path
+
+    def release_reserve(self) -> None:
+        if self._reserve is not None:
+            self._reserve.unlink(missing_ok=True)
+            self._reserve = None
 
     def close(self) -> None:
+        self.release_reserve()
         self._db.close()
 
     def __enter__(self) -> Store:
@@ -456,7 +721,25 @@ class Store:
         return run_id
 
     def run(self, run_id: int) -> dict[str, Any]:
-        return _run_dict(self._need_run(run_id))
+        """The run with its JSON columns decoded. A column that is not JSON of its type
+        (a store edited by hand, or imported before imports were checked) is a
+        StoreError naming it, rather than a TypeError deep inside a view."""
+        row = self._need_run(run_id)
+        for key, kind in _RUN_JSON_TYPES.items():
+            try:
+                value = json.loads(row[key])
+            except (TypeError, ValueError, RecursionError) as exc:
+                problem = f"not JSON: {str(exc)[:80]}"
+            else:
+                if isinstance(value, kind):
+                    continue
+                problem = f"a JSON {type(value).__name__}, expected a {kind.__name__}"
+            raise StoreError(
+                f"run {run_id}: stored field {key} is malformed ({problem}); delete the run "
+                f"with: sqlite3 {self.path} 'PRAGMA foreign_keys=ON; DELETE FROM runs "
+                f"WHERE id = {run_id}'"
+            )
+        return _run_dict(row)
 
     def runs(self) -> list[dict[str, Any]]:
         """All runs, oldest first, with launch and sample counts (for `hpcscope list`)."""
@@ -816,6 +1099,46 @@ class Store:
                     )
                 new_ids.append(run_id)
         return new_ids
+
+    def stored_runs(self) -> list[dict[str, Any]]:
+        """Every run as it is stored, oldest first, for `hpcscope import` of this file into
+        another store (results/transfer.py decodes and checks it like a JSON export):
+        {"run": the row, "launches": [the row with "errors" (messages) and "summaries"
+        (record texts)], "samples": [the row]}. JSON columns stay text and nothing is
+        interpreted, so a damaged row is named by the check, never trips this reader."""
+        out = []
+        for (run_id,) in self._db.execute("SELECT id FROM runs ORDER BY id").fetchall():
+            run = dict(self._need_run(run_id))
+            launches = [
+                dict(row)
+                for row in self._db.execute(
+                    "SELECT * FROM launches WHERE run_id = ? ORDER BY id", (run_id,)
+                )
+            ]
+            extra: dict[str, dict[Any, list[Any]]] = {"errors": {}, "summaries": {}}
+            for name, sql in (
+                ("errors", "SELECT e.launch_id, e.message FROM errors e"),
+                ("summaries", "SELECT e.launch_id, e.record FROM summaries e"),
+            ):
+                for row in self._db.execute(
+                    f"{sql} JOIN launches l ON e.launch_id = l.id WHERE l.run_id = ? ORDER BY e.id",
+                    (run_id,),
+                ):
+                    extra[name].setdefault(row[0], []).append(row[1])
+            for launch in launches:
+                launch.pop("run_id", None)
+                launch["errors"] = extra["errors"].get(launch["id"], [])
+                launch["summaries"] = extra["summaries"].get(launch["id"], [])
+            samples = [
+                dict(row)
+                for row in self._db.execute(
+                    "SELECT s.* FROM samples s JOIN launches l ON s.launch_id = l.id "
+                    "WHERE l.run_id = ? ORDER BY s.launch_id, s.id",
+                    (run_id,),
+                )
+            ]
+            out.append({"run": run, "launches": launches, "samples": samples})
+        return out
 
     def _need_launch(self, launch_id: int) -> sqlite3.Row:
         row = self._db.execute("SELECT * FROM launches WHERE id = ?", (launch_id,)).fetchone()

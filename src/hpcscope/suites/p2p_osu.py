@@ -7,8 +7,13 @@ What is checked before anything is stored (bad input -> ValueError, exit 2):
   - each program's MPI library (from `ldd`: libmpi.so = Open MPI, libmpich = MPICH) is
     one of --mpi; it is launched with that library's mpirun only;
   - each program, launched once with one iteration at 1 byte (`-m 1:1 -i 1 -x 0`, about
-    a second), prints OSU's format (results/parsers.parse_osu). Only on this machine:
-    with more nodes (SLURM, lab) a wrong program shows up as an error record instead.
+    a second), prints OSU's format (results/parsers.parse_osu) as UTF-8 text, with the
+    one size asked for, once. Only on this machine: with more nodes (SLURM, lab) a wrong
+    program shows up as an error record instead.
+
+In the run itself every OSU job's output is checked again (launch/ingest.py): bytes that
+are not UTF-8 fail that job naming the program, a size printed twice or outside -m fails
+it, a size of the range missing is a `warning` note of the run (show, report).
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from hpcscope.build import TreeGuard
 from hpcscope.launch import command, launcher
 from hpcscope.machine.mpi import MpiSpec, launch_env
 from hpcscope.plan.job import Job
-from hpcscope.results.parsers import parse_osu
+from hpcscope.results.parsers import check_osu_sizes, parse_osu
 
 PROGRAMS = {"latency": "osu_latency", "bw": "osu_bw", "bibw": "osu_bibw", "mbw_mr": "osu_mbw_mr"}
 SUBDIRS = ("", "mpi/pt2pt", "libexec/osu-micro-benchmarks/mpi/pt2pt")
@@ -83,14 +89,24 @@ def probe(program: Path, mpi: MpiSpec) -> None:
     with tempfile.TemporaryDirectory(prefix="hpcscope-osu-probe-") as tmp:
         proc = command.start(launcher.mpirun_argv(job, Path(tmp)), launch_env(mpi))
         try:
-            out, errs = proc.communicate(timeout=PROBE_TIMEOUT_S)
+            with TreeGuard(proc.pid):  # a killed hpcscope takes the probe along
+                out, errs = proc.communicate(timeout=PROBE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             command.kill_group(proc)
             raise ValueError(
                 f"--osu-dir: {program} did not finish a 1-iteration run in "
                 f"{PROBE_TIMEOUT_S:.0f} s with {mpi.label}; {FIX}"
             ) from None
-    problem = next((r["message"] for r in parse_osu(out) if r["type"] == "error"), None)
+        except UnicodeDecodeError as exc:
+            command.kill_group(proc)
+            raise ValueError(
+                f"--osu-dir: {program} with {mpi.label} wrote bytes that are not UTF-8 "
+                f"text (0x{bytes(exc.object[exc.start : exc.start + 1]).hex()}), not OSU's "
+                f"output; {FIX}"
+            ) from None
+    records = parse_osu(out)
+    problem = next((r["message"] for r in records if r["type"] == "error"), None)
+    problem = problem or next(iter(check_osu_sizes(records, (1, 1), program.name)[0]), None)
     if proc.returncode != 0 and problem is None:
         tail = " ".join(errs.strip().splitlines()[-2:])[-200:]
         problem = f"exit code {proc.returncode} ({tail})"
