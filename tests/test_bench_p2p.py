@@ -345,31 +345,48 @@ def test_default_protocol_small_size_alone_and_in_the_sweep_agree(flavor):
     control shows the rule sees a real difference in the same launches (bw at 64 B vs
     1 B, paired).
     Only latency and bw run: they come first in every launch, so their 1 B history is
-    the default launch's. Cost: 10 launches, ~1-3 s each on a quiet machine."""
+    the default launch's. Cost: 10 launches (20 when the first 10 separate), ~1-3 s each
+    on a quiet machine."""
     from hpcscope.results.cells import compare_cells
     from hpcscope.suites.p2p import protocol_args
 
-    k, scale = 5, ["--scale-iterations", "0.1", "--tests", "latency,bw"]
+    scale = ["--scale-iterations", "0.1", "--tests", "latency,bw"]
     alone: dict = {"latency": {}, "bw": {}}
     swept: dict = {"latency": {}, "bw": {}}
     bw64: dict = {}
-    for i in range(1, 2 * k + 1):
-        in_sweep = i % 2 == 0
-        args = ["--min-size", "0", "--max-size", "4M"] if in_sweep else ["--max-size", "1"]
-        done = launch(flavor, *scale, *args, *protocol_args("hpcscope"), timeout=900)
-        assert done.returncode == 0, done.stderr
-        for r in records(done.stdout):
-            if r["type"] != "sample":
-                continue
-            test, size = r["params"]["test"], r["params"]["bytes"]
-            if size == 1:
-                (swept if in_sweep else alone)[test][i] = r["values"]
-            elif in_sweep and test == "bw" and size == 64:
-                bw64[i] = r["values"]
-    for test in ("latency", "bw"):
-        verdict = compare_cells(
-            alone[test], swept[test], 0.05, lower_is_better=test == "latency"
-        ).verdict
+
+    def launch_pairs(first: int, last: int) -> None:
+        for i in range(first, last + 1):
+            in_sweep = i % 2 == 0
+            args = ["--min-size", "0", "--max-size", "4M"] if in_sweep else ["--max-size", "1"]
+            done = launch(flavor, *scale, *args, *protocol_args("hpcscope"), timeout=900)
+            assert done.returncode == 0, done.stderr
+            for r in records(done.stdout):
+                if r["type"] != "sample":
+                    continue
+                test, size = r["params"]["test"], r["params"]["bytes"]
+                if size == 1:
+                    (swept if in_sweep else alone)[test][i] = r["values"]
+                elif in_sweep and test == "bw" and size == 64:
+                    bw64[i] = r["values"]
+
+    def verdicts() -> dict[str, str]:
+        return {
+            test: compare_cells(
+                alone[test], swept[test], 0.05, lower_is_better=test == "latency"
+            ).verdict
+            for test in ("latency", "bw")
+        }
+
+    # 5 pairs first; when they separate, 5 more before judging: chance separates 5 vs 5
+    # launch medians in 0.8 % of runs (seen once in CI: Open MPI bw 1 B, 6 %), 10 vs 10
+    # in 0.001 %, while a systematic order effect separates both.
+    k = 5
+    launch_pairs(1, 2 * k)
+    if set(verdicts().values()) != {"same"}:
+        k = 10
+        launch_pairs(11, 2 * k)
+    for test, verdict in verdicts().items():
         medians = {
             side: sorted(round(float(np.median(v)), 3) for v in d[test].values())
             for side, d in (("alone", alone), ("sweep", swept))
