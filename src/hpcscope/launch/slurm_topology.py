@@ -40,6 +40,7 @@ from hpcscope.launch.slurm import Runner, SlurmError, run_command
 from hpcscope.launch.slurm_script import SlurmOptions
 from hpcscope.machine import node_facts
 from hpcscope.machine.node_facts import NodeFacts
+from hpcscope.machine.peaks import parse_cpuinfo
 from hpcscope.machine.topology import Topology, TopologyError
 
 PROBE_TIMEOUT_S = 600.0  # queue wait plus lstopo; a busy partition: use --topology FILE
@@ -287,6 +288,13 @@ def node_topology(
             found.facts = node_facts.with_cpuinfo(found.facts, cpuinfo_file)
         except ValueError as exc:
             raise TopologyError(str(exc)) from None
+        try:
+            parse_cpuinfo(found.facts.cpuinfo_text, strict=True)  # a value no CPU has
+        except ValueError as exc:
+            raise TopologyError(
+                f"--cpuinfo {cpuinfo_file}: {exc}; give a copy of /proc/cpuinfo made on a "
+                "compute node (`srun cat /proc/cpuinfo > node.cpuinfo`)"
+            ) from None
     return found
 
 
