@@ -86,8 +86,17 @@ def test_cpu_kernels_validated_and_below_twice_peak(bindir):
     (d,) = samples(recs, workload="dgemm")
     assert 0 < max(d["values"]) < 2 * peaks["fp64"]
     (clock,) = samples(recs, workload="cpu_clock")
-    assert 0.3 < max(clock["values"]) < 7
+    assert 0.3 < max(clock["values"]) < 7 and clock["params"]["threads"] == 1
     assert samples(recs, precision="int8") and samples(recs, precision="int64")
+
+
+def test_cpu_clock_once_per_thread_count_all_threads_busy(bindir):
+    n = len(os.sched_getaffinity(0))
+    _, recs = run(bindir, "cpu", "--kernels=clock", f"--threads=1,{n}", "--reps=2")
+    clocks = {s["params"]["threads"]: s for s in samples(recs, workload="cpu_clock")}
+    assert sorted(clocks) == sorted({1, n})
+    for s in clocks.values():  # each value: the mean clock of the threads running at once
+        assert len(s["values"]) == 2 and all(0.3 < v < 7 for v in s["values"])
 
 
 def test_cpu_forced_sse2_still_validates(bindir):

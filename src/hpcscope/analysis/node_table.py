@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from hpcscope.analysis import clock_peaks
 from hpcscope.analysis import observations as obs
 from hpcscope.formatting import format_bytes
 from hpcscope.machine.peaks import Peak
@@ -92,7 +93,9 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
     """Rows: workload, op, precision/pattern/protocol, concurrency, block, unit, measured
     (median and best of our values), reference (tool, median, best), peak (name, value,
     formula, or 'measured best' when unknown) and efficiencies best/peak and best/reference.
-    `samples` are store dicts: benchmark, metric, unit, params, values, tags, launch_id."""
+    `samples` are store dicts: benchmark, metric, unit, params, values, tags, launch_id.
+    FLOP/s and op/s peaks are taken at the clock the samples measured (clock_peaks.py)."""
+    peaks = clock_peaks.at_measured_clock(peaks, samples)
     ours: dict[tuple, list[dict]] = {}
     refs: dict[tuple, list[dict]] = {}
     for s in samples:

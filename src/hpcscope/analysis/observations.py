@@ -673,15 +673,21 @@ def efficiency(
     peak_name: str = "",
     formula: str = "",
 ) -> Observation | None:
-    """Measured rate as a fraction of its theoretical peak; above 100 % is a warning (turbo
-    above the nominal clock, or a wrong peak)."""
+    """Measured rate as a fraction of its theoretical peak; above 100 % is a warning: a
+    finding to explain, named after what the peak's formula assumed."""
     if peak is None or peak <= 0:
         return None
     frac = measured / peak
     sev = "warning" if frac > 1.0 else ("notable" if frac < 0.5 else "info")
-    extra = (
-        " - above the peak: turbo clock above nominal, or the peak is wrong" if frac > 1.0 else ""
-    )
+    extra = ""
+    if frac > 1.0:
+        extra = (
+            " - above the peak: the kernel ran at a higher clock than the clock kernel "
+            "measured, or the CPU does more operations per cycle than the formula assumes"
+            if "GHz (measured" in formula
+            else " - above the peak: the cores ran faster than the clock in its formula "
+            "(turbo above nominal; run the clock kernel, `--cpu`, to measure it)"
+        )
     return Observation(
         "efficiency",
         f"{subject} reaches {format_number(measured, unit)} = {frac:.1%} of the "

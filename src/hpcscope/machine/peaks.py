@@ -32,6 +32,9 @@ class Peak:
     source: str  # where each input came from, and what was assumed
     metric: str = "flops"  # the sample metric it bounds
     match: dict[str, Any] = field(default_factory=dict)  # sample params/benchmark it bounds
+    # FLOP/s and op/s peaks: the clock in the formula (value is proportional to it), so a
+    # clock measured under load can replace it (analysis/clock_peaks.py); None elsewhere
+    clock_ghz: float | None = None
 
 
 # ---------------------------------------------------------------------------- cpuinfo
@@ -387,6 +390,7 @@ def _fmt(x: float) -> str:
 def flops_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> list[Peak]:
     u = identify_uarch(cpu)
     ghz, freq_src = _frequency(cpu, overrides)
+    clock = None if "freq" in overrides else ghz  # a clock the user stated stays
     assumed = "" if u.known else "; FMA units not known for this model: assumed from the ISA"
     src = (
         f"{cpu.model_name or 'CPU'} identified as {u.name}{assumed}; cores from {cores_src}; "
@@ -414,7 +418,7 @@ def flops_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> li
             f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x "
             f"{f'{per_cycle:g}' if per_cycle else '?'} {what} FLOP/cycle ({u.detail}{extra})"
         )
-        out.append(Peak(name, value, "GFLOP/s", formula, src, "flops", {"precision": name}))
+        out.append(Peak(name, value, "GFLOP/s", formula, src, "flops", {"precision": name}, clock))
 
     add("fp64", u.dp_per_cycle, "FP64")
     add("fp32", 2 * u.dp_per_cycle, "FP32")
@@ -435,6 +439,7 @@ def flops_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> li
                 src,
                 "flops",
                 {"precision": "bf16_amx"},
+                clock,
             )
         )
     return out
@@ -445,6 +450,7 @@ def int_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> list
     frequency x ops per cycle, ops per cycle from the ISA and the uarch's vector ALUs."""
     u = identify_uarch(cpu)
     ghz, freq_src = _frequency(cpu, overrides)
+    clock = None if "freq" in overrides else ghz  # a clock the user stated stays
     per_cycle_bytes, why, known = int_add_bytes_per_cycle(cpu, u)
     src = (
         f"{cpu.model_name or 'CPU'} identified as {u.name}"
@@ -475,7 +481,7 @@ def int_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> list
             f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x {ops or '?'} {name.upper()} "
             f"ops/cycle ({why})"
         )
-        out.append(Peak(name, value, "GOP/s", formula, src, "throughput", match))
+        out.append(Peak(name, value, "GOP/s", formula, src, "throughput", match, clock))
     return out
 
 

@@ -22,8 +22,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from hpcscope import safe_write
+from hpcscope.analysis import clock_peaks, node_table, paper_colls, paper_compare, summary, verdicts
 from hpcscope.analysis import highlights as highlights_mod
-from hpcscope.analysis import node_table, paper_colls, paper_compare, summary, verdicts
 from hpcscope.analysis import observations as obs
 from hpcscope.analysis import over_runs as over_runs_analysis
 from hpcscope.analysis import tables as coll_tables
@@ -142,7 +142,9 @@ class _Writer:
 # ------------------------------------------------------------------------ sections
 
 
-def _machine(run: dict, w: _Writer) -> Section | None:
+def _machine(run: dict, w: _Writer, samples: list[dict]) -> Section | None:
+    """Topology, caches, NICs and the theoretical peaks, FLOP/s and op/s peaks at the
+    clock the run's samples measured (analysis/clock_peaks.py)."""
     xml = run.get("topology_xml")
     peaks = [n for n in run.get("notes") or [] if n.get("kind") == "peak"]
     if not xml and not peaks:
@@ -201,14 +203,8 @@ def _machine(run: dict, w: _Writer) -> Section | None:
                 "Theoretical peaks",
                 ["name", "value", "unit", "formula", "source"],
                 [
-                    [
-                        p["data"].get("name", ""),
-                        p["data"].get("value"),
-                        p["data"].get("unit", ""),
-                        p["data"].get("formula", p.get("text", "")),
-                        p["data"].get("source", ""),
-                    ]
-                    for p in peaks
+                    [p["name"], p.get("value"), p["unit"], p["formula"], p.get("source", "")]
+                    for p in clock_peaks.at_measured_clock([n["data"] for n in peaks], samples)
                 ],
                 "Every efficiency in this report divides by one of these; the formula says how "
                 "it was computed.",
@@ -865,7 +861,9 @@ def _run_context(
     samples = store.samples(run_id)
     launches = store.launches(run_id)
     w = _Writer(out_dir, run_id)
-    machine = (None, None) if machine_shown_in else (_machine(run, w), _environment(run, w))
+    machine = (
+        (None, None) if machine_shown_in else (_machine(run, w, samples), _environment(run, w))
+    )
     sections = [
         s
         for s in (
@@ -1097,7 +1095,11 @@ def _group_context(
     launches = [dict(l, name=f"run {r}: {l['name']}") for r in group for l in store.launches(r)]
     anchor = f"runs{group[0]}-{group[-1]}"
     w = _Writer(out_dir, f"s{group[0]}-{group[-1]}")
-    machine = (None, None) if machine_shown_in else (_machine(first, w), _environment(first, w))
+    machine = (
+        (None, None)
+        if machine_shown_in
+        else (_machine(first, w, loaded[group[0]][1]), _environment(first, w))
+    )
     parts = over_runs_parts.group_parts(runs, samples, anchor)
     differs = _what_differs(runs)
     facts = Section(

@@ -1,0 +1,57 @@
+"""FLOP/s and op/s peaks at the clock the cores actually ran at.
+
+A peak computed at the nominal clock of the model name is wrong both ways: turbo runs
+the cores faster (a kernel then shows more than 100 % of "peak"), a hypervisor or an
+AVX frequency licence slower. The node suite's clock kernel (bench/node/cpu.c, workload
+`cpu_clock`) measures the clock with T threads busy at once; each peak that carries the
+clock it was computed with (Peak.clock_ghz) is scaled to the clock measured with the
+most threads, and its formula states the measured and the nominal clock side by side.
+A peak whose clock the user stated (`--peak freq=...`) or gave outright keeps its value.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict
+
+from hpcscope.machine.peaks import Peak
+
+
+def measured_clock(samples: Sequence[dict]) -> tuple[float, int, int] | None:
+    """(GHz, threads, repetitions) of the clock samples with the most threads: the median
+    of their values, or None without clock samples."""
+    clocks = [s for s in samples if (s.get("params") or {}).get("workload") == "cpu_clock"]
+    if not clocks:
+        return None
+    threads = max(int(s["params"].get("threads") or 1) for s in clocks)
+    values = [
+        v for s in clocks if int(s["params"].get("threads") or 1) == threads for v in s["values"]
+    ]
+    return (statistics.median(values), threads, len(values)) if values else None
+
+
+def at_measured_clock(peaks: Sequence[Peak | dict], samples: Sequence[dict]) -> list[dict]:
+    """The peaks as dicts, FLOP/s and op/s peaks scaled to the measured clock."""
+    out = [asdict(p) if isinstance(p, Peak) else dict(p) for p in peaks]
+    clock = measured_clock(samples)
+    if clock is None:
+        return out
+    ghz, threads, reps = clock
+    for p in out:
+        stated = p.get("clock_ghz")
+        if not stated or not p.get("value") or ghz <= 0:
+            continue
+        nominal_value = p["value"]
+        p["value"] = nominal_value * ghz / stated
+        p["clock_ghz"] = ghz
+        p["nominal_clock_ghz"] = stated
+        p["value_at_nominal_clock"] = nominal_value
+        old = f"x {stated:.4g} GHz x"
+        new = (
+            f"x {ghz:.4g} GHz (measured: dependent-add chain on {threads} "
+            f"thread{'s' if threads > 1 else ''}, median of {reps}; "
+            f"nominal {stated:.4g} GHz gives {nominal_value:.4g} {p.get('unit', '')}) x"
+        )
+        p["formula"] = p["formula"].replace(old, new, 1)
+    return out
