@@ -456,8 +456,11 @@ static int emit(int test, int n, const plan *p, const double *block_s)
  * untimed MPI_Bcast. Returns the extra iterations run. */
 static int64_t warmup_floor(int test, int n, int64_t done, double took)
 {
+    /* No floor (--protocol osu, --warmup-ms 0): every rank knows it, so no broadcast
+     * either; OSU goes from its warm-up straight into the timed iterations. */
+    if (C.warmup_s <= 0) return 0;
     int64_t extra = 0;
-    if (C.warmup_s > 0 && C.rank == 0 && took < C.warmup_s) {
+    if (C.rank == 0 && took < C.warmup_s) {
         double each = done > 0 ? took / (double)done : 0;
         int64_t cap = 100 * (done > 0 ? done : 1);
         extra = each > 0 ? (int64_t)ceil((C.warmup_s - took) / each) : cap;
