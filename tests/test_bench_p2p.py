@@ -394,3 +394,24 @@ def test_default_protocol_small_size_alone_and_in_the_sweep_agree(flavor):
         assert verdict == "same", f"{flavor} {test} 1 B launch medians {medians}"
     control = compare_cells(swept["bw"], bw64, 0.05, lower_is_better=False, paired=True).verdict
     assert control == "faster", "the rule cannot see bw 64 B vs 1 B in these launches"
+
+
+def test_warmup_floor_only_up_to_8k_and_none_in_the_osu_protocol(flavor):
+    """The default protocol warms sizes up to 8 KiB for at least --warmup-ms; above, OSU's
+    counts alone (a floor there changed what later large sizes measured, docs/osu.md);
+    --protocol osu never adds any."""
+    osu_counts = {"latency": (100, 10), "bw": (10, 2)}  # (<= 8 KiB, > 8 KiB)
+    for protocol, floor in (("hpcscope", ["--warmup-ms", "50"]), ("osu", [])):
+        done = launch(
+            flavor, "--tests", "latency,bw", "--min-size", "4096", "--max-size", "16384",
+            "--scale-iterations", "0.01", "--protocol", protocol, *floor,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        for s in (r for r in records(done.stdout) if r["type"] == "sample"):
+            small, large = osu_counts[s["params"]["test"]]
+            if s["params"]["bytes"] > 8192:
+                assert s["warmups"] == max(1, round(large * 0.01)), s
+            elif floor:  # 50 ms of iterations of a few us: far more than OSU's count
+                assert s["warmups"] > max(1, round(small * 0.01)), s
+            else:
+                assert s["warmups"] == max(1, round(small * 0.01)), s

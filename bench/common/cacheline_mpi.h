@@ -9,8 +9,9 @@
  *
  * Collective over comm. Only for exactly 2 ranks sharing memory (one node); otherwise,
  * and in SimGrid builds (simulated ranks are threads of one scheduler: a spin wait would
- * never end), returns -1 without communicating beyond one MPI_Comm_split_type.
- * Cost: one shared window of 128 bytes, up to 1,000 untimed round trips (at most a quarter
+ * never end), returns -1 (after one MPI_Bcast and one MPI_Allreduce where there are 2).
+ * Cost: one POSIX shared-memory segment of 128 bytes (shm_open, unlinked as soon as both
+ * ranks mapped it), up to 1,000 untimed round trips (at most a quarter
  * of budget_ms), then round trips for budget_ms: bounded in time, so two ranks sharing
  * one CPU (a scheduler quantum per round trip) cost about 1.5 x budget_ms, not 1,000
  * quanta. */

@@ -28,8 +28,8 @@
  *
  * Protocols (--protocol, docs/osu.md "Why hpcscope differs from OSU"):
  *   hpcscope  the blocks above; sizes in --order (up, down, random with --seed: the suite
- *             draws a new order per launch), each size warmed up for at least
- *             --warmup-ms (5 ms) on top of OSU's counts;
+ *             draws a new order per launch), each size up to 8 KiB warmed up for at
+ *             least --warmup-ms (5 ms) on top of OSU's counts;
  *   osu       OSU 7.4's loop: rank 0 reads MPI_Wtime before and after every timed
  *             iteration and sums the intervals (samples = per-block sums, no extra reads),
  *             sizes from 1 B ascending, two barriers per mbw_mr iteration, bibw waits for
@@ -87,8 +87,8 @@ static const hs_option options[] = {
       "discarded warm-up iterations per size; -1 = OSU's (latency 100, >8K 10; bandwidth "
       "10, >8K 2)" },
     { "warmup-ms", HS_OPT_DOUBLE, &o_warmup_ms, "-1",
-      "warm up each size for at least this long (more iterations after --warmup's); "
-      "-1 = the protocol's: hpcscope 5, osu 0" },
+      "warm up each size up to 8 KiB for at least this long (more iterations after "
+      "--warmup's); -1 = the protocol's: hpcscope 5, osu 0" },
     { "scale-iterations", HS_OPT_DOUBLE, &o_scale, "1",
       "multiply iteration and warm-up counts (0.1 for a quick run; at least 1 is kept)" },
     { "block", HS_OPT_INT, &o_block, "100",
@@ -177,7 +177,8 @@ static void fail_mpi(const char *call, int rc, int line)
     } while (0)
 
 /* One iteration of test with messages of n bytes, untimed. osu: OSU 7.4's variant of the
- * loop body (mbw_mr: its two barriers; bibw: send requests waited before receive ones). */
+ * loop body (mbw_mr: its two barriers; bibw: rank 0 waits for its sends before its
+ * receives, rank 1 the other way round). */
 static void one_iter(int test, int n, int osu)
 {
     const int peer = 1 - C.rank, W = C.window;
@@ -210,9 +211,10 @@ static void one_iter(int test, int n, int osu)
             TRY(MPI_Irecv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[W + j]));
         for (int j = 0; j < W; j++)
             TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[j]));
-        if (osu) {
-            TRY(MPI_Waitall(W, C.req, C.stat));
-            TRY(MPI_Waitall(W, C.req + W, C.stat + W));
+        if (osu) { /* OSU 7.4: rank 0 waits for its sends first, rank 1 for its receives */
+            int first = C.rank == 0 ? 0 : W;
+            TRY(MPI_Waitall(W, C.req + first, C.stat + first));
+            TRY(MPI_Waitall(W, C.req + (W - first), C.stat + (W - first)));
         } else {
             TRY(MPI_Waitall(2 * W, C.req, C.stat));
         }
@@ -452,13 +454,16 @@ static int emit(int test, int n, const plan *p, const double *block_s)
  * them. The first size of a test measured after another test's large messages was seen
  * stalling here (bw 1 B after the latency sweep, Open MPI, 7 of 10 blocks near 0 MB/s
  * with one warm-up iteration): a count alone cannot know how long "warm" takes.
- * Cost: the floor per size and repetition (5 ms: ~0.5 s per test of 23 sizes), one
- * untimed MPI_Bcast. Returns the extra iterations run. */
+ * Only sizes up to 8 KiB (OSU's small counts), where the stall was seen: above, OSU's
+ * counts already run for milliseconds, and extra warm-up there changed what later sizes
+ * measured (Open MPI bibw at 2-4 MiB: 0.68x OSU with the floor on 16 KiB-512 KiB, 1.00x
+ * without; docs/osu.md). Cost: the floor per small size and repetition (5 ms: ~0.07 s
+ * per test of 14 sizes), one untimed MPI_Bcast. Returns the extra iterations run. */
 static int64_t warmup_floor(int test, int n, int64_t done, double took)
 {
-    /* No floor (--protocol osu, --warmup-ms 0): every rank knows it, so no broadcast
-     * either; OSU goes from its warm-up straight into the timed iterations. */
-    if (C.warmup_s <= 0) return 0;
+    /* No floor (--protocol osu, --warmup-ms 0, large sizes): every rank knows it, so no
+     * broadcast either; OSU goes from its warm-up straight into the timed iterations. */
+    if (C.warmup_s <= 0 || n > LARGE_MESSAGE) return 0;
     int64_t extra = 0;
     if (C.rank == 0 && took < C.warmup_s) {
         double each = done > 0 ? took / (double)done : 0;
