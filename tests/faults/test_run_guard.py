@@ -650,7 +650,7 @@ def test_two_lab_ups_at_once_both_succeed_one_builds(cli):
 def test_sigkill_during_a_lab_run_leaves_nothing_in_the_nodes(cli, tag, lab):
     proc = cli.start(
         "run", "p2p", "--on", "lab", "--mpi", "openmpi", "--placements", "node",
-        "--tests", "latency,bw", "--sizes", "0:4M", "--quick", "--repeat", "3",
+        "--tests", "latency,bw", "--sizes", "0:64K", "--quick", "--repeat", "3",
     )  # fmt: skip
     wait_for_samples(cli.db, 2, proc, timeout=120)
     proc.send_signal(signal.SIGKILL)
