@@ -15,7 +15,8 @@ depth, protocol), so the report can put "measured" and "reference" on one row:
                                    "triad" kernel is the 4-stream A = B*C + D); -W: each
                                    thread first-touches its chunk, as ours
                 copy_<isa>       <-> mem  workload=mem_wss op=copy, same working sets (-W)
-  fio           psync, numjobs=threads, direct=1, same bs  <-> disk
+  fio           psync, numjobs=threads, direct=1, same bs, overwrite=1,
+                scramble_buffers=0                          <-> disk
   iperf3        -J, -P streams, -l block, server on 127.0.0.1 <-> net protocol=tcp/udp
   (OpenBLAS DGEMM is measured by our cpu program itself: workload=dgemm, the HPL-like bound.)
 
@@ -202,7 +203,9 @@ def fio_jobs(
     tags: dict,
 ) -> list[Job]:
     """points: (rw, block bytes, threads). psync + numjobs = our engine (threads x pread/
-    pwrite), so depth means the same on both sides. Files in a fresh directory, removed."""
+    pwrite), so depth means the same on both sides; overwrite=1 and scramble_buffers=0 do
+    what our program does with the file and the buffer. Files in a fresh directory,
+    removed."""
     jobs = []
     for rw, block, threads in points:
         base = shlex.quote(disk_dir) if disk_dir else "/var/tmp"
@@ -214,6 +217,11 @@ def fio_jobs(
             f"--numjobs={threads}",
             "--ioengine=psync",
             "--direct=1",
+            # like our disk program: the file laid out before timing (not written into
+            # fallocated, unwritten extents) and one buffer written unchanged (fio's default
+            # rewrites part of it before every write: 0.75x the write throughput here)
+            "--overwrite=1",
+            "--scramble_buffers=0",
             f"--size={size}",
             f"--runtime={max(1, round(seconds))}",  # fio refuses fractions, then runs size-bound
             "--time_based",
