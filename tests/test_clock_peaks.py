@@ -70,3 +70,19 @@ def test_efficiency_against_the_measured_clock_peak():
     over = dict(row, measured_best=180.0)
     (o,) = efficiency_observations([over])
     assert o.severity == "warning" and "higher clock than the clock kernel measured" in o.text
+
+
+def test_peak_notes_say_the_measured_clock_where_it_changed_them():
+    from dataclasses import asdict
+
+    from hpcscope.analysis.clock_peaks import peak_notes_text
+
+    peaks = compute_peaks(SPR, {"cores": 2}, {})
+    notes = [{"kind": "info", "text": "x", "data": {}}]
+    notes += [{"kind": "peak", "text": f"{p.name} old", "data": asdict(p)} for p in peaks]
+    texts = peak_notes_text(notes, [clock(2, [2.5])])
+    fp64 = next(i for i, n in enumerate(notes) if n["text"] == "fp64 old")
+    assert texts[fp64].startswith("fp64 peak: 160 GFLOP/s = 2 cores x 2.5 GHz (measured")
+    mem = next(i for i, n in enumerate(notes) if n["text"] == "mem old")
+    assert 0 not in texts and mem not in texts  # unchanged notes keep their own text
+    assert peak_notes_text(notes, []) == {}

@@ -55,3 +55,15 @@ def at_measured_clock(peaks: Sequence[Peak | dict], samples: Sequence[dict]) -> 
         )
         p["formula"] = p["formula"].replace(old, new, 1)
     return out
+
+
+def peak_notes_text(notes: Sequence[dict], samples: Sequence[dict]) -> dict[int, str]:
+    """{index in notes: text} for the run's "peak" notes whose peak the measured clock
+    changed, in the notes' own form ('fp64 peak: 248.8 GFLOP/s = ...')."""
+    peaks = [(i, n) for i, n in enumerate(notes) if n.get("kind") == "peak" and n.get("data")]
+    scaled = at_measured_clock([n["data"] for _, n in peaks], samples)
+    return {
+        i: f"{p['name']} peak: {p['value']:.4g} {p['unit']} = {p['formula']}"
+        for (i, _), p in zip(peaks, scaled, strict=True)
+        if p.get("nominal_clock_ghz")
+    }

@@ -285,7 +285,7 @@ def human_name(row: dict) -> str:
     if row.get("metric") in ("iops", "latency") and workload == "disk":
         name += f" {row['metric'] if row['metric'] == 'latency' else 'IOPS'}"
     details = []
-    if row.get("concurrency") is not None and workload not in ("cpu_clock", "mem_latency"):
+    if row.get("concurrency") is not None and workload != "mem_latency":
         unit = "stream" if row.get("benchmark") == "net" else "thread"
         details.append(f"{row['concurrency']} {unit}{'' if row['concurrency'] == 1 else 's'}")
     if row.get("block") is not None and workload in ("disk", "mem_wss", "mem_latency"):

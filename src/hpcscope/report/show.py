@@ -59,8 +59,8 @@ def print_run(store: Store, run_id: int, console: Console, *, cells: bool = Fals
     suite summaries (default) or the per-cell statistics (cells=True)."""
     run = store.run(run_id)
     launches = store.launches(run_id)
-    print_header(run, launches, console)
     samples = store.samples(run_id)
+    print_header(run, launches, console, samples)
     if not samples:
         console.print("no measurements stored")
         return
@@ -75,7 +75,9 @@ def print_run(store: Store, run_id: int, console: Console, *, cells: bool = Fals
     )
 
 
-def print_header(run: dict, launches: list[dict], console: Console) -> None:
+def print_header(
+    run: dict, launches: list[dict], console: Console, samples: list[dict] | None = None
+) -> None:
     # Everything below but our own markup comes from the store: user labels, host names,
     # benchmark and MPI output. It is printed as plain text (S, _text).
     console.print(
@@ -87,10 +89,14 @@ def print_header(run: dict, launches: list[dict], console: Console) -> None:
     console.print(f"started {S(run['started'])}, finished {S(run.get('finished') or '-')}")
     for m in run.get("mpi") or []:
         console.print(f"MPI: {S(m.get('flavor'))} {S(m.get('version'))} ({S(m.get('mpicc'))})")
+    from hpcscope.analysis import clock_peaks
+
     notes = run.get("notes") or []
-    for note in notes:
+    at_clock = clock_peaks.peak_notes_text(notes, samples or [])  # peaks at the measured clock
+    for i, note in enumerate(notes):
         if note["kind"] != "placement":  # one line per launch class below, not per launch
-            console.print(f"[yellow]{S(note['kind'])}[/yellow]: {S(note['text'])}")
+            text = at_clock.get(i, note["text"])
+            console.print(f"[yellow]{S(note['kind'])}[/yellow]: {S(text)}")
     print_placements(launches, notes, console)
     bad = [l for l in launches if l["status"] != "COMPLETED"]
     console.print(f"{len(launches)} launches, {len(bad)} not completed")
