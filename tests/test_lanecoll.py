@@ -5,8 +5,8 @@ compares every lane and hier algorithm bit for bit with the native collective ov
 (process count, node layout) pairs, runs one configuration under AddressSanitizer (Open
 MPI), and drives the interposition library on an unmodified MPI program. Open MPI gets
 the full matrix; MPICH, which busy-polls when oversubscribed, a smaller one that still
-covers irregular layouts, all algorithms, roots and non-consecutive ranks. Both together
-take about 9 minutes on a 2-core machine (MPICH, which busy-polls, 6 of them).
+covers irregular layouts, all algorithms, roots and non-consecutive ranks on 2-4
+processes. Both together take about 5 minutes on a 2-core machine (MPICH about 3).
 """
 
 import re
@@ -33,7 +33,7 @@ def test_lanecoll_matrix(mpi, tmp_path):
         [str(RUN_MATRIX), mpi, str(tmp_path / "build")],
         capture_output=True,
         text=True,
-        timeout=1200,  # MPICH busy-polls when oversubscribed: its matrix takes ~6 min here
+        timeout=1200,  # MPICH busy-polls when oversubscribed: its matrix takes ~3 min here
     )
     summary = re.search(
         rf"^run-matrix {mpi}: configurations=(\d+) failures=(\d+)", proc.stdout, re.M
