@@ -86,3 +86,12 @@ def test_peak_notes_say_the_measured_clock_where_it_changed_them():
     mem = next(i for i, n in enumerate(notes) if n["text"] == "mem old")
     assert 0 not in texts and mem not in texts  # unchanged notes keep their own text
     assert peak_notes_text(notes, []) == {}
+
+
+def test_damaged_clock_or_peak_fields_leave_the_peaks_as_stored():
+    """An imported store may hold anything: such a peak or clock sample is not used."""
+    peaks = [dict(p, clock_ghz="fast") for p in at_measured_clock(compute_peaks(SPR, {}, {}), [])]
+    assert at_measured_clock(peaks, [clock(2, [2.5])]) == peaks
+    bad = [dict(clock(2, [2.5]), params={"workload": "cpu_clock", "threads": "x"})]
+    bad += [clock(1, [float("nan"), -1.0]), dict(clock(1, [2.0]), params=None)]
+    assert measured_clock(bad) is None

@@ -11,36 +11,50 @@ A peak whose clock the user stated (`--peak freq=...`) or gave outright keeps it
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import Any
 
 from hpcscope.machine.peaks import Peak
+
+
+def _positive(x: Any) -> bool:
+    """A finite number above 0 (an imported store may hold anything else)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
 
 
 def measured_clock(samples: Sequence[dict]) -> tuple[float, int, int] | None:
     """(GHz, threads, repetitions) of the clock samples with the most threads: the median
     of their values, or None without clock samples."""
-    clocks = [s for s in samples if (s.get("params") or {}).get("workload") == "cpu_clock"]
+    clocks = [
+        (s["params"].get("threads", 1), [v for v in s.get("values") or [] if _positive(v)])
+        for s in samples
+        if isinstance(s.get("params"), dict) and s["params"].get("workload") == "cpu_clock"
+    ]
+    clocks = [(t, vs) for t, vs in clocks if isinstance(t, int) and _positive(t) and vs]
     if not clocks:
         return None
-    threads = max(int(s["params"].get("threads") or 1) for s in clocks)
-    values = [
-        v for s in clocks if int(s["params"].get("threads") or 1) == threads for v in s["values"]
-    ]
-    return (statistics.median(values), threads, len(values)) if values else None
+    threads = max(t for t, _ in clocks)
+    values = [v for t, vs in clocks if t == threads for v in vs]
+    return statistics.median(values), threads, len(values)
 
 
 def at_measured_clock(peaks: Sequence[Peak | dict], samples: Sequence[dict]) -> list[dict]:
     """The peaks as dicts, FLOP/s and op/s peaks scaled to the measured clock."""
-    out = [asdict(p) if isinstance(p, Peak) else dict(p) for p in peaks]
+    out = [
+        asdict(p) if isinstance(p, Peak) else dict(p) if isinstance(p, dict) else {} for p in peaks
+    ]
     clock = measured_clock(samples)
     if clock is None:
         return out
     ghz, threads, reps = clock
     for p in out:
         stated = p.get("clock_ghz")
-        if not stated or not p.get("value") or ghz <= 0:
+        if not (
+            _positive(stated) and _positive(p.get("value")) and isinstance(p.get("formula"), str)
+        ):
             continue
         nominal_value = p["value"]
         p["value"] = nominal_value * ghz / stated
@@ -60,10 +74,14 @@ def at_measured_clock(peaks: Sequence[Peak | dict], samples: Sequence[dict]) -> 
 def peak_notes_text(notes: Sequence[dict], samples: Sequence[dict]) -> dict[int, str]:
     """{index in notes: text} for the run's "peak" notes whose peak the measured clock
     changed, in the notes' own form ('fp64 peak: 248.8 GFLOP/s = ...')."""
-    peaks = [(i, n) for i, n in enumerate(notes) if n.get("kind") == "peak" and n.get("data")]
+    peaks = [
+        (i, n)
+        for i, n in enumerate(notes)
+        if n.get("kind") == "peak" and isinstance(n.get("data"), dict)
+    ]
     scaled = at_measured_clock([n["data"] for _, n in peaks], samples)
     return {
-        i: f"{p['name']} peak: {p['value']:.4g} {p['unit']} = {p['formula']}"
+        i: f"{p.get('name', '?')} peak: {p['value']:.4g} {p.get('unit', '')} = {p['formula']}"
         for (i, _), p in zip(peaks, scaled, strict=True)
         if p.get("nominal_clock_ghz")
     }
