@@ -203,8 +203,13 @@ def _machine(run: dict, w: _Writer, samples: list[dict]) -> Section | None:
                 "Theoretical peaks",
                 ["name", "value", "unit", "formula", "source"],
                 [
-                    [p.get("name", ""), p.get("value"), p.get("unit", "")]
-                    + [p.get("formula", ""), p.get("source", "")]
+                    [
+                        p.get("name", ""),
+                        p.get("value"),
+                        p.get("unit", ""),
+                        p.get("formula", ""),
+                        p.get("source", ""),
+                    ]
                     for p in clock_peaks.at_measured_clock([n.get("data") for n in peaks], samples)
                 ],
                 "Every efficiency in this report divides by one of these; the formula says how "
