@@ -43,8 +43,17 @@ def test_valid_records_round_trip(record: dict) -> None:
 
 
 def test_meta_with_the_cpu_pairs_cache_line_time() -> None:
+    """As the store keeps it (and as p2p wrote it before it measured the pair last)."""
     rec = dict(META, cpu_pair={"cacheline_ns": 62.5, "round_trips": 120000})
     assert parse_line(line(rec), "x")["cpu_pair"]["cacheline_ns"] == 62.5
+
+
+def test_the_cpu_pair_record_follows_the_measurements() -> None:
+    pair = {"type": "cpu_pair", "cacheline_ns": 62.5, "round_trips": 120000}
+    text = "\n".join(line(r) for r in (META, SAMPLE, SUMMARY, pair))
+    assert list(parse_stream(text.splitlines(), "p2p output"))[-1] == pair
+    with pytest.raises(RecordError, match="line 1: cpu_pair record before the meta record"):
+        list(parse_stream([line(pair), line(META)], "p2p output"))
 
 
 def test_meta_without_mpi_for_plain_programs() -> None:
@@ -97,6 +106,10 @@ def _broken(**changes: object) -> dict:
         ),
         (dict(META, cpu_pair={"cacheline_ns": 0, "round_trips": 5}), "'cacheline_ns' > 0"),
         (dict(META, cpu_pair={"cacheline_ns": 60.5, "round_trips": 0}), "'round_trips' >= 1"),
+        (
+            {"type": "cpu_pair", "cacheline_ns": None, "round_trips": 5},
+            "cpu_pair record needs a finite number 'cacheline_ns' > 0",
+        ),
         ({k: v for k, v in META.items() if k != "benchmark"}, "meta record has no 'benchmark'"),
         ({k: v for k, v in META.items() if k != "schema"}, "meta record has no 'schema'"),
     ],

@@ -69,6 +69,7 @@ def test_round_trip(tmp_path: Path) -> None:
         store.add_record(launch, sample(8, [9.4, 9.5], "bandwidth", "MB/s"))
         store.add_record(launch, {"type": "summary", "metric": "latency", "median": 0.16})
         store.add_record(launch, {"type": "error", "message": "rank 1 bound to wrong CPU"})
+        store.add_record(launch, {"type": "cpu_pair", "cacheline_ns": 60.5, "round_trips": 9})
         store.finish_launch(launch, "FAILED", 1, "stderr tail")
         store.set_run_backend_data(run, {"slurm_jobs": ["1234"]})
         store.set_run_backend_data(run, {"run_dir": "/scratch/r1"})
@@ -89,7 +90,9 @@ def test_round_trip(tmp_path: Path) -> None:
         assert data.pop("owner")["pid"] == os.getpid()  # who runs it: see 'abandoned'
         assert data == {"slurm_jobs": ["1234"], "run_dir": "/scratch/r1"}
         [l] = store.launches(run)
-        assert l["tags"] == tags and l["meta"] == META and l["status"] == "FAILED"
+        assert l["tags"] == tags and l["status"] == "FAILED"
+        pair = {"cacheline_ns": 60.5, "round_trips": 9}  # the last record, kept in meta
+        assert l["meta"] == dict(META, cpu_pair=pair)
         assert (l["returncode"], l["stderr_tail"], l["backend_id"]) == (1, "stderr tail", "1234")
         assert l["errors"] == ["rank 1 bound to wrong CPU"]
         got = store.samples(run)
@@ -128,6 +131,9 @@ def test_bad_values_are_refused(tmp_path: Path) -> None:
         with pytest.raises(StoreError, match="unknown run status 'done'; expected one of"):
             store.finish_run(run, "done")
         launch = store.add_launch(run, "a")
+        pair = {"type": "cpu_pair", "cacheline_ns": 60.5, "round_trips": 9}
+        with pytest.raises(StoreError, match="a cpu_pair record but no meta record"):
+            store.add_record(launch, pair)
         store.add_record(launch, META)
         with pytest.raises(StoreError, match="already has a meta record"):
             store.add_record(launch, META)

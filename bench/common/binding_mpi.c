@@ -244,8 +244,6 @@ int hs_write_meta_mpi(FILE *out, const char *benchmark, const char *version,
                           strerror(errno));
         return -1;
     }
-    hs_cacheline pair;
-    int have_pair = hs_cacheline_measure(comm, CACHELINE_BUDGET_MS, &pair) == 0;
     if (rank == 0) {
         hs_mpi_library lib;
         hs_mpi_library_get(&lib);
@@ -256,16 +254,29 @@ int hs_write_meta_mpi(FILE *out, const char *benchmark, const char *version,
         hs_json_open_array(&j, "ranks");
         for (int r = 0; r < n; r++) hs_binding_json(&j, NULL, &all[r]);
         hs_json_close(&j);
-        if (have_pair) {
-            hs_json_open_object(&j, "cpu_pair");
-            hs_json_double(&j, "cacheline_ns", pair.one_way_ns);
-            hs_json_int(&j, "round_trips", pair.round_trips);
-            hs_json_close(&j);
-        }
         double wtick = MPI_Wtick(), cost = hs_mpi_wtime_cost_ns();
         hs_meta_end_mpi(&j, options, wtick, cost);
         rc = hs_json_emit(&j, out);
         hs_bindings_free(all, n);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+    return rc;
+}
+
+/* ---- cpu_pair record ---------------------------------------------------------------- */
+
+int hs_write_cpu_pair(FILE *out, MPI_Comm comm)
+{
+    int rank, rc = 0;
+    MPI_Comm_rank(comm, &rank);
+    hs_cacheline pair;
+    if (hs_cacheline_measure(comm, CACHELINE_BUDGET_MS, &pair) != 0) return 0;
+    if (rank == 0) {
+        hs_json j;
+        hs_json_begin(&j, "cpu_pair");
+        hs_json_double(&j, "cacheline_ns", pair.one_way_ns);
+        hs_json_int(&j, "round_trips", pair.round_trips);
+        rc = hs_json_emit(&j, out);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
     return rc;

@@ -7,8 +7,8 @@
  * Every function taking a communicator is collective over it; only rank 0 writes.
  * Cost: one hwloc topology load per rank (a few ms), MPI_Gather + MPI_Gatherv of
  * ~300 bytes + 4 bytes per bound CPU per rank, and ~1 ms timer probe plus ~10 ms
- * MPI_Wtime calibration on rank 0; launches of exactly 2 ranks on one node add the
- * cache-line probe of cacheline_mpi.h (20 ms, written as "cpu_pair").
+ * MPI_Wtime calibration on rank 0. hs_write_cpu_pair adds the cache-line probe of
+ * cacheline_mpi.h (20 ms) for launches of exactly 2 ranks on one node.
  */
 #ifndef HS_BINDING_MPI_H
 #define HS_BINDING_MPI_H
@@ -43,11 +43,18 @@ void hs_bindings_free(hs_binding *all, int n);
 double hs_mpi_wtime_cost_ns(void);
 
 /* Writes the whole meta record (rank 0) with "mpi", "ranks", "timer" (with MPI_Wtick as
- * wtick_s and hs_mpi_wtime_cost_ns as wtime_cost_ns), "cpu_pair" (2 ranks on one node:
- * {cacheline_ns, round_trips}) and "options".
+ * wtick_s and hs_mpi_wtime_cost_ns as wtime_cost_ns) and "options".
  * Returns 0 on every rank, or -1 on every rank when a binding could not be read (rank 0
  * then wrote an error record instead) or rank 0's write failed. */
 int hs_write_meta_mpi(FILE *out, const char *benchmark, const char *version,
                       const hs_option *options, MPI_Comm comm);
+
+/* Measures the cache-line time between the two ranks' CPUs and writes it (rank 0) as a
+ * record {"type":"cpu_pair","cacheline_ns","round_trips"}; nothing for other launches
+ * (not 2 ranks, not one node, SimGrid). Call it after the measurements: run before them,
+ * its 20 ms spin on a shared line changed MPICH 4.0.2's bibw for the rest of the launch
+ * (-5 to -10 % at 16-64 B, +10 to +16 % at 128-256 B; docs/osu.md).
+ * Returns 0 on every rank, or 1 on every rank when rank 0's write failed. */
+int hs_write_cpu_pair(FILE *out, MPI_Comm comm);
 
 #endif

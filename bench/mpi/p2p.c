@@ -37,8 +37,9 @@
  * Experiment knobs (benchmarks/osu_differences): --timer iteration, --buffers fresh,
  * --alternate-timer (both timer placements per repetition, at millisecond distance).
  *
- * Output: JSONL records (meta, then per test and size one sample and one summary, rank 0
- * only, flushed per record), or with --format osu the text columns of the OSU programs.
+ * Output: JSONL records (meta, then per test and size one sample and one summary, last
+ * the cpu_pair record; rank 0 only, flushed per record), or with --format osu the text
+ * columns of the OSU programs.
  * Exit: 0 ok, 1 measurement failed (error record written), 2 bad usage.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -788,6 +789,9 @@ int main(int argc, char **argv)
         for (int i = 0; i < count && rc == 0; i++) rc = measure_size(t, sizes[i]);
         if (C.osu && C.rank == 0 && rc == 0) fprintf(C.out, "\n");
     }
+    /* The CPU pair's cache-line time, after the measurements it would otherwise change
+     * (binding_mpi.h). */
+    if (rc == 0 && !C.osu) rc = hs_write_cpu_pair(C.out, C.comm);
     free(C.sbuf);
     free(C.rbuf);
     free(C.req);

@@ -121,6 +121,9 @@ def ingest_lines(
                 f"{where}: a second meta record (one per program run); the first is kept"
             )
             continue
+        if record["type"] == "cpu_pair" and result.meta is None:
+            result.problems.append(f"{where}: a cpu_pair record before any meta record")
+            continue
         store.add_record(launch_id, record)
         result.records += 1
         if record["type"] == "meta":

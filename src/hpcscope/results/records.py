@@ -19,7 +19,7 @@ from typing import Any, TypeGuard
 
 SCHEMA = "hpcscope.bench/1"
 SUPPORTED_SCHEMAS: tuple[str, ...] = (SCHEMA,)
-RECORD_TYPES: tuple[str, ...] = ("meta", "sample", "summary", "error")
+RECORD_TYPES: tuple[str, ...] = ("meta", "sample", "summary", "error", "cpu_pair")
 _SHOW_CHARS = 120
 
 
@@ -94,6 +94,7 @@ def validate(record: dict[str, Any], where: str, text: str | None = None) -> Non
         "sample": _sample_problem,
         "summary": _summary_problem,
         "error": _error_problem,
+        "cpu_pair": _cpu_pair_problem,
     }[kind](record)
     if problem:
         raise _fail(where, f"{kind} record {problem}", shown)
@@ -193,15 +194,13 @@ def _meta_problem(r: dict[str, Any]) -> str | None:
         v = timer.get(key)
         if key in timer and (not _is_number(v) or not math.isfinite(v) or v < 0):
             return f"'timer' {key!r} must be a finite number >= 0"
-    pair = r.get("cpu_pair")  # 2-rank launches on one node only
+    pair = r.get("cpu_pair")  # merged in by the store from the cpu_pair record
     if pair is not None:
         if not isinstance(pair, dict):
             return "'cpu_pair' must be an object {cacheline_ns, round_trips}"
-        v = pair.get("cacheline_ns")
-        if not _is_number(v) or not math.isfinite(v) or v <= 0:
-            return "'cpu_pair' needs a finite number 'cacheline_ns' > 0"
-        if not _is_int(pair.get("round_trips")) or pair["round_trips"] < 1:
-            return "'cpu_pair' needs an integer 'round_trips' >= 1"
+        problem = _cpu_pair_problem(pair)
+        if problem:
+            return f"'cpu_pair' {problem}"
     if not isinstance(r["options"], dict):
         return "'options' must be an object"
     return None
@@ -266,6 +265,16 @@ def _summary_problem(r: dict[str, Any]) -> str | None:
     return None
 
 
+def _cpu_pair_problem(r: dict[str, Any]) -> str | None:
+    """The cache-line time between a 2-rank launch's CPUs, written after its measurements."""
+    v = r.get("cacheline_ns")
+    if not _is_number(v) or not math.isfinite(v) or v <= 0:
+        return "needs a finite number 'cacheline_ns' > 0"
+    if not _is_int(r.get("round_trips")) or r["round_trips"] < 1:
+        return "needs an integer 'round_trips' >= 1"
+    return None
+
+
 def _error_problem(r: dict[str, Any]) -> str | None:
     if not isinstance(r.get("message"), str):
         return "has no string 'message'"
@@ -281,7 +290,8 @@ def parse_stream(
     library's warnings interleaved with our stdout) are skipped and described in
     `warnings`; a line that starts with "{" but is broken is still an error, because it
     is a damaged record, not noise. The stream must not repeat the meta record, and
-    sample/summary records must follow it (the store takes the benchmark name from it);
+    sample/summary records must follow it (the store takes the benchmark name from it),
+    as must the cpu_pair record (the store keeps it in the meta record);
     error records may come first (a binary can fail before it writes meta).
 
     Records before a bad line have been yielded already, so a caller that stores as it
@@ -314,4 +324,6 @@ def parse_stream(
                 f"{kind} record before the meta record (the benchmark must write meta first)",
                 line,
             )
+        elif kind == "cpu_pair" and not seen_meta:
+            raise _fail(here, "cpu_pair record before the meta record that holds it", line)
         yield record

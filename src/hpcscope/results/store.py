@@ -936,6 +936,15 @@ class Store:
                     "INSERT INTO summaries (launch_id, record) VALUES (?,?)",
                     (launch_id, _dumps(record)),
                 )
+            elif kind == "cpu_pair":  # measured last, kept where the launch's facts are
+                if launch["meta"] is None:
+                    raise StoreError(
+                        f"launch {launch_id} has a cpu_pair record but no meta record to "
+                        "hold it; the benchmark writes meta first"
+                    )
+                meta = json.loads(launch["meta"])
+                meta["cpu_pair"] = {k: record[k] for k in ("cacheline_ns", "round_trips")}
+                db.execute("UPDATE launches SET meta = ? WHERE id = ?", (_dumps(meta), launch_id))
             else:
                 db.execute(
                     "INSERT INTO errors (launch_id, message) VALUES (?,?)",
