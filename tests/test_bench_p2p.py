@@ -256,6 +256,11 @@ def test_three_ranks_give_an_error_record_and_fail(flavor):
         ["--buffers", "new"],
         ["--protocol", "osu", "--order", "random"],
         ["--protocol", "osu", "--timer", "block"],
+        ["--precision", "1.5"],
+        ["--precision", "0.01", "--protocol", "osu"],
+        ["--size-budget-ms", "-1"],
+        ["--sizes", "8,,64"],
+        ["--sizes", "8,3G"],
     ],
 )
 def test_bad_usage_exits_2_with_a_message(flavor, bad):
@@ -419,3 +424,52 @@ def test_warmup_floor_only_up_to_8k_and_none_in_the_osu_protocol(flavor):
                 assert s["warmups"] > max(1, round(small * 0.01)), s
             else:
                 assert s["warmups"] == max(1, round(small * 0.01)), s
+
+
+def test_precision_adds_blocks_until_met_or_the_size_budget_ends(flavor):
+    """--precision: each size takes at least 6 blocks, "met" only from 10 on with the
+    blocks' median CI half-width (the same definition as stats.summarize) at most the
+    target; a size that cannot get there stops at its time budget or the cap, and says
+    which. --sizes measures just the listed sizes."""
+    from hpcscope.results.precision import half_width
+
+    done = launch(
+        flavor,
+        "--tests",
+        "latency,bw",
+        "--sizes",
+        "8,1K,64K",
+        "--precision",
+        "0.2",
+        "--size-budget-ms",
+        "300",
+    )
+    assert done.returncode == 0, done.stderr
+    recs = records(done.stdout)
+    samples = {(r["params"]["test"], r["params"]["bytes"]): r for r in recs if r["type"] == "sample"}
+    summaries = [r for r in recs if r["type"] == "summary"]
+    assert set(samples) == {(t, b) for t in ("latency", "bw") for b in (8, 1024, 65536)}
+    for summary in summaries:
+        got = summary["precision"]
+        values = samples[(summary["params"]["test"], summary["params"]["bytes"])]["values"]
+        assert got["target"] == 0.2 and got["blocks"] == len(values) >= 6
+        assert got["stop"] in ("met", "budget", "cap")
+        assert got["half_width"] == pytest.approx(half_width(values), rel=1e-6)
+        if got["stop"] == "met":
+            assert len(values) >= 10 and got["half_width"] <= 0.2
+    assert any(s["precision"]["stop"] == "met" for s in summaries)  # 20 % is easy here
+
+    tight = launch(
+        flavor, "--tests", "latency", "--sizes", "0", "--precision", "0.00001",
+        "--size-budget-ms", "50",
+    )  # fmt: skip
+    assert tight.returncode == 0, tight.stderr
+    [summary] = [r for r in records(tight.stdout) if r["type"] == "summary"]
+    assert summary["precision"]["stop"] in ("budget", "cap")
+    assert summary["time_s"] < 0.5  # 50 ms of blocks, at most one look more
+
+
+def test_fixed_counts_without_precision_write_no_precision(flavor):
+    done = launch(flavor, "--tests", "latency", "--max-size", "8", *QUICK)
+    assert done.returncode == 0, done.stderr
+    assert not [r for r in records(done.stdout) if "precision" in r]

@@ -55,21 +55,23 @@
 #include "binding_mpi.h"
 #include "jsonl.h"
 #include "options.h"
+#include "precision.h"
 #include "timer.h"
 
 #define P2P_VERSION "0.1.0"
 #define LARGE_MESSAGE 8192 /* OSU LARGE_MESSAGE_SIZE: above it the _LARGE counts apply */
 #define MIN_SAMPLES 10     /* blocks are shrunk so each size gives at least this many */
 #define VALIDATE_ITERS 2   /* untimed iterations per size checked by --validate */
+#define ADAPTIVE_CAP 20 /* --precision: at most this many times the fixed count */
 #define TAG_DATA 100
 #define TAG_ACK 101
 
 /* ---- options (one table drives parsing, --help and the echo in meta) ----------------- */
 
 static const char *o_tests, *o_data, *o_format, *o_out, *o_protocol, *o_timer, *o_order,
-    *o_buffers;
+    *o_buffers, *o_sizes;
 static int64_t o_min, o_max, o_iters, o_warmup, o_block, o_window, o_repeat, o_seed;
-static double o_scale, o_warmup_ms;
+static double o_scale, o_warmup_ms, o_precision, o_size_budget_ms;
 static int o_validate, o_alternate, o_alternate_timer;
 
 static const hs_option options[] = {
@@ -81,6 +83,14 @@ static const hs_option options[] = {
     { "min-size", HS_OPT_SIZE, &o_min, "0",
       "smallest message in bytes; sizes double from it" },
     { "max-size", HS_OPT_SIZE, &o_max, "4M", "largest message in bytes" },
+    { "sizes", HS_OPT_STR, &o_sizes, "",
+      "comma-separated sizes to measure instead of --min-size..--max-size (e.g. 8,64,4K)" },
+    { "precision", HS_OPT_DOUBLE, &o_precision, "0",
+      "add blocks at a size until the 95 % CI of their median is within this fraction of "
+      "it (0.01 = 1 %), at least 10 blocks; 0 = the fixed counts" },
+    { "size-budget-ms", HS_OPT_DOUBLE, &o_size_budget_ms, "0",
+      "with --precision: stop adding blocks at a size after this long (warm-up "
+      "included); 0 = no limit but the cap of 20x the fixed count" },
     { "iterations", HS_OPT_INT, &o_iters, "0",
       "timed iterations per size; 0 = OSU's (latency 10000, >8K 1000; bandwidth 100, >8K "
       "20)" },
@@ -154,6 +164,9 @@ typedef struct {
     int osu_loops;   /* --protocol osu */
     int per_iter;    /* --timer iteration */
     double warmup_s; /* --warmup-ms, resolved */
+    double size_budget_s; /* --size-budget-ms, in s; 0 = none */
+    int64_t sizes[64]; /* --sizes, parsed; nsizes = 0: --min-size..--max-size */
+    int nsizes;
 } ctx;
 
 static ctx C;
@@ -328,7 +341,9 @@ static int validate(int test, int n, int varying)
 
 typedef struct {
     int64_t iters, warmups, block, nblocks;
-    int64_t repeat; /* index of this repetition (--repeat) */
+    int64_t repeat;     /* index of this repetition (--repeat) */
+    const char *stop;   /* --precision: why the blocks stopped (met, budget, cap) */
+    double half_width;  /* --precision: the blocks' median CI half-width / median */
 } plan;
 
 static int64_t scaled(int64_t v, int keep_one)
@@ -354,6 +369,8 @@ static plan make_plan(int test, int n, int64_t block)
         p.block = block < cap ? block : (cap > 0 ? cap : 1);
     }
     p.nblocks = (p.iters + p.block - 1) / p.block;
+    p.stop = NULL;
+    p.half_width = 0;
     return p;
 }
 
@@ -443,6 +460,14 @@ static int emit(int test, int n, const plan *p, const double *block_s)
                     C.per_iter ? "osu 7.4: per-iteration MPI_Wtime intervals, summed"
                                : "osu: timed iterations over their total time");
         if (test == MBW_MR) hs_json_double(&j, "bandwidth_mb_per_s", (double)n * osu / 1e6);
+        if (p->stop) {
+            hs_json_open_object(&j, "precision");
+            hs_json_double(&j, "target", o_precision);
+            hs_json_double(&j, "half_width", p->half_width); /* null: too few blocks */
+            hs_json_str(&j, "stop", p->stop);
+            hs_json_int(&j, "blocks", p->nblocks);
+            hs_json_close(&j);
+        }
         timing_json(&j, test, p, block_s);
         rc |= hs_json_emit(&j, C.out);
     }
@@ -477,26 +502,73 @@ static int64_t warmup_floor(int test, int n, int64_t done, double took)
     return extra;
 }
 
+/* Rank 0's decision after `done` blocks of a --precision run (started at t0): 0 = stop
+ * (p->stop says why), else the block count to reach before the next look. The next
+ * round is trimmed to what the size's budget still holds at the blocks' mean duration. */
+static int64_t next_goal(int test, int n, plan *p, const double *block_s, int64_t done,
+                         int64_t cap, double t0)
+{
+    double *values = malloc(sizeof *values * (size_t)done), spent = 0;
+    for (int64_t k = 0; k < done; k++) {
+        values[k] = metric(test, n, p->block, block_s[k]);
+        spent += block_s[k];
+    }
+    p->half_width = hs_median_half_width(values, (size_t)done);
+    free(values);
+    int64_t goal = (int64_t)hs_precision_next((size_t)done, (size_t)cap);
+    double left = C.size_budget_s - (hs_now_s() - t0), each = spent / (double)done;
+    if (C.size_budget_s > 0 && each > 0 && goal - done > left / each)
+        goal = done + (int64_t)(left / each);
+    if (p->half_width <= o_precision && done >= HS_PRECISION_MIN_SAMPLES) p->stop = "met";
+    else if (done >= cap) p->stop = "cap";
+    else if (goal <= done) p->stop = "budget";
+    return p->stop ? 0 : goal;
+}
+
 /* Warms up and times the blocks of one repetition; rank 0 writes the records.
+ * --precision: 6 blocks first, then rank 0 looks at their median's CI and, until it is
+ * narrow enough (from 10 blocks on), the size's time is spent or 20x the fixed count is
+ * reached, asks for half again as many, at least 10 (one MPI_Bcast per look, outside
+ * the blocks' timing; precision.h). The blocks
+ * keep their fixed length, so a sample means the same as in a fixed-count run.
  * Returns 0, or 1 when the output could not be written. */
 static int measure(int test, int n, int64_t block, int64_t repeat)
 {
     plan p = make_plan(test, n, block);
     p.repeat = repeat;
-    double *block_s = malloc(sizeof *block_s * (size_t)p.nblocks);
+    int adaptive = o_precision > 0;
+    /* Above 8 KiB one iteration is long enough for the clock, and a block of the fixed
+     * length is long (latency 4 MiB: 100 round trips, 80 ms): a tenth of it, so the
+     * first 10 blocks cost a tenth of the fixed count, not all of it. */
+    if (adaptive && n > LARGE_MESSAGE && block != 0) p.block = p.block / 10 > 0 ? p.block / 10 : 1;
+    int64_t cap = adaptive ? ADAPTIVE_CAP * ((p.iters + p.block - 1) / p.block) : p.nblocks;
+    int64_t goal = adaptive ? HS_PRECISION_FIRST_LOOK : p.nblocks;
+    if (goal > cap) goal = cap;
+    double *block_s = malloc(sizeof *block_s * (size_t)cap);
     TRY(MPI_Barrier(C.comm));
     double w0 = hs_now_s();
     run_iters(test, n, p.warmups, 0, C.osu_loops);
     p.warmups += warmup_floor(test, n, p.warmups, hs_now_s() - w0);
     /* OSU reads the clock on rank 0 only; the other rank just loops. */
     int per_iter = C.per_iter && C.rank == 0;
-    double prev = hs_now_s();
-    for (int64_t k = 0; k < p.nblocks; k++) {
-        int64_t count = k < p.nblocks - 1 ? p.block : p.iters - k * p.block;
-        double busy = run_iters(test, n, count, per_iter, C.osu_loops);
-        double now = hs_now_s();
-        block_s[k] = (test == MBW_MR || C.per_iter) ? busy : now - prev;
-        prev = now;
+    int64_t done = 0;
+    while (goal > done) {
+        double prev = hs_now_s();
+        for (; done < goal; done++) {
+            int64_t count = adaptive || done < p.nblocks - 1 ? p.block
+                                                              : p.iters - done * p.block;
+            double busy = run_iters(test, n, count, per_iter, C.osu_loops);
+            double now = hs_now_s();
+            block_s[done] = (test == MBW_MR || C.per_iter) ? busy : now - prev;
+            prev = now;
+        }
+        if (!adaptive) break;
+        if (C.rank == 0) goal = next_goal(test, n, &p, block_s, done, cap, w0);
+        TRY(MPI_Bcast(&goal, 1, MPI_INT64_T, 0, C.comm));
+    }
+    if (adaptive) {
+        p.nblocks = done;
+        p.iters = done * p.block;
     }
     int rc = 0;
     if (C.rank == 0) rc = emit(test, n, &p, block_s) != 0;
@@ -590,8 +662,13 @@ static int size_list(int test, int sizes[64])
     int count = 0;
     int64_t min_bytes = C.osu_loops ? 1 : tests[test].min_bytes;
     int64_t first = o_min > min_bytes ? o_min : min_bytes;
-    for (int64_t n = first; n <= o_max && count < 64; n = n ? n * 2 : 1)
-        sizes[count++] = (int)n;
+    if (C.nsizes) { /* --sizes: the listed ones this test has (bw has no 0 B) */
+        for (int i = 0; i < C.nsizes; i++)
+            if (C.sizes[i] >= min_bytes) sizes[count++] = (int)C.sizes[i];
+    } else {
+        for (int64_t n = first; n <= o_max && count < 64; n = n ? n * 2 : 1)
+            sizes[count++] = (int)n;
+    }
     if (!strcmp(o_order, "down")) {
         for (int i = 0; i < count / 2; i++) {
             int t = sizes[i];
@@ -641,11 +718,39 @@ static int parse_tests(int selected[NTESTS], int quiet)
     return any ? 0 : -1;
 }
 
+/* Parses --sizes into C.sizes (in the order given; --order applies to them too) and
+ * sets --max-size to the largest, which sizes the buffers. Returns NULL or why not. */
+static const char *parse_sizes(void)
+{
+    C.nsizes = 0;
+    const char *p = o_sizes;
+    if (*p) o_max = 0;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        char item[32];
+        int64_t v;
+        if (len == 0 || len >= sizeof item) return "--sizes: give sizes like 8,64,4K";
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (hs_parse_size(item, &v) != 0 || v < 0 || v > INT_MAX)
+            return "--sizes: each size must be bytes (K/M suffixes) below 2 GiB";
+        if (C.nsizes == 64) return "--sizes: at most 64 sizes";
+        C.sizes[C.nsizes++] = v;
+        if (v > o_max) o_max = v;
+        p += len + (p[len] == ',');
+    }
+    return NULL;
+}
+
 /* Checks option values beyond their types. Returns -1 to go on, or 2 (bad usage). */
 static int check_options(int selected[NTESTS], int quiet)
 {
-    const char *why = NULL;
+    const char *why = parse_sizes();
     if (parse_tests(selected, quiet) != 0) return 2;
+    if (why) {
+        if (!quiet) fprintf(stderr, "p2p: %s (see --help)\n", why);
+        return 2;
+    }
     if (o_min < 0 || o_max < o_min)
         why = "--min-size must be <= --max-size";
     else if (o_max > INT_MAX)
@@ -679,6 +784,13 @@ static int check_options(int selected[NTESTS], int quiet)
         why = "--seed must be >= 0";
     else if (o_warmup_ms < -1 || o_warmup_ms > 60000)
         why = "--warmup-ms must be in 0..60000 (or -1 for the protocol's)";
+    else if (!(o_precision >= 0 && o_precision < 1))
+        why = "--precision must be a fraction in 0..1 (0.01 = 1 %; 0 = fixed counts)";
+    else if (!(o_size_budget_ms >= 0))
+        why = "--size-budget-ms must be >= 0";
+    else if (o_precision > 0 && (!strcmp(o_protocol, "osu") || o_alternate || o_alternate_timer))
+        why = "--precision goes with the hpcscope protocol (--protocol osu keeps OSU's fixed "
+              "counts) and without the --alternate-* checks";
     else if (o_alternate_timer && (o_alternate || !strcmp(o_protocol, "osu")))
         why = "--alternate-timer goes with the hpcscope protocol and without "
               "--alternate-whole";
@@ -729,6 +841,7 @@ int main(int argc, char **argv)
     C.per_iter = C.osu_loops || !strcmp(o_timer, "iteration");
     if (o_warmup_ms < 0) o_warmup_ms = C.osu_loops ? 0 : 5; /* echoed in meta as used */
     C.warmup_s = o_warmup_ms / 1e3;
+    C.size_budget_s = o_size_budget_ms / 1e3;
     C.window = (int)o_window;
     if (o_seed ==
         0) { /* drawn once on rank 0, shared, and echoed in meta as the value used */

@@ -1,0 +1,56 @@
+/* precision.c - the relative half-width of a median's 95 % CI (see precision.h). */
+#include "precision.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int hs_median_ci_ranks(size_t n, size_t *j, size_t *k)
+{
+    /* Largest q with P(B <= q) <= 0.025, B ~ Binomial(n, 1/2); then j = q + 1,
+     * k = n + 1 - j (the symmetric choice). P(B = i) from lgamma: exact enough for any n
+     * a benchmark takes, and no overflow. */
+    const double tail = 0.025;
+    double cdf = 0;
+    long q = -1;
+    for (size_t i = 0; i <= n / 2; i++) {
+        double log_p = lgamma((double)n + 1) - lgamma((double)i + 1) -
+                       lgamma((double)(n - i) + 1) - (double)n * log(2.0);
+        cdf += exp(log_p);
+        if (cdf > tail + 1e-12) break;
+        q = (long)i;
+    }
+    if (q < 0) return 0;
+    *j = (size_t)q + 1;
+    *k = n + 1 - *j;
+    return 1;
+}
+
+static int ascending(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double hs_median_half_width(const double *v, size_t n)
+{
+    size_t j, k;
+    if (!hs_median_ci_ranks(n, &j, &k)) return INFINITY;
+    double *s = malloc(sizeof *s * n);
+    if (!s) return INFINITY;
+    memcpy(s, v, sizeof *s * n);
+    qsort(s, n, sizeof *s, ascending);
+    double median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    double low = s[j - 1], high = s[k - 1];
+    free(s);
+    if (median == 0) return INFINITY;
+    double half = fmax(median - low, high - median);
+    return half / fabs(median);
+}
+
+size_t hs_precision_next(size_t n, size_t max_n)
+{
+    size_t next = n + (n / 2 > 0 ? n / 2 : 1);
+    if (next < HS_PRECISION_MIN_SAMPLES) next = HS_PRECISION_MIN_SAMPLES;
+    return next < max_n ? next : max_n;
+}

@@ -1,0 +1,37 @@
+/* precision.h - how precise a median is: the stopping rule of measuring to a precision.
+ *
+ * The precision of n samples is the relative half-width of the nonparametric 95 %
+ * confidence interval of their median (order statistics; Le Boudec 2010, Thm. 2.1;
+ * Hoefler & Belli SC15 Sec. 4.2.2): max(median - x_(j), x_(k) - median) / |median|, the
+ * ranks j, k from Binomial(n, 1/2). The same definition as the Python side's
+ * results/stats.py `summarize` (its "CI of the median reaches X % from it"), so a number
+ * the program stopped on is the number `show` prints for one launch.
+ *
+ * A stopping rule that looks at the data after every sample stops early on a lucky streak
+ * (optional stopping); HS_PRECISION_MIN_SAMPLES bounds that bias, and the callers look
+ * only at geometrically growing counts (x1.5), so few looks are taken
+ * (tests/test_precision_rule.py measures the coverage on known distributions).
+ */
+#ifndef HS_PRECISION_H
+#define HS_PRECISION_H
+#include <stddef.h>
+
+/* "met" needs 10 samples (95 % CI ranks (2, 9): both ends inside the data, and the
+ * optional-stopping bias bounded); a budget may end a size at 6, the fewest with any 95 %
+ * interval (ranks (1, 6): min and max, so wide, and said so by the half-width). */
+#define HS_PRECISION_MIN_SAMPLES 10
+#define HS_PRECISION_FIRST_LOOK 6
+
+/* Relative half-width of the 95 % CI of the median of v[0..n) (v is not changed);
+ * INFINITY when n is too small for a 95 % interval (n < 6) or the median is 0.
+ * Cost: a copy and a sort, O(n log n), and O(n) for the binomial ranks. */
+double hs_median_half_width(const double *v, size_t n);
+
+/* 1-based ranks (j, k) of the 95 % CI of the median of n samples; 0 when n < 6. */
+int hs_median_ci_ranks(size_t n, size_t *j, size_t *k);
+
+/* How many samples to take before the next look at the precision: half again as many
+ * as there are (at least HS_PRECISION_MIN_SAMPLES), never beyond max_n. */
+size_t hs_precision_next(size_t n, size_t max_n);
+
+#endif
