@@ -446,7 +446,9 @@ def test_precision_adds_blocks_until_met_or_the_size_budget_ends(flavor):
     )
     assert done.returncode == 0, done.stderr
     recs = records(done.stdout)
-    samples = {(r["params"]["test"], r["params"]["bytes"]): r for r in recs if r["type"] == "sample"}
+    samples = {
+        (r["params"]["test"], r["params"]["bytes"]): r for r in recs if r["type"] == "sample"
+    }
     summaries = [r for r in recs if r["type"] == "summary"]
     assert set(samples) == {(t, b) for t in ("latency", "bw") for b in (8, 1024, 65536)}
     for summary in summaries:

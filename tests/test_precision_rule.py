@@ -76,7 +76,9 @@ def stop(rule, draw, target: float, cap: int = 4000) -> tuple[float, float, int]
         # two modes (70 % fast, 30 % slow), as bandwidth blocks often are
         (
             "bimodal",
-            lambda rng, k: np.where(rng.random(k) < 0.7, rng.normal(10, 0.3, k), rng.normal(12, 0.3, k)),
+            lambda rng, k: np.where(
+                rng.random(k) < 0.7, rng.normal(10, 0.3, k), rng.normal(12, 0.3, k)
+            ),
             None,
         ),
     ],

@@ -62,7 +62,7 @@
 #define LARGE_MESSAGE 8192 /* OSU LARGE_MESSAGE_SIZE: above it the _LARGE counts apply */
 #define MIN_SAMPLES 10     /* blocks are shrunk so each size gives at least this many */
 #define VALIDATE_ITERS 2   /* untimed iterations per size checked by --validate */
-#define ADAPTIVE_CAP 20 /* --precision: at most this many times the fixed count */
+#define ADAPTIVE_CAP 20    /* --precision: at most this many times the fixed count */
 #define TAG_DATA 100
 #define TAG_ACK 101
 
@@ -159,13 +159,13 @@ typedef struct {
     MPI_Status *stat;  /* 2 * window; OSU passes status arrays too (and MPICH's
                            MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow) */
     int window;
-    FILE *out;       /* rank 0 only */
-    int osu;         /* --format osu */
-    int osu_loops;   /* --protocol osu */
-    int per_iter;    /* --timer iteration */
-    double warmup_s; /* --warmup-ms, resolved */
+    FILE *out;            /* rank 0 only */
+    int osu;              /* --format osu */
+    int osu_loops;        /* --protocol osu */
+    int per_iter;         /* --timer iteration */
+    double warmup_s;      /* --warmup-ms, resolved */
     double size_budget_s; /* --size-budget-ms, in s; 0 = none */
-    int64_t sizes[64]; /* --sizes, parsed; nsizes = 0: --min-size..--max-size */
+    int64_t sizes[64];    /* --sizes, parsed; nsizes = 0: --min-size..--max-size */
     int nsizes;
 } ctx;
 
@@ -341,9 +341,9 @@ static int validate(int test, int n, int varying)
 
 typedef struct {
     int64_t iters, warmups, block, nblocks;
-    int64_t repeat;     /* index of this repetition (--repeat) */
-    const char *stop;   /* --precision: why the blocks stopped (met, budget, cap) */
-    double half_width;  /* --precision: the blocks' median CI half-width / median */
+    int64_t repeat;    /* index of this repetition (--repeat) */
+    const char *stop;  /* --precision: why the blocks stopped (met, budget, cap) */
+    double half_width; /* --precision: the blocks' median CI half-width / median */
 } plan;
 
 static int64_t scaled(int64_t v, int keep_one)
@@ -519,9 +519,12 @@ static int64_t next_goal(int test, int n, plan *p, const double *block_s, int64_
     double left = C.size_budget_s - (hs_now_s() - t0), each = spent / (double)done;
     if (C.size_budget_s > 0 && each > 0 && goal - done > left / each)
         goal = done + (int64_t)(left / each);
-    if (p->half_width <= o_precision && done >= HS_PRECISION_MIN_SAMPLES) p->stop = "met";
-    else if (done >= cap) p->stop = "cap";
-    else if (goal <= done) p->stop = "budget";
+    if (p->half_width <= o_precision && done >= HS_PRECISION_MIN_SAMPLES)
+        p->stop = "met";
+    else if (done >= cap)
+        p->stop = "cap";
+    else if (goal <= done)
+        p->stop = "budget";
     return p->stop ? 0 : goal;
 }
 
@@ -540,7 +543,8 @@ static int measure(int test, int n, int64_t block, int64_t repeat)
     /* Above 8 KiB one iteration is long enough for the clock, and a block of the fixed
      * length is long (latency 4 MiB: 100 round trips, 80 ms): a tenth of it, so the
      * first 10 blocks cost a tenth of the fixed count, not all of it. */
-    if (adaptive && n > LARGE_MESSAGE && block != 0) p.block = p.block / 10 > 0 ? p.block / 10 : 1;
+    if (adaptive && n > LARGE_MESSAGE && block != 0)
+        p.block = p.block / 10 > 0 ? p.block / 10 : 1;
     int64_t cap = adaptive ? ADAPTIVE_CAP * ((p.iters + p.block - 1) / p.block) : p.nblocks;
     int64_t goal = adaptive ? HS_PRECISION_FIRST_LOOK : p.nblocks;
     if (goal > cap) goal = cap;
@@ -555,8 +559,8 @@ static int measure(int test, int n, int64_t block, int64_t repeat)
     while (goal > done) {
         double prev = hs_now_s();
         for (; done < goal; done++) {
-            int64_t count = adaptive || done < p.nblocks - 1 ? p.block
-                                                              : p.iters - done * p.block;
+            int64_t count =
+                adaptive || done < p.nblocks - 1 ? p.block : p.iters - done * p.block;
             double busy = run_iters(test, n, count, per_iter, C.osu_loops);
             double now = hs_now_s();
             block_s[done] = (test == MBW_MR || C.per_iter) ? busy : now - prev;
@@ -788,9 +792,11 @@ static int check_options(int selected[NTESTS], int quiet)
         why = "--precision must be a fraction in 0..1 (0.01 = 1 %; 0 = fixed counts)";
     else if (!(o_size_budget_ms >= 0))
         why = "--size-budget-ms must be >= 0";
-    else if (o_precision > 0 && (!strcmp(o_protocol, "osu") || o_alternate || o_alternate_timer))
-        why = "--precision goes with the hpcscope protocol (--protocol osu keeps OSU's fixed "
-              "counts) and without the --alternate-* checks";
+    else if (o_precision > 0 &&
+             (!strcmp(o_protocol, "osu") || o_alternate || o_alternate_timer))
+        why =
+            "--precision goes with the hpcscope protocol (--protocol osu keeps OSU's fixed "
+            "counts) and without the --alternate-* checks";
     else if (o_alternate_timer && (o_alternate || !strcmp(o_protocol, "osu")))
         why = "--alternate-timer goes with the hpcscope protocol and without "
               "--alternate-whole";

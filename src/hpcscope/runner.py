@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import socket
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from hpcscope.machine.topology import Topology
 from hpcscope.results import timing
 from hpcscope.results.store import Store
 from hpcscope.suites.base import PlanContext, SuitePlan
-from hpcscope.suites.registry import suite_for
+from hpcscope.suites.registry import SUITES, suite_for
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -83,6 +84,7 @@ def make_context(
     nodes_available: int = 1,
     cores_per_node: int | None = None,
     node_facts: NodeFacts | None = None,
+    adds_rounds: bool = False,
 ) -> PlanContext:
     def binary(name: str, mpi: MpiSpec | None) -> Path:
         tree = builds[mpi.mpicc] if mpi else next(iter(builds.values()))
@@ -104,6 +106,7 @@ def make_context(
         nodes_available=nodes_available,
         cores_per_node=cores_per_node,
         node_facts=node_facts,
+        adds_rounds=adds_rounds,
     )
 
 
@@ -187,6 +190,21 @@ def run_jobs(
         return run_fault(store, run_id, plan, exc, folder, seen)
     finally:
         store.release_reserve()
+
+
+def more_rounds(store, run_id, plan: SuitePlan, backend, started: float, progress, bar) -> None:
+    """A suite that measures to a precision (its `follow_up`, e.g. suites/p2p_adaptive)
+    gets to add launches after every round, on a backend that runs them now; the plan
+    grows with them, so the run's guard knows them too."""
+    suite = SUITES.get(plan_suite(plan))  # a plan of the tests' own toy jobs has none
+    follow_up = suite.follow_up if suite else None
+    while follow_up is not None:
+        more = follow_up(store, run_id, plan.jobs, started)
+        if not more:
+            return
+        plan.jobs.extend(more)
+        progress.update(bar, total=len(plan.jobs))
+        backend.submit(run_id, more)
 
 
 @dataclass
@@ -289,7 +307,9 @@ def _run_jobs(
     try:
         if backend.blocking:
             with progress:
+                started = time.monotonic()
                 backend.submit(run_id, plan.jobs)
+                more_rounds(store, run_id, plan, backend, started, progress, bar)
         else:
             backend.submit(run_id, plan.jobs)
     except KeyboardInterrupt:
@@ -443,7 +463,7 @@ def write_outputs(
 
 def print_notes(plan: SuitePlan, console: Console) -> None:
     for note in plan.notes:
-        if note.kind in ("skipped", "warning"):
+        if note.kind in ("skipped", "warning", "precision"):
             console.print(f"[yellow]{note.kind}[/yellow]: {S(note.text)}")
 
 

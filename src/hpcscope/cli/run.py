@@ -39,6 +39,7 @@ from hpcscope.launch.slurm_script import (
 )
 from hpcscope.machine.sim_platform import MAX_RANKS
 from hpcscope.plan.placement import RANK_LAYOUTS
+from hpcscope.results.precision import parse_budget, parse_precision
 from hpcscope.suites import p2p as p2p_suite
 from hpcscope.suites import p2p_osu
 
@@ -101,6 +102,7 @@ def execute(
         nodes_available=nodes,
         cores_per_node=cores_per_node,
         node_facts=node_topo.facts if node_topo else None,
+        adds_rounds=backend.adds_rounds,
     )
     plan = runner.make_plan(suite, context, opts)
     if time_limit is not None:
@@ -205,6 +207,18 @@ def execute_command(
     help="hpcscope (blocks, random size order per launch) or osu (OSU 7.4's loops).",
 )
 @once("--osu-dir", default=None, help="Also run your OSU build's osu_* from this folder.")
+@once(
+    "--precision",
+    default=None,
+    help="Measure each size until the 95% CI of its median is within this of it, e.g. 1% "
+    "(default 1%, --quick 2%; 0: OSU's fixed counts and --repeat launches).",
+)
+@once(
+    "--budget",
+    default=None,
+    help="Wall time for the whole run, e.g. 90s, 10m (default 10m, --quick 20s); cells "
+    "still short of the precision then say so.",
+)
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -212,8 +226,12 @@ def run_p2p(ctx, **kw) -> None:
     """MPI point-to-point latency and bandwidth at each placement (OSU definitions).
 
     \b
-    Example: hpcscope run p2p --mpi openmpi,mpich --placements core,socket --repeat 5
+    Example: hpcscope run p2p --precision 1% --budget 5m
+             hpcscope run p2p --mpi openmpi,mpich --placements core,socket --repeat 5
              hpcscope run p2p --on slurm --nodes 2 --partition short --wait
+    Each size is measured until its median is as precise as --precision asks, and
+    launches are added where launches differ, within --budget; `show` says how
+    precise every number is and why it stopped.
     Placements are derived from hwloc's topology; classes this machine cannot
     offer are reported as skipped with the reason.
     """
@@ -228,16 +246,29 @@ def p2p_opts(own: dict, shared: dict) -> dict:
     except ValueError as exc:
         raise usage_error(f"--sizes: {exc}") from None
     osu_dir = nonempty(own["osu_dir"], "--osu-dir", "~/osu/c/mpi/pt2pt/standard")
+    try:
+        precision = None if own["precision"] is None else parse_precision(own["precision"])
+        budget_s = None if own["budget"] is None else parse_budget(own["budget"])
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    protocol = p2p_suite.check_protocol(nonempty(own["protocol"], "--protocol", "osu"))
+    if protocol == "osu" and (precision or budget_s):
+        raise usage_error(
+            "--protocol osu keeps OSU's fixed counts; drop --precision/--budget, or use "
+            "the hpcscope protocol"
+        )
     return {
         "placements": csv_list(own["placements"], "--placements", "core,socket"),
         "cpus": cpu_list(own["cpus"]),
         "sizes": sizes,
         "tests": csv_list(own["tests"], "--tests", "latency,bw"),
         "validate": own["validate"],
-        "protocol": p2p_suite.check_protocol(nonempty(own["protocol"], "--protocol", "osu")),
+        "protocol": protocol,
         "osu_dir": osu_dir and check_osu_dir(osu_dir, own["tests"]),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
+        "precision": precision,
+        "budget_s": budget_s,
     }
 
 

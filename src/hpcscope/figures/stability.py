@@ -20,8 +20,9 @@ from hpcscope.results import stats  # noqa: E402
 LIMIT = stats.CV_LIMIT
 
 
-def spread_figure(curves: dict[str, dict[int, dict]], what: str):
-    """curves: figures.p2p.curves(samples, metric). None when there is nothing to show."""
+def spread_figure(curves: dict[str, dict[int, dict]], what: str, target: float | None = None):
+    """curves: figures.p2p.curves(samples, metric). None when there is nothing to show.
+    target: the run's precision target (a run measured to a precision), drawn dotted."""
     if not curves:
         return None
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 3.4), dpi=100, sharex=True)
@@ -48,6 +49,8 @@ def spread_figure(curves: dict[str, dict[int, dict]], what: str):
         (right, "spread of launch medians (max-min)"),
     ):
         ax.axhline(100 * LIMIT, color="0.3", linestyle="--", linewidth=1)
+        if target:
+            ax.axhline(100 * target, color="tab:red", linestyle=":", linewidth=1.2)
         ax.set_xscale("symlog", base=2, linthresh=1)
         ax.set_title(f"{what}: {title}", fontsize=9)
         ax.set_ylabel("% of median")

@@ -52,6 +52,10 @@ class BackendEntry:
     # Every job's time limit (s) on this backend unless --time says otherwise; None: the
     # suite's own (e.g. 1 h per coll job).
     job_time_limit_s: int | None = None
+    # Jobs run now, one round after another, so a suite measuring to a precision may plan
+    # one round and add the others as the results come in (runner.more_rounds); a queue
+    # (SLURM) gets every round up front.
+    adds_rounds: bool = True
 
 
 def _local(ctx: BackendContext) -> Backend:
@@ -129,6 +133,7 @@ BACKENDS: dict[str, BackendEntry] = {
         lambda o: o.get("nodes") or 1,
         _slurm_plan_options,
         _slurm_topology,
+        adds_rounds=False,
     ),
     "sim": BackendEntry(
         "sim",

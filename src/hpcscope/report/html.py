@@ -36,7 +36,7 @@ from hpcscope.formatting import csv_cell, format_bytes, format_number
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
 from hpcscope.report import over_runs as over_runs_parts
-from hpcscope.results import cells, placement_proof, stats
+from hpcscope.results import cells, placement_proof, precision, stats
 from hpcscope.results.store import Store
 
 
@@ -277,9 +277,17 @@ def _environment(run: dict, w: _Writer) -> Section | None:
     return sec
 
 
-def _p2p(samples: list[dict], w: _Writer, figures: bool = True) -> Section | None:
+def _p2p(
+    samples: list[dict],
+    w: _Writer,
+    figures: bool = True,
+    judged: list[precision.CellResult] | None = None,
+    target: float | None = None,
+) -> Section | None:
     """figures=False: tables and observations only (a group of runs draws its curves
-    overlaid instead, report/over_runs.py)."""
+    overlaid instead, report/over_runs.py). judged/target: a run measured to a precision
+    (results/precision.py): the target line in the stability figure, and one table of the
+    cells that missed it."""
     p2p = [s for s in samples if s["benchmark"] == "p2p"]
     if not p2p:
         return None
@@ -383,15 +391,16 @@ def _p2p(samples: list[dict], w: _Writer, figures: bool = True) -> Section | Non
         if figures and metric in ("latency", "bandwidth"):
             uri = cached_uri(
                 "p2p_spread",
-                [metric, data],
-                functools.partial(stability_figs.spread_figure, data, metric),
+                [metric, data, target],
+                functools.partial(stability_figs.spread_figure, data, metric, target),
             )
             if uri is not None:
                 sec.figures.append(
                     Figure(
                         f"run{w.run_id}-p2p-{metric}-stability",
                         f"{metric} stability",
-                        "Relative CI half-width and launch-to-launch spread; dashed: 5% limit.",
+                        "Relative CI half-width and launch-to-launch spread; dashed: 5% limit"
+                        + (f"; dotted: the precision target {target:.1%}." if target else "."),
                         uri,
                         f"{metric} stability",
                     )
@@ -413,6 +422,8 @@ def _p2p(samples: list[dict], w: _Writer, figures: bool = True) -> Section | Non
                         f"{metric} box plots",
                     )
                 )
+    if judged and target:
+        sec.tables.append(_precision_table(judged, target, w))
     found = obs.p2p_observations(centres.get("latency", {}), centres.get("bandwidth", {}))
     fits = [o for o in found if o.kind == "fit"]
     sec.observations = highlights_mod.group_dips([o for o in found if o.kind != "fit"])
@@ -491,6 +502,36 @@ def _p2p(samples: list[dict], w: _Writer, figures: bool = True) -> Section | Non
             )
         )
     return sec
+
+
+def _precision_table(judged: list[precision.CellResult], target: float, w: _Writer) -> Table:
+    """The cells short of the precision target, one row per test, configuration and
+    reason (not a warning per cell)."""
+    met = sum(r.precision.met for r in judged)
+    rows = [
+        [
+            r.metric.replace("_", " "),
+            r.configuration,
+            format_bytes(r.sizes[0]) if r.sizes else "",
+            format_bytes(r.sizes[-1]) if r.sizes else "",
+            len(r.sizes),
+            _pct(r.achieved[0]) if r.achieved else "-",
+            _pct(r.achieved[1]) if r.achieved else "-",
+            r.reason,
+        ]
+        for r in precision.missed_rows(judged)
+    ]
+    return w.table(
+        "precision",
+        f"Precision: {met} of {len(judged)} cells met the target {target:.1%}; the others",
+        ["metric", "MPI placement", "from", "to", "cells", "achieved min", "achieved max", "why"],
+        rows,
+        "Achieved: half-width of the 95% CI of the median, at the level that counts (all "
+        "samples while the launches agree, the launch medians once they differ by more "
+        "than the target; '-': no interval yet, under 6 launches). Why: budget (the run's "
+        "or the size's time ran out), launch spread (launches differ by more than the "
+        "target), cap (20x the fixed count reached).",
+    )
 
 
 def _placement(run: dict, launches: list[dict], w: _Writer) -> Section | None:
@@ -866,6 +907,7 @@ def _run_context(
     run = store.run(run_id)
     samples = store.samples(run_id)
     launches = store.launches(run_id)
+    judged = precision.judge(run, samples, store.summaries(run_id), launches)
     w = _Writer(out_dir, run_id)
     machine = (
         (None, None) if machine_shown_in else (_machine(run, w, samples), _environment(run, w))
@@ -875,7 +917,7 @@ def _run_context(
         for s in (
             *machine,
             _placement(run, launches, w),
-            _p2p(samples, w),
+            _p2p(samples, w, judged=judged, target=precision.target_of(run.get("notes") or [])),
             _coll(samples, w),
             _node(run, samples, w),
         )

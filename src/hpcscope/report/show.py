@@ -65,9 +65,13 @@ def print_run(store: Store, run_id: int, console: Console, *, cells: bool = Fals
         console.print("no measurements stored")
         return
     if cells:
-        print_cells(samples, console)
+        from hpcscope.results import precision
+
+        judged = precision.judge(run, samples, store.summaries(run_id), launches)
+        print_cells(samples, console, {r.key: r for r in judged})
         return
     print_summary(run, samples, console)
+    print_precision(run, samples, store.summaries(run_id), launches, console)
     console.print(
         f"per-cell statistics (CI, CV, every launch): hpcscope show {run_id} --cells; "
         f"figures: hpcscope report {run_id}",
@@ -339,6 +343,70 @@ def print_p2p(samples: list[dict], console: Console) -> None:
         )
 
 
+def print_precision(
+    run: dict, samples: list[dict], summaries: list[dict], launches: list[dict], console: Console
+) -> None:
+    """A run measured to a precision: how many cells met it, and one table of those that
+    did not (per test, configuration and reason: their sizes and achieved half-widths)."""
+    from hpcscope.results import precision
+
+    results = precision.judge(run, samples, summaries, launches)
+    if not results:
+        return
+    target = precision.target_of(run.get("notes") or [])
+    met = sum(r.precision.met for r in results)
+    console.print()
+    console.print(
+        f"precision target {target:.1%} (95% CI half-width of each median): "
+        f"{met} of {len(results)} cells met it"
+        + ("; the others, by why they stopped:" if met < len(results) else ".")
+    )
+    rows = precision.missed_rows(results)
+    if not rows:
+        return
+    body = [
+        [
+            _text(P2P_TESTS.get(r.metric, (r.metric, ""))[0]),
+            _text(r.configuration),
+            _text(_sizes_text(r.sizes), ""),
+            Text("-" if r.achieved is None else f"{_up(r.achieved[0])}-{_up(r.achieved[1])}"),
+            _text(r.reason),
+        ]
+        for r in rows
+    ]
+    print_table(
+        console,
+        "cells short of the precision target",
+        [Col("test", numeric=False), Col("configuration", numeric=False, wrap_at=24)],
+        [
+            Col("sizes", numeric=False, wrap_at=30),
+            Col("achieved"),
+            Col("why", numeric=False),
+        ],
+        body,
+    )
+    console.print(
+        "achieved: 95% CI half-width of the median (- : no interval yet, under 6 launches "
+        "where launches differ). why: budget (time ran out), launch spread (launches "
+        "differ by more than the target), cap (20x the fixed count reached).",
+        style="dim",
+    )
+
+
+def _up(fraction: float) -> str:
+    """A half-width as a percentage rounded up (2.04 % is 2.1 %, never 'the target')."""
+    return f"{math.ceil(fraction * 1000 - 1e-9) / 10:.1f}%"
+
+
+def _sizes_text(sizes: list[int]) -> str:
+    """'1 B-4 KiB (13)': first and last size and how many."""
+    if not sizes:
+        return "-"
+    if len(sizes) == 1:
+        return format_bytes(sizes[0])
+    return f"{format_bytes(sizes[0])}-{format_bytes(sizes[-1])} ({len(sizes)})"
+
+
 def _header(label: str) -> str:
     """'openmpi core [OSU build]' -> 'openmpi\\ncore\\n[OSU build]' (one word a line)."""
     first, _, marks = clean(label).partition(" [")
@@ -542,16 +610,20 @@ def print_generic(samples: list[dict], console: Console) -> None:
 # ------------------------------------------------------------------------ --cells
 
 
-def print_cells(samples: list[dict], console: Console) -> None:
+def print_cells(samples: list[dict], console: Console, judged: dict | None = None) -> None:
     """Every cell's statistics, pooled over the launches of one configuration: n, median,
     its 95% CI, min, CV, and the launch view (mean ± σ of one number per launch). Tags and
-    params equal in every row of a table are named once in its title."""
-    _cell_tables(samples, console, full=True)
+    params equal in every row of a table are named once in its title. `judged`: {cell
+    key: precision.CellResult} of a run measured to a precision (its columns added)."""
+    _cell_tables(samples, console, full=True, judged=judged or {})
 
 
-def _cell_tables(samples: list[dict], console: Console, full: bool) -> None:
+def _cell_tables(
+    samples: list[dict], console: Console, full: bool, judged: dict | None = None
+) -> None:
     """A table per (benchmark, metric, unit), a row per cell; `full`: every statistic
-    (--cells), else launches, median, CI and flags."""
+    (--cells), else launches, median, CI and flags; `judged`: the precision columns."""
+    judged = judged or {}
     from hpcscope.results.cells import group_cells, summarize_cell
 
     by_metric: dict[tuple, list] = defaultdict(list)
@@ -563,7 +635,9 @@ def _cell_tables(samples: list[dict], console: Console, full: bool) -> None:
         all_params = [_shown_params(k[4]) for k, _ in rows]
         tag_keys, param_keys = _varying(all_tags), _varying(all_params)
         body = []
-        for ((_, _, _, tags, _), per_launch), prm in zip(rows, all_params, strict=True):
+        with_precision = any(key in judged for key, _ in rows)
+        for (key, per_launch), prm in zip(rows, all_params, strict=True):
+            tags = key[3]
             cell = summarize_cell(per_launch, unit)
             s = cell.all
             ci = f"{_num(s.ci_low)} .. {_num(s.ci_high)}" if s.ci_low is not None else "-"
@@ -587,6 +661,12 @@ def _cell_tables(samples: list[dict], console: Console, full: bool) -> None:
                     Text(_over_text(cell.over)),
                     Text(_values_text(cell.over)),
                 ]
+                if with_precision:
+                    got = judged.get(key)
+                    stats_cells += [
+                        Text(got.precision.text() if got else "-"),
+                        _text(got.reason if got else "-"),
+                    ]
             body.append([*config, *stats_cells, _text(" ".join(flags), "yellow")])
         common = [f"{k}={v}" for k, v in all_tags[0].items() if k not in tag_keys | {"mpi_version"}]
         common += [f"{k}={v}" for k, v in all_params[0].items() if k not in param_keys]
@@ -605,6 +685,8 @@ def _cell_tables(samples: list[dict], console: Console, full: bool) -> None:
                 Col("launch\nmean ± σ"),
                 Col("per launch", wrap_at=24),
             ]
+            if with_precision:
+                columns += [Col("precision\n(level)"), Col("stop", numeric=False)]
         print_table(
             console,
             clean(f"{bench}: {metric} ({unit})" + (f"; {', '.join(common)}" if common else "")),

@@ -21,9 +21,15 @@ from typing import Any
 
 from hpcscope.formatting import csv_cell, markdown_cell, markdown_table, one_line
 from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
-from hpcscope.results import placement_proof
+from hpcscope.results import placement_proof, precision
 from hpcscope.results.cells import LAUNCH_TAGS as POOLED_TAGS
-from hpcscope.results.cells import canonical, identity, launch_value, summarize_cell
+from hpcscope.results.cells import (
+    canonical,
+    config_tags,
+    identity,
+    launch_value,
+    summarize_cell,
+)
 from hpcscope.results.stats import is_rate, summarize
 from hpcscope.results.store import Store
 
@@ -221,6 +227,34 @@ def launch_entry(
     }
 
 
+def _precision_by_cell(store: Store, run_id: int) -> dict[tuple, dict[str, Any]]:
+    """{(metric, config tags json, identity params json): the cell's precision} of a run
+    measured to a precision (results/precision.py); {} otherwise."""
+    run = store.run(run_id)
+    target = precision.target_of(run.get("notes") or [])
+    judged = precision.judge(
+        run, store.samples(run_id), store.summaries(run_id), store.launches(run_id)
+    )
+    return {
+        (r.key[1], r.key[3], r.key[4]): {
+            "target": target,
+            "half_width": r.precision.half_width,
+            "level": r.precision.level,
+            "met": r.precision.met,
+            "stop": r.reason,
+        }
+        for r in judged
+    }
+
+
+def _cell_of(sample: dict[str, Any]) -> tuple:
+    return (
+        sample["metric"],
+        canonical(config_tags(sample.get("tags") or {})),
+        canonical(identity(sample.get("params") or {})),
+    )
+
+
 def _launch_entries(store: Store, run_id: int) -> list[dict[str, Any]]:
     by_launch: dict[int, list[dict[str, Any]]] = {}
     for x in store.summaries(run_id):
@@ -239,10 +273,12 @@ def to_json(source: Store | Samples, run_id: int | None = None) -> str:
      "launches": [launch_entry(...)] (empty without a Store),
      "samples": [sample + {"summary": Summary}],
      "pooled": [{benchmark, metric, unit, params, tags (without repeat), launch_ids,
-                 cell}]}
+                 cell, and for a run measured to a precision "precision": {target,
+                 half_width, level, met, stop}}]}
     The run's topology XML is left out (large). docs/records.md, "export".
     """
     samples = _samples(source, run_id)
+    judged = _precision_by_cell(source, run_id) if isinstance(source, Store) and run_id else {}
     out_samples = []
     for s in samples:
         summary = summarize(s["values"], is_rate(s["unit"])).to_dict()
@@ -272,6 +308,7 @@ def to_json(source: Store | Samples, run_id: int | None = None) -> str:
                 "launch_ids": sorted({s["launch_id"] for s in group}),
                 "cell": _cell(group),
             }
+            | ({"precision": judged[_cell_of(first)]} if _cell_of(first) in judged else {})
         )
     run, launches = None, []
     if isinstance(source, Store) and run_id is not None:
@@ -293,6 +330,14 @@ CSV_PLACEMENT = "rank_hosts_cpus"  # after the tags: "host:cpus;..." per rank, f
 CSV_VERDICT = "placement_verdict"  # after it: the placement check's verdict
 CSV_STATS = ("n", "median", "ci_low", "ci_high", "min", "max", "mean", "std", "cv")
 CSV_TAIL = ("warmups", *CSV_STATS, "launch_value", "warnings")  # after the params
+# Last, for a run measured to a precision: its cell's achieved half-width, level, stop.
+CSV_PRECISION = ("cell_precision", "cell_precision_level", "cell_stop")
+
+
+def _precision_columns(found: dict[str, Any] | None) -> list[str]:
+    if found is None:
+        return ["", "", ""]
+    return [_csv_value(found["half_width"]), _csv_value(found["level"]), _csv_value(found["stop"])]
 
 
 def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
@@ -305,11 +350,16 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
     `rank_hosts_cpus` is where the launch's ranks ran, verified from inside (meta record):
     "host:cpus" per rank in rank order, ";" between ranks, cpus as "0,1" (empty without a
     Store or meta), then `placement_verdict` (verified, wrong, "reported: ran as CLASS"
-    for bindings left to the launcher, empty when not checked)."""
+    for bindings left to the launcher, empty when not checked). A run measured to a
+    precision adds, last, its cell's `cell_precision` (achieved 95% CI half-width of the
+    median, a fraction), `cell_precision_level` (samples or launches) and `cell_stop`
+    (met, budget, launch spread, cap)."""
     samples = _samples(source, run_id)
     placement: dict[int, str] = {}
     verdict: dict[int, str] = {}
+    judged: dict[tuple, dict[str, Any]] = {}
     if isinstance(source, Store) and run_id is not None:
+        judged = _precision_by_cell(source, run_id)
         verdicts = placement_proof.verdicts_by_launch(source.run(run_id).get("notes") or [])
         for launch in source.launches(run_id):
             verdict[launch["id"]] = placement_proof.csv_verdict(verdicts.get(launch["name"]))
@@ -332,6 +382,7 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
         *CSV_HEAD[2:],
         *param_names.values(),
         *CSV_TAIL,
+        *(CSV_PRECISION if judged else ()),
     ]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -354,6 +405,7 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
                 *(_csv_value(stats[k]) for k in CSV_STATS),
                 _csv_value(launch_value(s["values"], s["unit"])),
                 _csv_value("; ".join(summary.warnings)),
+                *(_precision_columns(judged.get(_cell_of(s))) if judged else ()),
             ]
         )
     return buf.getvalue()

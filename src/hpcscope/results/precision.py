@@ -59,9 +59,7 @@ def parse_budget(text: str) -> float:
         h, m, s = match.groups()
         seconds = int(h or 0) * 3600 + int(m or 0) * 60 + float(s or 0)
     if seconds <= 0:
-        raise ValueError(
-            f"--budget {text!r}: give the run's wall time, e.g. 90s, 10m or 1h30m"
-        )
+        raise ValueError(f"--budget {text!r}: give the run's wall time, e.g. 90s, 10m or 1h30m")
     return seconds
 
 
@@ -157,7 +155,9 @@ def _run_stop(notes: list[dict]) -> str | None:
     return None
 
 
-def judge(run: dict, samples: list[dict], summaries: list[dict], launches: list[dict]) -> list[CellResult]:
+def judge(
+    run: dict, samples: list[dict], summaries: list[dict], launches: list[dict]
+) -> list[CellResult]:
     """Every cell measured to the run's precision target, with its precision and why it
     stopped; [] for a run without a target. A cell counts when at least one of its
     launches wrote a stop for it (OSU's own programs and fixed-count launches do not)."""
@@ -168,7 +168,7 @@ def judge(run: dict, samples: list[dict], summaries: list[dict], launches: list[
     if target is None:
         return []
     tags_of = {l["id"]: config_tags(l.get("tags") or {}) for l in launches}
-    stops: dict[tuple, list[str]] = {}
+    stops: dict[tuple[Any, str, str], list[str]] = {}
     for s in summaries:
         found = s.get("precision")
         params = s.get("params")
@@ -176,8 +176,8 @@ def judge(run: dict, samples: list[dict], summaries: list[dict], launches: list[
             continue
         if not isinstance(params, dict) or s.get("launch_id") not in tags_of:
             continue
-        key = (s.get("metric"), canonical(tags_of[s["launch_id"]]), canonical(identity(params)))
-        stops.setdefault(key, []).append(str(found["stop"]))
+        where = (s.get("metric"), canonical(tags_of[s["launch_id"]]), canonical(identity(params)))
+        stops.setdefault(where, []).append(str(found["stop"]))
     run_stop = _run_stop(notes)
     out = []
     for key, per_launch in group_cells(samples).items():

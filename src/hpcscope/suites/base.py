@@ -41,6 +41,9 @@ class PlanContext:
     # What the node suite's peaks read from the nodes the plan is for (machine/node_facts
     # NodeFacts: a SLURM compute node's); None: this machine's, read when planning.
     node_facts: NodeFacts | None = None
+    # The backend runs jobs now and lets the suite add rounds after each (not SLURM):
+    # a suite measuring to a precision then plans its first round only.
+    adds_rounds: bool = False
 
 
 @dataclass

@@ -11,7 +11,7 @@ import re
 
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
-from hpcscope.suites import p2p_osu
+from hpcscope.suites import p2p_adaptive, p2p_osu
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 TESTS = ("latency", "bw", "bibw", "mbw_mr")
@@ -79,7 +79,9 @@ def parse_size_range(text: str) -> tuple[int, int]:
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     """opts: placements (list|None), cpus (list|None), sizes 'MIN:MAX', repeat (int|None),
     tests (list|None), validate (bool), quick (bool), protocol ('hpcscope'|'osu'),
-    osu_dir (str|None: also run the user's OSU programs, tagged tool=osu)."""
+    osu_dir (str|None: also run the user's OSU programs, tagged tool=osu), precision
+    (fraction|None: the default's; 0: fixed counts) and budget_s (float|None), see
+    p2p_adaptive."""
     low, high = parse_size_range(opts.get("sizes") or "0:4M")
     protocol = check_protocol(opts.get("protocol"))
     if opts.get("cpus") is not None and len(opts["cpus"]) != 2:
@@ -92,7 +94,13 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     if unknown:
         raise ValueError(f"unknown p2p test(s) {unknown}; choose from {', '.join(TESTS)}")
     quick = bool(opts.get("quick"))
-    repeat = opts.get("repeat") or (QUICK_REPEAT if quick else DEFAULT_REPEAT)
+    adaptive = p2p_adaptive.settings(opts, quick)
+    if adaptive:  # a backend that runs jobs now gets the later rounds from follow_up;
+        # --repeat N asks for N launches, all planned (the blocks still adapt)
+        osu_repeat = adaptive["min_launches"]
+        repeat = 1 if ctx.adds_rounds and not opts.get("repeat") else osu_repeat
+    else:
+        repeat = osu_repeat = opts.get("repeat") or (QUICK_REPEAT if quick else DEFAULT_REPEAT)
     if repeat < 1:
         raise ValueError("--repeat must be at least 1")
     classes = opts.get("placements") or list(placement_mod.PLACEMENTS)
@@ -116,8 +124,23 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             )
         else:
             usable.append(place)
-    for rep in range(1, repeat + 1):
-        for mpi in ctx.mpis:
+    precision_args: list[str] = []
+    if adaptive:
+        configurations = len(ctx.mpis) * len(usable)
+        size_ms = p2p_adaptive.size_budget_ms(
+            adaptive, configurations, p2p_adaptive.sizes_per_launch(tests, low, high)
+        )
+        precision_args = [
+            "--precision",
+            str(adaptive["target"]),
+            "--size-budget-ms",
+            f"{size_ms:.1f}",
+        ]
+        result.notes.append(
+            Note("precision", p2p_adaptive.plan_text(adaptive, configurations, size_ms), adaptive)
+        )
+    for rep in range(1, max(repeat, osu_repeat) + 1):
+        for mpi in ctx.mpis if rep <= repeat else []:
             program = [
                 str(ctx.binary("p2p", mpi)),
                 "--tests",
@@ -127,8 +150,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 "--max-size",
                 str(high),
             ]
-            if quick:
+            if quick and not adaptive:
                 program += ["--scale-iterations", "0.2"]
+            program += precision_args
             if opts.get("validate"):
                 program.append("--validate")
             tags = {"mpi": mpi.flavor, "mpi_version": mpi.version}
@@ -148,7 +172,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                         timeout_s=900,
                     )
                 )
-        for test, (path, mpi) in osu_programs.items():
+        for test, (path, mpi) in osu_programs.items() if rep <= osu_repeat else []:
             for place in usable:
                 result.jobs.append(
                     Job(
@@ -172,6 +196,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                     )
                 )
     return result
+
+
+follow_up = p2p_adaptive.follow_up  # more launches where cells still miss the target
 
 
 def outputs(store, run_id: int, out_dir):

@@ -22,6 +22,9 @@ class Suite:
     plan: Callable[[PlanContext, dict], SuitePlan]
     outputs: Callable[..., list[Path]]  # (store, run_id, out_dir) -> files written
     needs_mpi: bool  # its jobs are MPI programs (--mpi applies)
+    # Measuring to a precision: (store, run_id, jobs so far, monotonic start) -> more jobs
+    # after a round ([] = done); only on backends that run jobs now (runner.more_rounds).
+    follow_up: Callable[..., list] | None = None
 
 
 SUITES: dict[str, Suite] = {
@@ -31,6 +34,7 @@ SUITES: dict[str, Suite] = {
         p2p.plan,
         p2p.outputs,
         True,
+        p2p.follow_up,
     ),
     "coll": Suite(
         "coll",
