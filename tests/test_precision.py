@@ -280,3 +280,29 @@ def test_the_first_rounds_are_full_launches_up_to_the_minimum(tmp_path):
     store, run, jobs = adaptive_store(tmp_path, {8: (1.0,), 64: (1.0,)})  # one launch so far
     [more] = p2p_adaptive.follow_up(store, run, jobs, time.monotonic())
     assert more.name == "openmpi/core/r2" and "--sizes" not in more.program
+
+
+def test_a_full_round_runs_for_every_configuration_or_for_none(tmp_path):
+    """Two configurations at one launch each and budget for one more launch only: no
+    configuration gets a second launch the other lacks; the note says budget."""
+    from hpcscope.plan.job import Job
+    from hpcscope.suites import p2p_adaptive
+
+    store, run, jobs = adaptive_store(tmp_path, {8: (1.0,)})
+    other = Job(
+        "p2p",
+        "mpich/core/r1",
+        jobs[0].program,
+        tags={"mpi": "mpich", "placement": "core", "repeat": 1},
+    )
+    launch = store.add_launch(run, other.name, other.tags)
+    store.add_record(launch, META)
+    store.add_record(launch, p2p_sample(8, launches(1.0)[0]))
+    store.finish_launch(launch, "COMPLETED", 0)
+    full, _ = p2p_adaptive._costs(store, run, recent=2)
+    budget = p2p_adaptive.RESERVE_S + 1.5 * full  # room for one full launch, not two
+    store.set_run_backend_data(run, {})
+    started = time.monotonic() - (60.0 - budget)  # the run's 60 s budget has `budget` left
+    assert p2p_adaptive.follow_up(store, run, [*jobs, other], started) == []
+    [note] = [n for n in store.run(run)["notes"] if n["kind"] == "precision"]
+    assert note["data"]["precision_stop"] == "budget"

@@ -216,7 +216,7 @@ def execute_command(
 @once(
     "--budget",
     default=None,
-    help="Wall time for the whole run, e.g. 90s, 10m (default 10m, --quick 20s); cells "
+    help="Wall time for the whole run, e.g. 90s, 10m (default 10m, --quick 25s); cells "
     "still short of the precision then say so.",
 )
 @common_run_options

@@ -6,15 +6,15 @@ the budget is spent (`--size-budget-ms`). Then, after every round, `follow_up` j
 every cell (results/precision.py) and plans one more launch for each configuration that
 has cells still missing the target, measuring only those tests and sizes (`--tests`,
 `--sizes`), until every cell meets it, MAX_LAUNCHES are reached or the budget would be
-overrun. Sizes keep their random order within a launch and the extra launches run
+overrun; a full round runs for every configuration or for none, so all have as many
+launches. Sizes keep their random order within a launch and the extra launches run
 round-robin over the configurations, so adding launches introduces no order effect.
 
 Budget: BLOCK_SHARE of it is planned for the first rounds' blocks, spread evenly over
 their sizes (a launch's start-up, warm-ups and the first 6 blocks of its large sizes come
-on top: 1.5-2 s a launch here); the rest, less RESERVE_S for the figures and tables, goes
-to extra launches, whose
-cost is estimated from the round before (seconds per measured size, times SAFETY) so
-that the run ends inside its budget. Where every cell still short of the target is so
+on top: 1.5-2.5 s a launch here); the rest, less RESERVE_S for the figures and tables,
+goes to extra launches, whose cost is estimated from the round before (seconds per
+measured size, times SAFETY) so that the run ends inside its budget. Where every cell still short of the target is so
 because its launches differ (the launch level), an extra launch takes the fewest blocks
 per size (6): there the next launch median is what narrows the interval, not a longer
 launch, and on a machine whose launches differ (this project's 2-vCPU guest: by 2-9 %
@@ -35,7 +35,7 @@ from hpcscope.results.precision import cell_precision
 MIN_LAUNCHES, QUICK_MIN_LAUNCHES = 3, 2
 MAX_LAUNCHES, QUICK_MAX_LAUNCHES = 10, 6
 DEFAULT_PRECISION, QUICK_PRECISION = 0.01, 0.02
-DEFAULT_BUDGET_S, QUICK_BUDGET_S = 600.0, 20.0
+DEFAULT_BUDGET_S, QUICK_BUDGET_S = 600.0, 25.0  # --quick: 2 full rounds of 4 configurations here
 BLOCK_SHARE = 0.3
 SAFETY = 1.5
 RESERVE_S = 3.0  # of the budget, for what follows the launches: figures, tables (2-3 s here)
@@ -188,6 +188,9 @@ def follow_up(store, run_id: int, jobs: list[Job], started: float) -> list[Job]:
         for config, cells in todo.items()
         if len(launches.get(config, [])) < adaptive["max_launches"]
     ]
+    wanted = bool(rounds)
+    if rounds and rounds[0][1] is None and sum(cost for _, _, cost in rounds) > left:
+        rounds = []  # a full round for every configuration or none: all get as many launches
     more: list[Job] = []
     for config, cells, cost in rounds:
         if cost > left:
@@ -208,19 +211,20 @@ def follow_up(store, run_id: int, jobs: list[Job], started: float) -> list[Job]:
             )
         )
     if not more:
-        _note_stop(store, run_id, adaptive, todo, bool(rounds))
+        _note_stop(store, run_id, adaptive, todo, wanted)
     return more
 
 
 def _note_stop(store, run_id: int, adaptive: dict, todo: dict, wanted: bool) -> None:
     """The run-level end of a precision run, as a note (show, report): met, launches or
     budget, with the number of cells still below the target."""
-    stop = "met" if not todo else "budget" if wanted else "launches"
+    stop = "budget" if wanted else "met" if not todo else "launches"
     cells = sum(len(sizes) for tests in todo.values() for sizes in tests.values())
     why = {
         "met": "every cell met the precision target",
         "launches": f"{cells} cell(s) below the target after the most launches allowed",
-        "budget": f"{cells} cell(s) below the target when the budget ran out",
+        "budget": f"{cells} cell(s) below the target when the budget ran out"
+        + ("" if cells else f" before {adaptive['min_launches']} launches of each configuration"),
     }[stop]
     store.add_note(
         run_id,
