@@ -12,8 +12,8 @@ from pathlib import Path
 
 from conftest import requires_openmpi
 
-RUN = ["run", "p2p", "--quick", "--repeat", "2", "--mpi", "openmpi", "--placements", "core",
-       "--sizes", "8:16", "--tests", "latency", "-o", "out"]  # fmt: skip
+RUN = ["run", "p2p", "--quick", "--precision", "0", "--repeat", "2", "--mpi", "openmpi",
+       "--placements", "core", "--sizes", "8:16", "--tests", "latency", "-o", "out"]  # fmt: skip
 
 
 @requires_openmpi

@@ -162,7 +162,9 @@ def _p2p_pids(root: int) -> list[int]:
 
 @requires_openmpi
 def test_killed_rank_marks_run_failed_and_keeps_finished_results(cli):
-    proc = cli.start("run", "p2p", "--mpi", "openmpi", "--repeat", "1", "--sizes", "0:4M")
+    proc = cli.start(
+        "run", "p2p", "--mpi", "openmpi", "--repeat", "1", "--sizes", "0:4M", "--precision", "0"
+    )  # fmt: skip
     _wait_for_samples(cli, 5)
     pids = _p2p_pids(proc.pid)
     assert pids, "no p2p rank found to kill"
@@ -179,7 +181,9 @@ def test_killed_rank_marks_run_failed_and_keeps_finished_results(cli):
 @requires_openmpi
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_or_sigterm_marks_run_interrupted_and_keeps_finished_results(cli, signum):
-    proc = cli.start("run", "p2p", "--mpi", "openmpi", "--repeat", "3", "--sizes", "0:4M")
+    proc = cli.start(
+        "run", "p2p", "--mpi", "openmpi", "--repeat", "3", "--sizes", "0:4M", "--precision", "0"
+    )  # fmt: skip
     _wait_for_samples(cli, 5)
     ranks = _p2p_pids(proc.pid)
     assert ranks, "no p2p rank running"

@@ -167,7 +167,7 @@ def one_line_no_traceback(err: str) -> None:
     assert 'File "' not in err, err
 
 
-P2P = ["run", "p2p", "--mpi", "openmpi", "--quick"]
+P2P = ["run", "p2p", "--mpi", "openmpi", "--quick", "--precision", "0"]  # fixed counts: fast
 
 
 # -- a full disk ---------------------------------------------------------------------------
