@@ -366,7 +366,7 @@ def print_precision(
         return
     body = [
         [
-            _text(P2P_TESTS.get(r.metric, (r.metric, ""))[0]),
+            _text(P2P_TESTS.get(r.metric, ("", "osu_" + r.metric))[1].removeprefix("osu_")),
             _text(r.configuration),
             _text(_sizes_text(r.sizes), ""),
             Text("-" if r.achieved is None else f"{_up(r.achieved[0])}-{_up(r.achieved[1])}"),
