@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 from conftest import requires_openmpi
+from test_store import META  # a p2p launch's meta record
 
 from hpcscope.results import precision
 from hpcscope.results.cells import canonical
@@ -208,18 +209,6 @@ def adaptive_store(tmp_path, centres: dict[int, tuple[float, ...]], noise=0.002,
             store.add_record(launch, p2p_sample(size, values))
         store.finish_launch(launch, "COMPLETED", 0)
     return store, run, jobs
-
-
-META = {
-    "type": "meta",
-    "schema": "hpcscope.bench/1",
-    "benchmark": "p2p",
-    "version": "0.1",
-    "mpi": {"library": "Open MPI", "version": "4.1.4"},
-    "ranks": [{"rank": 0, "host": "n1", "cpus": [0], "core": 0, "socket": 0, "numa": 0}],
-    "timer": {"resolution_ns": 1, "overhead_ns": 20},
-    "options": {},
-}
 
 
 def p2p_sample(size: int, values: list[float]) -> dict:
