@@ -153,7 +153,7 @@ def test_run_to_a_precision_adds_launches_within_its_budget_and_says_why(cli):
     )  # fmt: skip
     took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
-    assert "precision target 0.5%" in done.stderr  # said before the run
+    assert "precision: target 0.5%" in done.stderr  # said before the run
     assert took < 12 + 10  # the budget, plus start-up and the build check
     runs = json.loads(cli("list", "--format", "json").stdout)
     exported = json.loads(cli("export", "last", "--format", "json").stdout)

@@ -368,7 +368,7 @@ def print_precision(
         [
             _text(P2P_TESTS.get(r.metric, ("", "osu_" + r.metric))[1].removeprefix("osu_")),
             _text(r.configuration),
-            _text(_sizes_text(r.sizes), ""),
+            _text(_sizes_text(r.sizes)),
             Text("-" if r.achieved is None else f"{_up(r.achieved[0])}-{_up(r.achieved[1])}"),
             _text(r.reason),
         ]

@@ -86,7 +86,7 @@ def plan_text(adaptive: dict, configurations: int, size_ms: float) -> str:
         "a cell still misses it"
     )
     return (
-        f"precision target {adaptive['target']:.1%} (95 % CI half-width of each median), "
+        f"target {adaptive['target']:.1%} (95 % CI half-width of each median), "
         f"budget {adaptive['budget_s']:.0f} s: {launches} of each of {configurations} "
         f"configuration(s); each size adds blocks for at most {size_ms:.0f} ms per launch"
     )
@@ -108,18 +108,18 @@ def _costs(store, run_id: int, recent: int) -> tuple[float, float]:
     """From this run's finished launches: seconds of the longest one (a full launch), and
     per measured size in the `recent` last ones (their time less start-up over their
     sizes, averaged: the cost of the round just run, whose settings the next repeats)."""
-    took = {}
+    took: dict[int, float] = {}
     for launch in store.launches(run_id):
         start, end = _seconds(launch.get("started")), _seconds(launch.get("finished"))
         if start is not None and end is not None:
-            took[launch["id"]] = (end - start, launch["name"])
+            took[launch["id"]] = end - start
     counts: dict[int, int] = {}
     for s in store.samples(run_id, benchmark="p2p"):
         counts[s["launch_id"]] = counts.get(s["launch_id"], 0) + 1
-    full = [t for t, _ in took.values()] or [LAUNCH_START_S]
     latest = sorted(k for k in counts if k in took)[-recent:]
-    per_size = [max(took[k][0] - LAUNCH_START_S, 0.0) / counts[k] for k in latest]
-    return max(full), (sum(per_size) / len(per_size) if per_size else 1.0)
+    per_size = [max(took[k] - LAUNCH_START_S, 0.0) / counts[k] for k in latest]
+    full = max(took.values(), default=LAUNCH_START_S)
+    return full, (sum(per_size) / len(per_size) if per_size else 1.0)
 
 
 def _configuration(tags: dict) -> tuple[str, str]:
@@ -231,6 +231,6 @@ def _note_stop(store, run_id: int, adaptive: dict, todo: dict, wanted: bool) -> 
     store.add_note(
         run_id,
         "precision",
-        f"precision {adaptive['target']:.1%} in {adaptive['budget_s']:.0f} s: {why}",
+        f"target {adaptive['target']:.1%} in {adaptive['budget_s']:.0f} s: {why}",
         {"precision_stop": stop, "cells_missed": cells},
     )
