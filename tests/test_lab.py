@@ -106,6 +106,8 @@ def test_p2p_node_bandwidth_respects_the_rate(lab, cli):
         "--sizes",
         "1M:1M",
         "--quick",
+        "--precision",
+        "0",
         "--repeat",
         "1",
         timeout=300,

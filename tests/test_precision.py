@@ -149,12 +149,12 @@ def test_run_to_a_precision_adds_launches_within_its_budget_and_says_why(cli):
     started = time.monotonic()
     done = cli(
         "run", "p2p", "--mpi", "openmpi", "--placements", "core", "--tests", "latency,bw",
-        "--sizes", "0:4K", "--precision", "0.5%", "--budget", "12s",
+        "--sizes", "0:4K", "--precision", "0.5%", "--budget", "9s",
     )  # fmt: skip
     took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert "precision: target 0.5%" in done.stderr  # said before the run
-    assert took < 12 + 10  # the budget, plus start-up and the build check
+    assert took < 9 + 10  # the budget, plus start-up and the build check
     runs = json.loads(cli("list", "--format", "json").stdout)
     exported = json.loads(cli("export", "last", "--format", "json").stdout)
     names = [l["name"] for l in exported["launches"]]
@@ -295,3 +295,14 @@ def test_a_full_round_runs_for_every_configuration_or_for_none(tmp_path):
     assert p2p_adaptive.follow_up(store, run, [*jobs, other], started) == []
     [note] = [n for n in store.run(run)["notes"] if n["kind"] == "precision"]
     assert note["data"]["precision_stop"] == "budget"
+
+
+def test_a_size_gets_its_share_of_the_budget_at_most_a_second():
+    from hpcscope.suites import p2p_adaptive
+
+    adaptive = {"target": 0.01, "budget_s": 600.0, "min_launches": 3, "max_launches": 30}
+    assert p2p_adaptive.size_budget_ms(adaptive, 4, 94) == pytest.approx(
+        (0.3 * 600 - 12 * 0.5) * 1e3 / (12 * 94)
+    )
+    assert p2p_adaptive.size_budget_ms(adaptive, 1, 1) == 1000.0  # one size: capped
+    assert p2p_adaptive.sizes_per_launch(["latency", "bw"], 0, 4096) == 2 * 13 + 1

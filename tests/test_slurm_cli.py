@@ -23,6 +23,8 @@ def test_run_p2p_on_slurm_gives_the_three_placement_shape(cluster, cli):  # noqa
         "--mpi",
         "openmpi,mpich",
         "--quick",
+        "--precision",
+        "0",
         "--repeat",
         "1",
         "--sizes",

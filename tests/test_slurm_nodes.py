@@ -94,6 +94,8 @@ def test_slurm_run_proves_placements_and_default_reports_its_binding(
         "--placements",
         "default,socket,node",
         "--quick",
+        "--precision",
+        "0",
         "--repeat",
         "1",
         "--sizes",

@@ -43,6 +43,7 @@ SAFETY = 1.5
 RESERVE_S = 3.0  # of the budget, for what follows the launches: figures, tables (2-3 s here)
 LAUNCH_START_S = 0.5  # mpirun start and the meta record, per launch (measured here: 0.3-0.6 s)
 FEWEST_BLOCKS_MS = "0.001"  # a size budget spent at the first look: 6 blocks
+MAX_SIZE_BUDGET_MS = 1000.0
 METRIC_TEST = {
     "latency": "latency",
     "bandwidth": "bw",
@@ -94,10 +95,13 @@ def plan_text(adaptive: dict, configurations: int, size_ms: float) -> str:
 
 def size_budget_ms(adaptive: dict, configurations: int, sizes_per_launch: int) -> float:
     """Each size's share of the first rounds: BLOCK_SHARE of the budget, less the launches'
-    start-up, over every size of every planned launch."""
+    start-up, over every size of every planned launch; at most MAX_SIZE_BUDGET_MS (a run
+    of one size and one launch would otherwise spend a third of its budget in one go,
+    where another launch tells more)."""
     launches = adaptive["min_launches"] * configurations
     usable = BLOCK_SHARE * adaptive["budget_s"] - launches * LAUNCH_START_S
-    return max(usable, 0.0) * 1e3 / max(launches * sizes_per_launch, 1)
+    share = max(usable, 0.0) * 1e3 / max(launches * sizes_per_launch, 1)
+    return min(share, MAX_SIZE_BUDGET_MS)
 
 
 def _seconds(stamp: str | None) -> float | None:
