@@ -23,13 +23,7 @@ from hpcscope.formatting import csv_cell, markdown_cell, markdown_table, one_lin
 from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
 from hpcscope.results import placement_proof, precision
 from hpcscope.results.cells import LAUNCH_TAGS as POOLED_TAGS
-from hpcscope.results.cells import (
-    canonical,
-    config_tags,
-    identity,
-    launch_value,
-    summarize_cell,
-)
+from hpcscope.results.cells import canonical, cell_key, identity, launch_value, summarize_cell
 from hpcscope.results.stats import is_rate, summarize
 from hpcscope.results.store import Store
 
@@ -228,15 +222,15 @@ def launch_entry(
 
 
 def _precision_by_cell(store: Store, run_id: int) -> dict[tuple, dict[str, Any]]:
-    """{(metric, config tags json, identity params json): the cell's precision} of a run
-    measured to a precision (results/precision.py); {} otherwise."""
+    """{cells.cell_key: the cell's precision} of a run measured to a precision
+    (results/precision.py); {} otherwise."""
     run = store.run(run_id)
     target = precision.target_of(run.get("notes") or [])
     judged = precision.judge(
         run, store.samples(run_id), store.summaries(run_id), store.launches(run_id)
     )
     return {
-        (r.key[1], r.key[3], r.key[4]): {
+        r.key: {
             "target": target,
             "half_width": r.precision.half_width,
             "level": r.precision.level,
@@ -245,14 +239,6 @@ def _precision_by_cell(store: Store, run_id: int) -> dict[tuple, dict[str, Any]]
         }
         for r in judged
     }
-
-
-def _cell_of(sample: dict[str, Any]) -> tuple:
-    return (
-        sample["metric"],
-        canonical(config_tags(sample.get("tags") or {})),
-        canonical(identity(sample.get("params") or {})),
-    )
 
 
 def _launch_entries(store: Store, run_id: int) -> list[dict[str, Any]]:
@@ -308,7 +294,7 @@ def to_json(source: Store | Samples, run_id: int | None = None) -> str:
                 "launch_ids": sorted({s["launch_id"] for s in group}),
                 "cell": _cell(group),
             }
-            | ({"precision": judged[_cell_of(first)]} if _cell_of(first) in judged else {})
+            | ({"precision": judged[cell_key(first)]} if cell_key(first) in judged else {})
         )
     run, launches = None, []
     if isinstance(source, Store) and run_id is not None:
@@ -405,7 +391,7 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
                 *(_csv_value(stats[k]) for k in CSV_STATS),
                 _csv_value(launch_value(s["values"], s["unit"])),
                 _csv_value("; ".join(summary.warnings)),
-                *(_precision_columns(judged.get(_cell_of(s))) if judged else ()),
+                *(_precision_columns(judged.get(cell_key(s))) if judged else ()),
             ]
         )
     return buf.getvalue()
