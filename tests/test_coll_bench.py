@@ -223,6 +223,66 @@ def test_lane_benchmarks_need_two_nodes(builds):
     assert "LANECOLL_NODE_SIZE" in by_type(records, "error")[0]["message"]
 
 
+# ---- to a precision (bench/mpi/coll_repeat.h) -----------------------------------------
+
+
+def _precision_run(builds, program: str, extra: list[str]) -> list[tuple[dict, dict | None]]:
+    """(sample, its precision summary or None) of one 2-rank run of `program`."""
+    flavor = next(iter(builds))
+    args = ["--counts", "1p,10p", "--warmup", "1", "--repetitions", "40", *extra]
+    if program == "coll":
+        args += ["--collectives", "bcast,allreduce", "--algorithms", "native,lane"]
+    rc, records, err = run(flavor, builds[flavor] / program, args, ranks=2, node_size=1)
+    assert rc == 0, err[-2000:]
+    found = {
+        (s["metric"], json.dumps(s["params"], sort_keys=True)): s["precision"]
+        for s in by_type(records, "summary")
+        if "precision" in s
+    }
+    samples = by_type(records, "sample")
+    assert samples
+    return [(s, found.get((s["metric"], json.dumps(s["params"], sort_keys=True)))) for s in samples]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_repetitions_stop_at_the_precision_the_budget_or_the_cap(builds, program):
+    from hpcscope.results.precision import half_width
+
+    # A budget spent before the first look: every measurement stops there, at 10.
+    for sample, p in _precision_run(
+        builds, program, ["--precision", "1e-9", "--time-budget", "1e-9"]
+    ):
+        assert p is not None and p["stop"] == "budget"
+        assert len(sample["values"]) == p["repetitions"] == 10
+    # A target no measurement meets and no budget: the cap (--repetitions).
+    for sample, p in _precision_run(builds, program, ["--precision", "1e-9"]):
+        assert p is not None and p["stop"] == "cap" and len(sample["values"]) == 40
+    # A loose target: met, at the first look that has it. The program's half-width is
+    # the Python side's (one definition), and it is what the stop says.
+    stops = []
+    for sample, p in _precision_run(builds, program, ["--precision", "0.5"]):
+        assert p is not None and p["target"] == 0.5 and p["repetitions"] == len(sample["values"])
+        assert p["half_width"] == pytest.approx(half_width(sample["values"]), rel=1e-6)
+        if p["stop"] == "met":
+            assert p["half_width"] <= 0.5 and len(sample["values"]) >= 10
+        else:
+            assert p["stop"] == "cap" and len(sample["values"]) == 40
+        stops.append(p["stop"])
+    assert "met" in stops
+    # --precision 0 (the default): exactly --repetitions, no precision record.
+    for sample, p in _precision_run(builds, program, []):
+        assert p is None and len(sample["values"]) == 40
+
+
+@pytest.mark.mpi
+def test_precision_options_are_checked(builds):
+    flavor = next(iter(builds))
+    for bad, says in (("--precision=1.5", "--precision"), ("--time-budget=-1", "--time-budget")):
+        rc, _, err = run(flavor, builds[flavor] / "coll", [bad], ranks=2, node_size=1)
+        assert rc == 2 and says in err
+
+
 # ---- suite plans (no MPI run) ---------------------------------------------------------
 
 
@@ -258,7 +318,37 @@ def test_coll_plan_defaults_and_node_size():
     assert job.tags["emulated_nodes"] is True and job.tags["node_size"] == 1
     assert job.program[0] == "/b/openmpi/coll"
     assert job.program[job.program.index("--counts") + 1] == coll_suite.QUICK_COUNTS
-    assert job.program[job.program.index("--repetitions") + 1] == "20"
+    # --quick measures to 2 %, at most 50x the fixed 20 repetitions, the timed
+    # repetitions of each of the 2 launches within half of their share of 10 s
+    assert job.program[job.program.index("--repetitions") + 1] == "1000"
+    assert job.program[job.program.index("--precision") + 1] == "0.02"
+    assert job.program[job.program.index("--time-budget") + 1] == "2.500"
+    said = [n for n in plan.notes if n.kind == "precision"]
+    assert len(said) == 1 and said[0].data["target"] == 0.02 and said[0].data["cap"] == 1000
+
+
+@pytest.mark.parametrize(
+    "opts, reps, target",
+    [
+        ({"precision": 0}, "20", None),  # the fixed count
+        ({"repetitions": 7}, "7", None),  # an explicit count is kept exactly
+        ({"repetitions": 7, "precision": 0.05}, "7", "0.05"),  # then it is the cap
+        ({"precision": 0.05, "budget_s": 60.0}, "1000", "0.05"),
+    ],
+)
+def test_coll_and_lanes_plans_fixed_or_to_a_precision(opts, reps, target):
+    for suite in (coll_suite, lanes_suite):
+        plan = suite.plan(ctx(), {"node_size": 1, "quick": True, **opts})
+        for job in plan.jobs:
+            assert job.program[job.program.index("--repetitions") + 1] == reps
+            assert ("--precision" in job.program) == (target is not None)
+            if target:
+                assert job.program[job.program.index("--precision") + 1] == target
+        assert any(n.kind == "precision" for n in plan.notes) == (target is not None)
+    # --budget 60s over coll's one launch: half of it for the timed repetitions
+    if opts.get("budget_s"):
+        job = coll_suite.plan(ctx(), {"node_size": 1, **opts}).jobs[0]
+        assert job.program[job.program.index("--time-budget") + 1] == "30.000"
 
 
 def test_coll_plan_rejects_unknown_collectives():

@@ -127,6 +127,34 @@ def test_judge_lists_the_cells_that_missed_in_one_row_per_reason():
     assert precision.judge(run_with(None), samples, summaries, runs) == []
 
 
+def test_missed_coll_and_lane_cells_name_what_they_measure():
+    """One launch of coll and of lane_pattern (bench/mpi/coll_repeat.h's summaries): a row
+    per collective and algorithm, or lane benchmark and k; flags and the MPI version are
+    not part of the configuration's words."""
+    tags = {"mpi": "openmpi", "mpi_version": "4.1", "emulated_nodes": True, "ranks": 2}
+    runs = [{"id": 1, "tags": tags}]
+    noisy = launches(1.0, noise=0.3)[0]
+    cells = [
+        ("coll", "time", {"collective": "bcast", "algorithm": "lane", "count": 2, "bytes": 8}),
+        ("lane_pattern", "time_per_step", {"pattern": "lane", "lanes": 2, "bytes": 80}),
+    ]
+    samples = [
+        {"launch_id": 1, "benchmark": b, "metric": m, "unit": "us", "params": p, "values": noisy,
+         "tags": tags}
+        for b, m, p in cells
+    ]  # fmt: skip
+    summaries = [
+        {"launch_id": 1, "metric": m, "params": p, "precision": {"stop": "cap"}}
+        for _, m, p in cells
+    ]
+    judged = precision.judge(run_with(0.01), samples, summaries, runs)
+    rows = precision.missed_rows(judged)
+    assert [(r.what, r.configuration, r.sizes, r.reason) for r in rows] == [
+        ("bcast lane", "openmpi ranks=2", [8], "cap"),
+        ("lane k=2", "openmpi ranks=2", [80], "cap"),
+    ]
+
+
 def test_judge_ignores_hostile_precision_records():
     tags = {"mpi": "openmpi", "placement": "core"}
     samples = [sample(1, 8, [1.0] * 12, tags)]

@@ -168,6 +168,8 @@ def test_rank_on_another_simulated_host_than_planned_is_caught(tmp_path: Path) -
         (["--platform", "hydra:nodes=4,cores_per_socket=2", "--ranks", "64"], "--ranks 64"),
         (["--platform", "hydra:nodez=4"], "nodez"),
         (["--platform", "hydra:lanes=1"], "lanes=1"),
+        (["--precision", "1%"], "--precision and --budget"),
+        (["--budget", "1m"], "--precision and --budget"),
         (["--mpi", "openmpi"], "--mpi openmpi"),
         (["--placements", "socket"], "--placements socket"),
     ],

@@ -54,3 +54,20 @@ size_t hs_precision_next(size_t n, size_t max_n)
     if (next < HS_PRECISION_MIN_SAMPLES) next = HS_PRECISION_MIN_SAMPLES;
     return next < max_n ? next : max_n;
 }
+
+size_t hs_precision_goal(double half_width, double target, size_t done, size_t cap,
+                         double left_s, double each_s, const char **stop)
+{
+    size_t goal = hs_precision_next(done, cap);
+    if (goal < done) goal = done;
+    if (each_s > 0 && isfinite(left_s) && (double)(goal - done) > left_s / each_s)
+        goal = done + (left_s > 0 ? (size_t)(left_s / each_s) : 0);
+    *stop = NULL;
+    if (half_width <= target && done >= HS_PRECISION_MIN_SAMPLES)
+        *stop = "met";
+    else if (done >= cap)
+        *stop = "cap";
+    else if (goal <= done)
+        *stop = "budget";
+    return *stop ? 0 : goal;
+}

@@ -34,4 +34,12 @@ int hs_median_ci_ranks(size_t n, size_t *j, size_t *k);
  * as there are (at least HS_PRECISION_MIN_SAMPLES), never beyond max_n. */
 size_t hs_precision_next(size_t n, size_t max_n);
 
+/* The stopping rule after `done` samples whose median's relative half-width is
+ * `half_width`: 0 with *stop set ("met" from HS_PRECISION_MIN_SAMPLES on, "cap" at cap,
+ * "budget" when not one more sample of `each_s` seconds fits in the `left_s` seconds
+ * left; left_s = INFINITY: no budget), else the count to reach before the next look
+ * (hs_precision_next, trimmed to what left_s holds at each_s a sample). */
+size_t hs_precision_goal(double half_width, double target, size_t done, size_t cap,
+                         double left_s, double each_s, const char **stop);
+
 #endif

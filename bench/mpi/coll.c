@@ -52,6 +52,7 @@
 #include "binding_mpi.h"
 #include "coll_catalog.h"
 #include "coll_nodes.h"
+#include "coll_repeat.h"
 #include "timer.h"
 
 #define COLL_VERSION "0.1.0"
@@ -84,6 +85,7 @@ static hs_option options[] = {
     { "interleave", HS_OPT_FLAG, &o_interleave, "0",
       "run the algorithms in turn within each repetition (shuffled order) instead of one "
       "after the other: fairer comparisons on a machine whose speed drifts" },
+    HS_REPEAT_OPTIONS,
     { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
     { 0 }
 };
@@ -140,6 +142,8 @@ static int check(int quiet)
             why = "--warmup must be >= 0";
         else if (o_maxbytes < 1)
             why = "--max-bytes must be > 0";
+        else
+            why = hs_repeat_problem();
     }
     if (!why) return -1;
     if (!quiet) fprintf(stderr, "coll: %s%s%s (see --help)\n", bad, *bad ? ": " : "", why);
@@ -355,43 +359,61 @@ static void shuffled_order(int64_t i, int *order, int na)
     }
 }
 
-/* Times every algorithm in algs[0..na) for (c, count): warm-ups then repetitions, either
- * algorithm after algorithm, or (--interleave) all algorithms within each repetition in
- * a freshly shuffled order. Rank 0 writes one sample per algorithm. Returns 0, or 1 when
- * a record could not be written. */
+/* What one measurement times: (c, count) with the algorithms algs[0..na). */
+typedef struct {
+    int c, n, na;
+    const int *algs;
+} timing;
+
+/* Repetitions [from, to) of every algorithm (hs_repeat_fn): one algorithm (na 1), or
+ * (--interleave) all of them within each repetition in a freshly shuffled order, the
+ * order of repetition i being that of call o_warmup + i, as when warm-ups and repetitions
+ * were one loop. */
+static void time_reps(int64_t from, int64_t to, void *arg)
+{
+    const timing *t = arg;
+    int order[NALG];
+    for (int64_t i = from; i < to; i++) {
+        shuffled_order(o_warmup + i, order, t->na);
+        for (int k = 0; k < t->na; k++) {
+            int slot = t->na > 1 ? order[k] : 0;
+            t_local[(size_t)slot * o_reps + i] = timed_call(t->c, t->algs[slot], t->n);
+        }
+    }
+}
+
+typedef struct {
+    int c, a;
+    int64_t count;
+} cell;
+
+static void cell_params(hs_json *j, const void *arg)
+{
+    const cell *x = arg;
+    params_json(j, x->c, x->a, x->count);
+}
+
+/* Times every algorithm in algs[0..na) for (c, count): warm-ups then repetitions
+ * (coll_repeat.h: a fixed count or to --precision), either algorithm after algorithm, or
+ * (--interleave) all algorithms within each repetition in a freshly shuffled order. Rank 0
+ * writes one sample per algorithm (and with --precision a summary of its precision).
+ * Returns 0, or 1 when a record could not be written. */
 static int measure(int c, int64_t count, const int *algs, int na)
 {
     int n = (int)count;
     if (na == 0) return 0;
-    int64_t total = o_warmup + o_reps;
-    if (o_interleave) {
-        int order[NALG];
-        for (int64_t i = 0; i < total; i++) {
-            shuffled_order(i, order, na);
-            for (int k = 0; k < na; k++) {
-                int slot = order[k];
-                double t = timed_call(c, algs[slot], n);
-                if (i >= o_warmup) t_local[(size_t)slot * o_reps + (i - o_warmup)] = t;
-            }
-        }
-    } else {
-        for (int k = 0; k < na; k++)
-            for (int64_t i = 0; i < total; i++) {
-                double t = timed_call(c, algs[k], n);
-                if (i >= o_warmup) t_local[(size_t)k * o_reps + (i - o_warmup)] = t;
-            }
+    int order[NALG];
+    for (int64_t i = 0; i < o_warmup; i++) {
+        shuffled_order(i, order, na);
+        for (int k = 0; k < na; k++) timed_call(c, algs[na > 1 ? order[k] : 0], n);
     }
-    hs_max_over_ranks(t_local, t_max, (int)(o_reps * na));
+    timing t = { c, n, na, algs };
+    hs_repeat_result r = hs_repeat(time_reps, &t, na, o_reps, t_local, t_max);
     int bad = 0;
-    for (int k = 0; k < na && HB.rank == 0; k++) {
-        hs_json j;
-        hs_json_begin(&j, "sample");
-        hs_json_str(&j, "metric", "time");
-        hs_json_str(&j, "unit", "us");
-        params_json(&j, c, algs[k], count);
-        hs_json_double_array(&j, "values", t_max + (size_t)k * o_reps, (size_t)o_reps);
-        hs_json_int(&j, "warmups", o_warmup);
-        bad |= hs_json_emit(&j, HB.out) != 0;
+    for (int k = 0; k < na; k++) {
+        cell x = { c, algs[k], count };
+        bad |= hs_repeat_emit("time", &r, t_max + (size_t)k * o_reps, o_warmup, cell_params,
+                              &x);
     }
     TRY(MPI_Bcast(&bad, 1, MPI_INT, 0, HB.comm));
     return bad;
@@ -629,6 +651,12 @@ int main(int argc, char **argv)
                           (long long)max_send, (long long)max_recv);
         return hs_finish(1);
     }
+
+    int64_t series = 0; /* what the budget is shared out over */
+    for (int c = 0; c < NCOLL; c++)
+        for (int a = 0; a < n_alg && sel_coll[c]; a++)
+            series += sel_alg[a] && coll_has(c, a) ? lists[c].n : 0;
+    hs_repeat_init(series);
 
     int failed = 0, write_failed = 0;
     for (int c = 0; c < NCOLL && !write_failed; c++) {

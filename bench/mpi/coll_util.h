@@ -1,6 +1,7 @@
 /* coll_util.h - what coll, lane_pattern and multi_coll share: quiet option parsing on
  * ranks other than 0, the output file, MPI failure handling, page-aligned buffers, count
- * lists, and the "slowest process" reduction of per-repetition times (docs/architecture.md).
+ * lists (docs/architecture.md). The timed repetitions and their "slowest process"
+ * reduction are coll_repeat.h.
  *
  * Header-only (static functions) so that bench/mpi/CMakeLists.txt, which makes every *.c
  * one program, needs no helper library.
@@ -100,14 +101,6 @@ static void *hs_alloc(size_t n, size_t elem)
 #endif
     memset(p, 0, rounded);
     return p;
-}
-
-/* Every rank passes its `n` local times; rank 0 receives the maximum over ranks of each
- * (the completion time of the slowest process per repetition). One MPI_Reduce after the
- * loop instead of one per repetition, so the reduction never sits between two timed calls. */
-static void hs_max_over_ranks(const double *local, double *max_out, int n)
-{
-    TRY(MPI_Reduce(local, max_out, n, MPI_DOUBLE, MPI_MAX, 0, HB.comm));
 }
 
 /* Count lists (the same syntax in all three programs):

@@ -8,7 +8,8 @@
  * from process i of node j-1 (cyclically) with one blocking MPI_Sendrecv. A repetition is
  * --steps such steps back to back without barriers (as pipelined algorithms would use the
  * lanes); repetitions are separated by MPI_Barrier and timed as the completion time of
- * the slowest process (MPI_Reduce MAX after the loop). Value = repetition time / steps.
+ * the slowest process (MPI_Reduce MAX after the loop, or per look with --precision:
+ * coll_repeat.h). Value = repetition time / steps.
  * A system with L physical lanes should move c elements up to L times faster with k >= L
  * than with k = 1; the analysis reports that factor t(k=1)/t(k) (hpcscope.analysis).
  *
@@ -25,6 +26,7 @@
 
 #include "binding_mpi.h"
 #include "coll_nodes.h"
+#include "coll_repeat.h"
 #include "lane_bench.h"
 #include "timer.h"
 
@@ -45,6 +47,7 @@ static const hs_option options[] = {
     { "warmup", HS_OPT_INT, &o_warmup, "5", "discarded repetitions first" },
     { "validate", HS_OPT_FLAG, &o_validate, "1",
       "untimed pass checking every received element (--validate=0: off)" },
+    HS_REPEAT_OPTIONS,
     { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
     { 0 }
 };
@@ -58,6 +61,8 @@ static int check(int quiet)
         why = "--repetitions must be >= 1";
     else if (o_warmup < 0)
         why = "--warmup must be >= 0";
+    else
+        why = hs_repeat_problem();
     if (!why) return -1;
     if (!quiet) fprintf(stderr, "lane_pattern: %s (see --help)\n", why);
     return 2;
@@ -117,42 +122,54 @@ static int validate(int k, int64_t c, const lane_role *r)
     return any != 0;
 }
 
-static int measure(int k, int64_t c)
+typedef struct {
+    int k;
+    int64_t c;
+    lane_role r;
+} lane_cell;
+
+/* Repetitions [from, to) of one (k, c) (hs_repeat_fn): each after a barrier, --steps
+ * steps back to back, the time per step on this rank. */
+static void time_reps(int64_t from, int64_t to, void *arg)
 {
-    lane_role r = role(k, c);
-    if (o_validate && validate(k, c, &r)) return 1;
-    int64_t total = o_warmup + o_reps;
-    for (int64_t i = 0; i < total; i++) {
+    lane_cell *x = arg;
+    for (int64_t i = from; i < to; i++) {
         TRY(MPI_Barrier(HB.comm));
         double t0 = hs_now_s();
-        for (int64_t s = 0; s < o_steps; s++) step(&r);
+        for (int64_t s = 0; s < o_steps; s++) step(&x->r);
         double t1 = hs_now_s();
-        if (i >= o_warmup) t_local[i - o_warmup] = (t1 - t0) * 1e6 / (double)o_steps;
+        t_local[i] = (t1 - t0) * 1e6 / (double)o_steps;
     }
-    hs_max_over_ranks(t_local, t_max, (int)o_reps);
-    int bad = 0;
-    if (HB.rank == 0) {
-        hs_json j;
-        hs_json_begin(&j, "sample");
-        hs_json_str(&j, "metric", "time_per_step");
-        hs_json_str(&j, "unit", "us");
-        hs_json_open_object(&j, "params");
-        hs_json_str(&j, "pattern", "lane");
-        hs_json_int(&j, "lanes", k);
-        hs_json_int(&j, "count", c);
-        hs_json_int(&j, "bytes", c * (int64_t)sizeof(int));
-        hs_json_int(&j, "share", c / k);
-        hs_json_int(&j, "nodes", ND.nodes);
-        hs_json_int(&j, "ppn", ND.ppn);
-        hs_json_int(&j, "p", HB.size);
-        hs_json_int(&j, "steps", o_steps);
-        hs_json_bool(&j, "regular", ND.regular);
-        hs_json_str(&j, "node_override", ND.override);
-        hs_json_close(&j);
-        hs_json_double_array(&j, "values", t_max, (size_t)o_reps);
-        hs_json_int(&j, "warmups", o_warmup);
-        bad = hs_json_emit(&j, HB.out) != 0;
+}
+
+static void cell_params(hs_json *j, const void *arg)
+{
+    const lane_cell *x = arg;
+    hs_json_open_object(j, "params");
+    hs_json_str(j, "pattern", "lane");
+    hs_json_int(j, "lanes", x->k);
+    hs_json_int(j, "count", x->c);
+    hs_json_int(j, "bytes", x->c * (int64_t)sizeof(int));
+    hs_json_int(j, "share", x->c / x->k);
+    hs_json_int(j, "nodes", ND.nodes);
+    hs_json_int(j, "ppn", ND.ppn);
+    hs_json_int(j, "p", HB.size);
+    hs_json_int(j, "steps", o_steps);
+    hs_json_bool(j, "regular", ND.regular);
+    hs_json_str(j, "node_override", ND.override);
+    hs_json_close(j);
+}
+
+static int measure(int k, int64_t c)
+{
+    lane_cell x = { k, c, role(k, c) };
+    if (o_validate && validate(k, c, &x.r)) return 1;
+    for (int64_t i = 0; i < o_warmup; i++) {
+        TRY(MPI_Barrier(HB.comm));
+        for (int64_t s = 0; s < o_steps; s++) step(&x.r);
     }
+    hs_repeat_result r = hs_repeat(time_reps, &x, 1, o_reps, t_local, t_max);
+    int bad = hs_repeat_emit("time_per_step", &r, t_max, o_warmup, cell_params, &x);
     TRY(MPI_Bcast(&bad, 1, MPI_INT, 0, HB.comm));
     return bad;
 }
@@ -198,6 +215,7 @@ int main(int argc, char **argv)
             hs_json_error(HB.out, "cannot allocate 2 x %lld ints", (long long)maxc);
         return hs_finish(1);
     }
+    hs_repeat_init((int64_t)ncounts * nlanes);
     rc = 0;
     for (int i = 0; i < ncounts && !rc; i++) {
         for (int64_t e = 0; e <= counts[i]; e++) sbuf[e] = value_at(HB.rank, e);

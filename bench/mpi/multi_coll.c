@@ -7,7 +7,8 @@
  * MPI_Alltoall concurrently, each process sending c elements in total (c/N to each of
  * the N nodes of its lane; c is rounded down to a multiple of N). Each repetition starts
  * after MPI_Barrier on the whole communicator and is timed as the completion time of the
- * slowest process (MPI_Reduce MAX after the loop). A system with L physical lanes should
+ * slowest process (MPI_Reduce MAX after the loop, or per look with --precision:
+ * coll_repeat.h). A system with L physical lanes should
  * sustain about L concurrent alltoalls at the time of one: t(k) ~ t(1) for k <= L, and
  * about k/L times t(1) beyond (the analysis reports t(k)/t(1)).
  *
@@ -25,6 +26,7 @@
 
 #include "binding_mpi.h"
 #include "coll_nodes.h"
+#include "coll_repeat.h"
 #include "lane_bench.h"
 #include "timer.h"
 
@@ -44,6 +46,7 @@ static const hs_option options[] = {
     { "warmup", HS_OPT_INT, &o_warmup, "5", "discarded repetitions first" },
     { "validate", HS_OPT_FLAG, &o_validate, "1",
       "untimed pass checking every received element (--validate=0: off)" },
+    HS_REPEAT_OPTIONS,
     { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
     { 0 }
 };
@@ -55,6 +58,8 @@ static int check(int quiet)
         why = "--repetitions must be >= 1";
     else if (o_warmup < 0)
         why = "--warmup must be >= 0";
+    else
+        why = hs_repeat_problem();
     if (!why) return -1;
     if (!quiet) fprintf(stderr, "multi_coll: %s (see --help)\n", why);
     return 2;
@@ -103,43 +108,55 @@ static int validate(int k, int64_t c, int block)
     return any != 0;
 }
 
+typedef struct {
+    int k, block;
+    int64_t c;
+} multi_cell;
+
+/* Repetitions [from, to) of one (k, c) (hs_repeat_fn): each after a barrier on the whole
+ * communicator; the first k lane communicators run MPI_Alltoall. */
+static void time_reps(int64_t from, int64_t to, void *arg)
+{
+    const multi_cell *x = arg;
+    for (int64_t i = from; i < to; i++) {
+        TRY(MPI_Barrier(HB.comm));
+        double t0 = hs_now_s();
+        if (ND.node_rank < x->k)
+            TRY(MPI_Alltoall(sbuf, x->block, MPI_INT, rbuf, x->block, MPI_INT, lanecomm));
+        double t1 = hs_now_s();
+        t_local[i] = (t1 - t0) * 1e6;
+    }
+}
+
+static void cell_params(hs_json *j, const void *arg)
+{
+    const multi_cell *x = arg;
+    hs_json_open_object(j, "params");
+    hs_json_str(j, "pattern", "multi_alltoall");
+    hs_json_int(j, "lanes", x->k);
+    hs_json_int(j, "count", x->c);
+    hs_json_int(j, "bytes", x->c * (int64_t)sizeof(int));
+    hs_json_int(j, "block", x->block);
+    hs_json_int(j, "nodes", ND.nodes);
+    hs_json_int(j, "ppn", ND.ppn);
+    hs_json_int(j, "p", HB.size);
+    hs_json_bool(j, "regular", ND.regular);
+    hs_json_str(j, "node_override", ND.override);
+    hs_json_close(j);
+}
+
 static int measure(int k, int64_t c)
 {
     int block = (int)(c / ND.nodes);
-    c = (int64_t)block * ND.nodes;
-    if (o_validate && validate(k, c, block)) return 1;
-    int64_t total = o_warmup + o_reps;
-    for (int64_t i = 0; i < total; i++) {
+    multi_cell x = { k, block, (int64_t)block * ND.nodes };
+    if (o_validate && validate(k, x.c, block)) return 1;
+    for (int64_t i = 0; i < o_warmup; i++) {
         TRY(MPI_Barrier(HB.comm));
-        double t0 = hs_now_s();
         if (ND.node_rank < k)
             TRY(MPI_Alltoall(sbuf, block, MPI_INT, rbuf, block, MPI_INT, lanecomm));
-        double t1 = hs_now_s();
-        if (i >= o_warmup) t_local[i - o_warmup] = (t1 - t0) * 1e6;
     }
-    hs_max_over_ranks(t_local, t_max, (int)o_reps);
-    int bad = 0;
-    if (HB.rank == 0) {
-        hs_json j;
-        hs_json_begin(&j, "sample");
-        hs_json_str(&j, "metric", "time");
-        hs_json_str(&j, "unit", "us");
-        hs_json_open_object(&j, "params");
-        hs_json_str(&j, "pattern", "multi_alltoall");
-        hs_json_int(&j, "lanes", k);
-        hs_json_int(&j, "count", c);
-        hs_json_int(&j, "bytes", c * (int64_t)sizeof(int));
-        hs_json_int(&j, "block", block);
-        hs_json_int(&j, "nodes", ND.nodes);
-        hs_json_int(&j, "ppn", ND.ppn);
-        hs_json_int(&j, "p", HB.size);
-        hs_json_bool(&j, "regular", ND.regular);
-        hs_json_str(&j, "node_override", ND.override);
-        hs_json_close(&j);
-        hs_json_double_array(&j, "values", t_max, (size_t)o_reps);
-        hs_json_int(&j, "warmups", o_warmup);
-        bad = hs_json_emit(&j, HB.out) != 0;
-    }
+    hs_repeat_result r = hs_repeat(time_reps, &x, 1, o_reps, t_local, t_max);
+    int bad = hs_repeat_emit("time", &r, t_max, o_warmup, cell_params, &x);
     TRY(MPI_Bcast(&bad, 1, MPI_INT, 0, HB.comm));
     return bad;
 }
@@ -187,6 +204,7 @@ int main(int argc, char **argv)
             hs_json_error(HB.out, "cannot allocate 2 x %lld ints", (long long)maxc);
         return hs_finish(1);
     }
+    hs_repeat_init((int64_t)ncounts * nlanes);
     rc = 0;
     for (int i = 0; i < ncounts && !rc; i++) {
         if (counts[i] < ND.nodes) continue; /* less than one element per destination */

@@ -515,17 +515,9 @@ static int64_t next_goal(int test, int n, plan *p, const double *block_s, int64_
     }
     p->half_width = hs_median_half_width(values, (size_t)done);
     free(values);
-    int64_t goal = (int64_t)hs_precision_next((size_t)done, (size_t)cap);
-    double left = C.size_budget_s - (hs_now_s() - t0), each = spent / (double)done;
-    if (C.size_budget_s > 0 && each > 0 && goal - done > left / each)
-        goal = done + (int64_t)(left / each);
-    if (p->half_width <= o_precision && done >= HS_PRECISION_MIN_SAMPLES)
-        p->stop = "met";
-    else if (done >= cap)
-        p->stop = "cap";
-    else if (goal <= done)
-        p->stop = "budget";
-    return p->stop ? 0 : goal;
+    double left = C.size_budget_s > 0 ? C.size_budget_s - (hs_now_s() - t0) : INFINITY;
+    return (int64_t)hs_precision_goal(p->half_width, o_precision, (size_t)done, (size_t)cap,
+                                      left, spent / (double)done, &p->stop);
 }
 
 /* Warms up and times the blocks of one repetition; rank 0 writes the records.

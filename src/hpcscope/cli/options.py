@@ -311,7 +311,22 @@ def coll_options(fn):
                 "--repetitions",
                 type=REPETITIONS,
                 default=None,
-                help="Timed calls per count inside each launch (the paper's repetitions; default 100, --quick 20, --on sim 3). Not --repeat, which counts launches.",
+                help="Timed calls per count inside each launch, exactly (the paper's "
+                "repetitions; --on sim 3); with --precision the most (default 10x 100, "
+                "--quick 10x 20). Not --repeat, which counts launches.",
+            ),
+            once(
+                "--precision",
+                default=None,
+                help="Repeat each count until the 95% CI of its median is within this of "
+                "it, e.g. 1% (default 1%, --quick 2%; 0: exactly --repetitions, as does "
+                "--repetitions alone).",
+            ),
+            once(
+                "--budget",
+                default=None,
+                help="Wall time for the whole run, e.g. 90s, 5m (default 5m, --quick "
+                "10s); counts still short of the precision then say so.",
             ),
             click.option(
                 "--regular-only",

@@ -246,11 +246,7 @@ def p2p_opts(own: dict, shared: dict) -> dict:
     except ValueError as exc:
         raise usage_error(f"--sizes: {exc}") from None
     osu_dir = nonempty(own["osu_dir"], "--osu-dir", "~/osu/c/mpi/pt2pt/standard")
-    try:
-        precision = None if own["precision"] is None else parse_precision(own["precision"])
-        budget_s = None if own["budget"] is None else parse_budget(own["budget"])
-    except ValueError as exc:
-        raise usage_error(str(exc)) from None
+    precision, budget_s = precision_opts(own)
     protocol = p2p_suite.check_protocol(nonempty(own["protocol"], "--protocol", "osu"))
     if protocol == "osu" and (precision or budget_s):
         raise usage_error(
@@ -270,6 +266,16 @@ def p2p_opts(own: dict, shared: dict) -> dict:
         "precision": precision,
         "budget_s": budget_s,
     }
+
+
+def precision_opts(own: dict) -> tuple[float | None, float | None]:
+    """--precision and --budget as numbers (None: not given); bad text is a usage error."""
+    try:
+        precision = None if own["precision"] is None else parse_precision(own["precision"])
+        budget_s = None if own["budget"] is None else parse_budget(own["budget"])
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    return precision, budget_s
 
 
 def check_shared(shared: dict) -> None:
@@ -357,6 +363,7 @@ def run_coll(ctx, **kw) -> None:
 
 def coll_opts(own: dict, shared: dict) -> dict:
     check_shared(shared)
+    precision, budget_s = precision_opts(own)
     return {
         "collectives": csv_list(own["collectives"], "--collectives", "bcast,allreduce"),
         "algorithms": csv_list(own["algorithms"], "--algorithms", "native,lane"),
@@ -364,6 +371,8 @@ def coll_opts(own: dict, shared: dict) -> dict:
         "node_size": own["node_size"],
         "ranks": own["ranks"],
         "repetitions": own["repetitions"],
+        "precision": precision,
+        "budget_s": budget_s,
         "regular_only": own["regular_only"],
         "rank_layout": rank_layout(own["rank_layout"]),
         "validate": not own["no_validate"],
@@ -401,10 +410,13 @@ def run_lanes(ctx, **kw) -> None:
 
 def lanes_opts(own: dict, shared: dict) -> dict:
     check_shared(shared)
+    precision, budget_s = precision_opts(own)
     return {
         "node_size": own["node_size"],
         "ranks": own["ranks"],
         "repetitions": own["repetitions"],
+        "precision": precision,
+        "budget_s": budget_s,
         "regular_only": own["regular_only"],
         "rank_layout": rank_layout(own["rank_layout"]),
         "lanes": lane_list(own["lanes"]),

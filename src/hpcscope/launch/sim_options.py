@@ -43,6 +43,12 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
             "--node-size emulates nodes on one machine; with --on sim the nodes are the "
             "platform's (choose them with --platform and --ppn)"
         )
+    if suite in ("coll", "lanes") and (opts.get("precision") or opts.get("budget_s")):
+        raise ValueError(
+            "--on sim: a simulated call takes the same time every repetition (the network "
+            "model has no noise) and its clock is simulated, so --precision and --budget "
+            "have nothing to adapt to; give --repetitions"
+        )
     cores = machine.nodes * ppn
     ranks = opts.get("ranks") if suite != "p2p" else None
     if ranks is not None and (ranks > cores or ranks % ppn or ranks < 2 * ppn):

@@ -510,7 +510,7 @@ def _precision_table(judged: list[precision.CellResult], target: float, w: _Writ
     met = sum(r.precision.met for r in judged)
     rows = [
         [
-            r.metric.replace("_", " "),
+            r.what.replace("_", " "),
             r.configuration,
             format_bytes(r.sizes[0]) if r.sizes else "",
             format_bytes(r.sizes[-1]) if r.sizes else "",
@@ -524,13 +524,10 @@ def _precision_table(judged: list[precision.CellResult], target: float, w: _Writ
     return w.table(
         "precision",
         f"Precision: {met} of {len(judged)} cells met the target {target:.1%}; the others",
-        ["metric", "MPI placement", "from", "to", "cells", "achieved min", "achieved max", "why"],
+        ["measures", "configuration", "from", "to", "cells", "achieved min", "achieved max", "why"],
         rows,
-        "Achieved: half-width of the 95% CI of the median, at the level that counts (all "
-        "samples while the launches agree, the launch medians once they differ by more "
-        "than the target; '-': no interval yet, under 6 launches). Why: budget (the run's "
-        "or the size's time ran out), launch spread (launches differ by more than the "
-        "target), cap (20x the fixed count reached).",
+        "At the level that counts: all samples while the launches agree, the launch "
+        "medians once they differ by more than the target. " + precision.MISSED_LEGEND,
     )
 
 
@@ -595,8 +592,17 @@ RANK_LAYOUT_TEXT = {
 }
 
 
-def _coll(samples: list[dict], w: _Writer) -> Section | None:
-    coll = [s for s in samples if s["benchmark"] in ("coll", "lane_pattern", "multi_coll")]
+COLL_PROGRAMS = ("coll", "lane_pattern", "multi_coll")
+
+
+def _coll(
+    samples: list[dict],
+    w: _Writer,
+    judged: list[precision.CellResult] | None = None,
+    target: float | None = None,
+) -> Section | None:
+    """judged/target: a run measured to a precision, its table of the cells short of it."""
+    coll = [s for s in samples if s["benchmark"] in COLL_PROGRAMS]
     if not coll:
         return None
     sec = Section(
@@ -686,6 +692,8 @@ def _coll(samples: list[dict], w: _Writer) -> Section | None:
             "Open MPI 4.0.1's.",
         )
         sec.observations.extend(paper_colls.observations(paper))
+    if judged and target:
+        sec.tables.append(_precision_table(judged, target, w))
     for kind, drawings in (
         ("coll", coll_figs.coll_drawings(coll)),
         ("lanes", coll_figs.lanes_drawings(coll)),
@@ -908,6 +916,7 @@ def _run_context(
     samples = store.samples(run_id)
     launches = store.launches(run_id)
     judged = precision.judge(run, samples, store.summaries(run_id), launches)
+    target = precision.target_of(run.get("notes") or [])
     w = _Writer(out_dir, run_id)
     machine = (
         (None, None) if machine_shown_in else (_machine(run, w, samples), _environment(run, w))
@@ -917,8 +926,8 @@ def _run_context(
         for s in (
             *machine,
             _placement(run, launches, w),
-            _p2p(samples, w, judged=judged, target=precision.target_of(run.get("notes") or [])),
-            _coll(samples, w),
+            _p2p(samples, w, judged=[r for r in judged if r.key[0] == "p2p"], target=target),
+            _coll(samples, w, [r for r in judged if r.key[0] in COLL_PROGRAMS], target),
             _node(run, samples, w),
         )
         if s is not None

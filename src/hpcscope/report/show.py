@@ -366,7 +366,7 @@ def print_precision(
         return
     body = [
         [
-            _text(P2P_TESTS.get(r.metric, ("", "osu_" + r.metric))[1].removeprefix("osu_")),
+            _text(P2P_TESTS[r.what][1].removeprefix("osu_") if r.what in P2P_TESTS else r.what),
             _text(r.configuration),
             _text(_sizes_text(r.sizes)),
             Text("-" if r.achieved is None else f"{_up(r.achieved[0])}-{_up(r.achieved[1])}"),
@@ -377,7 +377,7 @@ def print_precision(
     print_table(
         console,
         "cells short of the precision target",
-        [Col("test", numeric=False), Col("configuration", numeric=False, wrap_at=24)],
+        [Col("measures", numeric=False), Col("configuration", numeric=False, wrap_at=24)],
         [
             Col("sizes", numeric=False, wrap_at=30),
             Col("achieved"),
@@ -385,12 +385,7 @@ def print_precision(
         ],
         body,
     )
-    console.print(
-        "achieved: 95% CI half-width of the median (- : no interval yet, under 6 launches "
-        "where launches differ). why: budget (time ran out), launch spread (launches "
-        "differ by more than the target), cap (20x the fixed count reached).",
-        style="dim",
-    )
+    console.print(precision.MISSED_LEGEND, style="dim")
 
 
 def _up(fraction: float) -> str:

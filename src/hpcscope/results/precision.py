@@ -18,7 +18,8 @@ to the cells that still miss (suites/p2p_adaptive.py). Each cell says which way 
   budget         the run's (or the size's) time ran out first
   launch spread  the launches differ by more than the target and the launches allowed
                  (or the budget) ended before their median was as precise as asked
-  cap            the program's cap (20x the fixed count) ended the blocks first
+  cap            the program's cap ended the blocks (p2p: 20x the fixed count) or
+                 the repetitions (coll, lanes: --repetitions) first
 
 Costs: one summarize per cell and one per launch median set (numpy sort), no I/O.
 """
@@ -127,7 +128,15 @@ def stop_reason(cell: CellPrecision, in_launch_stops: list[str], run_stop: str |
     return counts.most_common(1)[0][0]
 
 
-STOPS = ("met", "budget", "cap")  # what the program writes (bench/mpi/p2p.c)
+# The legend of the tables of missed cells (show, report).
+MISSED_LEGEND = (
+    "achieved: 95% CI half-width of the median ('-': no interval yet, under 6 launches "
+    "where launches differ). why: budget (the run's or the measurement's time ran out), "
+    "launch spread (launches differ by more than the target), cap (the most blocks or "
+    "repetitions allowed: p2p 20x its fixed count, coll and lanes --repetitions)."
+)
+
+STOPS = ("met", "budget", "cap")  # what the programs write (p2p.c, coll_repeat.h)
 
 
 @dataclass
@@ -194,26 +203,48 @@ class MissedRow:
     """Cells of one test and configuration that missed the target for one reason."""
 
     metric: str
-    configuration: str  # tag values, e.g. "openmpi core"
+    what: str  # the p2p metric, "bcast lane" (coll) or "lane k=2" (lanes)
+    configuration: str  # tag values, e.g. "openmpi core", "openmpi alternate ranks=2"
     sizes: list[int]
     achieved: tuple[float, float] | None  # lowest and highest half-width (None: none had one)
     reason: str
 
 
+def _what(metric: str, params: dict) -> str:
+    """What a cell measures, beside its size: the p2p metric, a collective and its
+    algorithm, or a lane benchmark and its lane count."""
+    if "collective" in params:
+        return f"{params['collective']} {params.get('algorithm', '')}".strip()
+    if "pattern" in params:
+        return f"{params['pattern']} k={params.get('lanes')}"
+    return metric
+
+
+def _label(tags: dict) -> str:
+    """A configuration in words: its text tags, its numbers as key=value (a flag such
+    as emulated_nodes is said elsewhere; the MPI version is in the run's header)."""
+    out = []
+    for key, value in tags.items():
+        if key == "mpi_version" or isinstance(value, bool) or value is None:
+            continue
+        out.append(str(value) if isinstance(value, str) else f"{key}={value}")
+    return " ".join(out)
+
+
 def missed_rows(results: list[CellResult]) -> list[MissedRow]:
-    """The cells that missed, one row per (metric, configuration, reason): what `show`
+    """The cells that missed, one row per (what, configuration, reason): what `show`
     and the report list instead of a warning per cell."""
     rows: dict[tuple[str, str, str], MissedRow] = {}
     for r in results:
         if r.precision.met:
             continue
         _, metric, _, tags_json, params_json = r.key
-        tags = json.loads(tags_json)
-        label = " ".join(str(v) for k, v in tags.items() if k not in ("mpi_version",))
+        params = json.loads(params_json)
+        what, label = _what(metric, params), _label(json.loads(tags_json))
         row = rows.setdefault(
-            (metric, label, r.reason), MissedRow(metric, label, [], None, r.reason)
+            (what, label, r.reason), MissedRow(metric, what, label, [], None, r.reason)
         )
-        size = json.loads(params_json).get("bytes")
+        size = params.get("bytes")
         if isinstance(size, int):
             row.sizes.append(size)
         half = r.precision.half_width

@@ -19,7 +19,12 @@ plan opts (all optional):
                                      sweep (quick: 1p..1000p)
     node_size     int | None         emulated node size K (LANECOLL_NODE_SIZE)
     ranks         int | None         default: cores of this machine (x nodes on clusters)
-    repetitions   int | None         default 100 (quick 20)
+    repetitions   int | None         a fixed count (default 100, quick 20); with precision
+                                     the most repetitions (default 10x the fixed count)
+    precision     float | None       target half-width of each median's 95 % CI (default
+                                     0.01, quick 0.02; 0: the fixed count), see
+                                     suites/coll_precision.py
+    budget_s      float | None       the run's wall time (default 300, quick 10)
     quick         bool               fewer counts and repetitions
     validate      bool               default True: untimed comparison with native
     regular_only  bool               a node size that does not divide ranks -> ValueError
@@ -42,6 +47,7 @@ from hpcscope.machine import environment
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
+from hpcscope.suites import coll_precision
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 
@@ -352,6 +358,18 @@ def repetitions(opts: dict) -> tuple[int, int]:
     return reps, warmup if warmup is not None else QUICK_WARMUP if quick else DEFAULT_WARMUP
 
 
+def to_precision(
+    opts: dict, reps: int, launch_count: int, suite: str, result: SuitePlan
+) -> tuple[int, list[str]]:
+    """The repetitions to pass (the cap when measuring to a precision) and the programs'
+    precision arguments; the plan's note says what it aims for (suites/coll_precision)."""
+    adaptive = coll_precision.settings(opts, bool(opts.get("quick")), reps)
+    if adaptive is None:
+        return reps, []
+    result.notes.append(coll_precision.plan_note(adaptive, launch_count, suite))
+    return adaptive["cap"], coll_precision.program_args(adaptive, launch_count)
+
+
 def timing_args(reps: int, warmup: int, counts: str | None, opts: dict) -> list[str]:
     """The arguments the coll, lane_pattern and multi_coll programs share."""
     args = ["--repetitions", str(reps), "--warmup", str(warmup)]
@@ -416,7 +434,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     groups = [[c] for c in colls] if opts.get("job_per_collective") else [colls]
     shaped = [(group, *job_counts(group, opts, where)) for group in groups]
     result = SuitePlan(notes=notes + where.notes)
-    for rep, mpi in launches(ctx, opts):
+    order = launches(ctx, opts)
+    reps, precision_args = to_precision(opts, reps, len(order) * len(groups), "coll", result)
+    for rep, mpi in order:
         for group, counts, job_opts in shaped:
             program = [
                 str(ctx.binary("coll", mpi)),
@@ -427,6 +447,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 "--max-bytes",
                 str(MAX_BYTES_PER_PROCESS),
                 *timing_args(reps, warmup, counts, job_opts),
+                *precision_args,
             ]
             if opts.get("interleave"):
                 program.append("--interleave")

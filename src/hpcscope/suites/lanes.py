@@ -8,7 +8,8 @@ ranks/2 are emulated (LANECOLL_NODE_SIZE; a note says so), so the benchmarks run
 not network rails.
 
 plan opts (all optional): counts (list[int|str] | None), node_size (int | None), ranks
-(int | None, default cores), repetitions (int | None), quick (bool), validate (bool),
+(int | None, default cores), repetitions (int | None), precision and budget_s (as coll's:
+suites/coll_precision.py), quick (bool), validate (bool),
 regular_only (bool), repeat (int | None: launches per library), lanes (list[int] | None:
 the k to measure, default 1..ppn), defaults (a backend's, see coll.with_defaults);
 collectives and algorithms are ignored.
@@ -57,11 +58,16 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         )
     result = SuitePlan(notes=notes + where.notes)
     lanes = ["--lanes", ",".join(map(str, opts["lanes"]))] if opts.get("lanes") else []
-    for rep, mpi in coll_suite.launches(ctx, opts):
+    order = coll_suite.launches(ctx, opts)
+    reps, precision_args = coll_suite.to_precision(
+        opts, reps, len(order) * len(PROGRAMS), "lanes", result
+    )
+    for rep, mpi in order:
         for prog in PROGRAMS:
             program = [
                 str(ctx.binary(prog, mpi)),
                 *coll_suite.timing_args(reps, warmup, counts, opts),
+                *precision_args,
                 *lanes,
             ]
             result.jobs.append(where.job("lanes", prog, program, mpi, rep, bool(opts.get("quick"))))
