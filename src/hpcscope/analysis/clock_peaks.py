@@ -85,3 +85,33 @@ def peak_notes_text(notes: Sequence[dict], samples: Sequence[dict]) -> dict[int,
         for (i, _), p in zip(peaks, scaled, strict=True)
         if p.get("nominal_clock_ghz")
     }
+
+
+def for_threads(peak: dict, threads: Any, clocks: dict[int, float]) -> dict:
+    """The peak of a row measured with `threads` threads: as many of the formula's cores
+    (a peak that carries them, Peak.cores) at the clock measured with that many threads
+    busy (clocks: {threads: GHz}, machine_measured.clocks), so that every thread count's
+    efficiency is against what its cores could do at the clock they ran at. The peak as
+    it is where either is unknown or nothing changes."""
+    cores, ghz = peak.get("cores"), peak.get("clock_ghz")
+    if not (
+        isinstance(threads, int)
+        and _positive(threads)
+        and isinstance(cores, int)
+        and _positive(cores)
+        and _positive(peak.get("value"))
+        and _positive(ghz)
+    ):
+        return peak
+    used = min(threads, cores)
+    clock = clocks.get(threads)
+    clock = clock if _positive(clock) and peak.get("nominal_clock_ghz") else ghz
+    if used == cores and clock == ghz:
+        return peak
+    value = peak["value"] * used / cores * clock / ghz
+    how = (
+        f"{peak['value']:.4g} {peak.get('unit', '')} of all {cores} cores x {used}/{cores} "
+        f"cores x {clock:.4g}/{ghz:.4g} GHz (the clock measured with {threads} "
+        f"thread{'s' if threads > 1 else ''} busy)"
+    )
+    return {**peak, "value": value, "clock_ghz": clock, "formula": how}

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from hpcscope.analysis import clock_peaks
+from hpcscope.analysis import clock_peaks, machine_measured
 from hpcscope.analysis import observations as obs
 from hpcscope.formatting import format_bytes
 from hpcscope.machine.peaks import Peak
@@ -96,6 +96,7 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
     `samples` are store dicts: benchmark, metric, unit, params, values, tags, launch_id.
     FLOP/s and op/s peaks are taken at the clock the samples measured (clock_peaks.py)."""
     peaks = clock_peaks.at_measured_clock(peaks, samples)
+    clocks = machine_measured.clocks(samples)
     ours: dict[tuple, list[dict]] = {}
     refs: dict[tuple, list[dict]] = {}
     for s in samples:
@@ -132,6 +133,8 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
             "measured_median": statistics.median(values),
             "measured_best": best,
             "n": len(values),
+            # best to worst over the repetitions (max / min - 1): a noisy host shows here
+            "spread": max(values) / min(values) - 1 if min(values) > 0 else None,
             "reference_tool": None,
             "reference_median": None,
             "reference_best": None,
@@ -169,6 +172,8 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
             _nic_peak(row, p, best)
         elif metric not in LOWER_IS_BETTER and metric != "frequency":
             peak = _peak_for({**s, "benchmark": s["benchmark"]}, peaks)
+            if peak and s["benchmark"] == "cpu":
+                peak = clock_peaks.for_threads(peak, p.get("threads"), clocks)
             if peak and peak.get("value"):
                 row.update(peak_name=peak["name"], peak=peak["value"], peak_formula=peak["formula"])
             elif peak is not None or s["benchmark"] in ("mem", "disk", "net"):
@@ -182,7 +187,11 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
             if row["peak"]:
                 row["eff_vs_peak"] = best / row["peak"]
         rows.append(row)
-    return rows + _reference_only_rows(ours, refs, peaks)
+    rows += _reference_only_rows(ours, refs, peaks)
+    scaling = machine_measured.core_scaling(samples)
+    for row in rows:
+        row["cause"] = machine_measured.efficiency_cause(row, scaling)
+    return rows
 
 
 def _nic_peak(row: dict, p: dict, best: float) -> None:
@@ -326,6 +335,7 @@ def efficiency_observations(rows: list[dict]) -> list[obs.Observation]:
                 r["unit"],
                 r.get("peak_name") or "",
                 r.get("peak_formula") or "",
+                r.get("cause") if subject == human_name(r) else None,
             )
             if o:
                 found.append(o)

@@ -672,6 +672,7 @@ def efficiency(
     unit: str,
     peak_name: str = "",
     formula: str = "",
+    cause: str | None = None,
 ) -> Observation | None:
     """Measured rate as a fraction of its theoretical peak; above 100 % is a warning: a
     finding to explain, named after what the peak's formula assumed."""
@@ -692,7 +693,8 @@ def efficiency(
         "efficiency",
         f"{subject} reaches {format_number(measured, unit)} = {frac:.1%} of the "
         f"{peak_name + ' ' if peak_name else ''}peak {format_number(peak, unit)}"
-        f"{' (' + formula + ')' if formula else ''}{extra}.",
+        f"{' (' + formula + ')' if formula else ''}{extra}."
+        + (f" Below 90% because: {cause}." if cause else ""),
         {
             "measured": measured,
             "peak": peak,
@@ -700,6 +702,7 @@ def efficiency(
             "unit": unit,
             "peak_name": peak_name,
             "formula": formula,
+            "cause": cause,
         },
         sev,
         subject,

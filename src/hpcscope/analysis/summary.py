@@ -85,6 +85,7 @@ class NodeLine:
     peak_name: str | None
     vs_peak: float | None
     anchor: str = ""  # the report section it links to
+    cause: str | None = None  # why below 90 % of the peak (analysis/machine_measured.py)
 
 
 @dataclass
@@ -140,6 +141,8 @@ class Summary:
                 parts.append(f"{n.vs_reference:.0%} of {n.reference_tool}")
             if n.vs_peak is not None:
                 parts.append(f"{n.vs_peak:.0%} of peak")
+            if n.cause:
+                parts.append(f"below 90% because: {n.cause}")
             out.append("node " + ", ".join(parts))
         out += [f"{s.suite} (run {s.run_id}): {s.text}" for s in self.steps]
         return out
@@ -279,6 +282,7 @@ def node_lines(run_id: int, run: dict, samples: list[dict]) -> list[NodeLine]:
                 r.get("eff_vs_reference"),
                 r.get("peak_name") if real_peak else None,
                 r.get("eff_vs_peak") if real_peak else None,
+                cause=r.get("cause") if real_peak else None,
             )
         )
     return sorted(out, key=lambda n: (_WORKLOAD_ORDER.get(n.workload, 99), n.name))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -33,8 +34,17 @@ from hpcscope.plan import placement
 @click.option("--constraint", default=None, help="SLURM node features (--constraint).")
 @click.option("--account", default=None, help="SLURM account for the probe job.")
 @click.option("--qos", default=None, help="SLURM quality of service for the probe job.")
+@click.option(
+    "--measured",
+    is_flag=True,
+    help="Also the machine as this host's newest node run measured it, beside hwloc's view: "
+    "usable cache sizes from the pointer chase, cores from the FP64 scaling, the clock "
+    "(run `hpcscope run node --cpu --mem` first).",
+)
+@click.pass_context
 @handle_errors
 def topo(
+    ctx: click.Context,
     as_xml: bool,
     as_json: bool,
     on: str,
@@ -42,6 +52,7 @@ def topo(
     constraint: str | None,
     account: str | None,
     qos: str | None,
+    measured: bool,
 ) -> None:
     """Show the machine: packages, NUMA nodes, cores, hardware threads, caches, NICs.
 
@@ -50,6 +61,7 @@ def topo(
              hpcscope topo --xml > node.xml     (hwloc XML, e.g. for another machine)
              hpcscope topo --on slurm --partition short   (probe a compute node, refresh
                                                           the cache `run --on slurm` plans with)
+             hpcscope topo --measured           (beside what the newest node run measured)
 
     Read from hwloc (its library; lstopo where the library cannot be loaded). Every
     run stores this XML too.
@@ -73,6 +85,39 @@ def topo(
         click.echo(json.dumps(topology.to_dict(), indent=2))
         return
     print_topology(topology)
+    if measured:
+        print_measured(ctx, topology)
+
+
+def print_measured(ctx: click.Context, topology: Topology) -> None:
+    """The newest node run of this host, as reported beside as measured (show's table)."""
+    import socket
+
+    from hpcscope.cli.common import out, store_of
+    from hpcscope.report.show import print_machine_measured
+
+    host = topology.hostname or socket.gethostname()
+    hint = "run `hpcscope run node --cpu --mem --quick` first"
+    if not Path(ctx.obj["db"]).exists():
+        raise runner.UsageError(f"nothing measured yet ({ctx.obj['db']} does not exist): {hint}")
+    with store_of(ctx) as store:
+        runs = [r for r in store.runs() if r.get("suite") == "node" and r.get("host") == host]
+        found = next(
+            (
+                (r, samples)
+                for r in reversed(runs)
+                if (samples := store.samples(r["id"]))
+                and any(s["benchmark"] in ("cpu", "mem") for s in samples)
+            ),
+            None,
+        )
+        if found is None:
+            raise runner.UsageError(
+                f"no node run of {host} with CPU or memory results in {store.path}: {hint}"
+            )
+        run, samples = found
+        out.print(f"\nAs measured by run {run['id']} ({run.get('started', '')[:16]}):")
+        print_machine_measured(run, samples, out)
 
 
 def print_topology(topology: Topology) -> None:

@@ -23,8 +23,6 @@ from hpcscope.analysis import node_table  # noqa: E402
 from hpcscope.figures.common import save_png_svg  # noqa: E402
 from hpcscope.formatting import format_bytes  # noqa: E402
 
-WORKING_SET_KEYS = ("working_set", "bytes", "size")
-
 
 def _series(samples: list[dict], pick, x_key: str, label) -> dict[str, list[tuple[float, float]]]:
     """{label: [(x, median)]} over the samples `pick` accepts."""
@@ -203,26 +201,10 @@ def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> d
 
 
 def pointer_chase(samples: list[dict]) -> tuple[list[float], list[float], str] | None:
-    """(working sets, median latencies, unit) of the mem benchmark's single-thread pointer
-    chase (loaded latency, more threads at once, has its own figure)."""
-    points: dict[float, list[float]] = defaultdict(list)
-    unit = "ns"
-    for s in samples:
-        if s.get("benchmark") != "mem" or s.get("metric") != "latency":
-            continue
-        if s["params"].get("workload", "mem_latency") != "mem_latency":
-            continue
-        if s["params"].get("threads", 1) != 1:
-            continue
-        key = next((k for k in WORKING_SET_KEYS if k in s["params"]), None)
-        if key is None:
-            continue
-        points[float(s["params"][key])].extend(s["values"])
-        unit = s["unit"]
-    if len(points) < 4:
-        return None
-    x = sorted(points)
-    return x, [float(np.median(points[v])) for v in x], unit
+    """(working sets, median latencies, unit) of the single-thread pointer chase."""
+    from hpcscope.analysis.machine_measured import chase_curve
+
+    return chase_curve(samples)
 
 
 def pointer_chase_figure(x: list[float], y: list[float], unit: str, caches: dict[str, int]) -> Any:

@@ -35,6 +35,9 @@ class Peak:
     # FLOP/s and op/s peaks: the clock in the formula (value is proportional to it), so a
     # clock measured under load can replace it (analysis/clock_peaks.py); None elsewhere
     clock_ghz: float | None = None
+    # FLOP/s and op/s peaks: the cores in the formula (value is proportional to them), so
+    # a row of fewer threads gets the peak of as many cores; None elsewhere
+    cores: int | None = None
 
 
 # ---------------------------------------------------------------------------- cpuinfo
@@ -418,7 +421,9 @@ def flops_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> li
             f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x "
             f"{f'{per_cycle:g}' if per_cycle else '?'} {what} FLOP/cycle ({u.detail}{extra})"
         )
-        out.append(Peak(name, value, "GFLOP/s", formula, src, "flops", {"precision": name}, clock))
+        out.append(
+            Peak(name, value, "GFLOP/s", formula, src, "flops", {"precision": name}, clock, cores)
+        )
 
     add("fp64", u.dp_per_cycle, "FP64")
     add("fp32", 2 * u.dp_per_cycle, "FP32")
@@ -440,6 +445,7 @@ def flops_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> li
                 "flops",
                 {"precision": "bf16_amx"},
                 clock,
+                cores,
             )
         )
     return out
@@ -481,7 +487,7 @@ def int_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> list
             f"{cores} cores x {_fmt(ghz) if ghz else '?'} GHz x {ops or '?'} {name.upper()} "
             f"ops/cycle ({why})"
         )
-        out.append(Peak(name, value, "GOP/s", formula, src, "throughput", match, clock))
+        out.append(Peak(name, value, "GOP/s", formula, src, "throughput", match, clock, cores))
     return out
 
 

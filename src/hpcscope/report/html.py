@@ -22,7 +22,15 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from hpcscope import safe_write
-from hpcscope.analysis import clock_peaks, node_table, paper_colls, paper_compare, summary, verdicts
+from hpcscope.analysis import (
+    clock_peaks,
+    machine_measured,
+    node_table,
+    paper_colls,
+    paper_compare,
+    summary,
+    verdicts,
+)
 from hpcscope.analysis import highlights as highlights_mod
 from hpcscope.analysis import observations as obs
 from hpcscope.analysis import over_runs as over_runs_analysis
@@ -782,6 +790,21 @@ def _node(run: dict, samples: list[dict], w: _Writer) -> Section | None:
     sec.observations.extend(
         o for o in highlights_mod.reference_observations(rows) if o.severity == "warning"
     )
+    compared = machine_measured.compare_run(run, node)
+    if compared:
+        sec.tables.append(
+            w.table(
+                "machine-measured",
+                "The machine as reported and as measured",
+                ["what", "reported (hwloc, /proc/cpuinfo)", "measured", "difference"],
+                [[c.what, c.reported, c.measured, c.verdict] for c in compared],
+                "Caches: the pointer chase's latency edges (the last one leads to memory: "
+                "the last-level cache's usable size), a reported size within 2x of its edge "
+                "agrees. Cores: the FP64 rate per thread with all threads against one "
+                "thread's, at the measured clocks. Clock: the dependent-add chain with one "
+                "and with all threads busy.",
+            )
+        )
     chase = node_figs.pointer_chase(node)
     if chase:
         caches: dict[str, int] = {}

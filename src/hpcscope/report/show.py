@@ -591,6 +591,33 @@ def print_node(run: dict, samples: list[dict], console: Console) -> None:
     )
     if seen_best:
         console.print("~: no theoretical peak known; the best value of this resource in this run.")
+    low = [r for r in rows if r.get("cause")]
+    if low:
+        console.print("\nbelow 90% of the peak, and why (measured):")
+        for r in low:
+            console.print(f"  {node_table.human_name(r)}: {_pct(r['eff_vs_peak'])} - {r['cause']}")
+    print_machine_measured(run, samples, console)
+
+
+def print_machine_measured(run: dict, samples: list[dict], console: Console) -> None:
+    """The machine as hwloc reports it beside the machine as the node run measured it:
+    caches from the pointer chase's edges, cores from the FP64 scaling, the clock."""
+    from hpcscope.analysis import machine_measured
+
+    found = machine_measured.compare_run(run, samples)
+    if not found:
+        return
+    print_table(
+        console,
+        "the machine as reported (hwloc) and as measured",
+        [Col("what", numeric=False)],
+        [
+            Col("reported", numeric=False),
+            Col("measured", numeric=False, wrap_at=34),
+            Col("difference", numeric=False, wrap_at=34),
+        ],
+        [[_text(c.what), _text(c.reported), _text(c.measured), _text(c.verdict)] for c in found],
+    )
 
 
 # ---- anything else

@@ -1,0 +1,337 @@
+"""The machine as measured, beside the machine as reported (issue 33).
+
+hwloc reports what the machine says about itself; a VM's "L3 480 MiB shared by 2 cores"
+or its 16 vCPUs say nothing of what the guest can use. Three checks read the node suite's
+own samples:
+
+- Cache edges: the pointer chase's latency rises where a working set leaves a cache. Each
+  rise (consecutive working sets whose latency grows by at least RISE, merged while it
+  keeps rising) is an edge; the last one leads to memory, so it is the last-level
+  cache's effective size; the others go to the nearest reported level. An edge agrees
+  with hwloc when the reported size lies within a factor 2 of it (the rise is gradual).
+  Cost: O(points).
+- Core scaling: the FP64 FMA rate per thread at n threads against one thread's, beside
+  the clock measured with n threads busy. Where the rate per thread falls while the
+  clock holds, the n threads got the throughput of fewer cores (vCPUs floating over
+  fewer host cores, or SMT siblings), which no topology shows.
+- Efficiency causes: every row of the node table below 90 % of a theoretical peak gets
+  the measured reason (clock drop, shared cores, a spread between repetitions that
+  points at a noisy host), or "unexplained".
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hpcscope.formatting import format_bytes
+
+RISE = 1.25  # latency growth between two working sets that counts as part of an edge
+EDGE = 1.5  # total growth of an edge (a cache's latency to the next level's)
+LOW_EFFICIENCY = 0.90
+CLOCK_HOLDS = 0.95  # clock(n) / clock(1) above this: no clock drop
+SCALES = 0.90  # rate per thread at n / at 1 above this: the threads scale
+NOISY = 0.10  # repetitions spread (max / min - 1) above this: a noisy host
+
+
+@dataclass
+class CacheEdge:
+    level: str | None  # the reported level it belongs to; None: no level explains it
+    reported: int | None  # hwloc's size of that level (per instance)
+    low: float  # last working set before the rise
+    high: float  # first working set after it
+    before: float  # latency before and after (the chase's unit)
+    after: float
+
+    @property
+    def agrees(self) -> bool:
+        return self.reported is not None and self.low / 2 <= self.reported <= self.high * 2
+
+    def text(self) -> str:
+        where = f"{format_bytes(self.low)}-{format_bytes(self.high)}"
+        rise = f"latency {self.before:.3g} -> {self.after:.3g} ns"
+        if self.level is None:
+            return f"a step at {where} ({rise}) that no reported cache explains"
+        said = f"{self.level} {format_bytes(self.reported)}" if self.reported else self.level
+        if self.agrees:
+            return f"{said}: edge at {where} ({rise}), as reported"
+        return f"{said} reported; usable up to about {where} ({rise}): {_factor_text(self)}"
+
+
+def _edges(x: Sequence[float], y: Sequence[float]) -> list[tuple[float, float, float, float]]:
+    """(low, high, before, after) of every rise of at least EDGE in the chase curve."""
+    out = []
+    i = 0
+    while i + 1 < len(x):
+        if y[i] > 0 and y[i + 1] / y[i] >= RISE:
+            j = i + 1
+            while j + 1 < len(x) and y[j + 1] / y[j] >= RISE:
+                j += 1
+            if y[j] / y[i] >= EDGE:
+                out.append((x[i], x[j], y[i], y[j]))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def cache_edges(
+    x: Sequence[float], y: Sequence[float], reported: dict[str, int]
+) -> list[CacheEdge]:
+    """The chase's edges (working sets x ascending, median latencies y), each with the
+    reported level it belongs to: the last edge (into memory) is the last-level cache;
+    the others take the nearest remaining reported level (at most once each)."""
+    levels = sorted(
+        ((name, size) for name, size in reported.items() if not name.endswith("i")),
+        key=lambda kv: (int(kv[0][1:].rstrip("d")), kv[1]),
+    )
+    found = _edges(x, y)
+    if not found:
+        return []
+    out: list[CacheEdge] = []
+    free = list(levels)
+    if free:
+        name, size = free.pop()
+        low, high, before, after = found[-1]
+        out.append(CacheEdge(name, size, low, high, before, after))
+    for low, high, before, after in reversed(found[:-1]):
+        mid = math.sqrt(low * high)
+        best = min(free, key=lambda kv: abs(math.log(kv[1] / mid)), default=None)
+        if best is not None and abs(math.log(best[1] / mid)) <= math.log(8):
+            free.remove(best)
+            out.append(CacheEdge(best[0], best[1], low, high, before, after))
+        else:
+            out.append(CacheEdge(None, None, low, high, before, after))
+    return sorted(out, key=lambda e: e.low)
+
+
+@dataclass
+class Scaling:
+    threads: int
+    rate_per_thread: float  # of one thread's (1.0: perfect scaling)
+    clock_ratio: float | None  # clock with n threads busy / with one (None: not measured)
+    clock_ghz: float | None
+    rate_one: float = 0.0  # one thread's FP64 FMA rate (best ISA)
+
+    @property
+    def effective_cores(self) -> float:
+        """How many single threads' throughput the n threads got, at equal clock."""
+        return self.threads * self.rate_per_thread / (self.clock_ratio or 1.0)
+
+    @property
+    def shared(self) -> bool:
+        """The rate per thread falls more than the clock does: fewer cores than threads."""
+        return self.threads > 1 and self.rate_per_thread / (self.clock_ratio or 1.0) < SCALES
+
+
+def _median(samples: Sequence[dict]) -> float | None:
+    values = [v for s in samples for v in s.get("values") or []]
+    return statistics.median(values) if values else None
+
+
+def clocks(samples: Sequence[dict]) -> dict[int, float]:
+    """{threads: median GHz} of the clock kernel (bench/node/cpu.c, workload cpu_clock)."""
+    by: dict[int, list[dict]] = {}
+    for s in samples:
+        p = s.get("params") or {}
+        if p.get("workload") == "cpu_clock" and isinstance(p.get("threads"), int):
+            by.setdefault(p["threads"], []).append(s)
+    return {t: m for t, group in by.items() if (m := _median(group)) is not None}
+
+
+def core_scaling(samples: Sequence[dict]) -> list[Scaling]:
+    """Per thread count, the FP64 FMA rate per thread against one thread's (the widest
+    ISA: the highest one-thread rate) and the clock ratio; [] without both."""
+    rates: dict[str, dict[int, float]] = {}
+    for s in samples:
+        p = s.get("params") or {}
+        if (
+            s.get("benchmark") == "cpu"
+            and p.get("workload") == "cpu_peak"
+            and p.get("precision") == "fp64"
+            and p.get("op") == "fma"
+            and isinstance(p.get("threads"), int)
+            and s.get("values")
+        ):
+            rates.setdefault(str(p.get("isa")), {})[p["threads"]] = max(s["values"])
+    with_one = {isa: r for isa, r in rates.items() if 1 in r and r[1] > 0}
+    if not with_one:
+        return []
+    best = max(with_one.values(), key=lambda r: r[1])
+    ghz = clocks(samples)
+    out = []
+    for n in sorted(best):
+        ratio = ghz[n] / ghz[1] if n in ghz and ghz.get(1) else None
+        out.append(Scaling(n, best[n] / n / best[1], ratio, ghz.get(n), best[1]))
+    return out
+
+
+def efficiency_cause(row: dict, scaling: Sequence[Scaling]) -> str | None:
+    """Why a node-table row is below LOW_EFFICIENCY of its theoretical peak, measured;
+    None when it is not below (or has no theoretical peak)."""
+    eff = row.get("eff_vs_peak")
+    if eff is None or eff >= LOW_EFFICIENCY or row.get("peak_name") == "measured best":
+        return None
+    causes = []
+    n = row.get("concurrency")
+    at = next((s for s in scaling if s.threads == n), None)
+    if row.get("benchmark") == "cpu" and at is not None:
+        if at.clock_ratio is not None and at.clock_ratio < CLOCK_HOLDS:
+            causes.append(
+                f"clock drop under load: {at.clock_ghz:.3g} GHz with {n} threads busy, "
+                f"{at.clock_ratio:.0%} of one thread's"
+            )
+        if at.shared:
+            clock = (
+                "while the clock holds"
+                if (at.clock_ratio or 1.0) >= CLOCK_HOLDS
+                else f"{at.rate_per_thread / (at.clock_ratio or 1.0):.0%} at equal clock"
+            )
+            causes.append(
+                f"cores shared on the host: the FP64 rate per thread with {n} threads is "
+                f"{at.rate_per_thread:.0%} of one thread's ({clock}), about "
+                f"{at.effective_cores:.1f} cores' worth"
+            )
+    if row.get("workload") in ("dgemm", "hpl") and at is not None and row.get("peak"):
+        fma = at.rate_per_thread * n * _one_thread_fma(scaling) / row["peak"] if n else None
+        if fma:
+            causes.append(
+                f"the register-only FMA kernel reaches {fma:.0%} of this peak with {n} "
+                f"thread{'s' if n != 1 else ''}: the rest is the kernel's own (problem size, "
+                "memory traffic), not the cores'"
+            )
+    spread = row.get("spread")
+    if spread is not None and spread > NOISY:
+        causes.append(
+            f"repetitions spread by {spread:.0%} (best to worst): a noisy host; the best is "
+            "what the machine can do"
+        )
+    return "; ".join(causes) or "unexplained"
+
+
+def _one_thread_fma(scaling: Sequence[Scaling]) -> float:
+    return next((s.rate_one for s in scaling if s.threads == 1), 0.0)
+
+
+@dataclass
+class Compared:
+    """One line of the machine as reported beside the machine as measured."""
+
+    what: str
+    reported: str
+    measured: str
+    verdict: str  # "as reported", or the difference in words
+
+
+def _factor_text(e: CacheEdge) -> str:
+    factor = (e.reported or 0) / math.sqrt(e.low * e.high)
+    return f"{factor:.0f}x smaller than reported" if factor > 1 else f"{1 / factor:.0f}x larger"
+
+
+WORKING_SET_KEYS = ("working_set", "bytes", "size")
+
+
+def chase_curve(samples: Sequence[dict]) -> tuple[list[float], list[float], str] | None:
+    """(working sets, median latencies, unit) of the mem benchmark's single-thread pointer
+    chase (loaded latency, more threads at once, is not the cache curve); None with
+    fewer than 4 working sets."""
+    points: dict[float, list[float]] = {}
+    unit = "ns"
+    for s in samples:
+        p = s.get("params") or {}
+        if s.get("benchmark") != "mem" or s.get("metric") != "latency":
+            continue
+        if p.get("workload", "mem_latency") != "mem_latency" or p.get("threads", 1) != 1:
+            continue
+        key = next((k for k in WORKING_SET_KEYS if k in p), None)
+        if key is None:
+            continue
+        points.setdefault(float(p[key]), []).extend(s["values"])
+        unit = s["unit"]
+    if len(points) < 4:
+        return None
+    x = sorted(points)
+    return x, [statistics.median(points[v]) for v in x], unit
+
+
+def compare(
+    samples: Sequence[dict], caches: dict[str, int], cores: int | None, nominal_ghz: float | None
+) -> list[Compared]:
+    """Caches (hwloc's sizes against the chase's edges), cores (hwloc's count against
+    the FP64 scaling) and the clock (nominal against one and all threads busy)."""
+    out: list[Compared] = []
+    curve = chase_curve(samples)
+    edges = cache_edges(curve[0], curve[1], caches) if curve else []
+    for e in edges:
+        where = f"edge {format_bytes(e.low)}-{format_bytes(e.high)}"
+        if e.level is None:
+            out.append(Compared("cache step", "-", where, "no reported cache explains it"))
+            continue
+        out.append(
+            Compared(
+                e.level,
+                format_bytes(e.reported) if e.reported else "-",
+                where,
+                "as reported" if e.agrees else _factor_text(e),
+            )
+        )
+    scaling = core_scaling(samples)
+    if scaling and scaling[-1].threads > 1:
+        top = scaling[-1]
+        verdict = (
+            f"shared on the host: {top.effective_cores:.1f} cores' worth"
+            if top.shared
+            else "as reported"
+        )
+        out.append(
+            Compared(
+                "cores",
+                str(cores) if cores else "-",
+                f"{top.threads} threads: {top.rate_per_thread:.0%} of 1's FP64 rate each",
+                verdict,
+            )
+        )
+    ghz = clocks(samples)
+    if ghz:
+        most = max(ghz)
+        measured = f"{ghz.get(1, ghz[most]):.3g} GHz on 1 thread" + (
+            f", {ghz[most]:.3g} on {most}" if most > 1 else ""
+        )
+        verdict = "-"
+        if nominal_ghz:
+            ratio = ghz[most] / nominal_ghz
+            verdict = (
+                "as reported" if abs(ratio - 1) <= 0.02 else f"{ratio:.2f}x nominal under load"
+            )
+        out.append(
+            Compared("clock", f"{nominal_ghz:.3g} GHz" if nominal_ghz else "-", measured, verdict)
+        )
+    return out
+
+
+def compare_run(run: dict, samples: Sequence[dict]) -> list[Compared]:
+    """compare() for a stored node run: what hwloc reported is the run's topology, the
+    nominal clock the one its FLOP/s peaks were computed with."""
+    from hpcscope.machine.topology import Topology, TopologyError
+
+    caches: dict[str, int] = {}
+    cores = None
+    if run.get("topology_xml"):
+        try:
+            topology = Topology.from_xml(run["topology_xml"])
+            caches, cores = topology.cache_sizes(), len(topology.cores)
+        except TopologyError:
+            pass
+    nominal = next(
+        (
+            n["data"]["clock_ghz"]
+            for n in run.get("notes") or []
+            if n.get("kind") == "peak"
+            and isinstance(n.get("data"), dict)
+            and isinstance(n["data"].get("clock_ghz"), (int, float))
+        ),
+        None,
+    )
+    return compare(samples, caches, cores, nominal)

@@ -1,0 +1,135 @@
+"""The machine as measured beside the machine as reported (issue 33, parts 2-5).
+
+Fixtures: this project's 2-vCPU guest (hwloc: L3 480 MiB; the pointer chase reaches
+memory latency from 8-16 MiB), a bare-metal-like curve whose edges match hwloc, the 16-vCPU
+host of the issue (FP64 85 GFLOP/s on one thread, 675 on 16; clock 2.79 -> 2.50 GHz), and a
+host whose all-core clock drops while its cores scale.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcscope.analysis import clock_peaks, machine_measured, node_table
+from hpcscope.results.store import Store
+
+KIB, MIB = 1 << 10, 1 << 20
+GUEST_CACHES = {"L1d": 48 * KIB, "L1i": 64 * KIB, "L2": 2 * MIB, "L3": 480 * MIB}
+# The guest's single-thread chase (ns), run 4 of a fresh-clone demo: 4 KiB .. 512 MiB.
+GUEST_CHASE = [1.21, 1.21, 1.21, 1.22, 4.64, 4.62, 4.66, 5.10, 5.23, 19.0, 38.3, 40.8,
+               123.0, 139.2, 163.9, 171.7, 175.4, 202.1]  # fmt: skip
+WORKING_SETS = [4 * KIB * 2**i for i in range(len(GUEST_CHASE))]
+
+
+def chase_samples(latencies: list[float]) -> list[dict]:
+    return [
+        {"benchmark": "mem", "metric": "latency", "unit": "ns", "values": [y, y * 1.01, y],
+         "params": {"workload": "mem_latency", "op": "pointer_chase", "threads": 1, "bytes": x}}
+        for x, y in zip(WORKING_SETS, latencies, strict=True)
+    ]  # fmt: skip
+
+
+def cpu_samples(fp64: dict[int, float], clock: dict[int, float]) -> list[dict]:
+    out = [
+        {"benchmark": "cpu", "metric": "flops", "unit": "GFLOP/s", "values": [v * 0.99, v],
+         "params": {"workload": "cpu_peak", "op": "fma", "precision": "fp64", "isa": "avx512",
+                    "threads": n, "kernel": "registers"}}
+        for n, v in fp64.items()
+    ]  # fmt: skip
+    out += [
+        {"benchmark": "cpu", "metric": "frequency", "unit": "GHz", "values": [g, g],
+         "params": {"workload": "cpu_clock", "threads": n, "kernel": "dependent_add_chain"}}
+        for n, g in clock.items()
+    ]  # fmt: skip
+    return out
+
+
+def test_the_guests_last_level_cache_is_far_smaller_than_reported():
+    edges = machine_measured.cache_edges(WORKING_SETS, GUEST_CHASE, GUEST_CACHES)
+    by_level = {e.level: e for e in edges}
+    assert set(by_level) == {"L1d", "L2", "L3"}
+    assert by_level["L1d"].agrees and (by_level["L1d"].low, by_level["L1d"].high) == (
+        32 * KIB,
+        64 * KIB,
+    )
+    assert by_level["L2"].agrees
+    llc = by_level["L3"]
+    # the last edge leads to memory: 8 MiB .. 16 MiB, within 2x of the latency curve's
+    # edge, and 30x below hwloc's 480 MiB, said so
+    assert (llc.low, llc.high) == (8 * MIB, 16 * MIB) and not llc.agrees
+    assert "42x smaller than reported" in llc.text()
+
+
+def test_edges_that_match_hwloc_agree():
+    caches = {"L1d": 32 * KIB, "L2": 1 * MIB, "L3": 32 * MIB}
+    curve = [1.0] * 3 + [4.0] * 5 + [15.0] * 5 + [90.0] * 5  # steps after 16K, 512K, 16M
+    edges = machine_measured.cache_edges(WORKING_SETS, curve, caches)
+    assert [(e.level, e.agrees) for e in edges] == [("L1d", True), ("L2", True), ("L3", True)]
+    assert machine_measured.cache_edges(WORKING_SETS, [5.0] * 18, caches) == []  # flat: none
+
+
+def test_the_issues_host_halves_its_rate_per_thread_beyond_the_clock_drop():
+    samples = cpu_samples({1: 85.5, 16: 675.0}, {1: 2.79, 16: 2.50})
+    [one, full] = machine_measured.core_scaling(samples)
+    assert one.rate_per_thread == pytest.approx(1.0)
+    assert full.rate_per_thread == pytest.approx(675 / 16 / 85.5)
+    assert full.shared and full.effective_cores == pytest.approx(8.8, abs=0.1)
+    row = {"benchmark": "cpu", "concurrency": 16, "eff_vs_peak": 0.6, "peak_name": "fp64"}
+    cause = machine_measured.efficiency_cause(row, [one, full])
+    assert "clock drop under load: 2.5 GHz with 16 threads busy, 90% of one thread's" in cause
+    assert "cores shared on the host" in cause and "about 8.8 cores' worth" in cause
+
+
+def test_a_clock_drop_alone_is_named_and_the_peak_follows_the_clock():
+    samples = cpu_samples({1: 100.0, 4: 360.0}, {1: 3.0, 4: 2.7})
+    scaling = machine_measured.core_scaling(samples)
+    assert not scaling[-1].shared  # 90% per thread at 90% of the clock: the cores scale
+    row = {"benchmark": "cpu", "concurrency": 4, "eff_vs_peak": 0.85, "peak_name": "fp64"}
+    cause = machine_measured.efficiency_cause(row, scaling)
+    assert cause.startswith("clock drop under load") and "shared" not in cause
+    # A peak of 4 cores at the all-core clock, taken for 1 thread: 1 core at 1 thread's clock
+    peak = {"value": 4 * 2.7 * 32, "clock_ghz": 2.7, "nominal_clock_ghz": 2.0, "cores": 4,
+            "unit": "GFLOP/s", "formula": "..."}  # fmt: skip
+    one = clock_peaks.for_threads(peak, 1, machine_measured.clocks(samples))
+    assert one["value"] == pytest.approx(3.0 * 32) and "1/4 cores" in one["formula"]
+    assert clock_peaks.for_threads(peak, 4, machine_measured.clocks(samples)) is peak
+    assert clock_peaks.for_threads({**peak, "cores": None}, 1, {}) == {**peak, "cores": None}
+
+
+def test_rows_above_90_percent_have_no_cause_and_noise_is_named():
+    assert machine_measured.efficiency_cause({"eff_vs_peak": 0.95, "peak_name": "fp64"}, []) is None
+    noisy = {"benchmark": "mem", "eff_vs_peak": 0.5, "peak_name": "mem", "spread": 0.4}
+    assert "repetitions spread by 40%" in machine_measured.efficiency_cause(noisy, [])
+    assert machine_measured.efficiency_cause({**noisy, "spread": 0.01}, []) == "unexplained"
+    best = {"benchmark": "mem", "eff_vs_peak": 0.5, "peak_name": node_table.MEASURED_BEST}
+    assert machine_measured.efficiency_cause(best, []) is None
+
+
+def test_the_node_table_gives_each_thread_count_its_own_peak_and_cause():
+    samples = cpu_samples({1: 85.5, 2: 90.0}, {1: 2.8, 2: 2.8})
+    peak = {"name": "fp64", "value": 2 * 2.0 * 32, "unit": "GFLOP/s", "metric": "flops",
+            "formula": "2 cores x 2.0 GHz x 32 FP64 FLOP/cycle", "match": {"precision": "fp64"},
+            "clock_ghz": 2.0, "cores": 2}  # fmt: skip
+    rows = {r["concurrency"]: r for r in node_table.node_table(samples, [peak]) if r["op"] == "fma"}
+    assert rows[1]["peak"] == pytest.approx(2.8 * 32)  # one core at the measured clock
+    assert rows[1]["eff_vs_peak"] == pytest.approx(85.5 / (2.8 * 32)) and rows[1]["cause"] is None
+    assert rows[2]["peak"] == pytest.approx(2 * 2.8 * 32)
+    assert "cores shared on the host" in rows[2]["cause"]
+
+
+def test_topo_measured_shows_the_newest_node_run_beside_hwloc(cli):
+    missing = cli("topo", "--measured")
+    assert missing.returncode == 2 and "run node --cpu --mem" in " ".join(missing.stderr.split())
+    from hpcscope.machine.topology import Topology
+
+    topology = Topology.local()
+    with Store(cli.db, create=True) as store:
+        run = store.create_run("node", backend="local")
+        store.update_run(run, host=topology.hostname, topology_xml=topology.xml)
+        launch = store.add_launch(run, "node/mem", {})
+        for s in chase_samples(GUEST_CHASE):
+            store.add_record(launch, {"type": "sample", "benchmark": "mem", "warmups": 0, **s})
+    shown = cli("topo", "--measured")
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert f"As measured by run {run}" in text and "edge 8 MiB-16 MiB" in text
