@@ -11,12 +11,13 @@ own samples:
   with hwloc when the reported size lies within a factor 2 of it (the rise is gradual).
   Cost: O(points).
 - Core scaling: the FP64 FMA rate per thread at n threads against one thread's, beside
-  the clock measured with n threads busy. Where the rate per thread falls while the
-  clock holds, the n threads got the throughput of fewer cores (vCPUs floating over
+  the clock measured with n threads busy. Where the rate per thread falls more than the
+  clock does, the n threads got the throughput of fewer cores (vCPUs floating over
   fewer host cores, or SMT siblings), which no topology shows.
 - Efficiency causes: every row of the node table below 90 % of a theoretical peak gets
-  the measured reason (clock drop, shared cores, a spread between repetitions that
-  points at a noisy host), or "unexplained".
+  its measured reasons (clock drop, shared cores, a DGEMM or HPL kernel's own loss
+  against the register FMA kernel, a spread between repetitions that points at a noisy
+  host), or "unexplained".
 """
 
 from __future__ import annotations
