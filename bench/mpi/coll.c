@@ -205,11 +205,7 @@ static void params_json(hs_json *j, int c, int a, int64_t count)
     hs_json_str(j, "algorithm", alg_names[a]);
     hs_json_int(j, "count", count);
     hs_json_int(j, "bytes", count * (int64_t)sizeof(int));
-    hs_json_int(j, "nodes", ND.nodes);
-    hs_json_int(j, "ppn", ND.ppn);
-    hs_json_int(j, "p", HB.size);
-    hs_json_bool(j, "regular", ND.regular);
-    hs_json_str(j, "node_override", ND.override);
+    hs_nodes_params(j, &ND, HB.size);
     hs_json_close(j);
 }
 

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonl.h"
+
 /* HS_HAVE_LANECOLL comes from bench/mpi/CMakeLists.txt (lanecoll linked or not); the
  * header search is the fallback for other builds. */
 #ifndef HS_HAVE_LANECOLL
@@ -179,6 +181,18 @@ static inline int hs_nodes_rank_of(const hs_nodes *d, int size, int node, int no
     for (int r = 0; r < size; r++)
         if (d->node_of[r] == node && d->rank_on[r] == noderank) return r;
     return -1;
+}
+
+/* The decomposition's part of a record's params object: nodes, ppn, p (ranks), regular,
+ * node_override (the same keys in every record of coll, lane_pattern and multi_coll).
+ */
+static inline void hs_nodes_params(hs_json *j, const hs_nodes *d, int p)
+{
+    hs_json_int(j, "nodes", d->nodes);
+    hs_json_int(j, "ppn", d->ppn);
+    hs_json_int(j, "p", p);
+    hs_json_bool(j, "regular", d->regular);
+    hs_json_str(j, "node_override", d->override);
 }
 
 static inline void hs_nodes_free(hs_nodes *d)

@@ -137,11 +137,7 @@ static void cell_params(hs_json *j, const void *arg)
     hs_json_int(j, "count", x->c);
     hs_json_int(j, "bytes", x->c * (int64_t)sizeof(int));
     hs_json_int(j, "block", x->block);
-    hs_json_int(j, "nodes", ND.nodes);
-    hs_json_int(j, "ppn", ND.ppn);
-    hs_json_int(j, "p", HB.size);
-    hs_json_bool(j, "regular", ND.regular);
-    hs_json_str(j, "node_override", ND.override);
+    hs_nodes_params(j, &ND, HB.size);
     hs_json_close(j);
 }
 
