@@ -96,6 +96,23 @@ def test_a_clock_drop_alone_is_named_and_the_peak_follows_the_clock():
     assert clock_peaks.for_threads({**peak, "cores": None}, 1, {}) == {**peak, "cores": None}
 
 
+def test_the_clock_between_fma_work_is_the_one_the_peaks_use():
+    samples = cpu_samples({1: 100.0}, {1: 3.0, 2: 3.0})
+    loaded = [
+        {**s, "values": [2.5, 2.5], "params": {**s["params"], "load": "fp64 fma avx512"}}
+        for s in samples
+        if s["params"]["workload"] == "cpu_clock"
+    ]
+    assert machine_measured.clocks(samples) == {1: 3.0, 2: 3.0}
+    assert machine_measured.clocks(samples + loaded) == {1: 2.5, 2: 2.5}
+    assert clock_peaks.measured_clock(samples + loaded) == (2.5, 2, 2)
+    peak = {"value": 160.0, "clock_ghz": 2.0, "unit": "GFLOP/s",
+            "formula": "2 cores x 2 GHz x 40 FLOP/cycle"}  # fmt: skip
+    [scaled] = clock_peaks.at_measured_clock([peak], samples + loaded)
+    assert scaled["value"] == pytest.approx(200.0)
+    assert "between FP64 FMA AVX512 work" in scaled["formula"]
+
+
 def test_rows_above_90_percent_have_no_cause_and_noise_is_named():
     assert machine_measured.efficiency_cause({"eff_vs_peak": 0.95, "peak_name": "fp64"}, []) is None
     noisy = {"benchmark": "mem", "eff_vs_peak": 0.5, "peak_name": "mem", "spread": 0.4}

@@ -27,6 +27,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hpcscope.analysis.clock_peaks import clock_samples
 from hpcscope.formatting import format_bytes
 
 RISE = 1.25  # latency growth between two working sets that counts as part of an edge
@@ -133,12 +134,12 @@ def _median(samples: Sequence[dict]) -> float | None:
 
 
 def clocks(samples: Sequence[dict]) -> dict[int, float]:
-    """{threads: median GHz} of the clock kernel (bench/node/cpu.c, workload cpu_clock)."""
+    """{threads: median GHz} of the clock kernel (bench/node/cpu.c): measured between FP64
+    FMA work where the run has it (clock_peaks.clock_samples), else the add chain alone."""
     by: dict[int, list[dict]] = {}
-    for s in samples:
-        p = s.get("params") or {}
-        if p.get("workload") == "cpu_clock" and isinstance(p.get("threads"), int):
-            by.setdefault(p["threads"], []).append(s)
+    for s in clock_samples(samples):
+        if isinstance(s["params"].get("threads"), int):
+            by.setdefault(s["params"]["threads"], []).append(s)
     return {t: m for t, group in by.items() if (m := _median(group)) is not None}
 
 

@@ -47,6 +47,7 @@ MATCH_KEYS = (
     # node); without them the near and far cells of one thread count were one row
     "cpu_node",
     "mem_node",
+    "load",  # the clock kernel between FP64 FMA work (bench/node/cpu.c) or alone
 )
 LOWER_IS_BETTER = {"latency"}
 
@@ -124,7 +125,11 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
             "benchmark": s["benchmark"],
             "workload": p.get("workload"),
             "op": p.get("op"),
-            "variant": p.get("precision") or p.get("pattern") or p.get("protocol") or numa_cell(p),
+            "variant": p.get("precision")
+            or p.get("pattern")
+            or p.get("protocol")
+            or numa_cell(p)
+            or p.get("load"),
             "concurrency": p.get("threads", p.get("streams")),
             "block": p.get("block", p.get("bytes")),
             "nodes": p.get("nodes"),
@@ -284,7 +289,7 @@ def human_name(row: dict) -> str:
         "mem_wss": f"memory {op}",
         "mem_block": f"memory {variant} {op}",
         "mem_latency": "memory latency",
-        "cpu_clock": "core clock",
+        "cpu_clock": f"core clock{f' between {str(variant).upper()} work' if variant else ''}",
         "disk": f"disk {'sequential' if variant == 'seq' else 'random'} {op}",
         "net": f"{str(variant or '').upper()} {str(op or '').replace('_', '-')}",
     }
