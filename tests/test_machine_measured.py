@@ -150,3 +150,56 @@ def test_topo_measured_shows_the_newest_node_run_beside_hwloc(cli):
     assert shown.returncode == 0, shown.stderr
     text = " ".join(shown.stdout.split())
     assert f"As measured by run {run}" in text and "edge 8 MiB-16 MiB" in text
+
+
+# A chase whose memory latency starts at 512 KiB: below any last-level cache hwloc reports.
+SMALL_LLC_CHASE = [1.2] * 4 + [5.0] * 3 + [100.0] * 11
+
+
+def test_the_usable_llc_is_where_the_chase_reaches_memory_when_hwloc_disagrees():
+    from pathlib import Path
+
+    xml = (Path(__file__).parent / "fixtures" / "topo" / "this_vm.xml").read_text()  # L3 32 MiB
+    run = {"id": 7, "topology_xml": xml}
+    usable = machine_measured.usable_llc(run, chase_samples(SMALL_LLC_CHASE))
+    assert usable == {"bytes": 512 * KIB, "low": 256 * KIB, "reported": 32 * MIB,
+                      "level": "L3", "run_id": 7}  # fmt: skip
+    agrees = [1.2] * 4 + [5.0] * 10 + [100.0] * 4  # memory from 32-64 MiB: as reported
+    assert machine_measured.usable_llc(run, chase_samples(agrees)) is None
+
+
+def test_the_node_plan_sizes_stream_from_the_usable_llc_when_hwloc_still_says_the_same():
+    from pathlib import Path
+
+    from hpcscope.machine.topology import Topology
+    from hpcscope.suites import node as node_suite
+    from hpcscope.suites.base import SuitePlan
+
+    topo = Topology.from_xml(
+        (Path(__file__).parent / "fixtures" / "topo" / "2x16_nosmt.xml").read_text()
+    )  # 4 L3 instances of 32 MiB
+    usable = {"bytes": 4 * MIB, "low": 2 * MIB, "reported": 32 * MIB, "level": "L3", "run_id": 3}
+    out = SuitePlan()
+    assert node_suite._llc_for_arrays(topo, {"usable_llc": usable}, out) == 4 * 4 * MIB
+    assert "as run 3 measured it" in out.notes[0].text
+    other = SuitePlan()  # another machine now (hwloc reports another size): hwloc's
+    moved = {**usable, "reported": 16 * MIB}
+    assert node_suite._llc_for_arrays(topo, {"usable_llc": moved}, other) == 4 * 32 * MIB
+    assert node_suite._llc_for_arrays(topo, {}, other) == 4 * 32 * MIB and not other.notes
+
+
+def test_run_node_plans_stream_from_this_hosts_newest_node_run(cli):
+    from hpcscope.machine.topology import Topology
+
+    topology = Topology.local()
+    with Store(cli.db, create=True) as store:
+        run = store.create_run("node", backend="local")
+        store.update_run(run, host=topology.hostname, topology_xml=topology.xml)
+        launch = store.add_launch(run, "node/mem", {})
+        for s in chase_samples(SMALL_LLC_CHASE):
+            store.add_record(launch, {"type": "sample", "benchmark": "mem", "warmups": 0, **s})
+    dry = cli("run", "node", "--mem", "--quick", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    said = " ".join((dry.stdout + dry.stderr).split())
+    assert f"STREAM arrays sized from the last-level cache as run {run} measured it" in said
+    assert "--array-bytes=67108864" in said  # STREAM's minimum of 64 MiB

@@ -463,7 +463,7 @@ def write_outputs(
 
 def print_notes(plan: SuitePlan, console: Console) -> None:
     for note in plan.notes:
-        if note.kind in ("skipped", "warning", "precision"):
+        if note.kind in ("skipped", "warning", "precision", "info"):
             console.print(f"[yellow]{note.kind}[/yellow]: {S(note.text)}")
 
 

@@ -337,3 +337,39 @@ def compare_run(run: dict, samples: Sequence[dict]) -> list[Compared]:
         None,
     )
     return compare(samples, caches, cores, nominal)
+
+
+def newest_node_run(store, host: str) -> tuple[dict, list[dict]] | None:
+    """(run, samples) of the newest node run of `host` with CPU or memory samples."""
+    runs = [r for r in store.runs() if r.get("suite") == "node" and r.get("host") == host]
+    for run in reversed(runs):
+        samples = store.samples(run["id"])
+        if any(s["benchmark"] in ("cpu", "mem") for s in samples):
+            return store.run(run["id"]), samples
+    return None
+
+
+def usable_llc(run: dict, samples: Sequence[dict]) -> dict | None:
+    """The last-level cache as a node run measured it, where it disagrees with hwloc:
+    {bytes (the edge's high end: past it the chase is at memory latency), low, reported,
+    level, run_id}; None where they agree or nothing was measured."""
+    from hpcscope.machine.topology import Topology, TopologyError
+
+    curve = chase_curve(samples)
+    if not curve or not run.get("topology_xml"):
+        return None
+    try:
+        caches = Topology.from_xml(run["topology_xml"]).cache_sizes()
+    except TopologyError:
+        return None
+    top = [e for e in cache_edges(curve[0], curve[1], caches) if e.level and e.reported]
+    llc = max(top, key=lambda e: e.reported or 0, default=None)
+    if llc is None or llc.agrees:
+        return None
+    return {
+        "bytes": int(llc.high),
+        "low": int(llc.low),
+        "reported": llc.reported,
+        "level": llc.level,
+        "run_id": run.get("id"),
+    }

@@ -93,6 +93,7 @@ def print_measured(ctx: click.Context, topology: Topology) -> None:
     """The newest node run of this host, as reported beside as measured (show's table)."""
     import socket
 
+    from hpcscope.analysis import machine_measured
     from hpcscope.cli.common import out, store_of
     from hpcscope.report.show import print_machine_measured
 
@@ -101,16 +102,7 @@ def print_measured(ctx: click.Context, topology: Topology) -> None:
     if not Path(ctx.obj["db"]).exists():
         raise runner.UsageError(f"nothing measured yet ({ctx.obj['db']} does not exist): {hint}")
     with store_of(ctx) as store:
-        runs = [r for r in store.runs() if r.get("suite") == "node" and r.get("host") == host]
-        found = next(
-            (
-                (r, samples)
-                for r in reversed(runs)
-                if (samples := store.samples(r["id"]))
-                and any(s["benchmark"] in ("cpu", "mem") for s in samples)
-            ),
-            None,
-        )
+        found = machine_measured.newest_node_run(store, host)
         if found is None:
             raise runner.UsageError(
                 f"no node run of {host} with CPU or memory results in {store.path}: {hint}"

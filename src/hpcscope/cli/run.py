@@ -94,6 +94,8 @@ def execute(
     topology, mpis, builds = runner.prepare(
         suite, kw["mpi"], chatter, node_topo.topology if node_topo else None
     )
+    if suite == "node" and kw["on"] == "local":
+        opts = {**opts, "usable_llc": usable_llc(ctx, topology)}
     context = runner.make_context(
         topology,
         mpis,
@@ -135,6 +137,20 @@ def execute(
             chatter.print(S(message))
     chatter.print(f"run {run_id} {outcome.status}; see `hpcscope show {run_id}`")
     return outcome
+
+
+def usable_llc(ctx: click.Context, topology) -> dict | None:
+    """The last-level cache this host's newest node run measured, where it disagrees with
+    hwloc (analysis/machine_measured.usable_llc): the node plan sizes STREAM from it."""
+    import socket
+
+    from hpcscope.analysis import machine_measured
+
+    if not Path(ctx.obj["db"]).exists():
+        return None
+    with store_of(ctx) as store:
+        found = machine_measured.newest_node_run(store, topology.hostname or socket.gethostname())
+        return machine_measured.usable_llc(*found) if found else None
 
 
 def job_time_limit(value: str | None) -> int | None:

@@ -91,6 +91,35 @@ def numa_matrix_notes(topology: Any, threads: list[int]) -> list[Note]:
 QUICK_ARRAY_CAP = 512 << 20
 
 
+def _llc_for_arrays(topology: Any, opts: dict, out: SuitePlan) -> int:
+    """The last-level cache STREAM's arrays must exceed: hwloc's, or the one this host's
+    newest node run measured where that disagrees (`usable_llc`, set by the CLI from the
+    store: machine_measured.usable_llc) and hwloc still reports the same size; a note says
+    which. The pointer chase keeps sweeping past hwloc's size, so the next run checks it."""
+    reported = _llc_total(topology)
+    usable = opts.get("usable_llc")
+    if not isinstance(usable, dict):
+        return reported
+    try:
+        instances = topology.last_level_caches()
+        same = bool(instances) and usable.get("reported") == max(c.size for c in instances)
+    except (AttributeError, TypeError):
+        return reported
+    if not same or not isinstance(usable.get("bytes"), int) or usable["bytes"] <= 0:
+        return reported
+    measured = usable["bytes"] * len(instances)
+    out.notes.append(
+        Note(
+            "info",
+            f"memory: STREAM arrays sized from the last-level cache as run {usable.get('run_id')} "
+            f"measured it (memory latency from {format_bytes(usable['bytes'])} per "
+            f"{usable.get('level', 'cache')}, hwloc reports {format_bytes(usable['reported'])})",
+            {"usable_llc": usable, "llc_bytes": measured, "reported_llc_bytes": reported},
+        )
+    )
+    return measured
+
+
 def stream_array_bytes(llc: int, quick: bool, mem: bool, out: SuitePlan) -> int:
     """Bytes per STREAM array: 4 x the last-level caches, at least 64 MiB; with --quick
     at most QUICK_ARRAY_CAP, with a warning naming what the rule wanted."""
@@ -174,7 +203,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 300,
             )
         )
-    array_bytes = stream_array_bytes(_llc_total(ctx.topology), quick, parts["mem"], out)
+    array_bytes = stream_array_bytes(
+        _llc_for_arrays(ctx.topology, opts, out), quick, parts["mem"], out
+    )
     if parts["mem"]:
         args = node_parts.mem_args(opts, quick, n, _llc_total(ctx.topology), tl, array_bytes)
         out.jobs.append(job("mem", args, 300))
