@@ -59,7 +59,9 @@ def test_two_lanes_double_the_lane_pattern_speedup_of_one(cli: Cli) -> None:
         kinds = {n["kind"] for n in run["notes"]}
         assert {"banner", "platform", "sim_cost", "info"} <= kinds
         banner = next(n for n in run["notes"] if n["kind"] == "banner")
-        assert banner["text"].startswith("simulated (SimGrid)")
+        # the banner names the SimGrid version the launches ran on (mpi_version)
+        version = store.launches(1)[0]["tags"]["mpi_version"]
+        assert banner["text"].startswith(f"simulated (SimGrid {version})")
         cost = next(n for n in run["notes"] if n["kind"] == "sim_cost")["data"]
         assert cost["wall_time_s"] > 0 and cost["peak_rss_bytes"] > 1e6
         assert cost["peak_private_bytes"] > 0  # sampled every 0.5 s while it ran

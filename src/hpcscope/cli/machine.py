@@ -132,7 +132,8 @@ def print_topology(topology: Topology) -> None:
     "--mpi",
     default="all",
     show_default=True,
-    help="openmpi, mpich, auto, all, or the path of an mpicc wrapper.",
+    help="openmpi, mpich, auto, all, smpi (SimGrid's simulated MPI), or the path of an "
+    "mpicc wrapper.",
 )
 @handle_errors
 def build(mpi: str) -> None:
@@ -141,7 +142,20 @@ def build(mpi: str) -> None:
     \b
     Example: hpcscope build --mpi openmpi
              hpcscope build --mpi /opt/mpich-4.2/bin/mpicc
+             hpcscope build --mpi smpi     (first builds SimGrid 4.1 from its source,
+                                            once: about 25 minutes on 2 cores)
+    `run --on sim` then uses the newest SimGrid there is (Debian's 3.32 otherwise).
     """
+    if mpi_mod.SIMULATED in [w.strip() for w in mpi.split(",")]:
+        from hpcscope.machine import simgrid
+
+        try:
+            where = simgrid.build_release(say=lambda text: err.print(S(text)))
+        except simgrid.SimGridBuildError as exc:
+            raise runner.UsageError(
+                f"{exc}\n`run --on sim` keeps using the SimGrid on PATH, if any"
+            ) from exc
+        err.print(f"SimGrid {simgrid.NEWEST}: {S(where)}")
     try:
         specs = mpi_mod.discover(mpi)
     except mpi_mod.MpiNotFound as exc:

@@ -64,8 +64,9 @@ def machine_options(machine: SimMachine, program: str, **changes) -> SmpiOptions
     return options_for(spec.core_speed, **changes) if spec else SmpiOptions(**changes)
 
 
-def banner_text(machine: SimMachine) -> str:
-    return f"simulated (SimGrid): times come from a model of {machine.label}, not from hardware"
+def banner_text(machine: SimMachine, simgrid_version: str | None = None) -> str:
+    which = f"SimGrid {simgrid_version}" if simgrid_version else "SimGrid"
+    return f"simulated ({which}): times come from a model of {machine.label}, not from hardware"
 
 
 def platform_text(machine: SimMachine, ppn: int) -> str:
@@ -140,7 +141,8 @@ class SimBackend(LocalBackend):
         self.workdir.mkdir(parents=True, exist_ok=True)
         platform = self.workdir / "platform.xml"
         safe_write.write_text(platform, self.machine.xml)
-        self.store.add_note(run_id, "banner", banner_text(self.machine))
+        versions = sorted({job.mpi.version for job in jobs if job.mpi is not None})
+        self.store.add_note(run_id, "banner", banner_text(self.machine, ", ".join(versions)))
         self.store.add_note(
             run_id,
             "platform",

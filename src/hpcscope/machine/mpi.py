@@ -90,14 +90,32 @@ def _from_wrapper(mpicc: str) -> MpiSpec:
     raise MpiNotFound(f"found {path} but no mpirun or mpiexec beside it in {folder}")
 
 
+def smpi_installs() -> list[MpiSpec]:
+    """Every SimGrid smpicc/smpirun found: those built into the cache (machine/simgrid.py,
+    `hpcscope build --mpi smpi`) and those on PATH (Debian's). The version is SimGrid's
+    ('SimGrid version 3.32'), which is what decides the simulated behaviour; the build
+    cache is keyed by it."""
+    from hpcscope.machine import simgrid
+
+    candidates = [
+        (str(p / "bin" / "smpicc"), str(p / "bin" / "smpirun")) for _, p in simgrid.cached()
+    ]
+    candidates.append((shutil.which("smpicc") or "", shutil.which("smpirun") or ""))
+    found = []
+    for smpicc, smpirun in candidates:
+        if smpicc and smpirun:
+            match = re.search(r"SimGrid version\s+(\S+)", _output([smpirun, "--version"]))
+            found.append(
+                MpiSpec(SIMULATED, smpicc, smpirun, match.group(1) if match else "unknown")
+            )
+    return found
+
+
 def _smpi() -> MpiSpec | None:
-    """SimGrid's smpicc/smpirun. The version is SimGrid's ('SimGrid version 3.32'), which is
-    what decides the simulated behaviour; the build cache is keyed by it."""
-    smpicc, smpirun = shutil.which("smpicc"), shutil.which("smpirun")
-    if not (smpicc and smpirun):
-        return None
-    match = re.search(r"SimGrid version\s+(\S+)", _output([smpirun, "--version"]))
-    return MpiSpec(SIMULATED, smpicc, smpirun, match.group(1) if match else "unknown")
+    """The newest SimGrid found (smpi_installs); Debian's is the fallback."""
+    from hpcscope.machine import simgrid
+
+    return max(smpi_installs(), key=lambda m: simgrid.version_key(m.version), default=None)
 
 
 def _flavor(flavor: str) -> MpiSpec | None:

@@ -1,0 +1,128 @@
+"""SimGrid for `--on sim`: the newest one found; a newer release built once from its source.
+
+Debian ships SimGrid 3.32, whose SMPI finds each finished eager send by a linear search
+(98 % of the simulator at paper scale, docs/simulation.md). Release NEWEST is built from
+its published source (the `simgrid` source distribution on PyPI: C++ with SMPI, CMake,
+Boost from Debian) into <cache root>/simgrid/<version>/ by `hpcscope build --mpi smpi`,
+once per machine (about 25 minutes on 2 cores; the log beside it). Discovery
+(machine/mpi.py) takes the newest SimGrid among that cache and PATH, so Debian's stays
+the fallback and nothing else builds SimGrid: `run --on sim` and the tests use whichever
+is there. The benchmark build cache is keyed by the SimGrid version (build.build_dir),
+and every simulated launch is tagged with it (mpi_version) and the report's banner names it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+NEWEST = "4.1"
+# SMPI only: no Python bindings, model checker, sthread, Fortran or documentation, and no
+# link-time optimisation (it doubles the link time of libsimgrid on 2 cores).
+CMAKE_OPTIONS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-Denable_smpi=ON",
+    "-Denable_python=OFF",
+    "-Denable_model-checking=OFF",
+    "-Denable_sthread=OFF",
+    "-Denable_fortran=OFF",
+    "-Denable_lto=OFF",
+    "-Denable_documentation=OFF",
+)
+DONE = ".installed"  # written last: a prefix without it is an interrupted build
+
+
+class SimGridBuildError(Exception):
+    """Fetching or building SimGrid failed; the message names the step and the log."""
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """'3.32' -> (3, 32); '4.1' -> (4, 1); unknown -> ()."""
+    return tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+
+
+def root() -> Path:
+    from hpcscope import build
+
+    return build.cache_root() / "simgrid"
+
+
+def prefix(version: str) -> Path:
+    return root() / version
+
+
+def cached() -> list[tuple[str, Path]]:
+    """(version, install prefix) of every complete SimGrid built here, newest first."""
+    if not root().is_dir():
+        return []
+    found = [
+        (p.name, p)
+        for p in root().iterdir()
+        if (p / DONE).exists() and (p / "bin" / "smpirun").exists() and version_key(p.name)
+    ]
+    return sorted(found, key=lambda vp: version_key(vp[0]), reverse=True)
+
+
+def _run(argv: list[str], log: Path, step: str, cwd: Path | None = None) -> None:
+    with log.open("a") as out:
+        out.write(f"\n$ {' '.join(argv)}\n")
+        out.flush()
+        done = subprocess.run(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        tail = log.read_text(errors="replace").splitlines()[-15:]
+        raise SimGridBuildError(
+            f"SimGrid {step} failed (exit {done.returncode}); the last lines of {log}:\n"
+            + "\n".join(tail)
+        )
+
+
+def build_release(
+    version: str = NEWEST, jobs: int = 2, say: Callable[[str], None] = lambda _: None
+) -> Path:
+    """The install prefix of SimGrid `version`, built from its source distribution when it
+    is not cached yet (download with pip, CMake configure, build, install). Raises
+    SimGridBuildError."""
+    target = prefix(version)
+    if (target / DONE).exists():
+        return target
+    if not shutil.which("cmake"):
+        raise SimGridBuildError("cmake is not installed: apt-get install cmake")
+    work = root() / f"build-{version}"
+    work.mkdir(parents=True, exist_ok=True)
+    log = root() / f"build-{version}.log"
+    log.write_text("")
+    say(
+        f"building SimGrid {version} from its source, once (about 25 minutes on 2 cores; "
+        f"log: {log})"
+    )
+    archive = next(work.glob(f"simgrid-{version}.tar.gz"), None)
+    if archive is None:
+        _run(
+            [sys.executable, "-m", "pip", "download", f"simgrid=={version}", "--no-deps",
+             "--no-binary", ":all:", "-d", str(work)],
+            log,
+            "download (pip download simgrid, the source distribution)",
+        )  # fmt: skip
+        archive = next(work.glob(f"simgrid-{version}.tar.gz"), None)
+    if archive is None:
+        raise SimGridBuildError(f"pip gave no simgrid-{version}.tar.gz; see {log}")
+    source = work / f"simgrid-{version}"
+    if not source.is_dir():
+        with tarfile.open(archive) as tar:
+            tar.extractall(work, filter="data")
+    objects = work / "build"
+    _run(
+        ["cmake", "-S", str(source), "-B", str(objects), f"-DCMAKE_INSTALL_PREFIX={target}",
+         *CMAKE_OPTIONS],
+        log,
+        "configure (cmake)",
+    )  # fmt: skip
+    _run(["cmake", "--build", str(objects), "-j", str(jobs)], log, "build")
+    _run(["cmake", "--install", str(objects)], log, "install")
+    (target / DONE).write_text(version + "\n")
+    return target
