@@ -143,7 +143,7 @@ def build(mpi: str) -> None:
     Example: hpcscope build --mpi openmpi
              hpcscope build --mpi /opt/mpich-4.2/bin/mpicc
              hpcscope build --mpi smpi     (first builds SimGrid 4.1 from its source,
-                                            once: about 25 minutes on 2 cores)
+                                            once: about 12 minutes on 2 cores)
     `run --on sim` then uses the newest SimGrid there is (Debian's 3.32 otherwise).
     """
     if mpi_mod.SIMULATED in [w.strip() for w in mpi.split(",")]:

@@ -2,7 +2,8 @@
 
 Pure functions: they compose argv and environment and touch nothing; the caller writes
 the platform and hostfile (machine/sim_platform.py) and starts the command
-(launch/command.py). Checked with SimGrid 3.32 (Debian libsimgrid-dev).
+(launch/command.py). Checked with SimGrid 3.32 (Debian libsimgrid-dev) and 4.1 (built by
+`hpcscope build --mpi smpi`, machine/simgrid.py).
 
 What the defaults are and why:
   --cfg=smpi/coll-selector:ompi      Open MPI's decision rules; SMPI's default allreduce
@@ -16,7 +17,12 @@ What the defaults are and why:
                                       under allgather_hier; ompi_neighborexchange fails on
                                       odd sizes. NTSLR (a logical ring) and SMPI's default
                                       are right at 12 and 16 ranks (checked with every coll
-                                      algorithm, counts 1p..10000p). Native MPI_Allgather
+                                      algorithm, counts 1p..10000p). SimGrid 4.1 is no
+                                      different: with ring, rdb and pair allgather_lane
+                                      still differs from native at 12 and 16 ranks, bruck
+                                      still fails, ompi_neighborexchange differs at 12
+                                      (allgather and allgatherv native, lane, hier at
+                                      1p..1000p, validated; NTSLR right). Native MPI_Allgather
                                       uses it too, so comparisons are fair, but it is not
                                       Open MPI's size-based choice.
   --cfg=smpi/reduce_scatter:mpich    the ompi selector's MPI_Reduce_scatter gives wrong

@@ -4,7 +4,7 @@ Debian ships SimGrid 3.32, whose SMPI finds each finished eager send by a linear
 (98 % of the simulator at paper scale, docs/simulation.md). Release NEWEST is built from
 its published source (the `simgrid` source distribution on PyPI: C++ with SMPI, CMake,
 Boost from Debian) into <cache root>/simgrid/<version>/ by `hpcscope build --mpi smpi`,
-once per machine (about 25 minutes on 2 cores; the log beside it). Discovery
+once per machine (about 12 minutes on 2 cores; the log beside it). Discovery
 (machine/mpi.py) takes the newest SimGrid among that cache and PATH, so Debian's stays
 the fallback and nothing else builds SimGrid: `run --on sim` and the tests use whichever
 is there. The benchmark build cache is keyed by the SimGrid version (build.build_dir),
@@ -97,7 +97,7 @@ def build_release(
     log = root() / f"build-{version}.log"
     log.write_text("")
     say(
-        f"building SimGrid {version} from its source, once (about 25 minutes on 2 cores; "
+        f"building SimGrid {version} from its source, once (about 12 minutes on 2 cores; "
         f"log: {log})"
     )
     archive = next(work.glob(f"simgrid-{version}.tar.gz"), None)
