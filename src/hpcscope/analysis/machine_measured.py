@@ -248,9 +248,10 @@ def chase_curve(samples: Sequence[dict]) -> tuple[list[float], list[float], str]
         if p.get("workload", "mem_latency") != "mem_latency" or p.get("threads", 1) != 1:
             continue
         key = next((k for k in WORKING_SET_KEYS if k in p), None)
-        if key is None:
-            continue
-        points.setdefault(float(p[key]), []).extend(s["values"])
+        size = p.get(key) if key else None
+        if not isinstance(size, (int, float)) or isinstance(size, bool) or not size > 0:
+            continue  # an imported store may hold anything
+        points.setdefault(float(size), []).extend(s["values"])
         unit = s["unit"]
     if len(points) < 4:
         return None

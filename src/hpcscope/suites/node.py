@@ -91,11 +91,12 @@ def numa_matrix_notes(topology: Any, threads: list[int]) -> list[Note]:
 QUICK_ARRAY_CAP = 512 << 20
 
 
-def _llc_for_arrays(topology: Any, opts: dict, out: SuitePlan) -> int:
+def _llc_for_arrays(topology: Any, opts: dict, out: SuitePlan, mem: bool = True) -> int:
     """The last-level cache STREAM's arrays must exceed: hwloc's, or the one this host's
     newest node run measured where that disagrees (`usable_llc`, set by the CLI from the
     store: machine_measured.usable_llc) and hwloc still reports the same size; a note says
-    which. The pointer chase keeps sweeping past hwloc's size, so the next run checks it."""
+    which (`mem`: the memory part runs; the likwid references alone need no note). The
+    pointer chase keeps sweeping past hwloc's size, so the next run checks it."""
     reported = _llc_total(topology)
     usable = opts.get("usable_llc")
     if not isinstance(usable, dict):
@@ -108,6 +109,8 @@ def _llc_for_arrays(topology: Any, opts: dict, out: SuitePlan) -> int:
     if not same or not isinstance(usable.get("bytes"), int) or usable["bytes"] <= 0:
         return reported
     measured = usable["bytes"] * len(instances)
+    if not mem:
+        return measured
     out.notes.append(
         Note(
             "info",
@@ -204,7 +207,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             )
         )
     array_bytes = stream_array_bytes(
-        _llc_for_arrays(ctx.topology, opts, out), quick, parts["mem"], out
+        _llc_for_arrays(ctx.topology, opts, out, parts["mem"]), quick, parts["mem"], out
     )
     if parts["mem"]:
         args = node_parts.mem_args(opts, quick, n, _llc_total(ctx.topology), tl, array_bytes)
