@@ -108,7 +108,7 @@ def print_measured(ctx: click.Context, topology: Topology) -> None:
                 f"no node run of {host} with CPU or memory results in {store.path}: {hint}"
             )
         run, samples = found
-        out.print(f"\nAs measured by run {run['id']} ({run.get('started', '')[:16]}):")
+        out.print(f"\nAs measured by run {run['id']} ({(run.get('started') or '')[:16]}):")
         print_machine_measured(run, samples, out)
 
 
