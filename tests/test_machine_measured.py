@@ -134,9 +134,8 @@ def test_the_node_table_gives_each_thread_count_its_own_peak_and_cause():
     assert "cores shared on the host" in rows[2]["cause"]
 
 
-def test_topo_measured_shows_the_newest_node_run_beside_hwloc(cli):
-    missing = cli("topo", "--measured")
-    assert missing.returncode == 2 and "run node --cpu --mem" in " ".join(missing.stderr.split())
+def store_chase_of_this_host(cli, latencies: list[float]) -> int:
+    """A stored node run of this host (its hwloc topology) with this pointer chase."""
     from hpcscope.machine.topology import Topology
 
     topology = Topology.local()
@@ -144,8 +143,15 @@ def test_topo_measured_shows_the_newest_node_run_beside_hwloc(cli):
         run = store.create_run("node", backend="local")
         store.update_run(run, host=topology.hostname, topology_xml=topology.xml)
         launch = store.add_launch(run, "node/mem", {})
-        for s in chase_samples(GUEST_CHASE):
+        for s in chase_samples(latencies):
             store.add_record(launch, {"type": "sample", "benchmark": "mem", "warmups": 0, **s})
+    return run
+
+
+def test_topo_measured_shows_the_newest_node_run_beside_hwloc(cli):
+    missing = cli("topo", "--measured")
+    assert missing.returncode == 2 and "run node --cpu --mem" in " ".join(missing.stderr.split())
+    run = store_chase_of_this_host(cli, GUEST_CHASE)
     shown = cli("topo", "--measured")
     assert shown.returncode == 0, shown.stderr
     text = " ".join(shown.stdout.split())
@@ -189,15 +195,7 @@ def test_the_node_plan_sizes_stream_from_the_usable_llc_when_hwloc_still_says_th
 
 
 def test_run_node_plans_stream_from_this_hosts_newest_node_run(cli):
-    from hpcscope.machine.topology import Topology
-
-    topology = Topology.local()
-    with Store(cli.db, create=True) as store:
-        run = store.create_run("node", backend="local")
-        store.update_run(run, host=topology.hostname, topology_xml=topology.xml)
-        launch = store.add_launch(run, "node/mem", {})
-        for s in chase_samples(SMALL_LLC_CHASE):
-            store.add_record(launch, {"type": "sample", "benchmark": "mem", "warmups": 0, **s})
+    run = store_chase_of_this_host(cli, SMALL_LLC_CHASE)
     dry = cli("run", "node", "--mem", "--quick", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     said = " ".join((dry.stdout + dry.stderr).split())
