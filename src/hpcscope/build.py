@@ -22,34 +22,13 @@ from typing import IO
 
 from hpcscope import safe_write
 from hpcscope.machine.mpi import MpiSpec
+from hpcscope.paths import SOURCE_ROOT, cache_root  # noqa: F401 (build.cache_root is used)
 
-_PACKAGE = Path(__file__).resolve().parent
-_CHECKOUT = _PACKAGE.parents[1]
-
-
-def _source_root() -> Path:
-    """Where bench/ and lanecoll/ are: beside the package in a checkout (and an editable
-    install), or inside it (hpcscope/csrc, copied there by setup.py) when installed."""
-    shipped = _PACKAGE / "csrc"
-    return shipped if (shipped / "bench").is_dir() else _CHECKOUT
-
-
-SOURCE_ROOT = _source_root()
 BENCH_SOURCE = SOURCE_ROOT / "bench"
 
 
 class BuildError(Exception):
     """The benchmarks did not compile; the message carries the compiler's last lines."""
-
-
-def cache_root() -> Path:
-    """$HPCSCOPE_CACHE, else .cache in the checkout, else ~/.cache/hpcscope (installed)."""
-    if os.environ.get("HPCSCOPE_CACHE"):
-        return Path(os.environ["HPCSCOPE_CACHE"]).resolve()
-    if SOURCE_ROOT == _CHECKOUT:
-        return (_CHECKOUT / ".cache").resolve()
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return (Path(xdg) / "hpcscope").resolve()
 
 
 def build_dir(mpi: MpiSpec) -> Path:

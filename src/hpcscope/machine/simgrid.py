@@ -21,6 +21,8 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
+from hpcscope.paths import cache_root
+
 NEWEST = "4.1"
 # SMPI only: no Python bindings, model checker, sthread, Fortran or documentation, and no
 # link-time optimisation (it doubles the link time of libsimgrid on 2 cores).
@@ -47,9 +49,7 @@ def version_key(version: str) -> tuple[int, ...]:
 
 
 def root() -> Path:
-    from hpcscope import build
-
-    return build.cache_root() / "simgrid"
+    return cache_root() / "simgrid"
 
 
 def prefix(version: str) -> Path:
