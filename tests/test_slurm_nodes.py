@@ -37,7 +37,7 @@ FAKE_CPUINFO = Path(__file__).parent / "fixtures" / "node" / "cpuinfo_haswell_e5
 @pytest.fixture(scope="module")
 def two_socket_cluster(tmp_path_factory: pytest.TempPathFactory):
     """Two fake nodes with the two-socket topology; SLURM_CONF set while the module runs."""
-    _need("slurmctld", "slurmd", "sbatch", "mpicc.openmpi", "mpicc.mpich", "lstopo-no-graphics")
+    _need("slurmctld", "slurmd", "sbatch", "mpicc.openmpi", "mpicc.mpich")
     if os.geteuid() != 0:
         pytest.skip("scripts/slurm-local needs root (fake nodes run slurmd as root)")
     state = tmp_path_factory.mktemp("slurm-nodes")

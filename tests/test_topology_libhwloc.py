@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -219,3 +220,28 @@ def test_unloadable_library_is_reported(monkeypatch: pytest.MonkeyPatch) -> None
             hwloc_lib.load_library()
     finally:
         hwloc_lib.load_library.cache_clear()
+
+
+@requires_library
+def test_slurm_probe_command_uses_the_library_on_a_node_without_lstopo(
+    path_without_lstopo: str,
+) -> None:
+    """The SLURM topology probe's shell, run here as a compute node would run it: without
+    lstopo it prints the library's XML, then the node's facts (issue 33)."""
+    from hpcscope.launch import slurm_topology
+    from hpcscope.machine import node_facts
+
+    env = dict(os.environ, PATH=path_without_lstopo)
+    env.pop("HWLOC_XMLFILE", None)
+    proc = subprocess.run(
+        ["sh", "-c", slurm_topology.PROBE_COMMAND],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    xml, facts = node_facts.parse_probe_output(proc.stdout, "probe job")
+    _same(Topology.from_xml(xml), Topology.from_xml(hwloc_lib.topology_xml()))
+    assert facts is not None and "processor" in facts.cpuinfo_text

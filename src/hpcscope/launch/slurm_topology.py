@@ -10,7 +10,7 @@ starts on (placements, CPU lists, oversubscription, peaks all read the Topology)
    checkout, else ~/.cache/hpcscope). The node kinds are part of the key, so nodes that
    change (another CPU, another layout in slurm.conf) are probed again by themselves.
 3. A probe job: `srun -N1 -n1 [--exclusive] [--partition/--constraint/--account/--qos]
-   lstopo-no-graphics --of xml` on one node of the partition. Costs one short job (and its
+   lstopo-no-graphics --of xml` (or hwloc's library through Python) on one node of the partition. Costs one short job (and its
    queue wait); `hpcscope topo --on slurm` runs it again on purpose (refresh).
 
 The probe job also prints the node's /proc/cpuinfo, `dmidecode -t memory`, NIC speeds and
@@ -31,6 +31,8 @@ import hashlib
 import json
 import os
 import re
+import shlex
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +40,7 @@ from typing import Any
 from hpcscope import build, safe_write
 from hpcscope.launch.slurm import Runner, SlurmError, run_command
 from hpcscope.launch.slurm_script import SlurmOptions
-from hpcscope.machine import node_facts
+from hpcscope.machine import hwloc_lib, node_facts
 from hpcscope.machine.node_facts import NodeFacts
 from hpcscope.machine.peaks import parse_cpuinfo
 from hpcscope.machine.topology import Topology, TopologyError
@@ -46,13 +48,19 @@ from hpcscope.machine.topology import Topology, TopologyError
 PROBE_TIMEOUT_S = 600.0  # queue wait plus lstopo; a busy partition: use --topology FILE
 PROBE_TIME_LIMIT_MIN = 5
 SINFO_NODES_FORMAT = "%N|%P|%c|%z|%f"
-# One shell word for the node: hwloc's text-free lstopo where installed, else lstopo;
-# then the facts the node suite's peaks need (after the XML, in marked sections).
+# One shell word for the node: hwloc's text-free lstopo where installed, else lstopo, else
+# hwloc's library through machine/hwloc_lib.py (the nodes without the hwloc programs: it is
+# found where the benchmark programs are, on the file system the cluster shares; this
+# Python's path first, then the node's python3); then the facts the node suite's peaks
+# need (after the XML, in marked sections).
+_LIBRARY_SCRIPT = shlex.quote(str(Path(hwloc_lib.__file__).resolve()))
 PROBE_COMMAND = (
     "if command -v lstopo-no-graphics >/dev/null; then lstopo-no-graphics --of xml; "
     "elif command -v lstopo >/dev/null; then lstopo --of xml; "
-    "else echo 'hpcscope topology probe: hwloc (lstopo) is not installed on this node' >&2; "
-    "exit 127; fi || exit $?; " + node_facts.PROBE_FACTS
+    f"elif {{ {shlex.quote(sys.executable)} -I {_LIBRARY_SCRIPT} || "
+    f"python3 -I {_LIBRARY_SCRIPT}; }} 2>/dev/null; then :; "
+    "else echo 'hpcscope topology probe: neither hwloc (lstopo) nor its library (through "
+    "python3) works on this node' >&2; exit 127; fi || exit $?; " + node_facts.PROBE_FACTS
 )
 
 
@@ -236,7 +244,7 @@ def probe(options: SlurmOptions, runner: Runner = run_command) -> str:
     if proc.returncode != 0 or "<topology" not in proc.stdout:
         last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         raise SlurmError(
-            f"the topology probe job (srun ... lstopo --of xml) failed: {last}. Record the "
+            f"the topology probe job (srun ... lstopo --of xml, or libhwloc) failed: {last}. Record the "
             "compute node's topology yourself (`lstopo --of xml > node.xml` on a node) and "
             "pass --topology node.xml"
         )
