@@ -2,15 +2,18 @@
 
 Fixtures: this project's 2-vCPU guest (hwloc: L3 480 MiB; the pointer chase reaches
 memory latency from 8-16 MiB), a bare-metal-like curve whose edges match hwloc, the 16-vCPU
-host of the issue (FP64 85 GFLOP/s on one thread, 675 on 16; clock 2.79 -> 2.50 GHz), and a
-host whose all-core clock drops while its cores scale.
+host of the issue (FP64 85 GFLOP/s on one thread, 675 on 16; clock 2.79 -> 2.50 GHz), a
+host whose all-core clock drops while its cores scale, and a two-socket node whose SLIT
+(hwloc's NUMA latency matrix, 10/21) the near/far matrix confirms or contradicts.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from hpcscope.analysis import clock_peaks, machine_measured, node_table
+from hpcscope.analysis import clock_peaks, machine_measured, node_table, numa_distances
 from hpcscope.results.store import Store
 
 KIB, MIB = 1 << 10, 1 << 20
@@ -201,3 +204,61 @@ def test_run_node_plans_stream_from_this_hosts_newest_node_run(cli):
     said = " ".join((dry.stdout + dry.stderr).split())
     assert f"STREAM arrays sized from the last-level cache as run {run} measured it" in said
     assert "--array-bytes=67108864" in said  # STREAM's minimum of 64 MiB
+
+
+# ----- NUMA distances: hwloc's matrix beside the measured near/far one ------------------
+
+TOPO = Path(__file__).parent / "fixtures" / "topo"
+SLIT_XML = (TOPO / "lcc3_2x6x2_distances.xml").read_text()  # hwloc 2: NUMALatency 10/21
+
+
+def numa_samples(latency: dict[tuple[int, int], float]) -> list[dict]:
+    out = []
+    for (i, m), ns in latency.items():
+        out.append(
+            {"benchmark": "mem", "metric": "latency", "unit": "ns", "values": [ns, ns * 1.02],
+             "params": {"workload": "numa_latency", "threads": 1, "cpu_node": i, "mem_node": m}}
+        )  # fmt: skip
+        out.append(
+            {"benchmark": "mem", "metric": "bandwidth", "unit": "MB/s",
+             "values": [20000.0 if i == m else 12000.0] * 3,
+             "params": {"workload": "numa_bandwidth", "threads": 1, "cpu_node": i, "mem_node": m}}
+        )  # fmt: skip
+    return out
+
+
+def test_hwloc_s_numa_matrix_is_read_from_both_xml_formats():
+    assert numa_distances.reported_matrix(SLIT_XML) == {(0, 1): 2.1, (1, 0): 2.1}
+    # the hwloc 1.x file of the same machine with the matrix lstopo 1.x wrote
+    v1 = (TOPO / "lcc3_2x6x2_hwloc1.xml").read_text()
+    block = (
+        '<distances nbobjs="2" relative_depth="2" latency_base="1.000000">'
+        + "".join(f'<latency value="{v}"/>' for v in (1.0, 2.1, 2.1, 1.0))
+        + "</distances>"
+    )
+    v1 = v1.replace("</topology>", block + "</topology>")
+    assert numa_distances.reported_matrix(v1) == pytest.approx({(0, 1): 2.1, (1, 0): 2.1})
+    assert numa_distances.reported_matrix((TOPO / "lcc3_2x6x2.xml").read_text()) is None
+
+
+def test_measured_distances_that_match_the_slit_are_as_reported():
+    samples = numa_samples({(0, 0): 80, (0, 1): 160, (1, 1): 80, (1, 0): 176})
+    (line,) = [c for c in machine_measured.compare(samples, {}, None, None, SLIT_XML)]
+    assert line.what == "NUMA distances" and line.reported == "remote 2.1x local"
+    assert line.measured == "remote latency 2-2.2x local, far bandwidth 0.6x near"
+    assert line.verdict == "as reported"
+
+
+def test_a_remote_node_nearer_than_the_slit_says_is_named():
+    samples = numa_samples({(0, 0): 80, (0, 1): 96, (1, 1): 80, (1, 0): 170})
+    (line,) = machine_measured.compare(samples, {}, None, None, SLIT_XML)
+    assert (
+        line.verdict
+        == "node 0 -> 1: 1.2x measured, 2.1x reported (1 of 2 pairs differ by over 25%)"
+    )
+    # without hwloc's matrix (most VMs): the measured one, and that hwloc has none
+    plain = (TOPO / "lcc3_2x6x2.xml").read_text()
+    (line,) = machine_measured.compare(samples, {}, None, None, plain)
+    assert line.reported == "-" and line.verdict == "hwloc reports no distances"
+    # one NUMA node: no line at all
+    assert machine_measured.compare(numa_samples({(0, 0): 80}), {}, None, None, SLIT_XML) == []

@@ -18,6 +18,8 @@ own samples:
   its measured reasons (clock drop, shared cores, a DGEMM or HPL kernel's own loss
   against the register FMA kernel, a spread between repetitions that points at a noisy
   host), or "unexplained".
+- NUMA distances (with several NUMA nodes): hwloc's latency matrix against the measured
+  near/far one (analysis/numa_distances.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hpcscope.analysis.clock_peaks import clock_samples
+from hpcscope.analysis.numa_distances import AGREES, Distances, distances
 from hpcscope.formatting import format_bytes
 
 RISE = 1.25  # latency growth between two working sets that counts as part of an edge
@@ -259,11 +262,42 @@ def chase_curve(samples: Sequence[dict]) -> tuple[list[float], list[float], str]
     return x, [statistics.median(points[v]) for v in x], unit
 
 
+def _range(values: Sequence[float], unit: str) -> str:
+    low, high = min(values), max(values)
+    return f"{low:.2g}{unit}" if high - low < 0.05 else f"{low:.2g}-{high:.2g}{unit}"
+
+
+def _numa_line(d: Distances) -> Compared:
+    """One line for the NUMA matrix, however many nodes: the ranges, and the pair that
+    differs most from hwloc's figure."""
+    measured = f"remote latency {_range(list(d.latency.values()), 'x')} local"
+    if d.bandwidth:
+        measured += f", far bandwidth {_range(list(d.bandwidth.values()), 'x')} near"
+    if not d.reported:
+        return Compared("NUMA distances", "-", measured, "hwloc reports no distances")
+    reported = f"remote {_range(list(d.reported.values()), 'x')} local"
+    differing = d.differing()
+    if not differing:
+        return Compared("NUMA distances", reported, measured, "as reported")
+    i, m = d.worst() or differing[0]
+    verdict = (
+        f"node {i} -> {m}: {d.latency[(i, m)]:.2g}x measured, {d.reported[(i, m)]:.2g}x "
+        f"reported ({len(differing)} of {len(d.latency)} pairs differ by over "
+        f"{AGREES:.0%})"
+    )
+    return Compared("NUMA distances", reported, measured, verdict)
+
+
 def compare(
-    samples: Sequence[dict], caches: dict[str, int], cores: int | None, nominal_ghz: float | None
+    samples: Sequence[dict],
+    caches: dict[str, int],
+    cores: int | None,
+    nominal_ghz: float | None,
+    topology_xml: str = "",
 ) -> list[Compared]:
     """Caches (hwloc's sizes against the chase's edges), cores (hwloc's count against
-    the FP64 scaling) and the clock (nominal against one and all threads busy)."""
+    the FP64 scaling), the clock (nominal against one and all threads busy) and, with
+    several NUMA nodes, their distances (hwloc's matrix against the near/far one)."""
     out: list[Compared] = []
     curve = chase_curve(samples)
     edges = cache_edges(curve[0], curve[1], caches) if curve else []
@@ -311,6 +345,9 @@ def compare(
         out.append(
             Compared("clock", f"{nominal_ghz:.3g} GHz" if nominal_ghz else "-", measured, verdict)
         )
+    numa = distances(topology_xml, samples)
+    if numa:
+        out.append(_numa_line(numa))
     return out
 
 
@@ -337,7 +374,7 @@ def compare_run(run: dict, samples: Sequence[dict]) -> list[Compared]:
         ),
         None,
     )
-    return compare(samples, caches, cores, nominal)
+    return compare(samples, caches, cores, nominal, run.get("topology_xml") or "")
 
 
 def newest_node_run(store, host: str) -> tuple[dict, list[dict]] | None:
