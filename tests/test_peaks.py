@@ -57,7 +57,8 @@ def test_sapphire_rapids_half_precision_and_amx():
     peaks = by_name(compute_peaks(text("sapphire_rapids_8480"), {"cores": 56}, {"freq": "2.0GHz"}))
     assert peaks["fp64"].value == pytest.approx(56 * 2.0 * 32)
     assert peaks["fp16"].value == pytest.approx(4 * peaks["fp64"].value)
-    assert peaks["bf16"].value == pytest.approx(4 * peaks["fp64"].value)
+    # VDPBF16PS: 4 FLOP per lane, but one instruction per 2 cycles (measured)
+    assert peaks["bf16"].value == pytest.approx(peaks["fp64"].value)
     assert peaks["bf16_amx"].value == pytest.approx(56 * 2.0 * 1024)
     assert "user value" in peaks["fp64"].source
 
