@@ -24,7 +24,7 @@ def fake_install(cache: Path, version: str, complete: bool = True) -> Path:
         tool.write_text(f"#!/bin/sh\necho 'SimGrid version {version}'\n")
         tool.chmod(0o755)
     if complete:
-        (prefix / simgrid.DONE).write_text(version)
+        (prefix / simgrid.DONE).write_text(simgrid.build_name(version))
     return prefix
 
 
@@ -37,9 +37,10 @@ def test_discovery_takes_the_newest_complete_build(tmp_path, monkeypatch):
     monkeypatch.setenv("HPCSCOPE_CACHE", str(tmp_path))
     newest = fake_install(tmp_path, "4.1")
     fake_install(tmp_path, "9.0", complete=False)  # an interrupted build: not used
-    assert [v for v, _ in simgrid.cached()] == ["4.1"]
+    assert [v for v, _ in simgrid.cached()] == [simgrid.build_name("4.1")]
     [spec] = mpi_mod.discover("smpi")
-    assert spec.version == "4.1" and spec.mpicc == str(newest / "bin" / "smpicc")
+    assert spec.version == simgrid.build_name("4.1")
+    assert spec.mpicc == str(newest / "bin" / "smpicc")
     assert simgrid.build_release("4.1") == newest  # cached: nothing is built again
 
 
@@ -49,3 +50,45 @@ def test_an_older_cached_build_leaves_the_one_on_path(tmp_path, monkeypatch):
     fake_install(tmp_path, "1.0")
     [spec] = mpi_mod.discover("smpi")
     assert spec.mpirun == shutil.which("smpirun") and spec.version != "1.0"
+
+
+def test_a_build_names_its_patch_level_and_an_unpatched_one_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCSCOPE_CACHE", str(tmp_path))
+    prefix = fake_install(tmp_path, "4.1")
+    [spec] = mpi_mod.discover("smpi")
+    assert spec.version == f"4.1+{simgrid.PATCH_LEVEL}"  # what the records are tagged with
+    assert simgrid.version_key(spec.version) > simgrid.version_key("4.1")
+    assert simgrid.build_release("4.1") == prefix  # up to date: nothing is built
+    # a build from before the patches ("4.1" in its marker) is still found and used ...
+    (prefix / simgrid.DONE).write_text("4.1\n")
+    [spec] = mpi_mod.discover("smpi")
+    assert spec.version == "4.1"
+    # ... and `hpcscope build --mpi smpi` builds it again (here: stopped before cmake)
+    monkeypatch.setattr(simgrid.shutil, "which", lambda name: None)
+    with pytest.raises(simgrid.SimGridBuildError, match="cmake is not installed"):
+        simgrid.build_release("4.1")
+
+
+def test_patches_apply_once_and_refuse_another_release(tmp_path):
+    for patch in simgrid.PATCHES:
+        (tmp_path / patch.path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / patch.path).write_text(f"before\n  {patch.release}\nafter\n")
+    simgrid.apply_patches(tmp_path)
+    simgrid.apply_patches(tmp_path)  # applied already: unchanged
+    for patch in simgrid.PATCHES:
+        assert (tmp_path / patch.path).read_text() == f"before\n  {patch.ours}\nafter\n"
+        (tmp_path / patch.path).write_text("another release\n")
+    with pytest.raises(simgrid.SimGridBuildError, match="for release 4.1"):
+        simgrid.apply_patches(tmp_path)
+
+
+@pytest.mark.skipif(
+    not (simgrid.root() / f"build-{simgrid.NEWEST}" / f"simgrid-{simgrid.NEWEST}").is_dir(),
+    reason="SimGrid's source is not extracted here (hpcscope build --mpi smpi)",
+)
+def test_the_patches_match_the_release_source():
+    """The release's own source holds each text PATCHES changes, or our change."""
+    source = simgrid.root() / f"build-{simgrid.NEWEST}" / f"simgrid-{simgrid.NEWEST}"
+    for patch in simgrid.PATCHES:
+        text = (source / patch.path).read_text()
+        assert text.count(patch.release) + text.count(patch.ours) == 1

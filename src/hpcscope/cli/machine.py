@@ -155,7 +155,7 @@ def build(mpi: str) -> None:
             raise runner.UsageError(
                 f"{exc}\n`run --on sim` keeps using the SimGrid on PATH, if any"
             ) from exc
-        err.print(f"SimGrid {simgrid.NEWEST}: {S(where)}")
+        err.print(f"SimGrid {simgrid.build_name(simgrid.NEWEST)}: {S(where)}")
     try:
         specs = mpi_mod.discover(mpi)
     except mpi_mod.MpiNotFound as exc:

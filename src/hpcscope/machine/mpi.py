@@ -93,21 +93,24 @@ def _from_wrapper(mpicc: str) -> MpiSpec:
 def smpi_installs() -> list[MpiSpec]:
     """Every SimGrid smpicc/smpirun found: those built into the cache (machine/simgrid.py,
     `hpcscope build --mpi smpi`) and those on PATH (Debian's). The version is SimGrid's
-    ('SimGrid version 3.32'), which is what decides the simulated behaviour; the build
-    cache is keyed by it."""
+    ('SimGrid version 3.32'), which is what decides the simulated behaviour, with the
+    cached build's patch level where it has one ('4.1+hpcscope.1'); the build cache is
+    keyed by it."""
     from hpcscope.machine import simgrid
 
     candidates = [
-        (str(p / "bin" / "smpicc"), str(p / "bin" / "smpirun")) for _, p in simgrid.cached()
+        (str(p / "bin" / "smpicc"), str(p / "bin" / "smpirun"), name)
+        for name, p in simgrid.cached()
     ]
-    candidates.append((shutil.which("smpicc") or "", shutil.which("smpirun") or ""))
+    candidates.append((shutil.which("smpicc") or "", shutil.which("smpirun") or "", ""))
     found = []
-    for smpicc, smpirun in candidates:
+    for smpicc, smpirun, name in candidates:
         if smpicc and smpirun:
             match = re.search(r"SimGrid version\s+(\S+)", _output([smpirun, "--version"]))
-            found.append(
-                MpiSpec(SIMULATED, smpicc, smpirun, match.group(1) if match else "unknown")
-            )
+            version = match.group(1) if match else "unknown"
+            if name.startswith(version + "+"):
+                version = name
+            found.append(MpiSpec(SIMULATED, smpicc, smpirun, version))
     return found
 
 

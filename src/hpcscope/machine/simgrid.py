@@ -9,6 +9,13 @@ once per machine (about 12 minutes on 2 cores; the log beside it). Discovery
 the fallback and nothing else builds SimGrid: `run --on sim` and the tests use whichever
 is there. The benchmark build cache is keyed by the SimGrid version (build.build_dir),
 and every simulated launch is tagged with it (mpi_version) and the report's banner names it.
+
+Changes to the release are kept here, upstream style (PATCHES: the file, the release's
+text, ours and why), applied to the extracted source before CMake. A build records its
+name, <version>+<PATCH_LEVEL>, in its marker; that name is the version discovery reports,
+so records say which simulator ran, and a build made before the patches is brought up to
+date by the next `hpcscope build --mpi smpi` (an incremental build: about 1 minute when
+the build folder is still there).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from hpcscope.paths import cache_root
@@ -36,7 +44,32 @@ CMAKE_OPTIONS = (
     "-Denable_lto=OFF",
     "-Denable_documentation=OFF",
 )
-DONE = ".installed"  # written last: a prefix without it is an interrupted build
+DONE = ".installed"  # written last, holding the build's name: without it, interrupted
+
+
+@dataclass(frozen=True)
+class Patch:
+    path: str  # in the source tree
+    release: str  # the release's text, replaced once
+    ours: str
+    why: str
+
+
+PATCHES = (
+    Patch(
+        "src/smpi/mpi/smpi_comm.cpp",
+        "allgather__ring(&leader, 1, MPI_INT , leaders_map, 1, MPI_INT, this);",
+        "allgather__bruck(&leader, 1, MPI_INT, leaders_map, 1, MPI_INT, this);",
+        # Comm::init_smp runs once per communicator, inside its first collective whose
+        # algorithm is SMP-aware: Open MPI's small-message bcast (knomial intra-node) at
+        # 16+ ranks, the MPICH selector's. Its exchange of each rank's node leader was a
+        # ring: p(p-1) messages, 16 s of simulator CPU at 1152 ranks for one MPI_Bcast of
+        # an int (0.1 s with SMPI's default selector). Bruck's allgather exchanges the
+        # same p ints in p log2(p) messages: 0.6 s. What init_smp computes is the same.
+        "init_smp's leader exchange in O(p log p) messages instead of a ring's O(p^2)",
+    ),
+)
+PATCH_LEVEL = "hpcscope.1"  # raise it when PATCHES change: older builds are rebuilt
 
 
 class SimGridBuildError(Exception):
@@ -48,6 +81,10 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", version)[:3])
 
 
+def build_name(version: str) -> str:
+    return f"{version}+{PATCH_LEVEL}"
+
+
 def root() -> Path:
     return cache_root() / "simgrid"
 
@@ -57,15 +94,32 @@ def prefix(version: str) -> Path:
 
 
 def cached() -> list[tuple[str, Path]]:
-    """(version, install prefix) of every complete SimGrid built here, newest first."""
+    """(build name, install prefix) of every complete SimGrid built here, newest first. The
+    name is the marker's: "4.1+hpcscope.1", or a bare "4.1" for a build without patches."""
     if not root().is_dir():
         return []
-    found = [
-        (p.name, p)
-        for p in root().iterdir()
-        if (p / DONE).exists() and (p / "bin" / "smpirun").exists() and version_key(p.name)
-    ]
+    found = []
+    for p in root().iterdir():
+        if (p / DONE).exists() and (p / "bin" / "smpirun").exists() and version_key(p.name):
+            name = (p / DONE).read_text(errors="replace").strip()
+            found.append((name if name.startswith(p.name) else p.name, p))
     return sorted(found, key=lambda vp: version_key(vp[0]), reverse=True)
+
+
+def apply_patches(source: Path) -> None:
+    """PATCHES on an extracted source tree; one already applied is left as it is. Raises
+    SimGridBuildError when a file no longer holds the release's text (another release)."""
+    for patch in PATCHES:
+        path = source / patch.path
+        text = path.read_text()
+        if patch.ours in text:
+            continue
+        if text.count(patch.release) != 1:
+            raise SimGridBuildError(
+                f"{patch.path} of this SimGrid does not hold the text hpcscope changes "
+                f"({patch.why}): PATCHES in machine/simgrid.py are for release {NEWEST}"
+            )
+        path.write_text(text.replace(patch.release, patch.ours))
 
 
 def _run(argv: list[str], log: Path, step: str, cwd: Path | None = None) -> None:
@@ -88,7 +142,7 @@ def build_release(
     is not cached yet (download with pip, CMake configure, build, install). Raises
     SimGridBuildError."""
     target = prefix(version)
-    if (target / DONE).exists():
+    if (target / DONE).exists() and (target / DONE).read_text().strip() == build_name(version):
         return target
     if not shutil.which("cmake"):
         raise SimGridBuildError("cmake is not installed: apt-get install cmake")
@@ -97,8 +151,8 @@ def build_release(
     log = root() / f"build-{version}.log"
     log.write_text("")
     say(
-        f"building SimGrid {version} from its source, once (about 12 minutes on 2 cores; "
-        f"log: {log})"
+        f"building SimGrid {build_name(version)} from its source, once (about 12 minutes on "
+        f"2 cores, 1 when updating an earlier build; log: {log})"
     )
     archive = next(work.glob(f"simgrid-{version}.tar.gz"), None)
     if archive is None:
@@ -115,6 +169,8 @@ def build_release(
     if not source.is_dir():
         with tarfile.open(archive) as tar:
             tar.extractall(work, filter="data")
+    apply_patches(source)
+    (target / DONE).unlink(missing_ok=True)  # the prefix is being replaced
     objects = work / "build"
     _run(
         ["cmake", "-S", str(source), "-B", str(objects), f"-DCMAKE_INSTALL_PREFIX={target}",
@@ -124,5 +180,5 @@ def build_release(
     )  # fmt: skip
     _run(["cmake", "--build", str(objects), "-j", str(jobs)], log, "build")
     _run(["cmake", "--install", str(objects)], log, "install")
-    (target / DONE).write_text(version + "\n")
+    (target / DONE).write_text(build_name(version) + "\n")
     return target
