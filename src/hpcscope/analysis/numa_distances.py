@@ -38,12 +38,9 @@ class Distances:
 
     def worst(self) -> tuple[int, int] | None:
         """The pair whose measured latency ratio is farthest from the reported one."""
-        if not self.reported:
-            return None
-        pairs = [p for p in self.latency if p in self.reported]
-        if not pairs:
-            return None
-        return max(pairs, key=lambda p: abs(self.latency[p] / self.reported[p] - 1))  # type: ignore[index]
+        reported = self.reported or {}
+        pairs = [p for p in self.latency if p in reported]
+        return max(pairs, key=lambda p: abs(self.latency[p] / reported[p] - 1), default=None)
 
     def differing(self) -> list[tuple[int, int]]:
         reported = self.reported or {}
