@@ -28,7 +28,8 @@ from hpcscope.plan import placement
     default="local",
     show_default=True,
     help="local: this machine; slurm: a compute node, probed now with a short job "
-    "(srun lstopo, or hwloc's library where the node has no lstopo) and cached for the plans of `run --on slurm`.",
+    "(srun lstopo, or hwloc's library where the node has no lstopo) and cached for the "
+    "plans of `run --on slurm`.",
 )
 @click.option("--partition", default=None, help="SLURM partition to probe (default: SLURM's).")
 @click.option("--constraint", default=None, help="SLURM node features (--constraint).")

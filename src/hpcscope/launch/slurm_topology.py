@@ -10,8 +10,9 @@ starts on (placements, CPU lists, oversubscription, peaks all read the Topology)
    checkout, else ~/.cache/hpcscope). The node kinds are part of the key, so nodes that
    change (another CPU, another layout in slurm.conf) are probed again by themselves.
 3. A probe job: `srun -N1 -n1 [--exclusive] [--partition/--constraint/--account/--qos]
-   lstopo-no-graphics --of xml` (or hwloc's library through Python) on one node of the partition. Costs one short job (and its
-   queue wait); `hpcscope topo --on slurm` runs it again on purpose (refresh).
+   lstopo-no-graphics --of xml` (or hwloc's library through Python) on one node of the
+   partition. Costs one short job (and its queue wait); `hpcscope topo --on slurm` runs it
+   again on purpose (refresh).
 
 The probe job also prints the node's /proc/cpuinfo, `dmidecode -t memory`, NIC speeds and
 disk models (machine/node_facts.PROBE_FACTS), cached beside the XML as <key>.facts.json:
@@ -244,8 +245,8 @@ def probe(options: SlurmOptions, runner: Runner = run_command) -> str:
     if proc.returncode != 0 or "<topology" not in proc.stdout:
         last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         raise SlurmError(
-            f"the topology probe job (srun ... lstopo --of xml, or libhwloc) failed: {last}. Record the "
-            "compute node's topology yourself (`lstopo --of xml > node.xml` on a node) and "
+            f"the topology probe job (srun ... lstopo --of xml, or libhwloc) failed: {last}. "
+            "Record the compute node's topology yourself (`lstopo --of xml > node.xml` on a node) and "
             "pass --topology node.xml"
         )
     return proc.stdout[proc.stdout.index("<?xml") if "<?xml" in proc.stdout else 0 :]
