@@ -161,6 +161,51 @@ def test_rank_on_another_simulated_host_than_planned_is_caught(tmp_path: Path) -
             assert verdict["verdict"] == "verified" and verdict["placement"] == "node"
 
 
+DEADLOCK_C = r"""
+#include <mpi.h>
+int main(int argc, char **argv)
+{
+    int rank, x = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 1) MPI_Recv(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def test_a_deadlocked_simulation_is_failed_not_completed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SimGrid ends a simulation whose ranks all wait ("Stalling SMPI instance") with exit
+    0; the launch is FAILED with the reason (the 4.1 scatter defect lost counts this way
+    while the run said ok)."""
+    import subprocess
+
+    from hpcscope.launch import sim as sim_mod
+    from hpcscope.machine import mpi as mpi_mod
+    from hpcscope.machine.sim_machine import resolve
+    from hpcscope.plan.job import Job
+
+    mpi = mpi_mod.discover("smpi")[0]
+    (tmp_path / "deadlock.c").write_text(DEADLOCK_C)
+    program = tmp_path / "deadlock"
+    subprocess.run([mpi.mpicc, str(tmp_path / "deadlock.c"), "-o", str(program)], check=True)
+    job = Job("coll", "smpi/deadlock", [str(program)], mpi, 2, None, 2, tags={"mpi": "smpi"},
+              timeout_s=120)  # fmt: skip
+    for stall, status in (("never printed", "COMPLETED"), (sim_mod.STALL, "FAILED")):
+        monkeypatch.setattr(sim_mod, "STALL", stall)
+        store = Store(tmp_path / f"{status}.db")
+        run_id = store.create_run("coll", backend="sim")
+        sim_mod.SimBackend(store, tmp_path / status, resolve("jupiter:nodes=2"), 1).submit(
+            run_id, [job]
+        )
+        (launch,) = store.launches(run_id)
+        assert launch["status"] == status, launch["stderr_tail"]
+    assert "the simulation deadlocked" in launch["stderr_tail"]
+
+
 @pytest.mark.parametrize(
     ("args", "names"),
     [

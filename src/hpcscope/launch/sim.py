@@ -109,6 +109,9 @@ SHARED_MALLOC_BYTES = 1 << 20
 NETWORK_ONLY_SUITES = ("coll", "lanes")
 
 
+STALL = "Stalling SMPI instance"  # SimGrid's last words on a deadlocked simulation
+
+
 class SimBackend(LocalBackend):
     """The Backend protocol (launch/base.py) on a simulated cluster. poll, wait, cancel and
     collect are the local backend's: everything is in the store when submit returns."""
@@ -227,7 +230,7 @@ class SimBackend(LocalBackend):
             self.planned_hosts(job), NOT_CHECKED, node_sep=NODE_NAME_SEP
         )
         try:
-            return run_job(
+            state = run_job(
                 self.store,
                 run_id,
                 job,
@@ -238,6 +241,21 @@ class SimBackend(LocalBackend):
             )
         finally:  # also after Ctrl-C: a killed simulation's cost is worth keeping
             self._note_cost(run_id, job, usage)
+        return self._deadlock_failed(state)
+
+    def _deadlock_failed(self, state: JobState) -> JobState:
+        """A simulation SimGrid ended because every rank waited for a message no rank would
+        send exits 0 like a finished one: mark it FAILED with the reason, keeping the
+        records made before the deadlock (the counts after it are missing)."""
+        if state.state != "COMPLETED" or STALL not in state.detail:
+            return state
+        detail = (
+            "the simulation deadlocked: SimGrid stopped it (\"Stalling SMPI instance\": "
+            "ranks wait for messages no rank sends, a defect of the simulated MPI or of the "
+            "program); what was measured before is kept\n" + state.detail
+        )
+        self.store.finish_launch(int(state.backend_id), "FAILED", state.returncode, detail)
+        return replace(state, state="FAILED", detail=detail)
 
     def planned_hosts(self, job: Job) -> list[str]:
         """The simulated host of every rank: consecutive over nodes, ppn per node; a
