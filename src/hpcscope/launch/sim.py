@@ -250,7 +250,7 @@ class SimBackend(LocalBackend):
         if state.state != "COMPLETED" or STALL not in state.detail:
             return state
         detail = (
-            "the simulation deadlocked: SimGrid stopped it (\"Stalling SMPI instance\": "
+            'the simulation deadlocked: SimGrid stopped it ("Stalling SMPI instance": '
             "ranks wait for messages no rank sends, a defect of the simulated MPI or of the "
             "program); what was measured before is kept\n" + state.detail
         )
