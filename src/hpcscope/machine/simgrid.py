@@ -72,12 +72,12 @@ PATCHES = (
         "src/smpi/colls/scatter/scatter-ompi.cpp",
         "int i, rank, size, err = MPI_ERR_OTHER, line, nreqs;",
         "int i, rank, size, err = MPI_SUCCESS, line, nreqs;",
-        # scatter__ompi_linear_nb, Open MPI's choice for mid-size scatters (16-31 ranks
-        # from 32 KiB, 4-7 from 1 MiB, ...), leaves its error code at MPI_ERR_OTHER until
-        # the root copies its own block: with MPI_IN_PLACE (lanecoll's lane bcast) or a
-        # root other than 0 the root gives up after its first block, sends nothing, and
-        # the other ranks wait for ever (SimGrid: "Stalling SMPI instance"). The lane
-        # bcast of the default `run coll --on sim` lost every count from 100p on.
+        # scatter__ompi_linear_nb, Open MPI's choice for many mid-size scatters (e.g. 4-7
+        # ranks from 32 KiB to 1 MiB), leaves its error code at MPI_ERR_OTHER until the
+        # root copies its own block: with MPI_IN_PLACE (lanecoll's lane bcast) or a root
+        # other than 0 the root gives up after its first block, sends nothing, and the
+        # other ranks wait for ever (SimGrid: "Stalling SMPI instance"). The lane bcast
+        # of the default `run coll --on sim` lost every count from 100p on.
         "scatter__ompi_linear_nb's root no longer stops before sending",
     ),
 )
@@ -107,7 +107,7 @@ def prefix(version: str) -> Path:
 
 def cached() -> list[tuple[str, Path]]:
     """(build name, install prefix) of every complete SimGrid built here, newest first. The
-    name is the marker's: "4.1+hpcscope.1", or a bare "4.1" for a build without patches."""
+    name is the marker's: "4.1+hpcscope.2", or a bare "4.1" for a build without patches."""
     if not root().is_dir():
         return []
     found = []
