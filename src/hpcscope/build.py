@@ -22,7 +22,7 @@ from typing import IO
 
 from hpcscope import safe_write
 from hpcscope.machine.mpi import MpiSpec
-from hpcscope.paths import SOURCE_ROOT, cache_root  # noqa: F401 (build.cache_root is used)
+from hpcscope.paths import SOURCE_ROOT, cache_root
 
 BENCH_SOURCE = SOURCE_ROOT / "bench"
 

@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from hpcscope import safe_write  # noqa: E402
-from hpcscope.build import cache_root  # noqa: E402
+from hpcscope.paths import cache_root  # noqa: E402
 
 # Reproducible SVG: no random ids, no date, so two reports of one run are identical.
 plt.rcParams["svg.hashsalt"] = "hpcscope"
@@ -142,7 +142,7 @@ def fig_uri(fig) -> str:
 def cached_uri(kind: str, data: Any, draw: Callable[[], Any]) -> str | None:
     """fig_uri(draw()) (svg_uri when draw gives SVG text), cached by content: the same `kind` and `data` (what the figure
     shows, JSON-able) give the same figure, so it is drawn once and then read from
-    <cache>/figures/ (build.cache_root(); a report over the same runs, or a nightly
+    <cache>/figures/ (paths.cache_root(); a report over the same runs, or a nightly
     report over a growing history, redraws only what changed). None when draw() gives
     None. HPCSCOPE_FIGURE_CACHE=0 turns the cache off (benchmarks measure cold)."""
     text = json.dumps([CACHE_VERSION, kind, data], sort_keys=True, default=str)

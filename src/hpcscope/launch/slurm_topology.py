@@ -6,7 +6,7 @@ starts on (placements, CPU lists, oversubscription, peaks all read the Topology)
 1. `--topology FILE`: an hwloc XML the user recorded on a compute node (`lstopo --of xml`
    or `hpcscope topo --xml` there). No SLURM command is run for the topology itself.
 2. The cache: one XML per (cluster, partition, constraint, node kinds sinfo reports),
-   under <cache root>/slurm-topology (build.cache_root: $HPCSCOPE_CACHE, else .cache in a
+   under <cache root>/slurm-topology (paths.cache_root: $HPCSCOPE_CACHE, else .cache in a
    checkout, else ~/.cache/hpcscope). The node kinds are part of the key, so nodes that
    change (another CPU, another layout in slurm.conf) are probed again by themselves.
 3. A probe job: `srun -N1 -n1 [--exclusive] [--partition/--constraint/--account/--qos]
@@ -38,13 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hpcscope import build, safe_write
+from hpcscope import safe_write
 from hpcscope.launch.slurm import Runner, SlurmError, run_command
 from hpcscope.launch.slurm_script import SlurmOptions
 from hpcscope.machine import hwloc_lib, node_facts
 from hpcscope.machine.node_facts import NodeFacts
 from hpcscope.machine.peaks import parse_cpuinfo
 from hpcscope.machine.topology import Topology, TopologyError
+from hpcscope.paths import cache_root
 
 PROBE_TIMEOUT_S = 600.0  # queue wait plus lstopo; a busy partition: use --topology FILE
 PROBE_TIME_LIMIT_MIN = 5
@@ -204,7 +205,7 @@ def check_one_kind(partition: str, kinds: list[NodeKind]) -> None:
 
 
 def cache_dir() -> Path:
-    return build.cache_root() / "slurm-topology"
+    return cache_root() / "slurm-topology"
 
 
 def cache_key(options: SlurmOptions, partition: str, kinds: list[NodeKind]) -> str:
