@@ -184,11 +184,15 @@ def build_release(
     apply_patches(source)
     (target / DONE).unlink(missing_ok=True)  # the prefix is being replaced
     objects = work / "build"
+    objects.mkdir(exist_ok=True)
+    # cwd: SimGrid's configure copies its stack-growth probe to "test_stackgrowth" relative
+    # to the working directory and removes it from the build folder only.
     _run(
         ["cmake", "-S", str(source), "-B", str(objects), f"-DCMAKE_INSTALL_PREFIX={target}",
          *CMAKE_OPTIONS],
         log,
         "configure (cmake)",
+        cwd=objects,
     )  # fmt: skip
     _run(["cmake", "--build", str(objects), "-j", str(jobs)], log, "build")
     _run(["cmake", "--install", str(objects)], log, "install")
