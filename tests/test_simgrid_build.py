@@ -69,7 +69,21 @@ def test_a_build_names_its_patch_level_and_an_unpatched_one_is_rebuilt(tmp_path,
         simgrid.build_release("4.1")
 
 
+def test_the_patch_level_says_whether_the_allgathers_are_fixed():
+    """What launch/smpi_command.default_overrides asks: NTSLR stays forced on SimGrids
+    without the allgather patches (Debian's, and builds from before them)."""
+    assert simgrid.patch_level(simgrid.build_name("4.1")) == int(simgrid.PATCH_LEVEL.split(".")[1])
+    assert [simgrid.patch_level(v) for v in ("3.32", "4.1", "4.1+hpcscope.2", "unknown")] == [
+        0, 0, 2, 0
+    ]  # fmt: skip
+    assert simgrid.allgathers_fixed(simgrid.build_name(simgrid.NEWEST))
+    assert not simgrid.allgathers_fixed("4.1+hpcscope.2") and not simgrid.allgathers_fixed("3.32")
+
+
 def test_patches_apply_once_and_refuse_another_release(tmp_path):
+    # each file below holds one patch's text: one patch per file (several changes to one
+    # file are one patch, as the allgather ones are)
+    assert len({p.path for p in simgrid.PATCHES}) == len(simgrid.PATCHES)
     for patch in simgrid.PATCHES:
         (tmp_path / patch.path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / patch.path).write_text(f"before\n  {patch.release}\nafter\n")

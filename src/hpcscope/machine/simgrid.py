@@ -80,8 +80,154 @@ PATCHES = (
         # of the default `run coll --on sim` lost every count from 100p on.
         "scatter__ompi_linear_nb's root no longer stops before sending",
     ),
+    # The allgathers Open MPI's rules pick (allgather__ompi: pair at 2 ranks, rdb, bruck,
+    # neighbor exchange, ring) and derived datatypes whose send and receive sides differ,
+    # as lanecoll passes them (a block resized to a larger extent received from plain
+    # ints; a strided column resized to one block's extent, in place). What each must
+    # deliver is checked by benchmarks/smpi_allgather.
+    Patch(
+        "src/smpi/colls/allgather/allgather-rdb.cpp",
+        """    send_offset = rank_tree_root * send_chunk;
+    recv_offset = dst_tree_root * recv_chunk;
+
+    if (dst < num_procs) {
+      Request::sendrecv(recv_ptr + send_offset, curr_count, send_type, dst,""",
+        """    send_offset = rank_tree_root * recv_chunk;
+    recv_offset = dst_tree_root * recv_chunk;
+
+    if (dst < num_procs) {
+      Request::sendrecv(recv_ptr + send_offset, curr_count, recv_type, dst,""",
+        # After the local copy every block rdb forwards lies in the receive buffer, as
+        # recv_type elements (curr_count counts them; MPICH's recursive doubling works in
+        # recvtype units throughout). 4.1 placed the blocks it sends at rank_tree_root
+        # send extents and described them with send_type: wrong data as soon as the two
+        # types differ (lanecoll's lane allgather at 12 and 16 ranks).
+        "allgather__rdb forwards receive-buffer blocks by recv_type, at recv_type offsets",
+    ),
+    Patch(
+        "src/smpi/colls/allgather/allgather-ring.cpp",
+        "  extent = send_type->get_extent();",
+        "  extent = recv_type->get_extent();",
+        # The extent places block src of the receive buffer, a recv_type quantity: with
+        # send_type's, every block but rank 0's landed at the wrong offset when the types'
+        # extents differ. ompi_neighborexchange falls back to this ring on odd sizes.
+        "allgather__ring places received blocks by recv_type's extent, not send_type's",
+    ),
+    Patch(
+        "src/smpi/colls/allgather/allgather-pair.cpp",
+        "  extent = send_type->get_extent();",
+        "  extent = recv_type->get_extent();",
+        # The same defect as the ring's: Open MPI's choice for two ranks.
+        "allgather__pair places received blocks by recv_type's extent, not send_type's",
+    ),
+    Patch(
+        "src/smpi/colls/allgather/allgather-bruck.cpp",
+        """  recv_extent = recv_type->get_extent();
+
+  count = recv_count;
+
+  unsigned char* tmp_buff = smpi_get_tmp_sendbuffer(num_procs * recv_count * recv_extent);
+
+  // perform a local copy
+  Datatype::copy(send_ptr, send_count, send_type, tmp_buff, recv_count, recv_type);
+  while (pof2 <= (num_procs / 2)) {
+    src = (rank + pof2) % num_procs;
+    dst = (rank - pof2 + num_procs) % num_procs;
+
+    Request::sendrecv(tmp_buff, count, recv_type, dst, tag,
+                  tmp_buff + count * recv_extent, count, recv_type,
+                  src, tag, comm, &status);
+    count *= 2;
+    pof2 *= 2;
+  }
+
+  remainder = num_procs - pof2;
+  if (remainder) {
+    src = (rank + pof2) % num_procs;
+    dst = (rank - pof2 + num_procs) % num_procs;
+
+    Request::sendrecv(tmp_buff, remainder * recv_count, recv_type, dst, tag,
+                  tmp_buff + count * recv_extent, remainder * recv_count,
+                  recv_type, src, tag, comm, &status);
+  }
+
+  Request::sendrecv(tmp_buff, (num_procs - rank) * recv_count, recv_type, rank,
+                tag, recv_ptr + rank * recv_count * recv_extent,
+                (num_procs - rank) * recv_count, recv_type, rank, tag, comm,
+                &status);
+
+  if (rank)
+    Request::sendrecv(tmp_buff + (num_procs - rank) * recv_count * recv_extent,
+                  rank * recv_count, recv_type, rank, tag, recv_ptr,
+                  rank * recv_count, recv_type, rank, tag, comm, &status);""",
+        """  recv_extent = recv_type->get_extent();
+  // tmp_buff holds the blocks packed, recv_size bytes per recv_type element: recv_type's
+  // data may reach beyond count * extent (a strided column resized to one block's
+  // extent), and SMPI has no true extent to size a buffer of recv_type elements by.
+  const MPI_Aint recv_size = recv_type->size();
+
+  count = recv_count;
+
+  unsigned char* tmp_buff = smpi_get_tmp_sendbuffer(num_procs * recv_count * recv_size);
+
+  // perform a local copy
+  Datatype::copy(send_ptr, send_count, send_type, tmp_buff, recv_count * recv_size, MPI_BYTE);
+  while (pof2 <= (num_procs / 2)) {
+    src = (rank + pof2) % num_procs;
+    dst = (rank - pof2 + num_procs) % num_procs;
+
+    Request::sendrecv(tmp_buff, count * recv_size, MPI_BYTE, dst, tag,
+                  tmp_buff + count * recv_size, count * recv_size, MPI_BYTE,
+                  src, tag, comm, &status);
+    count *= 2;
+    pof2 *= 2;
+  }
+
+  remainder = num_procs - pof2;
+  if (remainder) {
+    src = (rank + pof2) % num_procs;
+    dst = (rank - pof2 + num_procs) % num_procs;
+
+    Request::sendrecv(tmp_buff, remainder * recv_count * recv_size, MPI_BYTE, dst, tag,
+                  tmp_buff + count * recv_size, remainder * recv_count * recv_size,
+                  MPI_BYTE, src, tag, comm, &status);
+  }
+
+  Request::sendrecv(tmp_buff, (num_procs - rank) * recv_count * recv_size, MPI_BYTE, rank,
+                tag, recv_ptr + rank * recv_count * recv_extent,
+                (num_procs - rank) * recv_count, recv_type, rank, tag, comm,
+                &status);
+
+  if (rank)
+    Request::sendrecv(tmp_buff + (num_procs - rank) * recv_count * recv_size,
+                  rank * recv_count * recv_size, MPI_BYTE, rank, tag, recv_ptr,
+                  rank * recv_count, recv_type, rank, tag, comm, &status);""",
+        # 4.1 sized its temporary buffer as num_procs * recv_count extents of recv_type and
+        # exchanged recv_type elements in it: a type whose data reaches beyond its extent
+        # (lanecoll's strided column) wrote past the buffer (segfault, or a corrupted heap:
+        # "munmap_chunk(): invalid pointer"). MPICH sizes such a buffer by the true extent
+        # (true_extent + (n - 1) * extent); SMPI's MPI_Type_get_true_extent is the extent,
+        # so the blocks travel packed instead: the same bytes, so the same simulated
+        # messages, unpacked into recv_type by the final copies.
+        "allgather__bruck's temporary buffer holds packed bytes, not recv_type elements it overran",
+    ),
 )
-PATCH_LEVEL = "hpcscope.2"  # raise it when PATCHES change: older builds are rebuilt
+PATCH_LEVEL = "hpcscope.3"  # raise it when PATCHES change: older builds are rebuilt
+ALLGATHERS_FIXED = 3  # the first patch level with the allgather patches above
+
+
+def patch_level(version: str) -> int:
+    """'4.1+hpcscope.3' -> 3: the PATCHES a build carries; 0 for a SimGrid built elsewhere
+    ('3.32', Debian's) or before the patches ('4.1')."""
+    match = re.search(r"\+hpcscope\.(\d+)$", version)
+    return int(match.group(1)) if match else 0
+
+
+def allgathers_fixed(version: str) -> bool:
+    """Whether SimGrid `version` (as discovery reports it) delivers the right data from
+    every allgather Open MPI's rules pick when send and receive types differ (lanecoll's
+    decompositions); the launch keeps forcing NTSLR where not (launch/smpi_command.py)."""
+    return patch_level(version) >= ALLGATHERS_FIXED
 
 
 class SimGridBuildError(Exception):
