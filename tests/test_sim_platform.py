@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from hpcscope.analysis.sim_calibrate import CalibrationError, fit_alpha_beta, fit_piecewise
-from hpcscope.launch.smpi_command import SmpiOptions, options_for, smpicc_command, smpirun_command
+from hpcscope.launch.smpi_command import (
+    SmpiOptions,
+    default_overrides,
+    options_for,
+    smpicc_command,
+    smpirun_command,
+)
 from hpcscope.machine.sim_platform import (
     PRESETS,
     PlatformError,
@@ -255,6 +261,35 @@ def test_smpirun_command_has_the_verified_settings():
     assert "-no-privatize" not in cmd.argv
     assert cmd.argv[-3:] == ["./lane_pattern", "--counts", "1000"]
     assert cmd.env == {"LANECOLL_NODE_NAME_SEP": "-"}
+
+
+@pytest.mark.parametrize(
+    ("version", "ntslr"),
+    [("3.32", True), ("4.1", True), ("4.1+hpcscope.2", True), ("4.1+hpcscope.3", False),
+     ("4.1+hpcscope.12", False), ("", True)],
+)  # fmt: skip
+def test_allgather_is_forced_to_ntslr_only_where_smpis_allgathers_are_broken(
+    tmp_path, version, ntslr
+):
+    """Debian's 3.32 and builds before the allgather patches mishandle lanecoll's datatypes
+    in every allgather Open MPI's rules pick (benchmarks/smpi_allgather): there NTSLR is
+    forced; on a build with the patches the ompi selector chooses, as Open MPI would."""
+    from hpcscope.launch.sim import SimBackend
+    from hpcscope.machine.mpi import MpiSpec
+    from hpcscope.machine.sim_machine import resolve
+    from hpcscope.plan.job import Job
+    from hpcscope.results.store import Store
+
+    overrides = default_overrides(version)
+    assert ("allgather:NTSLR" in overrides) == ntslr
+    assert "reduce_scatter:mpich" in overrides  # SMPI's ompi reduce_scatter stays avoided
+    mpi = MpiSpec("smpi", "smpicc", "smpirun", version)
+    job = Job("coll", "smpi/coll", ["./coll"], mpi, ranks=8, nodes=2, tags={"mpi": "smpi"})
+    with Store(tmp_path / "s.db") as store:
+        backend = SimBackend(store, tmp_path, resolve("hydra:nodes=2,cores_per_socket=2"), 4)
+        argv, _ = backend.command_line(job, tmp_path / "p.xml", tmp_path / "hosts")
+    assert ("--cfg=smpi/allgather:NTSLR" in argv) == ntslr
+    assert "--cfg=smpi/reduce_scatter:mpich" in argv
 
 
 def test_options_for_a_platform_inject_compute_time_one_to_one():

@@ -40,6 +40,7 @@ from hpcscope.launch.local import LocalBackend, run_job
 from hpcscope.launch.smpi_command import (
     NODE_NAME_SEP,
     SmpiOptions,
+    default_overrides,
     options_for,
     privatize_lanecoll,
     smpirun_command,
@@ -190,7 +191,8 @@ class SimBackend(LocalBackend):
                 f"{job.name}: the sim backend runs programs built with smpicc (--mpi smpi)"
             )
         program = job.program[0]
-        changes: dict = {}
+        # allgather:NTSLR only where this SimGrid's allgathers mishandle lanecoll's types
+        changes: dict = {"algorithm_overrides": default_overrides(job.mpi.version)}
         if job.suite in NETWORK_ONLY_SUITES:
             changes["simulate_computation"] = False
         threshold = self._shared_threshold(job)

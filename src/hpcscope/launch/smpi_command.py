@@ -8,23 +8,36 @@ the platform and hostfile (machine/sim_platform.py) and starts the command
 What the defaults are and why:
   --cfg=smpi/coll-selector:ompi      Open MPI's decision rules; SMPI's default allreduce
                                       is a naive reduce + bcast.
-  --cfg=smpi/allgather:NTSLR         SMPI 3.32's allgathers mostly mishandle lanecoll's
-                                      derived datatypes (spaced and strided column types,
-                                      in place): with ring, rdb, pair (what the ompi and
-                                      mpich selectors pick for small communicators),
-                                      mvapich2, spreading_simple and loosely_lr,
-                                      allgather_lane differs from native; bruck segfaults
-                                      under allgather_hier; ompi_neighborexchange fails on
-                                      odd sizes. NTSLR (a logical ring) and SMPI's default
-                                      are right at 12 and 16 ranks (checked with every coll
-                                      algorithm, counts 1p..10000p). SimGrid 4.1 is no
-                                      different: with ring, rdb and pair allgather_lane
-                                      still differs from native at 12 and 16 ranks, bruck
-                                      still fails, ompi_neighborexchange differs at 12
-                                      (allgather and allgatherv native, lane, hier at
-                                      1p..1000p, validated; NTSLR right). Native MPI_Allgather
-                                      uses it too, so comparisons are fair, but it is not
-                                      Open MPI's size-based choice.
+  --cfg=smpi/allgather:NTSLR         only on a SimGrid without hpcscope's allgather patches
+                                      (Debian's 3.32, a 4.1 build before 4.1+hpcscope.3:
+                                      simgrid.allgathers_fixed; default_overrides). Their
+                                      allgathers mishandle lanecoll's derived datatypes,
+                                      whose send and receive types differ (a block resized
+                                      to a larger extent received from plain ints, a
+                                      strided column resized to one block's extent): rdb,
+                                      ring and pair place or describe blocks by the send
+                                      type, bruck overruns its temporary buffer (crashes),
+                                      ompi_neighborexchange falls back to that ring on odd
+                                      sizes; mvapich2, spreading_simple and loosely_lr
+                                      (no ompi rule picks them; unpatched) differ too.
+                                      NTSLR (a logical ring) and SMPI's default are right
+                                      (12 and 16 ranks, every coll algorithm, 1p..10000p),
+                                      so there every MPI_Allgather, native too, is a
+                                      p - 1 step ring, not Open MPI's size-based choice.
+                                      4.1+hpcscope.3 fixes the five algorithms Open MPI's
+                                      rules pick (machine/simgrid.py PATCHES) and keeps the
+                                      ompi selector's choice. benchmarks/smpi_allgather
+                                      (MPI_Allgather checked element by element with
+                                      contiguous, in-place, spaced and column types on
+                                      world, node and lane communicators, blocks of 1 to
+                                      1000 ints; coll's allgather and allgatherv lane and
+                                      hier validated against native at 1p..1000p): on
+                                      4.1+hpcscope.3 rdb, bruck, ring, ompi_neighborexchange,
+                                      pair (power-of-two sizes, the only ones SMPI allows
+                                      it) and NTSLR forced at 3, 4 and 5 nodes x 4 ranks,
+                                      and the ompi selector at 8, 12, 16, 20, 32 and 256
+                                      ranks, all right; on 3.32 and 4.1+hpcscope.2 only
+                                      NTSLR and even-size neighbor exchange were.
   --cfg=smpi/reduce_scatter:mpich    the ompi selector's MPI_Reduce_scatter gives wrong
                                       sums when some counts are 0 (lanecoll's full-lane
                                       reductions with count < processes per node: allreduce
@@ -75,10 +88,11 @@ sends messages under smpi/send-is-detached-thresh, 64 KiB, eagerly) in one std::
 the maestro actor and removes each finished one by linear search (later SimGrid versions
 keep a set). The cost per message is the number of small sends in flight in the whole
 simulation. lanecoll's allgathers pass datatypes whose send and receive extents differ,
-so NTSLR falls back to SMPI's default allgather, which posts all its sends at once: on
-full Hydra 33371 sends were pending, the search took 80 % of the simulator's time (perf
-and gdb on the running smpimain), and a lane allgather of 100 ints per process cost
-about 3 minutes of simulator per call (native, a ring with 1152 sends in flight: 45 s).
+so where NTSLR is forced (no patches) it falls back to SMPI's default allgather, which
+posts all its sends at once: on full Hydra 33371 sends were pending, the search took 80 % of
+the simulator's time (perf and gdb on the running smpimain), and a lane allgather of 100
+ints per process cost about 3 minutes of simulator per call (native, a ring with 1152
+sends in flight: 45 s).
 The lanes suite's k concurrent lane alltoalls meet the same search where SMPI's ompi rules
 pick the basic linear alltoall, which also posts every send at once (blocks of 12.8 KB,
 k = 32: 98 % of the simulator's time); its multi-collective job took 80 min on full Hydra.
@@ -94,6 +108,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpcscope.machine import simgrid
 from hpcscope.machine.sim_platform import valid_factors
 
 NODE_NAME_SEP = "-"
@@ -122,9 +137,21 @@ class SmpiOptions:
     privatize_libs: tuple[str, ...] = ()  # shared libraries with globals, e.g. liblanecoll.so.0
     library_path: str | None = None  # LD_LIBRARY_PATH for privatize_libs
     quiet: bool = True
-    # "collective:algorithm" overrides of the selector, passed as --cfg=smpi/<coll>:<alg>
-    algorithm_overrides: tuple[str, ...] = ("allgather:NTSLR", "reduce_scatter:mpich")
+    # "collective:algorithm" overrides of the selector, passed as --cfg=smpi/<coll>:<alg>;
+    # default_overrides(version) adds allgather:NTSLR for a SimGrid without the fix
+    algorithm_overrides: tuple[str, ...] = ("reduce_scatter:mpich",)
     extra_cfg: tuple[str, ...] = ()  # more "name:value" settings, passed as --cfg=...
+
+
+UNFIXED_ALLGATHER = "allgather:NTSLR"  # the one allgather right on an unpatched SMPI
+
+
+def default_overrides(simgrid_version: str) -> tuple[str, ...]:
+    """SmpiOptions.algorithm_overrides for SimGrid `simgrid_version` (MpiSpec.version, e.g.
+    '4.1+hpcscope.3' or '3.32'): the defaults, with allgather:NTSLR in front where that
+    SimGrid's allgathers mishandle lanecoll's datatypes (see the module docstring)."""
+    base = SmpiOptions.algorithm_overrides
+    return base if simgrid.allgathers_fixed(simgrid_version) else (UNFIXED_ALLGATHER, *base)
 
 
 @dataclass(frozen=True)
