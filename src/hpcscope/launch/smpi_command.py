@@ -37,7 +37,13 @@ What the defaults are and why:
                                       it) and NTSLR forced at 3, 4 and 5 nodes x 4 ranks,
                                       and the ompi selector at 8, 12, 16, 20, 32 and 256
                                       ranks, all right; on 3.32 and 4.1+hpcscope.2 only
-                                      NTSLR and even-size neighbor exchange were.
+                                      NTSLR and even-size neighbor exchange were. On
+                                      Hydra 8 x 32 (256 ranks) native MPI_Allgather of 1
+                                      int per process took 336 us simulated with NTSLR
+                                      forced, 9.5 us with the selector's rdb (lane 15.1
+                                      and 8.3 us); the coll allgather launch (native,
+                                      lane, hier at 1..1000, 3 repetitions) 14.3 s and
+                                      6.2 s of simulator wall time.
   --cfg=smpi/reduce_scatter:mpich    the ompi selector's MPI_Reduce_scatter gives wrong
                                       sums when some counts are 0 (lanecoll's full-lane
                                       reductions with count < processes per node: allreduce
