@@ -208,9 +208,10 @@ static int fill_tables(lc_decomp *d, const int *triples)
 /* Every rank's (first rank of its node, node rank, node size), indexed by comm rank, on
  * every process: gathered in each node, exchanged among the node leaders, broadcast in
  * each node. O(p + N^2) messages for N nodes, whatever the library's allgather does: a
- * ring MPI_Allgather over comm moves O(p^2), and under SimGrid (run with the NTSLR ring
- * allgather, see launch/smpi_command.py) each one took about 34 s of CPU at 1152
- * simulated ranks. Needs nodecomm and leadcomm; runs once per communicator. */
+ * ring MPI_Allgather over comm moves O(p^2), and under SimGrid with the NTSLR ring
+ * allgather (forced where SMPI's others are unpatched, see launch/smpi_command.py) each
+ * one took about 34 s of CPU at 1152 simulated ranks. Needs nodecomm and leadcomm; runs
+ * once per communicator. */
 static int exchange_triples(lc_decomp *d, int first, int *triples)
 {
     int mine[4] = { d->rank, first, d->node_rank, d->node_size };
