@@ -211,9 +211,45 @@ PATCHES = (
         # messages, unpacked into recv_type by the final copies.
         "allgather__bruck's temporary buffer holds packed bytes, not recv_type elements it overran",
     ),
+    Patch(
+        "src/smpi/colls/gather/gather-ompi.cpp",
+        """    size_t dsize, block_size;
+    if (rank == root) {
+        dsize= rdtype->size();
+        block_size = dsize * rcount;
+    } else {
+        dsize=sdtype->size();
+        block_size = dsize * scount;
+    }
+
+     if (block_size > 92160){
+     first_segment_size = 32768;
+     }else{
+     first_segment_size = 1024;
+     }
+""",
+        """    // No first segment: every block travels whole after the root's zero-byte message,
+    // as Open MPI's rules run linear_sync (segment size 0).
+""",
+        # gather__ompi_linear_sync, Open MPI's choice for 4-7 ranks from 256 KiB per block
+        # (2-3 ranks from 128 KiB), split each block in two: a first segment of 1 KiB or
+        # 32 KiB counted in each side's own type (the root's rdtype elements, a sender's
+        # sdtype elements), then the rest. When the two types differ but carry the same data
+        # (lanecoll's lane gather: the root receives one strided column of N blocks, the
+        # others send N blocks of ints), the root's first segment is its one whole element
+        # and its second receive has 0 elements, while each sender sends 32 KiB and then
+        # the rest: MPI_ERR_TRUNCATE (coll gather lane from 656p at 5 x 4). The segment
+        # sizes come from Open MPI's old decision function (before 4.1); 4.1's rules pass
+        # segment size 0, so Open MPI 4.1 does not split (forcing linear_sync with
+        # coll_tuned_gather_algorithm_segmentsize 32768 truncates the same: open-mpi/ompi
+        # issue 134, "won't fix": pipelined collectives need equal type signatures per
+        # message).
+        "gather__ompi_linear_sync sends each block whole, as Open MPI 4.1's rules run it",
+    ),
 )
-PATCH_LEVEL = "hpcscope.3"  # raise it when PATCHES change: older builds are rebuilt
+PATCH_LEVEL = "hpcscope.4"  # raise it when PATCHES change: older builds are rebuilt
 ALLGATHERS_FIXED = 3  # the first patch level with the allgather patches above
+GATHER_FIXED = 4  # the first with gather__ompi_linear_sync's (lane gather from 256 KiB)
 
 
 def patch_level(version: str) -> int:
