@@ -122,6 +122,44 @@ def test_coll_validates_against_native_and_shows_the_decomposition(cli: Cli) -> 
             assert max(values) <= 1.05 * min(values), (sample["params"], values)
 
 
+def newest_simgrid_patch_level() -> int:
+    """The patch level of the SimGrid `run --on sim` uses (the newest found)."""
+    from hpcscope.machine import mpi as mpi_mod
+    from hpcscope.machine import simgrid
+
+    found = mpi_mod.smpi_installs()
+    newest = max(found, key=lambda m: simgrid.version_key(m.version)) if found else None
+    return simgrid.patch_level(newest.version) if newest else 0
+
+
+def test_lane_gather_receiving_strided_columns_past_open_mpis_linear_sync_switch(
+    cli: Cli,
+) -> None:
+    """2 nodes x 4 at 4096p: each node gather of gather_lane carries 256 KiB, where Open
+    MPI's rules pick linear_sync on 4 ranks. The root receives one strided column of 2
+    blocks, the others send 2 blocks of ints: SMPI's linear_sync split both sides at a
+    first segment counted in each side's own type and aborted with MPI_ERR_TRUNCATE
+    (machine/simgrid.py, the gather-ompi.cpp patch; Debian's 3.32 still does)."""
+    from hpcscope.machine import simgrid
+
+    if newest_simgrid_patch_level() < simgrid.GATHER_FIXED:
+        pytest.skip("the newest SimGrid here lacks the linear_sync gather patch")
+    done = cli(
+        "run", "coll", "--on", "sim", "--platform", "hydra:nodes=2,cores_per_socket=2",
+        "--collectives", "gather", "--algorithms", "native,lane,hier", "--counts", "4096p",
+        "--repetitions", "1",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with Store(cli.db) as store:
+        [launch] = store.launches(1)
+        assert launch["status"] == "COMPLETED" and not launch["errors"], launch["stderr_tail"]
+        assert launch["meta"]["options"]["validate"] is True
+        samples = store.samples(1, benchmark="coll")
+        assert {(s["params"]["algorithm"], s["params"]["count"]) for s in samples} == {
+            ("native", 32768), ("lane", 32768), ("hier", 32768)
+        }  # fmt: skip
+
+
 def test_rank_on_another_simulated_host_than_planned_is_caught(tmp_path: Path) -> None:
     """smpirun really runs the ranks of a p2p `node` job on swapped hosts (the hostfile
     written differs from the plan): the check reads that from the ranks and fails it."""
