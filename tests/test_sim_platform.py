@@ -264,16 +264,18 @@ def test_smpirun_command_has_the_verified_settings():
 
 
 @pytest.mark.parametrize(
-    ("version", "ntslr"),
-    [("3.32", True), ("4.1", True), ("4.1+hpcscope.2", True), ("4.1+hpcscope.3", False),
-     ("4.1+hpcscope.12", False), ("", True)],
+    ("version", "ntslr", "basic_gather"),
+    [("3.32", True, True), ("4.1", True, True), ("4.1+hpcscope.2", True, True),
+     ("4.1+hpcscope.3", False, True), ("4.1+hpcscope.4", False, False),
+     ("4.1+hpcscope.12", False, False), ("", True, True)],
 )  # fmt: skip
-def test_allgather_is_forced_to_ntslr_only_where_smpis_allgathers_are_broken(
-    tmp_path, version, ntslr
+def test_allgather_and_gather_are_forced_only_where_smpis_are_broken(
+    tmp_path, version, ntslr, basic_gather
 ):
     """Debian's 3.32 and builds before the allgather patches mishandle lanecoll's datatypes
     in every allgather Open MPI's rules pick (benchmarks/smpi_allgather): there NTSLR is
-    forced; on a build with the patches the ompi selector chooses, as Open MPI would."""
+    forced; on a build with the patches the ompi selector chooses, as Open MPI would. The
+    same for gather's linear_sync before hpcscope.4 (ompi_basic_linear forced)."""
     from hpcscope.launch.sim import SimBackend
     from hpcscope.machine.mpi import MpiSpec
     from hpcscope.machine.sim_machine import resolve
@@ -289,6 +291,7 @@ def test_allgather_is_forced_to_ntslr_only_where_smpis_allgathers_are_broken(
         backend = SimBackend(store, tmp_path, resolve("hydra:nodes=2,cores_per_socket=2"), 4)
         argv, _ = backend.command_line(job, tmp_path / "p.xml", tmp_path / "hosts")
     assert ("--cfg=smpi/allgather:NTSLR" in argv) == ntslr
+    assert ("--cfg=smpi/gather:ompi_basic_linear" in argv) == basic_gather
     assert "--cfg=smpi/reduce_scatter:mpich" in argv
 
 

@@ -44,6 +44,17 @@ What the defaults are and why:
                                       and 8.3 us); the coll allgather launch (native,
                                       lane, hier at 1..1000, 3 repetitions) 14.3 s and
                                       6.2 s of simulator wall time.
+  --cfg=smpi/gather:ompi_basic_linear only on a SimGrid without the linear_sync patch
+                                      (before 4.1+hpcscope.4: simgrid.gather_fixed). Its
+                                      gather__ompi_linear_sync, Open MPI's choice on 2-7
+                                      ranks from 128-256 KiB per block, splits each block
+                                      at a first segment counted in each side's own type;
+                                      lanecoll's lane gather (the root receives a strided
+                                      column, the others send ints) then aborts with
+                                      MPI_ERR_TRUNCATE (coll gather lane at 5 x 4 from
+                                      656p, 2 x 4 at 4096p). Open MPI 4.1 runs
+                                      linear_sync unsplit; basic_linear is the same
+                                      linear gather without the root's sync messages.
   --cfg=smpi/reduce_scatter:mpich    the ompi selector's MPI_Reduce_scatter gives wrong
                                       sums when some counts are 0 (lanecoll's full-lane
                                       reductions with count < processes per node: allreduce
@@ -150,14 +161,19 @@ class SmpiOptions:
 
 
 UNFIXED_ALLGATHER = "allgather:NTSLR"  # the one allgather right on an unpatched SMPI
+UNFIXED_GATHER = "gather:ompi_basic_linear"  # linear, as linear_sync, without its split
 
 
 def default_overrides(simgrid_version: str) -> tuple[str, ...]:
     """SmpiOptions.algorithm_overrides for SimGrid `simgrid_version` (MpiSpec.version, e.g.
-    '4.1+hpcscope.3' or '3.32'): the defaults, with allgather:NTSLR in front where that
-    SimGrid's allgathers mishandle lanecoll's datatypes (see the module docstring)."""
-    base = SmpiOptions.algorithm_overrides
-    return base if simgrid.allgathers_fixed(simgrid_version) else (UNFIXED_ALLGATHER, *base)
+    '4.1+hpcscope.4' or '3.32'): the defaults, with allgather:NTSLR and
+    gather:ompi_basic_linear in front where that SimGrid's allgathers or linear_sync
+    gather mishandle lanecoll's datatypes (see the module docstring)."""
+    unfixed = [
+        *([] if simgrid.allgathers_fixed(simgrid_version) else [UNFIXED_ALLGATHER]),
+        *([] if simgrid.gather_fixed(simgrid_version) else [UNFIXED_GATHER]),
+    ]
+    return (*unfixed, *SmpiOptions.algorithm_overrides)
 
 
 @dataclass(frozen=True)

@@ -266,6 +266,12 @@ def allgathers_fixed(version: str) -> bool:
     return patch_level(version) >= ALLGATHERS_FIXED
 
 
+def gather_fixed(version: str) -> bool:
+    """Whether SimGrid `version`'s gather__ompi_linear_sync sends each block whole, as Open
+    MPI 4.1 runs it; the launch forces another linear gather where not (smpi_command.py)."""
+    return patch_level(version) >= GATHER_FIXED
+
+
 class SimGridBuildError(Exception):
     """Fetching or building SimGrid failed; the message names the step and the log."""
 
