@@ -253,6 +253,23 @@ def test_coll_shows_native_median_speedups_and_verdicts(tmp_path: Path) -> None:
     assert "emulated nodes (4x6)" in text
 
 
+def test_coll_without_native_shows_each_algorithms_median(store) -> None:
+    """A run of mock-ups only (the paper's pipeline against pipeline1) has no speed-up to
+    show: each algorithm's median instead of dashes, and the legend says so."""
+    run = store.create_run("coll", host="n1", backend="sim")
+    params = {"collective": "bcast", "count": 11520000, "bytes": 46080000, "nodes": 36,
+              "ppn": 32, "p": 1152}  # fmt: skip
+    records = [
+        {"type": "sample", "benchmark": "coll", "metric": "time", "unit": "us",
+         "params": {**params, "algorithm": alg}, "values": [value], "warmups": 0}
+        for alg, value in (("pipeline", 20339.598), ("pipeline1", 37326.719))
+    ]  # fmt: skip
+    _launch(store, run, {"mpi": "smpi", "repeat": 1}, records, bench="coll")
+    text = " ".join(render(store, run).split())
+    assert "11520000 43.9 MiB - 20340 37327 no native" in text, text
+    assert "Rows without native (verdict 'no native') give each algorithm's median" in text
+
+
 def test_lanes_shows_the_factor_per_lane_count(store) -> None:
     text = render(store, lanes_run(store))
     assert "lane pattern openmpi: N=2 nodes x n=4 ranks" in text

@@ -427,7 +427,7 @@ def print_coll(samples: list[dict], console: Console) -> None:
         key = (row["mpi"], row["N"], row["n"], row["p"], row["collective"], row["regular"])
         groups[key].append(row)
     warnings: list[str] = []
-    violated = False
+    violated = without_native = False
     for (mpi, nodes, ppn, p, coll, regular), group in groups.items():
         mockups = [a for a in _algorithms(group) if a != "native"]
         body = []
@@ -441,7 +441,11 @@ def print_coll(samples: list[dict], console: Console) -> None:
                 speedup = r.get(f"{alg}_speedup")
                 bad = r.get(f"{alg}_verdict") == "violation"
                 violated |= bad
-                text = "-" if speedup is None else f"{speedup:.2f}" + ("!" if bad else " ")
+                if r.get("native_median") is None:  # nothing to compare with: its own time
+                    without_native |= r.get(f"{alg}_median") is not None
+                    text = _num(r.get(f"{alg}_median"))
+                else:
+                    text = "-" if speedup is None else f"{speedup:.2f}" + ("!" if bad else " ")
                 cells.append(Text(text, style="red" if bad else ""))
             verdict = str(r.get("verdict", ""))
             cells.append(_text(verdict, "red" if verdict.startswith("violation") else "green"))
@@ -461,6 +465,11 @@ def print_coll(samples: list[dict], console: Console) -> None:
         + ("!: " if violated else "")
         + "violation: a mock-up significantly faster (Mann-Whitney p < 0.05, at least 5%) "
         "in every launch: the native collective breaks the guideline."
+        + (
+            " Rows without native (verdict 'no native') give each algorithm's median (us)."
+            if without_native
+            else ""
+        )
     )
     named = [e for e in emulated if e != "True"]
     if emulated:
