@@ -191,7 +191,8 @@ class SimBackend(LocalBackend):
                 f"{job.name}: the sim backend runs programs built with smpicc (--mpi smpi)"
             )
         program = job.program[0]
-        # allgather:NTSLR only where this SimGrid's allgathers mishandle lanecoll's types
+        # NTSLR allgather, basic linear gather only where this SimGrid's own mishandle
+        # lanecoll's types (smpi_command.default_overrides)
         changes: dict = {"algorithm_overrides": default_overrides(job.mpi.version)}
         if job.suite in NETWORK_ONLY_SUITES:
             changes["simulate_computation"] = False

@@ -155,7 +155,8 @@ class SmpiOptions:
     library_path: str | None = None  # LD_LIBRARY_PATH for privatize_libs
     quiet: bool = True
     # "collective:algorithm" overrides of the selector, passed as --cfg=smpi/<coll>:<alg>;
-    # default_overrides(version) adds allgather:NTSLR for a SimGrid without the fix
+    # default_overrides(version) adds the allgather and gather ones a SimGrid without
+    # hpcscope's patches needs
     algorithm_overrides: tuple[str, ...] = ("reduce_scatter:mpich",)
     extra_cfg: tuple[str, ...] = ()  # more "name:value" settings, passed as --cfg=...
 
