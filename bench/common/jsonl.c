@@ -154,6 +154,18 @@ int hs_json_emit(hs_json *j, FILE *out)
     return rc;
 }
 
+void hs_json_copy(hs_json *dst, const hs_json *src, const char *type)
+{
+    hs_json_begin(dst, type);
+    /* src starts {"type":"<word>", and no record type holds a comma */
+    const char *rest = src->buf ? strchr(src->buf, ',') : NULL;
+    if (!rest) return;
+    put(dst, rest, src->len - (size_t)(rest - src->buf));
+    dst->depth = src->depth;
+    memcpy(dst->need_comma, src->need_comma, sizeof dst->need_comma);
+    memcpy(dst->closer, src->closer, sizeof dst->closer);
+}
+
 void hs_json_discard(hs_json *j)
 {
     free(j->buf);

@@ -43,6 +43,10 @@ void hs_json_int_array(hs_json *j, const char *key, const int *v, size_t n);
 /* Closes the top object, writes it with a newline, flushes, frees the buffer.
  * Returns 0, or -1 when the write failed. */
 int hs_json_emit(hs_json *j, FILE *out);
+/* Starts dst as a record of `type` holding src's members after its "type" (src is not
+ * changed and may still be open; dst's open levels are src's): a summary repeating a
+ * sample's metric, unit and params. */
+void hs_json_copy(hs_json *dst, const hs_json *src, const char *type);
 /* Frees without writing (error paths). */
 void hs_json_discard(hs_json *j);
 

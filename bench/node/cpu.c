@@ -7,11 +7,15 @@
  * every kernel checks its own result (cpu_kernels.h); DGEMM checks sampled entries of C
  * against exact integer dot products. Warm-ups (--warmups) are timed but reported apart.
  *
- * Cost: (kernels x thread counts) x (warmups + reps) x --seconds, plus DGEMM 2 N^3 FLOP
- * per repetition and 24 N^2 bytes of matrices.
+ * Repetitions: --reps exactly, or with --precision as many as the target asks, --reps
+ * the most (node_repeat.h).
+ *
+ * Cost: (kernels x thread counts) x (warmups + repetitions) x --seconds (the clock points
+ * too), plus DGEMM 2 N^3 FLOP per repetition and 24 N^2 bytes of matrices.
  */
 #define _GNU_SOURCE
 #include "cpu_kernels.h"
+#include "node_repeat.h"
 #include "node_util.h"
 #include "timer.h"
 #ifndef HS_NO_BLAS
@@ -31,11 +35,13 @@ static const hs_option opts[] = {
     { "threads", HS_OPT_STR, &threads_opt, "all",
       "thread counts, e.g. 1,2 or 1-4; all = 1..CPUs" },
     { "seconds", HS_OPT_DOUBLE, &seconds, "0.2", "target duration of one repetition" },
-    { "reps", HS_OPT_INT, &reps, "5", "timed repetitions per point" },
+    { "reps", HS_OPT_INT, &reps, "5",
+      "timed repetitions per point (with --precision the most)" },
     { "warmups", HS_OPT_INT, &warmups, "1", "untimed-for-results repetitions first" },
     { "dgemm-n", HS_OPT_INT, &dgemm_n, "2000", "matrix order of the DGEMM reference" },
     { "isa", HS_OPT_STR, &isa_opt, "best", "best, avx2 or sse2 (limit the vector ISA)" },
     { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
+    NODE_REPEAT_OPTIONS,
     { 0 }
 };
 
@@ -71,15 +77,15 @@ static int bench_kernel(const cpu_kernel *k, int threads)
     if (t < 0) goto invalid;
     iters = (int64_t)(iters * seconds / t) + 1;
 
-    int n = (int)(warmups + reps);
-    double *v = calloc((size_t)n, sizeof *v);
-    for (int r = 0; r < n; r++) {
+    node_rep r;
+    if (node_rep_begin(&r, 1, (int)warmups, (int)reps) != 0) return -1;
+    while (node_rep_more(&r)) {
         t = run_threads(k, threads, iters);
         if (t < 0) {
-            free(v);
+            node_rep_end(&r);
             goto invalid;
         }
-        v[r] = (double)threads * (double)iters * k->ops_per_iter / t / 1e9;
+        r.v[0][r.n++] = (double)threads * (double)iters * k->ops_per_iter / t / 1e9;
     }
     hs_json j;
     int is_fp = k->precision[0] != 'i';
@@ -93,8 +99,8 @@ static int bench_kernel(const cpu_kernel *k, int threads)
     hs_json_int(&j, "accumulators", NACC);
     hs_json_int(&j, "iterations", iters);
     hs_json_bool(&j, "validated", 1);
-    node_sample_end(&j, out, v + warmups, (int)reps, (int)warmups);
-    free(v);
+    node_rep_emit(&j, out, &r, 0);
+    node_rep_end(&r);
     return 0;
 invalid:
     hs_json_error(out,
@@ -103,16 +109,22 @@ invalid:
     return -1;
 }
 
+/* Length of a clock repetition, from --seconds: iterations of the plain chain (16 adds
+ * each: 20 M at the default 0.2 s, 0.13 s at 2.5 GHz) and kernel/chain pairs under load
+ * (40 at 0.2 s, about 85 ms). */
+static int64_t clock_iters(void) { return (int64_t)(1e8 * seconds) + 1; }
+static int clock_pairs(void) { return seconds >= 0.02 ? (int)(200 * seconds + 0.5) : 4; }
+
 /* Core clock actually running with `threads` cores busy: each pinned thread runs 16
  * dependent 1-cycle adds per iteration at once; a repetition's value is the mean of the
  * threads' own clocks (cycles / their own elapsed time), so it is the clock a peak of
- * `threads` cores x clock x FLOPs/cycle must use. Cost: ~0.13 s per repetition at 2.5 GHz. */
+ * `threads` cores x clock x FLOPs/cycle must use. */
 static void bench_clock(int threads)
 {
-    int n = (int)(warmups + reps);
-    double *v = calloc((size_t)n, sizeof *v);
-    const int64_t iters = 20000000;
-    for (int r = 0; r < n; r++) {
+    node_rep r;
+    if (node_rep_begin(&r, 1, (int)warmups, (int)reps) != 0) return;
+    const int64_t iters = clock_iters();
+    while (node_rep_more(&r)) {
         double ghz_sum = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : ghz_sum)
         {
@@ -122,15 +134,15 @@ static void bench_clock(int threads)
             int64_t cycles = cpu_clock_chain(iters);
             ghz_sum += (double)cycles / (hs_now_s() - t0) / 1e9;
         }
-        v[r] = ghz_sum / threads;
+        r.v[0][r.n++] = ghz_sum / threads;
     }
     hs_json j;
     node_sample_begin(&j, "frequency", "GHz");
     hs_json_str(&j, "workload", "cpu_clock");
     hs_json_str(&j, "kernel", "dependent_add_chain");
     hs_json_int(&j, "threads", threads);
-    node_sample_end(&j, out, v + warmups, (int)reps, (int)warmups);
-    free(v);
+    node_rep_emit(&j, out, &r, 0);
+    node_rep_end(&r);
 }
 
 /* Core clock while `threads` threads run kernel k (the FP64 FMA kernel of the widest ISA,
@@ -138,9 +150,9 @@ static void bench_clock(int threads)
  * dependent add chain (400k adds, about 0.1 ms) and times the chain only. A core's AVX
  * frequency licence changes within about 0.5 ms and relaxes only after about 2 ms
  * without such instructions, so the chain runs at the clock the kernel holds the core at
- * (the plain add chain alone would run at the scalar clock). A repetition is 40 such
- * pairs on every thread; its value is the mean of the threads' clocks. Cost: ~85 ms per
- * repetition; -1 when k's result failed validation. */
+ * (the plain add chain alone would run at the scalar clock). A repetition is
+ * clock_pairs() such pairs on every thread; its value is the mean of the threads' clocks.
+ * -1 when k's result failed validation. */
 static int bench_clock_under(const cpu_kernel *k, int threads)
 {
     int64_t slice = 1000;
@@ -149,9 +161,11 @@ static int bench_clock_under(const cpu_kernel *k, int threads)
     if (t < 0) return -1;
     slice = (int64_t)(slice * 0.002 / t) + 1;
     const int64_t chain = 25000; /* x 16 adds */
-    int n = (int)(warmups + reps), bad = 0;
-    double *v = calloc((size_t)n, sizeof *v);
-    for (int r = 0; r < n; r++) {
+    const int pairs = clock_pairs();
+    int bad = 0;
+    node_rep r;
+    if (node_rep_begin(&r, 1, (int)warmups, (int)reps) != 0) return -1;
+    while (node_rep_more(&r) && !bad) {
         double ghz_sum = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : ghz_sum, bad)
         {
@@ -160,7 +174,7 @@ static int bench_clock_under(const cpu_kernel *k, int threads)
             double busy = 0;
             int64_t cycles = 0;
 #pragma omp barrier
-            for (int pair = 0; pair < 40; pair++) {
+            for (int pair = 0; pair < pairs; pair++) {
                 bad += k->fn(slice, 1.0 + id) != 0;
                 double t0 = hs_now_s();
                 cycles += cpu_clock_chain(chain);
@@ -168,10 +182,10 @@ static int bench_clock_under(const cpu_kernel *k, int threads)
             }
             ghz_sum += (double)cycles / busy / 1e9;
         }
-        v[r] = ghz_sum / threads;
+        r.v[0][r.n++] = ghz_sum / threads;
     }
     if (bad) {
-        free(v);
+        node_rep_end(&r);
         hs_json_error(
             out, "%s/%s kernel on %d threads computed a wrong result (clock under load)",
             k->precision, k->isa, threads);
@@ -185,8 +199,8 @@ static int bench_clock_under(const cpu_kernel *k, int threads)
     snprintf(load, sizeof load, "%s %s %s", k->precision, k->op, k->isa);
     hs_json_str(&j, "load", load);
     hs_json_int(&j, "threads", threads);
-    node_sample_end(&j, out, v + warmups, (int)reps, (int)warmups);
-    free(v);
+    node_rep_emit(&j, out, &r, 0);
+    node_rep_end(&r);
     return 0;
 }
 
@@ -215,13 +229,13 @@ static int bench_dgemm(int threads)
             b[i * n + k] = b_val(i, k);
         }
     openblas_set_num_threads(threads);
-    int nr = (int)(warmups + reps);
-    double *v = calloc((size_t)nr, sizeof *v);
-    for (int r = 0; r < nr; r++) {
+    node_rep r;
+    if (node_rep_begin(&r, 1, (int)warmups, (int)reps) != 0) return -1;
+    while (node_rep_more(&r)) {
         double t0 = hs_now_s();
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0,
                     a, (int)n, b, (int)n, 0.0, c, (int)n);
-        v[r] = 2.0 * n * n * n / (hs_now_s() - t0) / 1e9;
+        r.v[0][r.n++] = 2.0 * n * n * n / (hs_now_s() - t0) / 1e9;
     }
     /* Validation (untimed): 64 sampled entries against exact dot products. */
     for (int s = 0; s < 64; s++) {
@@ -231,6 +245,7 @@ static int bench_dgemm(int threads)
         if (c[i * n + jj] != want) {
             hs_json_error(out, "DGEMM C[%lld][%lld] = %g, expected %g", (long long)i,
                           (long long)jj, c[i * n + jj], want);
+            node_rep_end(&r);
             return -1;
         }
     }
@@ -243,8 +258,8 @@ static int bench_dgemm(int threads)
     hs_json_int(&j, "threads", threads);
     hs_json_int(&j, "n", n);
     hs_json_bool(&j, "validated", 1);
-    node_sample_end(&j, out, v + warmups, (int)reps, (int)warmups);
-    free(v);
+    node_rep_emit(&j, out, &r, 0);
+    node_rep_end(&r);
     free(a);
     free(b);
     free(c);
@@ -268,9 +283,24 @@ int main(int argc, char **argv)
         fprintf(stderr, "cpu: bad --threads/--reps/--warmups/--seconds/--dgemm-n\n");
         return 2;
     }
+    if (node_repeat_problem()) {
+        fprintf(stderr, "cpu: %s\n", node_repeat_problem());
+        return 2;
+    }
     for (int i = 0; i < nt; i++) node_warn_threads("cpu", threads[i]);
     const char *force = strcmp(isa_opt, "best") ? isa_opt : NULL;
     if (node_meta(out, "cpu", opts) != 0) return 1;
+    static const char *precisions[] = { "fp64", "fp32",  "fp16",  "bf16",
+                                        "int8", "int16", "int32", "int64" };
+    const size_t nprec = sizeof precisions / sizeof *precisions;
+    int points = 0; /* per thread count, as the loops below measure them */
+    if (node_list_has(kernels_opt, "clock"))
+        points += cpu_kernel_find("fp64", force) ? 2 : 1;
+    for (size_t p = 0; p < nprec; p++)
+        points += node_list_has(kernels_opt, precisions[p]) &&
+                  cpu_kernel_find(precisions[p], force);
+    points += node_list_has(kernels_opt, "dgemm");
+    node_repeat_init(points * nt);
 
     if (node_list_has(kernels_opt, "clock")) {
         const cpu_kernel *fma = cpu_kernel_find("fp64", force);
@@ -279,9 +309,7 @@ int main(int argc, char **argv)
             if (fma && bench_clock_under(fma, (int)threads[i]) != 0) return 1;
         }
     }
-    static const char *precisions[] = { "fp64", "fp32",  "fp16",  "bf16",
-                                        "int8", "int16", "int32", "int64" };
-    for (size_t p = 0; p < sizeof precisions / sizeof *precisions; p++) {
+    for (size_t p = 0; p < nprec; p++) {
         if (!node_list_has(kernels_opt, precisions[p])) continue;
         const cpu_kernel *k = cpu_kernel_find(precisions[p], force);
         if (!k) {

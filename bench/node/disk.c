@@ -18,9 +18,13 @@
  * disk-backed where /tmp may be tmpfs, which has no O_DIRECT) and are removed at the end,
  * on error, and on SIGINT/SIGTERM/SIGHUP/SIGPIPE (handler).
  *
- * Cost: files of --size per thread; time = points x (warm-up + --reps) x --seconds.
+ * Repetitions: --reps exactly, or with --precision as many as the target asks of the
+ * bandwidth (and IOPS), --reps the most (node_repeat.h).
+ *
+ * Cost: files of --size per thread; time = points x (warm-up + repetitions) x --seconds.
  */
 #define _GNU_SOURCE
+#include "node_repeat.h"
 #include "node_util.h"
 #include "timer.h"
 #include <errno.h>
@@ -49,8 +53,10 @@ static const hs_option opts[] = {
     { "threads", HS_OPT_STR, &threads_opt, "1,2",
       "thread counts (= queue depth), e.g. 1,2,4" },
     { "seconds", HS_OPT_DOUBLE, &seconds, "1", "duration of one repetition" },
-    { "reps", HS_OPT_INT, &reps, "3", "timed repetitions per point (after one warm-up)" },
+    { "reps", HS_OPT_INT, &reps, "3",
+      "timed repetitions per point after one warm-up (with --precision the most)" },
     { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
+    NODE_REPEAT_OPTIONS,
     { 0 }
 };
 
@@ -162,31 +168,36 @@ static void *run_worker(void *arg)
     }
 }
 
-static void emit(const char *metric, const char *unit, const char *op, const char *pattern,
-                 size_t block, int threads, const double *v, int n, int warmups)
+/* Begins the sample record of a point in j: metric, unit and params (left open). */
+static void point_params(hs_json *j, const char *metric, const char *unit, const char *op,
+                         const char *pattern, size_t block, int threads)
 {
-    hs_json j;
-    node_sample_begin(&j, metric, unit);
-    hs_json_str(&j, "workload", "disk");
-    hs_json_str(&j, "op", op);
-    hs_json_str(&j, "pattern", pattern);
-    hs_json_int(&j, "block", (int64_t)block);
-    hs_json_int(&j, "threads", threads);
-    hs_json_int(&j, "depth", threads);
-    hs_json_str(&j, "engine", "psync");
-    hs_json_bool(&j, "direct", 1);
-    hs_json_int(&j, "file_bytes", file_size);
-    if (align) hs_json_int(&j, "logical_block", align);
-    node_sample_end(&j, out, v, n, warmups);
+    node_sample_begin(j, metric, unit);
+    hs_json_str(j, "workload", "disk");
+    hs_json_str(j, "op", op);
+    hs_json_str(j, "pattern", pattern);
+    hs_json_int(j, "block", (int64_t)block);
+    hs_json_int(j, "threads", threads);
+    hs_json_int(j, "depth", threads);
+    hs_json_str(j, "engine", "psync");
+    hs_json_bool(j, "direct", 1);
+    hs_json_int(j, "file_bytes", file_size);
+    if (align) hs_json_int(j, "logical_block", align);
 }
 
 static int run_point(const char *test, size_t block, int threads, worker *ws, int *fds)
 {
     int is_write = strstr(test, "write") != NULL, is_rand = !strncmp(test, "rand", 4);
-    int nr = (int)reps + 1;
-    double bw[64], iops[64], *lat = malloc(sizeof(double) * LAT_KEEP * threads);
+    double *lat = malloc(sizeof(double) * LAT_KEEP * threads);
     int nlat = 0;
-    for (int r = 0; r < nr; r++) {
+    node_rep rp; /* series 0: bandwidth, 1: IOPS */
+    if (!lat || node_rep_begin(&rp, 2, 1, (int)reps) != 0) {
+        free(lat);
+        hs_json_error(out, "out of memory for %d threads' latencies", threads);
+        return -1;
+    }
+    while (node_rep_more(&rp)) {
+        int r = rp.n;
         pthread_t tid[MAX_THREADS];
         pthread_barrier_init(&start_barrier, NULL, (unsigned)threads);
         double deadline = hs_now_s() + seconds + 0.01;
@@ -215,6 +226,7 @@ static int run_point(const char *test, size_t block, int threads, worker *ws, in
                                     "block size: use larger blocks)"
                                   : "");
                 free(lat);
+                node_rep_end(&rp);
                 return -1;
             }
             bytes += ws[t].bytes;
@@ -222,21 +234,26 @@ static int run_point(const char *test, size_t block, int threads, worker *ws, in
         }
         end = hs_now_s();
         pthread_barrier_destroy(&start_barrier);
-        bw[r] = (double)bytes / (end - start_time) / 1e6;
-        iops[r] = (double)ops / (end - start_time);
+        rp.v[0][r] = (double)bytes / (end - start_time) / 1e6;
+        rp.v[1][r] = (double)ops / (end - start_time);
+        rp.n++;
         if (r == 0) continue; /* warm-up: latencies not kept */
         for (int t = 0; t < threads; t++)
             for (int i = 0; i < ws[t].nlat && nlat < LAT_KEEP * threads; i++)
                 lat[nlat++] = ws[t].lat_us[i];
     }
     const char *op = is_write ? "write" : "read", *pat = is_rand ? "rand" : "seq";
-    emit("bandwidth", "MB/s", op, pat, block, threads, bw + 1, nr - 1, 1);
-    emit("iops", "IOPS", op, pat, block, threads, iops + 1, nr - 1, 1);
+    hs_json j;
+    point_params(&j, "bandwidth", "MB/s", op, pat, block, threads);
+    node_rep_emit(&j, out, &rp, 0);
+    point_params(&j, "iops", "IOPS", op, pat, block, threads);
+    node_rep_emit(&j, out, &rp, 1);
+    node_rep_end(&rp);
     /* Latency: a uniform sample of single I/O latencies of the timed repetitions, then
      * percentiles derived from it (summary; the store recomputes from the values). */
-    emit("latency", "us", op, pat, block, threads, lat, nlat, 0);
+    point_params(&j, "latency", "us", op, pat, block, threads);
+    node_sample_end(&j, out, lat, nlat, 0);
     node_sort(lat, nlat);
-    hs_json j;
     hs_json_begin(&j, "summary");
     hs_json_str(&j, "metric", "latency");
     hs_json_str(&j, "unit", "us");
@@ -325,6 +342,10 @@ int main(int argc, char **argv)
                 MAX_THREADS);
         return 2;
     }
+    if (node_repeat_problem()) {
+        fprintf(stderr, "disk: %s\n", node_repeat_problem());
+        return 2;
+    }
 
     if (*dir_opt) {
         snprintf(dir, sizeof dir, "%s", dir_opt);
@@ -390,6 +411,9 @@ int main(int argc, char **argv)
     int fds[MAX_THREADS];
     rc = prepare((int)max_threads, fds, (size_t)max_block, ws);
     static const char *tests[] = { "seqwrite", "seqread", "randread", "randwrite" };
+    int ntests = 0;
+    for (size_t k = 0; k < 4; k++) ntests += node_list_has(tests_opt, tests[k]);
+    node_repeat_init(2 * nb * ntests * nt); /* bandwidth and IOPS */
     for (int b = 0; b < nb && !rc; b++)
         for (size_t k = 0; k < 4 && !rc; k++)
             for (int i = 0; i < nt && !rc && node_list_has(tests_opt, tests[k]); i++)

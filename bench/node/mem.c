@@ -20,13 +20,17 @@
  *           bandwidth for every (i, j), and 1-thread chase latency.
  *
  * Threads are OpenMP threads pinned one per allowed CPU; each owns a static slice that it
- * initialised itself (first touch). Cost: 3 arrays x --array-bytes of memory; time about
- * (4 kernels x threads x reps) STREAM passes + blocks + chase (~1 s per 10 points).
+ * initialised itself (first touch). Repetitions: --reps exactly (the first a warm-up), or
+ * with --precision as many as the target asks, --reps the most (node_repeat.h; STREAM's
+ * four kernels stop together, as they run in one pass). Cost: 3 arrays x --array-bytes
+ * of memory; time about (4 kernels x threads x reps) STREAM passes + blocks + chase
+ * (~1 s per 10 points).
  */
 #define _GNU_SOURCE
 #include "mem_chase.h"
 #include "mem_kernels.h"
 #include "mem_topo.h"
+#include "node_repeat.h"
 #include "node_util.h"
 #include "timer.h"
 #include <math.h>
@@ -46,7 +50,8 @@ static const hs_option opts[] = {
       "comma list of stream,blocks,wss,chase,numa or all" },
     { "threads", HS_OPT_STR, &threads_opt, "all",
       "thread counts, e.g. 1,2; all = 1..CPUs" },
-    { "reps", HS_OPT_INT, &reps, "10", "repetitions per point; the first is the warm-up" },
+    { "reps", HS_OPT_INT, &reps, "10",
+      "repetitions per point, the first a warm-up (with --precision the most)" },
     { "array-bytes", HS_OPT_SIZE, &array_bytes, "0",
       "bytes of each STREAM array; 0 = max(4 x last-level cache, 64M)" },
     { "block-sizes", HS_OPT_STR, &blocks_opt, "1K,4K,16K,64K,256K,1M,4M,10M",
@@ -67,6 +72,7 @@ static const hs_option opts[] = {
     { "wss-sizes", HS_OPT_STR, &wss_opt, "",
       "working sets of the wss copy sweep; empty = --block-sizes" },
     { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
+    NODE_REPEAT_OPTIONS,
     { 0 }
 };
 
@@ -157,16 +163,21 @@ static void init_arrays(double *a, double *b, double *c, size_t n, int threads)
 static int run_stream(double *a, double *b, double *c, size_t n, int threads)
 {
     init_arrays(a, b, c, n, threads);
-    double v[4][1024];
-    int nr = (int)reps;
+    node_rep r;
+    if (node_rep_begin(&r, 4, 1, (int)reps - 1) != 0) return -1;
     /* STREAM order: all four kernels per pass, so the arrays evolve as the check replays. */
-    for (int r = 0; r < nr; r++)
+    while (node_rep_more(&r)) {
         for (int k = 0; k < 4; k++) {
             double t;
             stream_pass(k, a, b, c, n, threads, &t);
-            v[k][r] = stream_bytes[k] * (double)n / t / 1e6;
+            r.v[k][r.n] = stream_bytes[k] * (double)n / t / 1e6;
         }
-    if (stream_check(a, b, c, n, nr) != 0) return -1;
+        r.n++;
+    }
+    if (stream_check(a, b, c, n, r.n) != 0) {
+        node_rep_end(&r);
+        return -1;
+    }
     for (int k = 0; k < 4; k++) {
         hs_json j;
         node_sample_begin(&j, "bandwidth", "MB/s");
@@ -176,8 +187,9 @@ static int run_stream(double *a, double *b, double *c, size_t n, int threads)
         hs_json_int(&j, "array_bytes", (int64_t)(n * sizeof(double)));
         hs_json_int(&j, "bytes_per_element", (int64_t)stream_bytes[k]);
         hs_json_bool(&j, "validated", 1);
-        node_sample_end(&j, out, v[k] + 1, nr - 1, 1);
+        node_rep_emit(&j, out, &r, k);
     }
+    node_rep_end(&r);
     return 0;
 }
 
@@ -218,8 +230,9 @@ static int run_blocks(char *src, char *dst, size_t per_thread, int threads)
         shuffle(rnd, nblk);
         for (int pat = 0; pat < 2; pat++) {
             const uint32_t *order = pat ? rnd : seq;
-            double v[1024];
-            for (int r = 0; r < reps; r++) {
+            node_rep rp;
+            if (node_rep_begin(&rp, 1, 1, (int)reps - 1) != 0) return -1;
+            while (node_rep_more(&rp)) {
                 double t0 = 0, t = 0;
 #pragma omp parallel num_threads(threads)
                 {
@@ -235,7 +248,8 @@ static int run_blocks(char *src, char *dst, size_t per_thread, int threads)
 #pragma omp master
                     t = hs_now_s() - t0;
                 }
-                v[r] = 2.0 * (double)(nblk * block) * threads / t / 1e6; /* read + write */
+                /* read + write */
+                rp.v[0][rp.n++] = 2.0 * (double)(nblk * block) * threads / t / 1e6;
             }
             hs_json j;
             node_sample_begin(&j, "bandwidth", "MB/s");
@@ -245,7 +259,8 @@ static int run_blocks(char *src, char *dst, size_t per_thread, int threads)
             hs_json_int(&j, "block", (int64_t)block);
             hs_json_int(&j, "threads", threads);
             hs_json_int(&j, "bytes", (int64_t)(nblk * block));
-            node_sample_end(&j, out, v + 1, (int)reps - 1, 1);
+            node_rep_emit(&j, out, &rp, 0);
+            node_rep_end(&rp);
         }
         if (memcmp(src, dst, nblk * block) != 0) { /* untimed check of the last copy */
             hs_json_error(out, "block copy of %zu-byte blocks left wrong data", block);
@@ -259,8 +274,8 @@ static int run_blocks(char *src, char *dst, size_t per_thread, int threads)
 
 /* ------------------------------------------------------------------------ chase */
 
-static void emit_chase(const char *workload, size_t bytes, int threads, int cpu_node,
-                       int mem_node, const double *v, int nr)
+static int emit_chase(const char *workload, size_t bytes, int threads, int cpu_node,
+                      int mem_node, const node_rep *r)
 {
     hs_json j;
     node_sample_begin(&j, "latency", "ns");
@@ -273,7 +288,89 @@ static void emit_chase(const char *workload, size_t bytes, int threads, int cpu_
         hs_json_int(&j, "cpu_node", cpu_node);
         hs_json_int(&j, "mem_node", mem_node);
     }
-    node_sample_end(&j, out, v + 1, nr - 1, 1);
+    return node_rep_emit(&j, out, r, 0);
+}
+
+/* Working-set sizes of the chase: 4 KiB up to --chase-max, --chase-steps per doubling,
+ * rounded to lines; calls fn(bytes, arg) for each, stopping at its first non-zero. */
+static int chase_sizes(int (*fn)(size_t bytes, void *arg), void *arg)
+{
+    double step = pow(2.0, 1.0 / (double)chase_steps);
+    size_t last = 0;
+    int rc = 0;
+    for (double size = 4096; size <= (double)chase_max * 1.0001 && !rc; size *= step) {
+        size_t bytes = ((size_t)size + 63) / 64 * 64;
+        if (bytes != last) rc = fn(bytes, arg);
+        last = bytes;
+    }
+    return rc;
+}
+
+static int count_size(size_t bytes, void *arg)
+{
+    (void)bytes;
+    ++*(int *)arg;
+    return 0;
+}
+
+/* Timed repetitions of a chase point: with --precision --reps - 1 at most; else 3 (--reps
+ * permitting): latency is stable, and building each chain costs more than timing it. */
+static int chase_reps(void)
+{
+    return node_precision > 0 ? (int)reps - 1 : (reps < 4 ? (int)reps : 4) - 1;
+}
+
+typedef struct {
+    char *base;
+    size_t each;
+    int threads;
+} chase_job;
+
+/* One size: every thread builds its chain, then the repetitions run on all at once (a
+ * barrier before each; one thread takes the stopping decision); value = mean over the
+ * threads of their ns per load. */
+static int chase_size(size_t bytes, void *arg)
+{
+    const chase_job *cj = arg;
+    int threads = cj->threads, bad = 0, more = 1;
+    double v[64] = { 0 };
+    char err[256] = "";
+    node_rep r;
+    if (node_rep_begin(&r, 1, 1, chase_reps()) != 0) return -1;
+#pragma omp parallel num_threads(threads)
+    {
+        int id = omp_get_thread_num();
+        node_pin(id);
+        uint64_t state = 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull * (uint64_t)id;
+        int64_t loads = 0;
+        char own[256];
+        void **p = mem_chase_build(cj->base + (size_t)id * cj->each, bytes, chase_seconds,
+                                   &state, &loads, own, sizeof own);
+        if (!p)
+#pragma omp critical
+        {
+            bad = 1;
+            snprintf(err, sizeof err, "%s", own);
+        }
+#pragma omp barrier
+        for (;;) {
+#pragma omp single
+            more = !bad && node_rep_more(&r);
+            if (!more) break; /* the single's barrier: every thread sees the same */
+            v[id % 64] = mem_chase_time(&p, loads);
+#pragma omp barrier
+#pragma omp single
+            {
+                double mean = 0;
+                for (int t = 0; t < threads; t++) mean += v[t % 64];
+                r.v[0][r.n++] = mean / threads;
+            }
+        }
+    }
+    int rc = bad ? -1 : emit_chase("mem_latency", bytes, threads, -1, -1, &r);
+    if (bad) hs_json_error(out, "%s", err);
+    node_rep_end(&r);
+    return rc ? -1 : 0;
 }
 
 /* Latency at every working-set size with `threads` threads chasing at once, each in its
@@ -293,36 +390,8 @@ static int run_chase(int threads)
     char *base = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
     if (hugepages && madvise(base, each * (size_t)threads, MADV_HUGEPAGE) != 0)
         fprintf(stderr, "mem: madvise(MADV_HUGEPAGE) refused; chasing on 4 KiB pages\n");
-    int nr = reps < 4 ? (int)reps : 4; /* latency is stable: 3 timed points suffice */
-    double step = pow(2.0, 1.0 / (double)chase_steps);
-    size_t last = 0;
-    int rc = 0;
-    for (double size = 4096; size <= (double)max * 1.0001 && !rc; size *= step) {
-        size_t bytes = ((size_t)size + 63) / 64 * 64;
-        if (bytes == last) continue;
-        last = bytes;
-        double v[64][16] = { { 0 } }, mean[16] = { 0 };
-        char err[256] = "";
-#pragma omp parallel num_threads(threads) reduction(| : rc)
-        {
-            int id = omp_get_thread_num();
-            node_pin(id);
-            uint64_t state = 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull * (uint64_t)id;
-#pragma omp barrier
-            if (mem_chase_point(base + (size_t)id * each, bytes, chase_seconds, &state,
-                                v[id % 64], nr, err, sizeof err) != 0)
-                rc |= 1;
-        }
-        if (rc) {
-            hs_json_error(out, "%s", err);
-            break;
-        }
-        for (int r = 0; r < nr; r++) {
-            for (int t = 0; t < threads; t++) mean[r] += v[t % 64][r];
-            mean[r] /= threads;
-        }
-        emit_chase("mem_latency", bytes, threads, -1, -1, mean, nr);
-    }
+    chase_job cj = { base, each, threads };
+    int rc = chase_sizes(chase_size, &cj);
     munmap(raw, mapped);
     return rc ? -1 : 0;
 }
@@ -342,7 +411,7 @@ static int run_wss(double *mem, int threads)
     int ns = node_parse_size_list(*wss_opt ? wss_opt : blocks_opt, sizes, NODE_MAX_LIST);
     for (int s = 0; s < ns; s++) {
         size_t w = wss_round(sizes[s], threads), n = w / 2 / sizeof(double);
-        double *a = mem, *c = mem + n, v[1024];
+        double *a = mem, *c = mem + n;
         for (size_t i = 0; i < n; i++) a[i] = c[i] = 1.0;
         /* Calibrate passes so one repetition takes about --chase-seconds. */
         int64_t passes = 1;
@@ -353,7 +422,9 @@ static int run_wss(double *mem, int threads)
             passes *= 4;
         }
         passes *= 4;
-        for (int r = 0; r < reps; r++) {
+        node_rep rp;
+        if (node_rep_begin(&rp, 1, 1, (int)reps - 1) != 0) return -1;
+        while (node_rep_more(&rp)) {
             double t0 = 0, t = 0;
 #pragma omp parallel num_threads(threads)
             {
@@ -368,7 +439,7 @@ static int run_wss(double *mem, int threads)
 #pragma omp master
                 t = hs_now_s() - t0;
             }
-            v[r] = 2.0 * (double)(n * sizeof(double)) * (double)passes / t / 1e6;
+            rp.v[0][rp.n++] = 2.0 * (double)(n * sizeof(double)) * (double)passes / t / 1e6;
         }
         hs_json j;
         node_sample_begin(&j, "bandwidth", "MB/s");
@@ -377,7 +448,8 @@ static int run_wss(double *mem, int threads)
         hs_json_int(&j, "bytes", (int64_t)w);
         hs_json_int(&j, "threads", threads);
         hs_json_int(&j, "passes", passes);
-        node_sample_end(&j, out, v + 1, (int)reps - 1, 1);
+        node_rep_emit(&j, out, &rp, 0);
+        node_rep_end(&rp);
     }
     return 0;
 }
@@ -407,8 +479,10 @@ static int run_numa(size_t n, int threads)
                               topo.numa_os[m]);
                 return -1;
             }
-            double *b = a + n, *c = b + n, v[1024], t0 = 0, t = 0;
-            for (int r = -1; r < reps; r++) { /* r = -1: first touch, untimed */
+            double *b = a + n, *c = b + n, t0 = 0, t = 0;
+            node_rep rp;
+            if (node_rep_begin(&rp, 1, 1, (int)reps - 1) != 0) return -1;
+            for (int r = -1; r < 0 || node_rep_more(&rp); r++) { /* -1: first touch */
 #pragma omp parallel num_threads(threads)
                 {
                     int id = omp_get_thread_num();
@@ -428,7 +502,7 @@ static int run_numa(size_t n, int threads)
 #pragma omp master
                     t = hs_now_s() - t0;
                 }
-                if (r >= 0) v[r] = 24.0 * (double)n / t / 1e6;
+                if (r >= 0) rp.v[0][rp.n++] = 24.0 * (double)n / t / 1e6;
             }
             hs_json j;
             node_sample_begin(&j, "bandwidth", "MB/s");
@@ -438,19 +512,23 @@ static int run_numa(size_t n, int threads)
             hs_json_int(&j, "cpu_node", topo.numa_os[i]);
             hs_json_int(&j, "mem_node", topo.numa_os[m]);
             hs_json_int(&j, "array_bytes", (int64_t)(n * sizeof(double)));
-            node_sample_end(&j, out, v + 1, (int)reps - 1, 1);
+            node_rep_emit(&j, out, &rp, 0);
+            node_rep_end(&rp);
             if (threads == 1 && chase_bytes <= bytes) {
-                double lv[16];
                 char err[256];
                 uint64_t state = 0x9E3779B97F4A7C15ull;
+                int64_t loads;
                 mem_pin_os_cpu(topo.numa_first_cpu[i]);
-                if (mem_chase_point((char *)a, chase_bytes, chase_seconds, &state, lv, 4,
-                                    err, sizeof err) != 0) {
-                    hs_json_error(out, "%s", err);
+                void **p = mem_chase_build((char *)a, chase_bytes, chase_seconds, &state,
+                                           &loads, err, sizeof err);
+                if (!p || node_rep_begin(&rp, 1, 1, chase_reps()) != 0) {
+                    hs_json_error(out, "%s", p ? "out of memory" : err);
                     return -1;
                 }
+                while (node_rep_more(&rp)) rp.v[0][rp.n++] = mem_chase_time(&p, loads);
                 emit_chase("numa_latency", chase_bytes, 1, topo.numa_os[i], topo.numa_os[m],
-                           lv, 4);
+                           &rp);
+                node_rep_end(&rp);
             }
             mem_free_bound(a, bytes);
         }
@@ -488,6 +566,10 @@ int main(int argc, char **argv)
                         "--wss-sizes/--chase-threads (1..64)/--numa-threads\n");
         return 2;
     }
+    if (node_repeat_problem()) {
+        fprintf(stderr, "mem: %s\n", node_repeat_problem());
+        return 2;
+    }
     int64_t max_chase_t = 1, max_wss = 0;
     for (int i = 0; i < nct; i++) {
         node_warn_threads("mem", chase_t[i]);
@@ -523,6 +605,14 @@ int main(int argc, char **argv)
         return 2;
     }
     if (node_meta(out, "mem", opts) != 0) return 1;
+    int chase_points = 0, nbs = node_parse_size_list(blocks_opt, bsz, NODE_MAX_LIST);
+    chase_sizes(count_size, &chase_points);
+    int numa_points = topo.numa_nodes > 1 ? 2 * topo.numa_nodes * topo.numa_nodes : 0;
+    node_repeat_init(nt * (4 * node_list_has(tests_opt, "stream") +
+                           2 * nbs * node_list_has(tests_opt, "blocks") +
+                           nw * node_list_has(tests_opt, "wss")) +
+                     nct * chase_points * node_list_has(tests_opt, "chase") +
+                     nnt * numa_points * node_list_has(tests_opt, "numa"));
 
     size_t n = (size_t)array_bytes / sizeof(double);
     if (node_list_has(tests_opt, "stream") || node_list_has(tests_opt, "blocks") ||

@@ -29,8 +29,8 @@ static void **build_chain(char *buf, size_t lines, uint64_t *rng)
     return (void **)buf;
 }
 
-int mem_chase_point(char *buf, size_t bytes, double seconds, uint64_t *rng, double *v,
-                    int nr, char *err, size_t errlen)
+void **mem_chase_build(char *buf, size_t bytes, double seconds, uint64_t *rng,
+                       int64_t *loads, char *err, size_t errlen)
 {
     size_t lines = bytes / 64;
     void **p = build_chain(buf, lines, rng);
@@ -44,22 +44,24 @@ int mem_chase_point(char *buf, size_t bytes, double seconds, uint64_t *rng, doub
     if (steps != lines) {
         snprintf(err, errlen, "pointer chain of %zu lines has a cycle of %zu", lines,
                  steps);
-        return -1;
+        return NULL;
     }
-    int64_t loads = 1 << 16;
+    int64_t n = 1 << 16;
     double t;
     for (;;) { /* calibrate: loads that take about `seconds` */
         double t0 = hs_now_s();
-        p = mk_chase(p, loads);
+        p = mk_chase(p, n);
         t = hs_now_s() - t0;
         if (t > seconds / 4) break;
-        loads *= 4;
+        n *= 4;
     }
-    loads = (int64_t)((double)loads * seconds / t) + 8;
-    for (int r = 0; r < nr; r++) {
-        double t0 = hs_now_s();
-        p = mk_chase(p, loads);
-        v[r] = (hs_now_s() - t0) * 1e9 / (double)loads;
-    }
-    return p ? 0 : -1; /* p is never NULL: keeps the final pointer live */
+    *loads = (int64_t)((double)n * seconds / t) + 8;
+    return p;
+}
+
+double mem_chase_time(void ***p, int64_t loads)
+{
+    double t0 = hs_now_s();
+    *p = mk_chase(*p, loads); /* *p stays live: the chase cannot be optimised away */
+    return (hs_now_s() - t0) * 1e9 / (double)loads;
 }

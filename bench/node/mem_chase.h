@@ -12,9 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ns per load for `nr` repetitions into v[]. 0, or -1 with a message in err when the
- * chain does not visit every line exactly once (a broken permutation). */
-int mem_chase_point(char *buf, size_t bytes, double seconds, uint64_t *rng, double *v,
-                    int nr, char *err, size_t errlen);
+/* Builds and checks the chain over `bytes` of buf and calibrates the loads of one
+ * repetition to about `seconds`; returns the chain's start with *loads set, or NULL with
+ * a message in err when the chain does not visit every line exactly once. */
+void **mem_chase_build(char *buf, size_t bytes, double seconds, uint64_t *rng,
+                       int64_t *loads, char *err, size_t errlen);
+
+/* One timed repetition: follows `loads` pointers from *p (left where it stopped, so the
+ * next repetition goes on) and returns ns per load. */
+double mem_chase_time(void ***p, int64_t loads);
 
 #endif

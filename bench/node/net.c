@@ -19,9 +19,12 @@
  * ran, the NIC and its stated speed, -1: none stated) and go into every sample.
  *
  * Network only where asked: the default host is 127.0.0.1 and --role both binds there.
- * Cost: points x (warm-up + --reps) x --seconds.
+ * Repetitions: --reps exactly, or with --precision as many as the target asks, --reps the
+ * most (node_repeat.h; request/response: batches of --seconds / 10 each).
+ * Cost: points x (warm-up + repetitions) x --seconds.
  */
 #define _GNU_SOURCE
+#include "node_repeat.h"
 #include "node_util.h"
 #include "timer.h"
 #include <arpa/inet.h>
@@ -56,7 +59,8 @@ static const hs_option opts[] = {
       "bytes per send (TCP) / datagram (UDP)" },
     { "rr-bytes", HS_OPT_STR, &rr_opt, "1,64,1K", "message sizes of the TCP ping-pong" },
     { "seconds", HS_OPT_DOUBLE, &seconds, "1", "duration of one repetition" },
-    { "reps", HS_OPT_INT, &reps, "3", "timed repetitions per point (after one warm-up)" },
+    { "reps", HS_OPT_INT, &reps, "3",
+      "timed repetitions per point after one warm-up (with --precision the most)" },
     { "stop-server", HS_OPT_FLAG, &stop_server, "0",
       "client: tell the server to exit at the end" },
     { "connect-wait", HS_OPT_DOUBLE, &connect_wait, "0",
@@ -67,6 +71,7 @@ static const hs_option opts[] = {
     { "link-mbit", HS_OPT_INT, &link_mbit, "-1",
       "label: the device's stated speed in Mbit/s, -1 = none stated" },
     { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
+    NODE_REPEAT_OPTIONS,
     { 0 }
 };
 
@@ -299,10 +304,11 @@ static void *run_stream(void *arg)
 
 static int throughput_point(int mode, size_t block, int streams)
 {
-    int nr = (int)reps + 1;
-    double v[64];
+    int rc;
+    node_rep rp;
+    if (node_rep_begin(&rp, 1, 1, (int)reps) != 0) return -1;
     int64_t sent = 0, got = 0;
-    for (int r = 0; r < nr; r++) {
+    while (node_rep_more(&rp)) {
         stream_job jobs[MAX_STREAMS];
         pthread_t tid[MAX_STREAMS];
         pthread_barrier_init(&barrier, NULL, (unsigned)streams);
@@ -318,17 +324,18 @@ static int throughput_point(int mode, size_t block, int streams)
                 hs_json_error(out, "%s stream to %s port %lld failed: %s",
                               mode == MODE_UDP ? "UDP" : "TCP", host, (long long)port,
                               strerror(jobs[i].err));
+                node_rep_end(&rp);
                 return -1;
             }
             bytes += jobs[i].received;
-            if (r) {
+            if (rp.n) { /* not the warm-up */
                 sent += jobs[i].sent_dgrams;
                 got += jobs[i].recv_dgrams;
             }
             end = jobs[i].end > end ? jobs[i].end : end;
         }
         pthread_barrier_destroy(&barrier);
-        v[r] = 8.0 * (double)bytes / (end - start_time) / 1e6;
+        rp.v[0][rp.n++] = 8.0 * (double)bytes / (end - start_time) / 1e6;
     }
     hs_json j;
     node_sample_begin(&j, "throughput", "Mbit/s");
@@ -343,7 +350,9 @@ static int throughput_point(int mode, size_t block, int streams)
         hs_json_int(&j, "datagrams_sent", sent);
         hs_json_int(&j, "datagrams_received", got);
     }
-    return node_sample_end(&j, out, v + 1, nr - 1, 1);
+    rc = node_rep_emit(&j, out, &rp, 0);
+    node_rep_end(&rp);
+    return rc;
 }
 
 static int rr_point(size_t bytes)
@@ -363,14 +372,20 @@ static int rr_point(size_t bytes)
     for (int64_t i = 0; i < batch; i++)
         if (full_io(fd, buf, bytes, 1) || full_io(fd, buf, bytes, 0)) goto fail;
     double per = (hs_now_s() - t0) / (double)batch;
-    batch = (int64_t)(seconds * (double)reps / 20.0 / per) + 1;
-    int nv = 21;
-    double v[21];
-    for (int b = 0; b < nv; b++) {
+    /* Fixed: 20 batches (and one warm-up) in --reps x --seconds; adaptive: each batch
+     * --seconds / 10, as many as the target asks, at most 20 x --reps. */
+    int adaptive = node_precision > 0;
+    batch = (int64_t)(seconds * (adaptive ? 2.0 : (double)reps) / 20.0 / per) + 1;
+    node_rep rp;
+    if (node_rep_begin(&rp, 1, 1, adaptive ? 20 * (int)reps : 20) != 0) goto fail;
+    while (node_rep_more(&rp)) {
         t0 = hs_now_s();
         for (int64_t i = 0; i < batch; i++)
-            if (full_io(fd, buf, bytes, 1) || full_io(fd, buf, bytes, 0)) goto fail;
-        v[b] = (hs_now_s() - t0) / (double)batch / 2.0 * 1e6;
+            if (full_io(fd, buf, bytes, 1) || full_io(fd, buf, bytes, 0)) {
+                node_rep_end(&rp);
+                goto fail;
+            }
+        rp.v[0][rp.n++] = (hs_now_s() - t0) / (double)batch / 2.0 * 1e6;
     }
     close(fd);
     free(buf);
@@ -385,7 +400,9 @@ static int rr_point(size_t bytes)
     hs_json_str(&j, "definition", "half_round_trip");
     hs_json_str(&j, "host", host);
     labels(&j);
-    return node_sample_end(&j, out, v + 1, nv - 1, 1);
+    int rc = node_rep_emit(&j, out, &rp, 0);
+    node_rep_end(&rp);
+    return rc;
 fail:
     hs_json_error(out, "TCP request/response of %zu bytes broke: %s", bytes,
                   strerror(errno));
@@ -419,7 +436,16 @@ int main(int argc, char **argv)
                 MAX_STREAMS);
         return 2;
     }
+    if (node_repeat_problem()) {
+        fprintf(stderr, "net: %s\n", node_repeat_problem());
+        return 2;
+    }
     for (int i = 0; i < ns; i++) node_warn_threads("net", streams[i]);
+    int udp_blocks = 0;
+    for (int b = 0; b < nb; b++) udp_blocks += blocks[b] <= UDP_MAX;
+    node_repeat_init(nb * ns * node_list_has(tests_opt, "tcp") +
+                     udp_blocks * ns * node_list_has(tests_opt, "udp") +
+                     nrr * node_list_has(tests_opt, "rr"));
     if (!port && !both) port = 5301;
     if (node_meta(out, "net", opts) != 0) return 1;
     if (both || server) {

@@ -486,6 +486,19 @@ def lane_list(text: str | None) -> list[int] | None:
     help="Override a theoretical peak, e.g. --peak disk=2GB/s --peak net=100Gbit/s "
     "--peak disk_iops=500000.",
 )
+@once(
+    "--precision",
+    default=None,
+    help="Repeat each point of our programs until the 95% CI of its median is within "
+    "this of it, e.g. 1% (default 1%, --quick 2%; 0: the fixed counts). The reference "
+    "tools keep their fixed counts.",
+)
+@once(
+    "--budget",
+    default=None,
+    help="Wall time for our programs' repetitions, e.g. 90s, 10m (default 10m, --quick "
+    "30s); points still short of the precision then say so.",
+)
 @node_knob_options
 @common_run_options
 @click.pass_context
@@ -524,11 +537,14 @@ def node_opts(own: dict, shared: dict) -> dict:
         )
     thread_list = [int(t) for t in threads] if threads else None
     nonempty(own["disk_dir"], "--disk-dir", "/scratch/me")
+    precision, budget_s = precision_opts(own)
     return {
         **parts,
         "threads": thread_list,
         "disk_dir": own["disk_dir"],
         "peaks": peak_overrides(own["peak"]),
+        "precision": precision,
+        "budget_s": budget_s,
         "quick": shared["quick"],
         **node_knobs(own),
     }

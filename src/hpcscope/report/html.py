@@ -731,7 +731,13 @@ def _verdict_class(key: str, value: Any) -> str:
     return ""
 
 
-def _node(run: dict, samples: list[dict], w: _Writer) -> Section | None:
+def _node(
+    run: dict,
+    samples: list[dict],
+    w: _Writer,
+    judged: list[precision.CellResult] | None = None,
+    target: float | None = None,
+) -> Section | None:
     node = [s for s in samples if node_table.is_node_sample(s)]
     if not node:
         return None
@@ -775,6 +781,8 @@ def _node(run: dict, samples: list[dict], w: _Writer) -> Section | None:
                 classes,
             )
         )
+    if judged and target:
+        sec.tables.append(_precision_table(judged, target, w))
     fig = node_figs.efficiency_figure(rows)
     if fig is not None:
         sec.figures.append(
@@ -951,7 +959,7 @@ def _run_context(
             _placement(run, launches, w),
             _p2p(samples, w, judged=[r for r in judged if r.key[0] == "p2p"], target=target),
             _coll(samples, w, [r for r in judged if r.key[0] in COLL_PROGRAMS], target),
-            _node(run, samples, w),
+            _node(run, samples, w, [r for r in judged if r.key[0] in node_table.OURS], target),
         )
         if s is not None
     ]

@@ -7,7 +7,8 @@ summarises a cell with `summarize_cell`, so one cell has one central value every
 A cell is (benchmark, metric, unit, configuration tags, identifying params):
   - tags in LAUNCH_TAGS only tell the launches of one configuration apart (pooled);
   - params in SETTING_PARAMS say how a value was measured, not what (iteration counts
-    and block lengths change with the size; `repeat` counts in-launch repetitions): pooled.
+    and block lengths change with the size; `repeat` counts in-launch repetitions): pooled,
+    except a node point's `block`, the size it measures.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ def config_tags(tags: dict[str, Any]) -> dict[str, Any]:
 
 
 def identity(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in params.items() if k not in SETTING_PARAMS}
+    """What a sample measures. A node point (params with a `workload`) keeps `block`:
+    there it is the copy, I/O or send size measured, not a p2p block length."""
+    node = "workload" in params
+    return {k: v for k, v in params.items() if k not in SETTING_PARAMS or (node and k == "block")}
 
 
 def canonical(value: Any) -> str:

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from hpcscope.formatting import format_bytes
 from hpcscope.results.stats import summarize
 
 PRECISION_TEXT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*$")
@@ -133,7 +134,7 @@ MISSED_LEGEND = (
     "achieved: 95% CI half-width of the median ('-': no interval yet, under 6 launches "
     "where launches differ). why: budget (the run's or the measurement's time ran out), "
     "launch spread (launches differ by more than the target), cap (the most blocks or "
-    "repetitions allowed: p2p 20x its fixed count, coll and lanes --repetitions)."
+    "repetitions allowed: p2p 20x its fixed count, coll and lanes --repetitions, node 50)."
 )
 
 STOPS = ("met", "budget", "cap")  # what the programs write (p2p.c, coll_repeat.h)
@@ -210,9 +211,22 @@ class MissedRow:
     reason: str
 
 
+# The params that name a node point (bench/node), in this order; its threads come last.
+NODE_WHAT = ("workload", "op", "precision", "pattern", "protocol", "load")
+
+
 def _what(metric: str, params: dict) -> str:
     """What a cell measures, beside its size: the p2p metric, a collective and its
-    algorithm, or a lane benchmark and its lane count."""
+    algorithm, a lane benchmark and its lane count, or a node point (its workload and
+    kind, block and threads: 'disk write seq 1M threads=1')."""
+    if "workload" in params:
+        words = [str(params[k]) for k in NODE_WHAT if isinstance(params.get(k), str)]
+        if isinstance(params.get("block"), int):
+            words.append(format_bytes(params["block"]))
+        for key in ("threads", "streams"):
+            if isinstance(params.get(key), int):
+                words.append(f"{key}={params[key]}")
+        return " ".join(words)
     if "collective" in params:
         return f"{params['collective']} {params.get('algorithm', '')}".strip()
     if "pattern" in params:

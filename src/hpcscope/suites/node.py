@@ -23,7 +23,7 @@ from hpcscope.formatting import format_bytes
 from hpcscope.machine import node_facts
 from hpcscope.machine.peaks import node_peaks, parse_cpuinfo
 from hpcscope.plan.job import Job
-from hpcscope.suites import node_hpl, node_net2, node_parts, node_refs
+from hpcscope.suites import node_hpl, node_net2, node_parts, node_precision, node_refs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 OURS = node_table.OURS
@@ -180,7 +180,17 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             timeout_s=timeout,
         )
 
-    reps = 3 if quick else 5
+    # Measured to a precision (suites/node_precision.py): the programs' --reps is the cap,
+    # and a repetition is shorter where its length is free.
+    adaptive = node_precision.settings(opts, quick)
+    if adaptive:
+        out.notes.append(node_precision.plan_note(adaptive, parts))
+
+    def to_precision(part: str) -> list[str]:
+        return node_precision.program_args(adaptive, part, parts) if adaptive else []
+
+    reps = node_precision.CAP if adaptive else 3 if quick else 5
+    seconds = node_precision.repetition_s("cpu", quick) if adaptive else 0.1 if quick else 0.2
     if parts["cpu"]:
         kernels = ["clock", "fp64", "fp32", "dgemm"] + (
             [] if quick else ["int8", "int16", "int32", "int64"]
@@ -199,10 +209,11 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 [
                     f"--kernels={','.join(kernels)}",
                     f"--threads={tl}",
-                    f"--seconds={0.1 if quick else 0.2}",
+                    f"--seconds={seconds}",
                     f"--reps={reps}",
                     f"--dgemm-n={1000 if quick else 3000}",
-                ],
+                ]
+                + to_precision("cpu"),
                 300,
             )
         )
@@ -211,23 +222,33 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     )
     if parts["mem"]:
         args = node_parts.mem_args(opts, quick, n, _llc_total(ctx.topology), tl, array_bytes)
-        out.jobs.append(job("mem", args, 300))
+        if adaptive:
+            chase_s = node_precision.repetition_s("chase", quick)
+            args = [a for a in args if not a.startswith(("--reps=", "--chase-seconds="))]
+            args += [f"--reps={node_precision.CAP + 1}", f"--chase-seconds={chase_s}"]
+        out.jobs.append(job("mem", args + to_precision("mem"), 300))
         out.notes.extend(numa_matrix_notes(ctx.topology, opts.get("numa_threads") or [1]))
     disk_dir = opts.get("disk_dir")
     disk = node_parts.disk_plan(opts, quick, n)
     disk_iops = node_parts.disk_iops_plan(opts, quick, n)
     if parts["disk"]:
-        out.jobs.append(job("disk", node_parts.disk_args(disk, disk_dir), 900))
+        ours = adapted(disk, "disk", adaptive, quick)
+        out.jobs.append(
+            job("disk", node_parts.disk_args(ours, disk_dir) + to_precision("disk"), 900)
+        )
         if disk_iops:
-            iops_job = job("disk", node_parts.disk_args(disk_iops, disk_dir), 900)
+            ours = adapted(disk_iops, "disk", adaptive, quick)
+            iops_job = job("disk", node_parts.disk_args(ours, disk_dir) + to_precision("disk"), 900)
             iops_job.name = "node/disk/iops"
             out.jobs.append(iops_job)
     net = node_parts.net_plan(opts, quick, n)
     if parts["net"]:
-        out.jobs.append(job("net", node_parts.net_args(net), 300))
+        ours = adapted(net, "net", adaptive, quick)
+        out.jobs.append(job("net", node_parts.net_args(ours) + to_precision("net"), 300))
         if ctx.nodes_available >= 2:  # SLURM with --nodes 2 or more
             binary = str(ctx.binary("net", None))
-            out.jobs.append(node_net2.slurm_job(binary, node_parts.net_args(net), tags))
+            two = node_parts.net_args(ours) + to_precision("net")
+            out.jobs.append(node_net2.slurm_job(binary, two, tags))
             out.notes.append(
                 Note(
                     "info",
@@ -239,6 +260,15 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     disks = [d for d in (disk, disk_iops) if d]
     _plan_refs(out, parts, quick, flags, threads, array_bytes, disks, net, opts, tags, fp64)
     return out
+
+
+def adapted(point_plan: dict, part: str, adaptive: dict | None, quick: bool) -> dict:
+    """A disk or net plan with the repetition length and cap of a run to a precision
+    (the reference tools keep the fixed plan's)."""
+    if not adaptive:
+        return point_plan
+    seconds = node_precision.repetition_s(part, quick)
+    return {**point_plan, "seconds": seconds, "reps": node_precision.CAP}
 
 
 def _plan_refs(
@@ -269,7 +299,10 @@ def _plan_refs(
                 wss = opts.get("mem_blocks") or (
                     node_parts.MEM_BLOCKS_QUICK if quick else node_parts.MEM_BLOCKS_FULL
                 )
-                out.jobs.extend(node_refs.likwid_copy_jobs(flags, threads, wss, reps, tags))
+                # --quick: at the most threads only, as the other likwid references (each
+                # likwid-bench start sleeps 1 s calibrating its timer: 4 s a thread count)
+                copy_threads = [max(threads)] if quick else threads
+                out.jobs.extend(node_refs.likwid_copy_jobs(flags, copy_threads, wss, reps, tags))
     if parts["cpu"]:
         if note := node_refs.missing("hpcc"):
             out.notes.append(note)
