@@ -346,11 +346,12 @@ static int chase_size(size_t bytes, void *arg)
         char own[256];
         void **p = mem_chase_build(cj->base + (size_t)id * cj->each, bytes, chase_seconds,
                                    &state, &loads, own, sizeof own);
-        if (!p)
+        if (!p) {
 #pragma omp critical
-        {
-            bad = 1;
-            snprintf(err, sizeof err, "%s", own);
+            {
+                bad = 1;
+                snprintf(err, sizeof err, "%s", own);
+            }
         }
 #pragma omp barrier
         for (;;) {
