@@ -33,9 +33,10 @@ int node_rep_begin(node_rep *r, int series, int warmups, int reps)
             node_rep_end(r);
             return -1;
         }
-    r->goal = node_precision > 0 && reps > HS_PRECISION_MIN_SAMPLES
-                  ? HS_PRECISION_MIN_SAMPLES
-                  : reps;
+    /* The first look at 6, as p2p's: a point its budget share cannot carry further
+     * ends there, with an interval (min to max); "met" still needs 10. */
+    r->goal = node_precision > 0 && reps > HS_PRECISION_FIRST_LOOK ? HS_PRECISION_FIRST_LOOK
+                                                                   : reps;
     /* a point of k series (measured together) counts k in the program's count */
     r->share = seconds_left * series / (points_left > series ? points_left : series);
     return 0;

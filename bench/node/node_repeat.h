@@ -3,14 +3,15 @@
  * rule is bench/common/precision.h, the same as p2p's blocks and coll's repetitions).
  *
  * Fixed (--precision 0): the warm-ups, then exactly --reps timed repetitions, as before.
- * --precision F: the warm-ups, 10 timed repetitions, then half again as many per look
- * until the 95 % CI of the median is within F of it (the widest of the point's series:
- * STREAM's four kernels run in one pass and stop together), the point's share of
- * --time-budget is spent ("budget"), or --reps timed repetitions are done ("cap").
+ * --precision F: the warm-ups, 6 timed repetitions (the fewest with a 95 % interval), then
+ * 10, then half again as many per look, until the 95 % CI of the median is within F of it
+ * (from 10 on; the widest of the point's series: STREAM's four kernels run in one pass
+ * and stop together), the point's share of --time-budget is spent ("budget"), or --reps
+ * timed repetitions are done ("cap").
  * --time-budget S: seconds for all points of the program, warm-ups included; a point of
  * k series may take k times what is left over the series left (node_repeat_init counts
- * them), so time a quiet point does not need goes to the later ones. Looks cost a copy and a sort of the
- * values (O(n log n)), between repetitions, outside the timed part.
+ * them), so time a quiet point does not need goes to the later ones. Looks cost a copy
+ * and a sort of the values (O(n log n)), between repetitions, outside the timed part.
  *
  *   node_rep r;
  *   if (node_rep_begin(&r, 1, warmups, reps) != 0) ...;

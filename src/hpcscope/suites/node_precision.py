@@ -7,8 +7,8 @@ sample (results/precision.py reads them, as for coll). Here the plan picks the t
 each program's budget (the run's, shared out by SHARES over the parts that run) and the
 length of one repetition, and says so in a note.
 
-A precision needs at least 10 repetitions a point (the stopping rule's minimum), where
-the fixed counts take 3-5. So under a target a repetition is shorter wherever its length
+A precision needs 6 to 10 repetitions a point (an interval from 6, "met" from 10),
+where the fixed counts take 3-5. So under a target a repetition is shorter wherever its length
 is free (the pyperf way: many short samples, their spread measured, rather than a few
 long ones): REPETITION_S per part. STREAM passes and block sweeps keep their length: it
 is set by the arrays.
@@ -78,7 +78,7 @@ def plan_note(adaptive: dict, parts: dict[str, bool]) -> Note:
         "precision",
         f"node: target {adaptive['target']:.1%} (95 % CI half-width of each median), "
         f"budget {adaptive['budget_s']:.0f} s ({shares}): each point repeats until it "
-        f"meets the target, at least 10 and at most {adaptive['cap']} times; the "
+        f"meets the target, at least 6 and at most {adaptive['cap']} times; the "
         "reference tools run their fixed counts on top",
         adaptive,
     )
