@@ -62,6 +62,9 @@ def _run(argv: list[str], cwd: Path, log: Path) -> None:
 # and the watcher ends the process group and every process inside the given network
 # namespaces (the lab's nodes: orteds and ranks that are not in the group). It ignores the
 # signals a terminal sends to hpcscope's group, so it outlives the Ctrl-C it must answer.
+# `kill -SIG "-$group"`, without `--`: dash's kill (Debian's sh) refuses `--` ("Illegal
+# number") and then signalled nothing, so a job that wrote no record for a while outlived
+# a killed hpcscope (tests/faults/test_run_guard.py found it with the node net program).
 _WATCHER = r"""
 trap '' INT TERM HUP QUIT PIPE
 IFS= read -r line
@@ -72,10 +75,10 @@ sweep() {
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
   done
 }
-kill -TERM -- "-$group" 2>/dev/null
+kill -TERM "-$group" 2>/dev/null
 sweep "$@"
 sleep 1
-kill -KILL -- "-$group" 2>/dev/null
+kill -KILL "-$group" 2>/dev/null
 sweep "$@"
 exit 0
 """

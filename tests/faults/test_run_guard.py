@@ -36,6 +36,7 @@ import pytest
 from conftest import requires_openmpi
 from test_run_p2p import _alive, _p2p_pids
 
+from hpcscope.build import TreeGuard
 from hpcscope.launch import lab_net
 from hpcscope.launch.local import ProgressWatch
 from hpcscope.plan.job import Job
@@ -475,6 +476,45 @@ def test_sigkill_of_hpcscope_leaves_no_process_of_the_run(cli, tag, args, runnin
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert_none_left(tag, within=3)
+
+
+@pytest.mark.parametrize("ignores_term", [False, True])
+def test_the_watcher_ends_the_group_when_its_pipe_closes(ignores_term):
+    """TreeGuard's watcher, run by this machine's sh (dash on Debian), signals the whole
+    process group once the pipe closes without "done": TERM, and KILL a second later for
+    a process that ignores TERM. A process that writes nothing (a long measurement) is
+    ended too, not only one that would die on its next write."""
+    trap = "trap '' TERM; " if ignores_term else ""
+    group = subprocess.Popen(
+        ["sh", "-c", f"{trap}sleep 60 & sleep 60; wait"], start_new_session=True
+    )
+    guard = TreeGuard(group.pid)
+    assert guard._proc is not None and guard._proc.stdin is not None
+    guard._proc.stdin.close()  # as when hpcscope dies: end of file, no "done"
+    try:
+        assert group.wait(timeout=5) in (-signal.SIGTERM, -signal.SIGKILL)
+        deadline = time.time() + 5
+        while time.time() < deadline and _group_alive(group.pid):
+            time.sleep(0.05)
+        assert not _group_alive(group.pid), "a process of the group outlived the watcher"
+    finally:
+        if _group_alive(group.pid):
+            os.killpg(group.pid, signal.SIGKILL)
+        guard._proc.wait(timeout=5)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Any live (not zombie) process in process group pgid."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
 
 
 @pytest.mark.mpi
