@@ -2,6 +2,7 @@
 #include "precision.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,4 +71,17 @@ size_t hs_precision_goal(double half_width, double target, size_t done, size_t c
     else if (goal <= done)
         *stop = "budget";
     return *stop ? 0 : goal;
+}
+
+const char *hs_precision_problem(double precision, double budget_s, const char *most)
+{
+    static char text[160];
+    if (!(precision >= 0 && precision < 1)) {
+        snprintf(text, sizeof text,
+                 "--precision must be a fraction in 0..1 (0.01 = 1 %%; 0 = exactly %s)",
+                 most);
+        return text;
+    }
+    if (!(budget_s >= 0 && isfinite(budget_s))) return "--time-budget must be seconds >= 0";
+    return NULL;
 }

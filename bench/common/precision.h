@@ -42,4 +42,22 @@ size_t hs_precision_next(size_t n, size_t max_n);
 size_t hs_precision_goal(double half_width, double target, size_t done, size_t cap,
                          double left_s, double each_s, const char **stop);
 
+/* The --precision and --time-budget entries of an option table (options.h) of a program
+ * that repeats to this rule (bench/mpi/coll_repeat.h, bench/node/node_repeat.h): each
+ * `what` repeats, `most` is the option that caps it, the budget covers `budget_of`
+ * (string literals). */
+#define HS_PRECISION_OPTIONS(precision, budget_s, what, most, budget_of)                 \
+    { "precision", HS_OPT_DOUBLE, &(precision), "0",                                     \
+      "repeat each " what " until the 95 % CI of its median is within this fraction of " \
+      "it (0.01 = 1 %), " most " being the most; 0: exactly " most },                    \
+    {                                                                                    \
+        "time-budget", HS_OPT_DOUBLE, &(budget_s), "0",                                  \
+            "with --precision: seconds for " budget_of ", shared out as it goes (0: no " \
+            "limit)"                                                                     \
+    }
+
+/* NULL, or what is wrong with a --precision and --time-budget pair; `most` names the
+ * option a precision of 0 leaves in charge (e.g. "--reps"). */
+const char *hs_precision_problem(double precision, double budget_s, const char *most);
+
 #endif

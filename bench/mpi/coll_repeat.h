@@ -30,24 +30,14 @@ static struct {
     double left_s; /* of --time-budget; rank 0's clock decides */
 } hs_rep;
 
-#define HS_REPEAT_OPTIONS                                                                \
-    { "precision", HS_OPT_DOUBLE, &hs_rep_precision, "0",                                \
-      "repeat each measurement until the 95 % CI of its median is within this fraction " \
-      "of it (0.01 = 1 %), --repetitions being the most; 0: exactly --repetitions" },    \
-    {                                                                                    \
-        "time-budget", HS_OPT_DOUBLE, &hs_rep_budget_s, "0",                             \
-            "with --precision: seconds for all timed repetitions of the launch, shared " \
-            "out as it goes (0: no limit)"                                               \
-    }
+#define HS_REPEAT_OPTIONS                                                  \
+    HS_PRECISION_OPTIONS(hs_rep_precision, hs_rep_budget_s, "measurement", \
+                         "--repetitions", "all timed repetitions of the launch")
 
 /* check() of the programs: NULL or what is wrong with the two options. */
 static const char *hs_repeat_problem(void)
 {
-    if (!(hs_rep_precision >= 0 && hs_rep_precision < 1))
-        return "--precision must be a fraction in 0..1 (0.01 = 1 %; 0 = fixed count)";
-    if (!(hs_rep_budget_s >= 0 && isfinite(hs_rep_budget_s)))
-        return "--time-budget must be seconds >= 0";
-    return NULL;
+    return hs_precision_problem(hs_rep_precision, hs_rep_budget_s, "--repetitions");
 }
 
 /* How many series of repetitions the launch will measure (an --interleave measurement of

@@ -12,11 +12,7 @@ static double seconds_left = INFINITY;
 
 const char *node_repeat_problem(void)
 {
-    if (!(node_precision >= 0 && node_precision < 1))
-        return "--precision must be a fraction in 0..1 (0.01 = 1 %; 0 = exactly --reps)";
-    if (!(node_budget_s >= 0 && isfinite(node_budget_s)))
-        return "--time-budget must be seconds >= 0";
-    return NULL;
+    return hs_precision_problem(node_precision, node_budget_s, "--reps");
 }
 
 void node_repeat_init(int series)

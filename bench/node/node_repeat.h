@@ -25,20 +25,15 @@
 
 #include "jsonl.h"
 #include "options.h"
+#include "precision.h"
 
 #define NODE_REP_SERIES 4
 
 extern double node_precision, node_budget_s;
 
-#define NODE_REPEAT_OPTIONS                                                              \
-    { "precision", HS_OPT_DOUBLE, &node_precision, "0",                                  \
-      "repeat each point until the 95 % CI of its median is within this fraction of it " \
-      "(0.01 = 1 %), --reps being the most; 0: exactly --reps" },                        \
-    {                                                                                    \
-        "time-budget", HS_OPT_DOUBLE, &node_budget_s, "0",                               \
-            "with --precision: seconds for all points' repetitions, shared out as it "   \
-            "goes (0: no limit)"                                                         \
-    }
+#define NODE_REPEAT_OPTIONS                                                \
+    HS_PRECISION_OPTIONS(node_precision, node_budget_s, "point", "--reps", \
+                         "all points' repetitions")
 
 typedef struct {
     double *v[NODE_REP_SERIES]; /* values of each series, warm-ups first */
