@@ -221,11 +221,14 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         _llc_for_arrays(ctx.topology, opts, out, parts["mem"]), quick, parts["mem"], out
     )
     if parts["mem"]:
-        args = node_parts.mem_args(opts, quick, n, _llc_total(ctx.topology), tl, array_bytes)
-        if adaptive:
-            chase_s = node_precision.repetition_s("chase", quick)
-            args = [a for a in args if not a.startswith(("--reps=", "--chase-seconds="))]
-            args += [f"--reps={node_precision.CAP + 1}", f"--chase-seconds={chase_s}"]
+        repeat = (
+            (node_precision.CAP + 1, node_precision.repetition_s("chase", quick))
+            if adaptive
+            else None
+        )
+        args = node_parts.mem_args(
+            opts, quick, n, _llc_total(ctx.topology), tl, array_bytes, repeat
+        )
         out.jobs.append(job("mem", args + to_precision("mem"), 300))
         out.notes.extend(numa_matrix_notes(ctx.topology, opts.get("numa_threads") or [1]))
     disk_dir = opts.get("disk_dir")

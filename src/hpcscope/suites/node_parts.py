@@ -34,7 +34,17 @@ def sizes(values: list[int]) -> str:
     return ",".join(str(v) for v in values)
 
 
-def mem_args(opts: dict, quick: bool, n: int, llc: int, threads: str, array_bytes: int) -> list:
+def mem_args(
+    opts: dict,
+    quick: bool,
+    n: int,
+    llc: int,
+    threads: str,
+    array_bytes: int,
+    repeat: tuple[int, float] | None = None,
+) -> list:
+    """`repeat`: (--reps, --chase-seconds) of a run to a precision (suites/node_precision),
+    instead of the fixed ones."""
     blocks = opts.get("mem_blocks") or (MEM_BLOCKS_QUICK if quick else MEM_BLOCKS_FULL)
     lat = opts.get("latency_threads") or ([1] if quick else sorted({1, n}))
     numa = opts.get("numa_threads") or [1]
@@ -45,15 +55,16 @@ def mem_args(opts: dict, quick: bool, n: int, llc: int, threads: str, array_byte
         f"--chase-threads={sizes(lat)}",
         f"--numa-threads={sizes(numa)}",
     ]
+    # fixed: full runs keep the program's chase repetition (0.05 s)
+    reps, chase_s = repeat or ((5, 0.02) if quick else (10, None))
+    args += [f"--reps={reps}"] + ([f"--chase-seconds={chase_s}"] if chase_s else [])
     if quick:
         return args + [
             f"--block-total={max(array_bytes // 4, QUICK_BLOCK_TOTAL_MIN)}",
-            "--reps=5",
             "--chase-steps=1",
-            "--chase-seconds=0.02",
             f"--chase-max={2 * llc}",
         ]
-    return args + ["--reps=10", "--chase-steps=2"]
+    return args + ["--chase-steps=2"]
 
 
 def disk_plan(opts: dict, quick: bool, n: int) -> dict:
