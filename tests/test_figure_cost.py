@@ -72,3 +72,31 @@ def test_cached_uri_draws_each_content_once(tmp_path, monkeypatch):
     monkeypatch.setattr(common, "_MEMORY", {})  # a new process: read from the disk cache
     assert common.cached_uri("test", {"x": [1, 2]}, draw) == first and len(drawn) == 2
     assert list((tmp_path / "figures").rglob("*.uri"))
+
+
+def test_the_runs_files_and_the_report_draw_a_figure_once(tmp_path, monkeypatch):
+    """save_drawings (a run's outputs) remembers the report's URI from its own renderings:
+    the report's Drawing.uri() then draws nothing, and gives what a fresh drawing gives,
+    SVG or PNG alike (the PNG file's bytes when the SVG is too large)."""
+    monkeypatch.setenv("HPCSCOPE_CACHE", str(tmp_path / "cache"))
+    for limit in (common.SVG_MAX_BYTES, 10_000):
+        monkeypatch.setattr(common, "SVG_MAX_BYTES", limit)
+        monkeypatch.setattr(common, "_MEMORY", {})
+        drawn = []
+
+        def draw():
+            drawn.append(1)
+            return _line_figure()
+
+        drawing = common.Drawing("lines", "test_lines", {"limit": limit}, draw)
+        out = tmp_path / str(limit)
+        paths = common.save_drawings([drawing], out)
+        assert [p.name for p in paths] == ["lines.png", "lines.svg"] and len(drawn) == 1
+        uri = drawing.uri()
+        assert len(drawn) == 1  # the report drew nothing
+        assert uri == common.fig_uri(_line_figure())
+        if limit == 10_000:
+            png = base64.b64decode(uri.split(",", 1)[1])
+            assert png == (out / "lines.png").read_bytes()
+        else:
+            assert "<text" in (out / "lines.svg").read_text()

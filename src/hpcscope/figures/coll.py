@@ -10,9 +10,10 @@ verdicts.lanes_table against the count (1 = no gain; L lanes: up to L).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from hpcscope.analysis.verdicts import coll_table, lanes_table  # noqa: E402
-from hpcscope.figures.common import save_png_svg  # noqa: E402
+from hpcscope.figures.common import Drawing, save_drawings  # noqa: E402
 
 COLORS = {
     "native": "#1f77b4",
@@ -31,6 +32,9 @@ COLORS = {
     "lane_v": "#ff7f0e",
     "tuned": "#9467bd",
 }
+# The rest of matplotlib's tab10, for the library's own algorithms (kported, pipeline, ...):
+# left to the default cycle, the first of them was drawn in native's blue.
+OTHER_COLORS = ("#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 
 
 def _safe(text: str) -> str:
@@ -39,106 +43,129 @@ def _safe(text: str) -> str:
 
 def coll_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
     """Each coll figure as out_dir/STEM.png and .svg; returns the paths."""
-    return [p for stem, fig in coll_drawings(samples) for p in save_png_svg(fig, out_dir, stem)]
+    return save_drawings(coll_drawings(coll_table(samples)), out_dir)
 
 
 def lanes_figures(samples: Iterable[dict], out_dir: Path) -> list[Path]:
     """Each lanes figure as out_dir/STEM.png and .svg; returns the paths."""
-    return [p for stem, fig in lanes_drawings(samples) for p in save_png_svg(fig, out_dir, stem)]
+    return save_drawings(lanes_drawings(lanes_table(samples)), out_dir)
 
 
-def coll_drawings(samples: Iterable[dict]) -> Iterator[tuple[str, Any]]:
-    """(file stem, matplotlib figure): one grid of collectives per (MPI, N, n, p); the
-    caller saves or embeds each figure and closes it."""
-    rows = coll_table(samples)
+def coll_drawings(rows: list[dict]) -> list[Drawing]:
+    """One grid of collectives per (MPI, N, n, p) of verdicts.coll_table's rows."""
     by_setup: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         by_setup[(row["mpi"], row["N"], row["n"], row["p"])][row["collective"]].append(row)
-    for (mpi, nodes, ppn, p), by_coll in sorted(by_setup.items()):
-        names = sorted(by_coll)
-        cols = min(5, len(names))
-        nrows = math.ceil(len(names) / cols)
-        fig, axes = plt.subplots(
-            nrows, cols, figsize=(3.4 * cols, 2.9 * nrows), dpi=110, squeeze=False
+    return [
+        Drawing(
+            _safe(f"coll_{setup[0]}_N{setup[1]}_n{setup[2]}"),
+            "coll_grid",
+            [setup, by_coll],
+            functools.partial(_coll_grid, setup, by_coll),
         )
-        for ax, name in zip(axes.flat, names):
-            points = sorted(by_coll[name], key=lambda r: r["count"])
-            algs: list[str] = []
-            for r in points:
-                algs += [a for a in r["algorithms"] if a not in algs]
-            for alg in algs:
-                xs = [r["count"] for r in points if f"{alg}_median" in r]
-                med = [r[f"{alg}_median"] for r in points if f"{alg}_median" in r]
-                mins = [r[f"{alg}_min"] for r in points if f"{alg}_min" in r]
-                color = COLORS.get(alg)
-                ax.plot(xs, med, marker="o", markersize=3, label=alg, color=color)
-                ax.plot(xs, mins, linestyle="none", marker="_", markersize=6, color=color)
-                bad = [
-                    (r["count"], r[f"{alg}_median"])
-                    for r in points
-                    if r.get(f"{alg}_verdict") == "violation"
-                ]
-                if bad:
-                    ax.plot(
-                        *zip(*bad),
-                        linestyle="none",
-                        marker="o",
-                        markersize=9,
-                        markerfacecolor="none",
-                        markeredgecolor="red",
-                    )
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_title(name, fontsize=9)
-            ax.set_xlabel("count (MPI_INT)", fontsize=8)
-            ax.set_ylabel("time (us)", fontsize=8)
-            ax.tick_params(labelsize=7)
-            ax.grid(True, which="major", alpha=0.25)  # minor lines: half the SVG of 13 panels
-            ax.legend(fontsize=7)
-        for ax in list(axes.flat)[len(names) :]:
-            ax.set_visible(False)
-        fig.suptitle(
-            f"{mpi}: N={nodes} nodes x n={ppn} (p={p}); line = median, "
-            "dash = min, red ring = guideline violation",
-            fontsize=9,
-        )
-        fig.tight_layout()
-        yield _safe(f"coll_{mpi}_N{nodes}_n{ppn}"), fig
+        for setup, by_coll in sorted(by_setup.items())
+    ]
 
 
-def lanes_drawings(samples: Iterable[dict]) -> Iterator[tuple[str, Any]]:
-    """(file stem, figure): time and factor against one lane per (MPI, benchmark, N, n)."""
-    rows = lanes_table(samples)
+def _coll_grid(setup: tuple, by_coll: dict[str, list[dict]]) -> Any:
+    mpi, nodes, ppn, p = setup
+    names = sorted(by_coll)
+    cols = min(5, len(names))
+    nrows = math.ceil(len(names) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.4 * cols, 2.9 * nrows), dpi=110, squeeze=False)
+    used = {a for rows in by_coll.values() for r in rows for a in r["algorithms"]}
+    others = sorted(used - COLORS.keys())
+    colors = {a: OTHER_COLORS[i % len(OTHER_COLORS)] for i, a in enumerate(others)}
+    for ax, name in zip(axes.flat, names):
+        points = sorted(by_coll[name], key=lambda r: r["count"])
+        algs: list[str] = []
+        for r in points:
+            algs += [a for a in r["algorithms"] if a not in algs]
+        for alg in algs:
+            xs = [r["count"] for r in points if f"{alg}_median" in r]
+            med = [r[f"{alg}_median"] for r in points if f"{alg}_median" in r]
+            mins = [r[f"{alg}_min"] for r in points if f"{alg}_min" in r]
+            color = COLORS.get(alg, colors.get(alg))
+            ax.plot(xs, med, marker="o", markersize=3, label=alg, color=color)
+            ax.plot(xs, mins, linestyle="none", marker="_", markersize=6, color=color)
+            bad = [
+                (r["count"], r[f"{alg}_median"])
+                for r in points
+                if r.get(f"{alg}_verdict") == "violation"
+            ]
+            if bad:
+                ax.plot(
+                    *zip(*bad),
+                    linestyle="none",
+                    marker="o",
+                    markersize=9,
+                    markerfacecolor="none",
+                    markeredgecolor="red",
+                )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("count (MPI_INT)", fontsize=8)
+        ax.set_ylabel("time (us)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, which="major", alpha=0.25)  # minor lines: half the SVG of 13 panels
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(names) :]:
+        ax.set_visible(False)
+    fig.suptitle(
+        f"{mpi}: N={nodes} nodes x n={ppn} (p={p}); line = median, "
+        "dash = min, red ring = guideline violation",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    return fig
+
+
+def lanes_drawings(rows: list[dict]) -> list[Drawing]:
+    """Time and factor against one lane per (MPI, benchmark, N, n) of
+    verdicts.lanes_table's rows."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for row in rows:
         groups[(row["mpi"], row["benchmark"], row["N"], row["n"])].append(row)
-    for (mpi, bench, nodes, ppn), points in sorted(groups.items()):
-        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), dpi=110)
-        for k in sorted({r["k"] for r in points}):
-            mine = sorted((r for r in points if r["k"] == k), key=lambda r: r["count"])
-            xs = [r["count"] for r in mine]
-            left.plot(xs, [r["median_us"] for r in mine], marker="o", markersize=3, label=f"k={k}")
-            fx = [(r["count"], r["factor"]) for r in mine if r.get("factor") is not None]
-            if fx:
-                right.plot(*zip(*fx), marker="o", markersize=3, label=f"k={k}")
-        title = "time per step" if bench == "lane_pattern" else "time of k concurrent alltoalls"
-        left.set(
-            xscale="log",
-            yscale="log",
-            xlabel="count c (MPI_INT)",
-            ylabel="median (us)",
-            title=title,
+    return [
+        Drawing(
+            _safe(f"{group[1]}_{group[0]}_N{group[2]}_n{group[3]}"),
+            "lanes_grid",
+            [group, points],
+            functools.partial(_lanes_grid, group, points),
         )
-        right.set(
-            xscale="log",
-            xlabel="count c (MPI_INT)",
-            ylabel="t(1)/t(k): speed-up" if bench == "lane_pattern" else "t(k)/t(1)",
-            title="factor vs one lane",
-        )
-        right.axhline(1.0, color="grey", linewidth=0.8)
-        for ax in (left, right):
-            ax.grid(True, which="both", alpha=0.25)
-            ax.legend(fontsize=7)
-        fig.suptitle(f"{mpi} {bench}: N={nodes} x n={ppn}", fontsize=10)
-        fig.tight_layout()
-        yield _safe(f"{bench}_{mpi}_N{nodes}_n{ppn}"), fig
+        for group, points in sorted(groups.items())
+    ]
+
+
+def _lanes_grid(group: tuple, points: list[dict]) -> Any:
+    mpi, bench, nodes, ppn = group
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), dpi=110)
+    for k in sorted({r["k"] for r in points}):
+        mine = sorted((r for r in points if r["k"] == k), key=lambda r: r["count"])
+        xs = [r["count"] for r in mine]
+        left.plot(xs, [r["median_us"] for r in mine], marker="o", markersize=3, label=f"k={k}")
+        fx = [(r["count"], r["factor"]) for r in mine if r.get("factor") is not None]
+        if fx:
+            right.plot(*zip(*fx), marker="o", markersize=3, label=f"k={k}")
+    title = "time per step" if bench == "lane_pattern" else "time of k concurrent alltoalls"
+    left.set(
+        xscale="log",
+        yscale="log",
+        xlabel="count c (MPI_INT)",
+        ylabel="median (us)",
+        title=title,
+    )
+    right.set(
+        xscale="log",
+        xlabel="count c (MPI_INT)",
+        ylabel="t(1)/t(k): speed-up" if bench == "lane_pattern" else "t(k)/t(1)",
+        title="factor vs one lane",
+    )
+    right.axhline(1.0, color="grey", linewidth=0.8)
+    for ax in (left, right):
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{mpi} {bench}: N={nodes} x n={ppn}", fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -8,6 +8,7 @@ exists. 0 B is drawn on a symmetric-log axis (linear below 1 B) since log(0) is 
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import matplotlib
@@ -18,7 +19,7 @@ import numpy as np  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 
 from hpcscope.analysis.p2p_curves import curve_label, curves  # noqa: E402, F401
-from hpcscope.figures.common import save_png_svg  # noqa: E402
+from hpcscope.figures.common import Drawing, save_drawings  # noqa: E402
 from hpcscope.formatting import size_tick  # noqa: E402
 
 METRICS = {
@@ -29,7 +30,18 @@ METRICS = {
 }
 
 
-def plot_metric(samples: list[dict], metric: str, title: str):
+def drawings(samples: list[dict]) -> list[Drawing]:
+    """One figure per metric the samples have."""
+    found = []
+    for metric in METRICS:
+        shown = [[s["tags"], s["params"], s["values"]] for s in samples if s["metric"] == metric]
+        if shown:
+            draw = functools.partial(plot_metric, samples, metric)
+            found.append(Drawing(f"p2p_{metric}", "p2p_metric", [metric, shown], draw))
+    return found
+
+
+def plot_metric(samples: list[dict], metric: str):
     data = curves(samples, metric)
     if not data:
         return None
@@ -51,7 +63,7 @@ def plot_metric(samples: list[dict], metric: str, title: str):
     ax.set_yscale(yscale)
     ax.set_xlabel("Message size (bytes)")
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=11)
+    ax.set_title(f"MPI point-to-point {metric.replace('_', ' ')} by placement", fontsize=11)
     ax.text(
         0.0,
         -0.26,
@@ -75,10 +87,4 @@ def plot_metric(samples: list[dict], metric: str, title: str):
 
 def write(samples: list[dict], out_dir: Path) -> list[Path]:
     """PNG and SVG per metric; returns the files written."""
-    written = []
-    for metric in METRICS:
-        fig = plot_metric(samples, metric, f"MPI point-to-point {metric.replace('_', ' ')}")
-        if fig is None:
-            continue
-        written += save_png_svg(fig, out_dir, f"p2p_{metric}")
-    return written
+    return save_drawings(drawings(samples), out_dir)

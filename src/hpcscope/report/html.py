@@ -39,7 +39,7 @@ from hpcscope.figures import coll as coll_figs
 from hpcscope.figures import node as node_figs
 from hpcscope.figures import p2p as p2p_figs
 from hpcscope.figures import stability as stability_figs
-from hpcscope.figures.common import Figure, cached_uri, fig_uri, lstopo_uri
+from hpcscope.figures.common import Figure, cached_uri, lstopo_uri
 from hpcscope.formatting import csv_cell, format_bytes, format_number
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
@@ -308,6 +308,7 @@ def _p2p(
         "smallest to largest launch median.",
     )
     centres: dict[str, dict[str, dict[float, float]]] = {}
+    drawings = {d.stem: d for d in p2p_figs.drawings(p2p)} if figures else {}
     for metric in p2p_figs.METRICS:
         data = p2p_figs.curves(p2p, metric)
         if not data:
@@ -316,20 +317,7 @@ def _p2p(
             label: {s: v["center"] for s, v in pts.items()} for label, pts in data.items()
         }
         shown = [[x["tags"], x["params"], x["values"]] for x in p2p if x["metric"] == metric]
-        uri = (
-            cached_uri(
-                "p2p_metric",
-                [metric, shown],
-                functools.partial(
-                    p2p_figs.plot_metric,
-                    p2p,
-                    metric,
-                    f"{metric.replace('_', ' ').capitalize()} by placement",
-                ),
-            )
-            if figures
-            else None
-        )
+        uri = drawings[f"p2p_{metric}"].uri() if figures else None
         if uri is not None:
             sec.figures.append(
                 Figure(
@@ -703,19 +691,22 @@ def _coll(
     if judged and target:
         sec.tables.append(_precision_table(judged, target, w))
     for kind, drawings in (
-        ("coll", coll_figs.coll_drawings(coll)),
-        ("lanes", coll_figs.lanes_drawings(coll)),
+        ("coll", coll_figs.coll_drawings(rows)),
+        ("lanes", coll_figs.lanes_drawings(lanes)),
     ):
-        for stem, fig in drawings:
+        for drawing in drawings:
+            uri = drawing.uri()
+            if uri is None:
+                continue
             sec.figures.append(
                 Figure(
-                    f"run{w.run_id}-{stem}",
-                    stem.replace("_", " "),
+                    f"run{w.run_id}-{drawing.stem}",
+                    drawing.stem.replace("_", " "),
                     "Line: median; dash: minimum; red ring: guideline violation."
                     if kind == "coll"
                     else "Median time per lane count k and the factor against one lane.",
-                    fig_uri(fig),
-                    stem,
+                    uri,
+                    drawing.stem,
                 )
             )
     return sec
@@ -783,14 +774,14 @@ def _node(
         )
     if judged and target:
         sec.tables.append(_precision_table(judged, target, w))
-    fig = node_figs.efficiency_figure(rows)
-    if fig is not None:
+    uri = cached_uri("node_eff", rows, functools.partial(node_figs.efficiency_figure, rows))
+    if uri is not None:
         sec.figures.append(
             Figure(
                 f"run{w.run_id}-node-eff",
                 "Efficiency vs peak",
                 "Best value as % of the theoretical peak; red: above peak.",
-                fig_uri(fig),
+                uri,
                 "efficiency bars",
             )
         )
@@ -823,15 +814,22 @@ def _node(
                 caches = {}
         x, y, unit = chase
         sec.observations.extend(obs.cache_plateaus(x, y, caches, unit=unit))
-        sec.figures.append(
-            Figure(
-                f"run{w.run_id}-chase",
-                "Pointer chase",
-                "Latency per dependent load vs working set; dashed: cache sizes from the topology.",
-                fig_uri(node_figs.pointer_chase_figure(x, y, unit, caches)),
-                "pointer chase",
-            )
+        uri = cached_uri(
+            "node_chase",
+            [x, y, unit, caches],
+            functools.partial(node_figs.pointer_chase_figure, x, y, unit, caches),
         )
+        if uri is not None:
+            sec.figures.append(
+                Figure(
+                    f"run{w.run_id}-chase",
+                    "Pointer chase",
+                    "Latency per dependent load vs working set; dashed: cache sizes from "
+                    "the topology.",
+                    uri,
+                    "pointer chase",
+                )
+            )
     return sec
 
 

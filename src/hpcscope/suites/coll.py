@@ -507,6 +507,7 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
     from hpcscope import safe_write
     from hpcscope.analysis import paper_colls, tables, verdicts
     from hpcscope.figures import coll as figures
+    from hpcscope.figures.common import save_drawings
     from hpcscope.formatting import csv_cell
 
     samples = store.samples(run_id, benchmark="coll")
@@ -542,4 +543,4 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
                     ]
                 )
         paths.append(extra)
-    return paths + figures.coll_figures(samples, out_dir)
+    return paths + save_drawings(figures.coll_drawings(rows), out_dir)

@@ -79,6 +79,7 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
     .{csv,md,txt}, and one figure pair per (MPI, benchmark, N, n)."""
     from hpcscope.analysis import paper_compare, tables, verdicts
     from hpcscope.figures import coll as figures
+    from hpcscope.figures.common import save_drawings
 
     samples = [s for prog in PROGRAMS for s in store.samples(run_id, benchmark=prog)]
     rows = verdicts.lanes_table(samples)
@@ -90,4 +91,4 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
         paths += tables.write_tables(
             paper, paper_compare.COLUMNS, out_dir, "lanes_paper_vs_simulation"
         )
-    return paths + figures.lanes_figures(samples, out_dir)
+    return paths + save_drawings(figures.lanes_drawings(rows), out_dir)
