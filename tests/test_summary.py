@@ -133,3 +133,75 @@ def test_dips_of_one_curve_are_grouped_around_the_deepest():
     assert len(grouped) == 2 and grouped[1] is other
     assert grouped[0].text.startswith("openmpi core: bandwidth drops at 16384 B; 2 more dips")
     assert "128 B (-18%)" in grouped[0].text and grouped[0].numbers["count"] == 3
+
+
+def _node_sample(benchmark: str, metric: str, unit: str, value: float, **params) -> dict:
+    return {
+        "benchmark": benchmark,
+        "metric": metric,
+        "unit": unit,
+        "params": dict(params, threads=params.get("threads", 1)),
+        "values": [value, value * 0.99],
+        "tags": {"suite": "node"},
+    }
+
+
+def test_a_node_without_reference_tools_still_hears_its_memory_disk_and_network():
+    """Where likwid-bench, fio and iperf3 are not installed (the 16-core Ubuntu host), the
+    summary kept only the FLOP/s lines: STREAM triad, disk and TCP had no yardstick."""
+    samples = [
+        _node_sample("mem", "bandwidth", "MB/s", 82000, workload="stream", op=op, threads=16)
+        for op in ("copy", "scale", "add", "triad")
+    ] + [
+        _node_sample(
+            "mem",
+            "bandwidth",
+            "MB/s",
+            9000,
+            workload="mem_block",
+            op="read_write",
+            pattern="seq",
+            block=4096,
+            threads=16,
+        ),
+        _node_sample(
+            "disk",
+            "bandwidth",
+            "MB/s",
+            2800,
+            workload="disk",
+            op="write",
+            pattern="seq",
+            block=1048576,
+        ),
+        _node_sample(
+            "disk",
+            "bandwidth",
+            "MB/s",
+            1900,
+            workload="disk",
+            op="read",
+            pattern="seq",
+            block=1048576,
+        ),
+        _node_sample(
+            "net",
+            "throughput",
+            "Mbit/s",
+            34000,
+            workload="net",
+            op="stream",
+            protocol="tcp",
+            streams=1,
+            block=131072,
+        ),
+        _node_sample(
+            "mem", "latency", "ns", 150, workload="mem_latency", op="pointer_chase", bytes=2**29
+        ),
+    ]
+    names = [n.name for n in summary.node_lines(1, {"notes": []}, samples)]
+    assert "STREAM triad, 16 threads" in names
+    assert "disk sequential read, 1 thread, 1 MiB blocks" in names
+    assert "disk sequential write, 1 thread, 1 MiB blocks" in names
+    assert "TCP stream, 1 stream" in names
+    assert not any(n.startswith(("STREAM copy", "memory seq")) for n in names)  # not quoted

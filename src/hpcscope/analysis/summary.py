@@ -243,10 +243,24 @@ def lanes_lines(run_id: int, samples: list[dict]) -> list[LanesLine]:
     return list(out.values())
 
 
+# What people quote of a node, in the summary also where it has no yardstick: memory
+# latency and the core clock have none, and a machine without likwid-bench, fio or iperf3
+# still wants its memory, disk and network bandwidth. (workload, op, variant); None: any.
+QUOTED = (
+    ("mem_latency", None, None),
+    ("cpu_clock", None, None),
+    ("stream", "triad", None),
+    ("mem_wss", "copy", None),
+    ("disk", "read", "seq"),
+    ("disk", "write", "seq"),
+    ("net", "stream", None),
+)
+
+
 def node_lines(run_id: int, run: dict, samples: list[dict]) -> list[NodeLine]:
     """One line per (workload, op, variant, metric): at the most threads and the largest
-    block, where a reference tool or a theoretical peak gives it a yardstick (and the
-    memory latency and core clock, which have none but are what people quote)."""
+    block, where a reference tool or a theoretical peak gives it a yardstick, and what
+    people quote (QUOTED) with or without one."""
     node = [s for s in samples if node_table.is_node_sample(s)]
     if not node:
         return []
@@ -266,7 +280,10 @@ def node_lines(run_id: int, run: dict, samples: list[dict]) -> list[NodeLine]:
     out = []
     for r in chosen.values():
         real_peak = r.get("peak_name") not in (None, node_table.MEASURED_BEST)
-        quoted = r["workload"] in ("mem_latency", "cpu_clock")
+        quoted = any(
+            r["workload"] == w and op in (None, r["op"]) and variant in (None, r["variant"])
+            for w, op, variant in QUOTED
+        )
         if node_table.restates_bandwidth(r):
             continue
         if not (r.get("reference_tool") or real_peak or quoted):
