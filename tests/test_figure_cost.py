@@ -82,9 +82,9 @@ def test_the_runs_files_and_the_report_draw_a_figure_once(tmp_path, monkeypatch)
     for limit in (common.SVG_MAX_BYTES, 10_000):
         monkeypatch.setattr(common, "SVG_MAX_BYTES", limit)
         monkeypatch.setattr(common, "_MEMORY", {})
-        drawn = []
+        drawn: list[int] = []
 
-        def draw():
+        def draw(drawn=drawn):
             drawn.append(1)
             return _line_figure()
 
@@ -100,3 +100,24 @@ def test_the_runs_files_and_the_report_draw_a_figure_once(tmp_path, monkeypatch)
             assert png == (out / "lines.png").read_bytes()
         else:
             assert "<text" in (out / "lines.svg").read_text()
+
+
+def test_the_figure_cache_keeps_the_figures_used_last_within_its_size(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv("HPCSCOPE_CACHE", str(tmp_path))
+    monkeypatch.setattr(common, "_MEMORY", {})
+    monkeypatch.setattr(common, "_pruned", set())
+    for k in range(4):
+        common.cached_uri("test", {"k": k}, lambda: "<svg xmlns='http://www.w3.org/2000/svg'/>")
+    files = sorted((tmp_path / "figures").glob("*/*.uri"))
+    assert len(files) == 4
+    size = files[0].stat().st_size
+    for age, f in enumerate(files):  # the first file used longest ago
+        os.utime(f, (1000 + age, 1000 + age))
+    oldest = files[0]
+    monkeypatch.setattr(common, "CACHE_MAX_BYTES", 3 * size)
+    monkeypatch.setattr(common, "_pruned", set())  # a new process
+    common.cached_uri("test", {"k": 99}, lambda: "<svg xmlns='http://www.w3.org/2000/svg'/>")
+    left = list((tmp_path / "figures").glob("*/*.uri"))
+    assert not oldest.exists() and len(left) * size <= 3 * size

@@ -201,6 +201,10 @@ def cached_uri(kind: str, data: Any, draw: Callable[[], Any]) -> str | None:
     path = _cache_path(key)
     if path is not None and path.exists():
         _MEMORY[key] = path.read_text(encoding="ascii")
+        try:
+            os.utime(path)  # last used: what _prune keeps
+        except OSError:
+            pass
         return _MEMORY[key]
     fig = draw()
     if fig is None:
@@ -228,6 +232,7 @@ def _remember(key: str, uri: str | None) -> None:
     path = _cache_path(key)
     if uri is not None and path is not None:
         try:
+            _prune(path.parent.parent)
             path.parent.mkdir(parents=True, exist_ok=True)
             # atomic: a concurrent report reads all or nothing
             safe_write.write_text(path, uri, encoding="ascii")
@@ -238,6 +243,28 @@ def _remember(key: str, uri: str | None) -> None:
 
 CACHE_VERSION = 2  # bump when a figure's drawing changes, so old cached ones are not used
 _MEMORY: dict[str, str | None] = {}
+
+# Every run caches its figures (a demo about 3 MB), and an installed hpcscope caches under
+# the home directory, which a cluster's quota keeps small: above this size the figures
+# used longest ago go, down to half of it.
+CACHE_MAX_BYTES = 100_000_000
+_pruned: set[Path] = set()
+
+
+def _prune(folder: Path) -> None:
+    """Once a process per cache folder (a scan: about 1 ms per 100 figures)."""
+    if folder in _pruned:
+        return
+    _pruned.add(folder)
+    files = [(f.stat(), f) for f in folder.glob("*/*.uri")] if folder.is_dir() else []
+    total = sum(st.st_size for st, _ in files)
+    if total <= CACHE_MAX_BYTES:
+        return
+    for st, f in sorted(files, key=lambda x: x[0].st_mtime):
+        f.unlink(missing_ok=True)
+        total -= st.st_size
+        if total <= CACHE_MAX_BYTES // 2:
+            break
 
 
 def lstopo_uri(topology_xml: str) -> str | None:
