@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -56,14 +56,14 @@ def coll_drawings(rows: list[dict]) -> list[Drawing]:
     by_setup: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         by_setup[(row["mpi"], row["N"], row["n"], row["p"])][row["collective"]].append(row)
+    return _drawings("coll_grid", by_setup, lambda s: f"coll_{s[0]}_N{s[1]}_n{s[2]}", _coll_grid)
+
+
+def _drawings(kind: str, groups: dict, stem: Callable, draw: Callable) -> list[Drawing]:
+    """One Drawing per group, which is what it shows: draw(key, group)."""
     return [
-        Drawing(
-            _safe(f"coll_{setup[0]}_N{setup[1]}_n{setup[2]}"),
-            "coll_grid",
-            [setup, by_coll],
-            functools.partial(_coll_grid, setup, by_coll),
-        )
-        for setup, by_coll in sorted(by_setup.items())
+        Drawing(_safe(stem(key)), kind, [key, group], functools.partial(draw, key, group))
+        for key, group in sorted(groups.items())
     ]
 
 
@@ -127,15 +127,7 @@ def lanes_drawings(rows: list[dict]) -> list[Drawing]:
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for row in rows:
         groups[(row["mpi"], row["benchmark"], row["N"], row["n"])].append(row)
-    return [
-        Drawing(
-            _safe(f"{group[1]}_{group[0]}_N{group[2]}_n{group[3]}"),
-            "lanes_grid",
-            [group, points],
-            functools.partial(_lanes_grid, group, points),
-        )
-        for group, points in sorted(groups.items())
-    ]
+    return _drawings("lanes_grid", groups, lambda g: f"{g[1]}_{g[0]}_N{g[2]}_n{g[3]}", _lanes_grid)
 
 
 def _lanes_grid(group: tuple, points: list[dict]) -> Any:
