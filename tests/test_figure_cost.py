@@ -121,3 +121,45 @@ def test_the_figure_cache_keeps_the_figures_used_last_within_its_size(tmp_path, 
     common.cached_uri("test", {"k": 99}, lambda: "<svg xmlns='http://www.w3.org/2000/svg'/>")
     left = list((tmp_path / "figures").glob("*/*.uri"))
     assert not oldest.exists() and len(left) * size <= 3 * size
+
+
+def test_a_report_after_the_runs_outputs_redraws_none_of_their_figures(tmp_path, monkeypatch):
+    """The demo's path: each run writes its figures (suites' outputs), then the report over
+    the runs. The report's p2p curves, coll and lanes grids and pointer chase are the
+    runs' own renderings, found by content: none of them is drawn again."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "report"))
+    import build_store
+
+    from hpcscope.figures import coll as coll_figs
+    from hpcscope.figures import node as node_figs
+    from hpcscope.figures import p2p as p2p_figs
+    from hpcscope.report import html
+    from hpcscope.suites import coll, node, p2p
+
+    monkeypatch.setenv("HPCSCOPE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(common, "_MEMORY", {})
+    store, runs = build_store.build(tmp_path / "store.db")
+    for suite, run in ((p2p, runs[0]), (coll, runs[1]), (node, runs[1]), (p2p, runs[2])):
+        suite.outputs(store, run, tmp_path / f"out{run}")
+    drawn: list[str] = []
+    for module, name in (
+        (p2p_figs, "plot_metric"),
+        (coll_figs, "_coll_grid"),
+        (coll_figs, "_lanes_grid"),
+        (node_figs, "pointer_chase_figure"),
+    ):
+        original = getattr(module, name)
+
+        def counted(*args, _name=name, _original=original, **kw):
+            drawn.append(_name)
+            return _original(*args, **kw)
+
+        monkeypatch.setattr(module, name, counted)
+    assert list(tmp_path.glob("out*/coll_*.png")) and list(tmp_path.glob("out*/p2p_*.png"))
+    assert list(tmp_path.glob("out*/node_pointer_chase.png"))
+    html.write_report(store, runs, tmp_path / "report")
+    assert drawn == []
+    store.close()

@@ -7,6 +7,7 @@ markers beside hpcscope's own kernels. Each point is the median of the raw repet
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from hpcscope.analysis import node_table  # noqa: E402
-from hpcscope.figures.common import save_png_svg  # noqa: E402
+from hpcscope.figures.common import Drawing, save_drawings, save_png_svg  # noqa: E402
 from hpcscope.formatting import format_bytes  # noqa: E402
 
 
@@ -194,9 +195,6 @@ def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> d
             "ns per load (median)",
             logx=True,
         )
-    chase = pointer_chase(samples)
-    if chase:
-        figs["node_pointer_chase"] = pointer_chase_figure(*chase, caches)
     return {k: v for k, v in figs.items() if v is not None}
 
 
@@ -205,6 +203,16 @@ def pointer_chase(samples: list[dict]) -> tuple[list[float], list[float], str] |
     from hpcscope.analysis.machine_measured import chase_curve
 
     return chase_curve(samples)
+
+
+def chase_drawing(samples: list[dict], caches: dict[str, int]) -> Drawing | None:
+    """The single-thread pointer chase with the topology's cache sizes, or None."""
+    chase = pointer_chase(samples)
+    if chase is None:
+        return None
+    data = [*chase, caches]
+    draw = functools.partial(pointer_chase_figure, *chase, caches)
+    return Drawing("node_pointer_chase", "node_chase", data, draw)
 
 
 def pointer_chase_figure(x: list[float], y: list[float], unit: str, caches: dict[str, int]) -> Any:
@@ -259,4 +267,5 @@ def write(
     written: list[Path] = []
     for stem, fig in figures(samples, peaks, caches).items():
         written += save_png_svg(fig, out_dir, stem)
-    return written
+    chase = chase_drawing(samples, caches)
+    return written + (save_drawings([chase], out_dir) if chase else [])

@@ -814,11 +814,8 @@ def _node(
                 caches = {}
         x, y, unit = chase
         sec.observations.extend(obs.cache_plateaus(x, y, caches, unit=unit))
-        uri = cached_uri(
-            "node_chase",
-            [x, y, unit, caches],
-            functools.partial(node_figs.pointer_chase_figure, x, y, unit, caches),
-        )
+        drawing = node_figs.chase_drawing(node, caches)
+        uri = drawing.uri() if drawing else None
         if uri is not None:
             sec.figures.append(
                 Figure(
