@@ -72,20 +72,23 @@ def test_efficiency_against_the_measured_clock_peak():
     assert o.severity == "warning" and "higher clock than the clock kernel measured" in o.text
 
 
-def test_peak_notes_say_the_measured_clock_where_it_changed_them():
+def test_show_gives_the_peaks_at_the_measured_clock_in_a_line_or_two():
     from dataclasses import asdict
 
-    from hpcscope.analysis.clock_peaks import peak_notes_text
+    from hpcscope.report.show import peak_lines
 
     peaks = compute_peaks(SPR, {"cores": 2}, {})
     notes = [{"kind": "info", "text": "x", "data": {}}]
     notes += [{"kind": "peak", "text": f"{p.name} old", "data": asdict(p)} for p in peaks]
-    texts = peak_notes_text(notes, [clock(2, [2.5])])
-    fp64 = next(i for i, n in enumerate(notes) if n["text"] == "fp64 old")
-    assert texts[fp64].startswith("fp64 peak: 160 GFLOP/s = 2 cores x 2.5 GHz (measured")
-    mem = next(i for i, n in enumerate(notes) if n["text"] == "mem old")
-    assert 0 not in texts and mem not in texts  # unchanged notes keep their own text
-    assert peak_notes_text(notes, []) == {}
+    run = {"id": 7, "notes": notes}
+    first, *rest = peak_lines(run, [clock(2, [2.5])])
+    assert first.startswith("fp64 160, ") and " GFLOP/s" in first
+    assert "(at the measured clock, 2.5 GHz; nominal " in first
+    assert first.endswith("formulas: hpcscope report 7")
+    assert len(rest) <= 1 and all(line.startswith("none known for ") for line in rest)
+    (stated, *_) = peak_lines(run, [])  # no clock measured: the stated peaks
+    assert "measured clock" not in stated and "fp64 " in stated
+    assert peak_lines({"id": 1, "notes": []}, []) == []
 
 
 def test_damaged_clock_or_peak_fields_leave_the_peaks_as_stored():

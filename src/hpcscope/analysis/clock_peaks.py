@@ -86,22 +86,6 @@ def at_measured_clock(peaks: Sequence[Peak | dict], samples: Sequence[dict]) -> 
     return out
 
 
-def peak_notes_text(notes: Sequence[dict], samples: Sequence[dict]) -> dict[int, str]:
-    """{index in notes: text} for the run's "peak" notes whose peak the measured clock
-    changed, in the notes' own form ('fp64 peak: 248.8 GFLOP/s = ...')."""
-    peaks = [
-        (i, n)
-        for i, n in enumerate(notes)
-        if n.get("kind") == "peak" and isinstance(n.get("data"), dict)
-    ]
-    scaled = at_measured_clock([n["data"] for _, n in peaks], samples)
-    return {
-        i: f"{p.get('name', '?')} peak: {p['value']:.4g} {p.get('unit', '')} = {p['formula']}"
-        for (i, _), p in zip(peaks, scaled, strict=True)
-        if p.get("nominal_clock_ghz")
-    }
-
-
 def for_threads(peak: dict, threads: Any, clocks: dict[int, float]) -> dict:
     """The peak of a row measured with `threads` threads: as many of the formula's cores
     (a peak that carries them, Peak.cores) at the clock measured with that many threads

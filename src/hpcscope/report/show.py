@@ -93,14 +93,13 @@ def print_header(
     console.print(f"started {S(run['started'])}, finished {S(run.get('finished') or '-')}")
     for m in run.get("mpi") or []:
         console.print(f"MPI: {S(m.get('flavor'))} {S(m.get('version'))} ({S(m.get('mpicc'))})")
-    from hpcscope.analysis import clock_peaks
-
     notes = run.get("notes") or []
-    at_clock = clock_peaks.peak_notes_text(notes, samples or [])  # peaks at the measured clock
-    for i, note in enumerate(notes):
-        if note["kind"] != "placement":  # one line per launch class below, not per launch
-            text = at_clock.get(i, note["text"])
-            console.print(f"[yellow]{S(note['kind'])}[/yellow]: {S(text)}")
+    for line in peak_lines(run, samples or []):
+        console.print(f"[yellow]peaks[/yellow]: {S(line)}")
+    for note in notes:
+        # placements: one line per launch class below, not per launch; peaks: above
+        if note["kind"] not in ("placement", "peak"):
+            console.print(f"[yellow]{S(note['kind'])}[/yellow]: {S(note['text'])}")
     print_placements(launches, notes, console)
     bad = [l for l in launches if l["status"] != "COMPLETED"]
     console.print(f"{len(launches)} launches, {len(bad)} not completed")
@@ -108,6 +107,44 @@ def print_header(
         console.print(
             f"[red]{S(l['name'])}: {S(l['status'])}[/red]\n{S(l.get('stderr_tail') or '')}"
         )
+
+
+def peak_lines(run: dict, samples: list[dict]) -> list[str]:
+    """The run's theoretical peaks, at the measured clock where the run measured it, in a
+    line or two: each one's formula and sources (a line of their own, a dozen of them on
+    an AVX-512 machine) are in the report and the JSON export."""
+    from hpcscope.analysis import clock_peaks
+
+    data = [
+        n["data"]
+        for n in run.get("notes") or []
+        if n.get("kind") == "peak" and isinstance(n.get("data"), dict)
+    ]
+    peaks = clock_peaks.at_measured_clock(data, samples)
+    by_unit: dict[str, list[str]] = {}
+    for p in peaks:
+        if isinstance(p.get("value"), int | float) and p["value"] > 0:
+            by_unit.setdefault(str(p.get("unit", "")), []).append(
+                f"{p.get('name')} {p['value']:.4g}"
+            )
+    lines = []
+    if by_unit:
+        clock = next((p for p in peaks if p.get("nominal_clock_ghz")), None)
+        at = (
+            f" (at the measured clock, {clock['clock_ghz']:.3g} GHz; nominal "
+            f"{clock['nominal_clock_ghz']:.3g} GHz)"
+            if clock
+            else ""
+        )
+        values = "; ".join(f"{', '.join(v)} {unit}" for unit, v in by_unit.items())
+        lines.append(f"{values}{at}; formulas: hpcscope report {run['id']}")
+    unknown = [str(p.get("name")) for p in peaks if not p.get("value")]
+    if unknown:
+        lines.append(
+            f"none known for {', '.join(unknown)}: the best measured value stands in "
+            "(run node --peak NAME=VALUE gives one)"
+        )
+    return lines
 
 
 def print_placements(launches: list[dict], notes: list[dict], console: Console) -> None:
