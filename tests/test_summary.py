@@ -203,5 +203,5 @@ def test_a_node_without_reference_tools_still_hears_its_memory_disk_and_network(
     assert "STREAM triad, 16 threads" in names
     assert "disk sequential read, 1 thread, 1 MiB blocks" in names
     assert "disk sequential write, 1 thread, 1 MiB blocks" in names
-    assert "TCP stream, 1 stream" in names
+    assert "TCP stream, 1 stream, 128 KiB blocks" in names
     assert not any(n.startswith(("STREAM copy", "memory seq")) for n in names)  # not quoted
