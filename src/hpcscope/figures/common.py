@@ -256,7 +256,9 @@ def _prune(folder: Path) -> None:
     if folder in _pruned:
         return
     _pruned.add(folder)
-    files = [(f.stat(), f) for f in folder.glob("*/*.uri")] if folder.is_dir() else []
+    found = folder.glob("*/*.uri") if folder.is_dir() else []
+    # never through a linked folder: only the cache's own files go
+    files = [(f.lstat(), f) for f in found if not f.parent.is_symlink()]
     total = sum(st.st_size for st, _ in files)
     if total <= CACHE_MAX_BYTES:
         return
