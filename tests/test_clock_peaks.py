@@ -89,6 +89,8 @@ def test_show_gives_the_peaks_at_the_measured_clock_in_a_line_or_two():
     (stated, *_) = peak_lines(run, [])  # no clock measured: the stated peaks
     assert "measured clock" not in stated and "fp64 " in stated
     assert peak_lines({"id": 1, "notes": []}, []) == []
+    damaged = [dict(n, data=dict(n["data"], nominal_clock_ghz="x")) for n in notes[1:]]
+    assert "measured clock" not in peak_lines({"id": 2, "notes": damaged}, [])[0]
 
 
 def test_damaged_clock_or_peak_fields_leave_the_peaks_as_stored():

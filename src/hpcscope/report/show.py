@@ -129,7 +129,16 @@ def peak_lines(run: dict, samples: list[dict]) -> list[str]:
             )
     lines = []
     if by_unit:
-        clock = next((p for p in peaks if p.get("nominal_clock_ghz")), None)
+        number = (int, float)  # an imported store's notes may hold anything
+        clock = next(
+            (
+                p
+                for p in peaks
+                if isinstance(p.get("nominal_clock_ghz"), number)
+                and isinstance(p.get("clock_ghz"), number)
+            ),
+            None,
+        )
         at = (
             f" (at the measured clock, {clock['clock_ghz']:.3g} GHz; nominal "
             f"{clock['nominal_clock_ghz']:.3g} GHz)"
