@@ -20,7 +20,7 @@ from typing import Any
 from hpcscope.machine.peaks import Peak
 
 
-def _positive(x: Any) -> bool:
+def positive_number(x: Any) -> bool:
     """A finite number above 0 (an imported store may hold anything else)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
 
@@ -41,10 +41,10 @@ def measured_clock(samples: Sequence[dict]) -> tuple[float, int, int] | None:
     """(GHz, threads, repetitions) of the clock samples (clock_samples) with the most
     threads: the median of their values, or None without clock samples."""
     clocks = [
-        (s["params"].get("threads", 1), [v for v in s.get("values") or [] if _positive(v)])
+        (s["params"].get("threads", 1), [v for v in s.get("values") or [] if positive_number(v)])
         for s in clock_samples(samples)
     ]
-    clocks = [(t, vs) for t, vs in clocks if isinstance(t, int) and _positive(t) and vs]
+    clocks = [(t, vs) for t, vs in clocks if isinstance(t, int) and positive_number(t) and vs]
     if not clocks:
         return None
     threads = max(t for t, _ in clocks)
@@ -68,7 +68,9 @@ def at_measured_clock(peaks: Sequence[Peak | dict], samples: Sequence[dict]) -> 
     for p in out:
         stated = p.get("clock_ghz")
         if not (
-            _positive(stated) and _positive(p.get("value")) and isinstance(p.get("formula"), str)
+            positive_number(stated)
+            and positive_number(p.get("value"))
+            and isinstance(p.get("formula"), str)
         ):
             continue
         nominal_value = p["value"]
@@ -95,16 +97,16 @@ def for_threads(peak: dict, threads: Any, clocks: dict[int, float]) -> dict:
     cores, ghz = peak.get("cores"), peak.get("clock_ghz")
     if not (
         isinstance(threads, int)
-        and _positive(threads)
+        and positive_number(threads)
         and isinstance(cores, int)
-        and _positive(cores)
-        and _positive(peak.get("value"))
-        and _positive(ghz)
+        and positive_number(cores)
+        and positive_number(peak.get("value"))
+        and positive_number(ghz)
     ):
         return peak
     used = min(threads, cores)
     clock = clocks.get(threads)
-    clock = clock if _positive(clock) and peak.get("nominal_clock_ghz") else ghz
+    clock = clock if positive_number(clock) and peak.get("nominal_clock_ghz") else ghz
     if used == cores and clock == ghz:
         return peak
     value = peak["value"] * used / cores * clock / ghz

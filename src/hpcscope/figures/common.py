@@ -97,9 +97,7 @@ def save_png_svg(
     safe_write.write_bytes(paths[0], png)
     safe_write.write_text(paths[1], svg, encoding="utf-8")
     if cache_as is not None:
-        compact = compact_svg(svg)
-        uri = _png_uri(png) if len(compact) > SVG_MAX_BYTES else svg_uri(compact)
-        _remember(_cache_key(*cache_as), uri)
+        _remember(_cache_key(*cache_as), _report_uri(svg, lambda: png))
     return paths
 
 
@@ -175,15 +173,18 @@ def _png_bytes(fig) -> bytes:
     return png.getvalue()
 
 
-def _png_uri(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+def _report_uri(svg: str, png: Callable[[], bytes]) -> str:
+    """The compact SVG as a data URI, or the PNG where that SVG exceeds SVG_MAX_BYTES."""
+    compact = compact_svg(svg)
+    if len(compact) <= SVG_MAX_BYTES:
+        return svg_uri(compact)
+    return "data:image/png;base64," + base64.b64encode(png()).decode("ascii")
 
 
 def fig_uri(fig) -> str:
     """A matplotlib figure as a data URI (and closed, so memory does not grow): compact
     SVG, or PNG when that SVG would exceed SVG_MAX_BYTES."""
-    svg = compact_svg(_svg_text(fig))
-    uri = _png_uri(_png_bytes(fig)) if len(svg) > SVG_MAX_BYTES else svg_uri(svg)
+    uri = _report_uri(_svg_text(fig), lambda: _png_bytes(fig))
     plt.close(fig)
     return uri
 

@@ -316,7 +316,6 @@ def _p2p(
         centres[metric] = {
             label: {s: v["center"] for s, v in pts.items()} for label, pts in data.items()
         }
-        shown = [[x["tags"], x["params"], x["values"]] for x in p2p if x["metric"] == metric]
         uri = drawings[f"p2p_{metric}"].uri() if figures else None
         if uri is not None:
             sec.figures.append(
@@ -403,7 +402,7 @@ def _p2p(
                 )
             uri = cached_uri(
                 "p2p_box",
-                [metric, shown],
+                drawings[f"p2p_{metric}"].data,  # what the curves show: [metric, samples]
                 functools.partial(stability_figs.box_figure, p2p, metric),
             )
             if uri is not None:

@@ -121,22 +121,17 @@ def peak_lines(run: dict, samples: list[dict]) -> list[str]:
         if n.get("kind") == "peak" and isinstance(n.get("data"), dict)
     ]
     peaks = clock_peaks.at_measured_clock(data, samples)
+    known = clock_peaks.positive_number  # an imported store's notes may hold anything
     by_unit: dict[str, list[str]] = {}
     for p in peaks:
-        if isinstance(p.get("value"), int | float) and p["value"] > 0:
+        if known(p.get("value")):
             by_unit.setdefault(str(p.get("unit", "")), []).append(
                 f"{p.get('name')} {p['value']:.4g}"
             )
     lines = []
     if by_unit:
-        number = (int, float)  # an imported store's notes may hold anything
         clock = next(
-            (
-                p
-                for p in peaks
-                if isinstance(p.get("nominal_clock_ghz"), number)
-                and isinstance(p.get("clock_ghz"), number)
-            ),
+            (p for p in peaks if known(p.get("nominal_clock_ghz")) and known(p.get("clock_ghz"))),
             None,
         )
         at = (
@@ -147,7 +142,7 @@ def peak_lines(run: dict, samples: list[dict]) -> list[str]:
         )
         values = "; ".join(f"{', '.join(v)} {unit}" for unit, v in by_unit.items())
         lines.append(f"{values}{at}; formulas: hpcscope report {run['id']}")
-    unknown = [str(p.get("name")) for p in peaks if not p.get("value")]
+    unknown = [str(p.get("name")) for p in peaks if not known(p.get("value"))]
     if unknown:
         lines.append(
             f"none known for {', '.join(unknown)}: the best measured value stands in "
