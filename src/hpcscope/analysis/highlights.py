@@ -4,7 +4,9 @@ they change for the reader, and the grouping that keeps a section's observations
 Ranking (first tier first; inside a tier, the larger effect first):
 
 0. results that cannot be trusted as labelled: a placement that was not where it was
-   asked to be, launches that failed;
+   asked to be, launches that failed, launches split by the host moving the ranks' CPUs
+   (analysis/cpu_pair.py; it replaces the same curves' "launches disagree" line, whose
+   advice, more launches, would not help);
 1. guideline violations, one per (MPI, collective, mock-up), by the largest factor;
 2. placement inversions and numbers too unstable to use (launch medians spread or a CV
    of more than UNUSABLE_SPREAD; the 5 % flag alone stays in the section);
@@ -157,14 +159,17 @@ def rank(found: Iterable[tuple[Observation, str]], limit: int = MAX_HIGHLIGHTS) 
     for o, anchor in found:
         by_kind[o.kind].append((o, anchor))
     out: list[Highlight] = []
-    for kind in ("placement", "failed"):
+    for kind in ("placement", "failed", "cpu_pair"):
         out += [Highlight(o.text, a, "warning", 0, 1.0) for o, a in by_kind[kind]]
     out += _guidelines(by_kind["guideline"])
     out += [
         Highlight(o.text, a, o.severity, 2, o.numbers.get("factor", 1.0))
         for o, a in by_kind["inversion"]
     ]
-    out += _unstable(by_kind["unstable"])
+    moved = {o.subject for o, _ in by_kind["cpu_pair"]}
+    out += _unstable(
+        [(o, a) for o, a in by_kind["unstable"] if o.subject.rsplit(" ", 1)[0] not in moved]
+    )
     out += [
         Highlight(o.text, a, "warning", 3, 1 / max(o.numbers["efficiency"], 1e-9))
         for o, a in by_kind["reference"]

@@ -24,6 +24,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from hpcscope import safe_write
 from hpcscope.analysis import (
     clock_peaks,
+    cpu_pair,
     machine_measured,
     node_table,
     paper_colls,
@@ -291,11 +292,13 @@ def _p2p(
     figures: bool = True,
     judged: list[precision.CellResult] | None = None,
     target: float | None = None,
+    launches: list[dict] | None = None,
 ) -> Section | None:
     """figures=False: tables and observations only (a group of runs draws its curves
     overlaid instead, report/over_runs.py). judged/target: a run measured to a precision
     (results/precision.py): the target line in the stability figure, and one table of the
-    cells that missed it."""
+    cells that missed it. launches: the run's, to say where their CPU pair moved
+    (analysis/cpu_pair.py)."""
     p2p = [s for s in samples if s["benchmark"] == "p2p"]
     if not p2p:
         return None
@@ -476,6 +479,7 @@ def _p2p(
             summary = obs.instability_summary(f"{label} {metric}", found)
             if summary:
                 sec.observations.append(summary)
+    sec.observations.extend(m.observation() for m in cpu_pair.pair_moves(p2p, launches or []))
     if unstable_rows:
         sec.tables.append(
             w.table(
@@ -951,7 +955,13 @@ def _run_context(
         for s in (
             *machine,
             _placement(run, launches, w),
-            _p2p(samples, w, judged=[r for r in judged if r.key[0] == "p2p"], target=target),
+            _p2p(
+                samples,
+                w,
+                judged=[r for r in judged if r.key[0] == "p2p"],
+                target=target,
+                launches=launches,
+            ),
             _coll(samples, w, [r for r in judged if r.key[0] in COLL_PROGRAMS], target),
             _node(run, samples, w, [r for r in judged if r.key[0] in node_table.OURS], target),
         )

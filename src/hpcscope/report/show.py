@@ -70,8 +70,12 @@ def print_run(store: Store, run_id: int, console: Console, *, cells: bool = Fals
         judged = precision.judge(run, samples, store.summaries(run_id), launches)
         print_cells(samples, console, {r.key: r for r in judged})
         return
+    from hpcscope.analysis import cpu_pair
+
     print_summary(run, samples, console)
     print_precision(run, samples, store.summaries(run_id), launches, console)
+    for move in cpu_pair.pair_moves(samples, launches):
+        console.print(f"[yellow]CPU pair[/yellow]: {S(move.text())}")
     console.print(
         f"per-cell statistics (CI, CV, every launch): hpcscope show {run_id} --cells; "
         f"figures: hpcscope report {run_id}",
