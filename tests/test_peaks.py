@@ -63,6 +63,17 @@ def test_sapphire_rapids_half_precision_and_amx():
     assert "user value" in peaks["fp64"].source
 
 
+def test_zen5_bf16_issues_like_an_fma():
+    # This project's AMD build machine (family 26): the BF16 kernel did 3.72x the FP64 FMA
+    # kernel on one core, which the Intel rule (BF16 = the FP64 rate) put at 368 % of peak.
+    peaks = by_name(compute_peaks(text("zen5_epyc_vm"), None, {"measured_ghz": 4.18}))
+    assert identify_uarch(parse_cpuinfo(text("zen5_epyc_vm"))).name.startswith("Zen 5")
+    assert peaks["fp64"].value == pytest.approx(2 * 4.18 * 32)
+    assert peaks["bf16"].value == pytest.approx(4 * peaks["fp64"].value)
+    assert "2 per cycle" in peaks["bf16"].formula
+    assert 0.85 < 492.2 / (peaks["bf16"].value / 2) <= 1.0  # the 1-thread kernel measured
+
+
 def test_this_vm_epyc_uses_cpu_mhz_and_says_so():
     cpu = parse_cpuinfo(text("this_vm_epyc"))
     u = identify_uarch(cpu)
