@@ -92,8 +92,12 @@ def test_noise_is_not_a_highlight():
         (_obs("unstable", "u", max_spread=0.08, sizes=[1.0]), "b"),  # 5 % flag only
         (_obs("fit", "f", "info"), "c"),
         (_obs("reference", "r", efficiency=0.95), "d"),
+        # a best rate 1 % over a peak at the median measured clock: the clock's own spread
+        (_obs("efficiency", "FP32 FMA, 1 thread", efficiency=1.01), "e"),
     ]
     assert highlights.rank(found) == []
+    over = [(_obs("efficiency", "BF16", efficiency=3.68), "e")]
+    assert [h.tier for h in highlights.rank(over)] == [4]
 
 
 def test_violations_of_one_collective_read_as_one_line():
