@@ -80,16 +80,16 @@ def sizes_per_launch(tests: list[str], low: int, high: int) -> int:
 
 def plan_text(adaptive: dict, configurations: int, size_ms: float) -> str:
     """What the planner aims for, said before the run."""
-    launches = (
-        f"{adaptive['min_launches']} launch(es)"
+    each = (
+        f"{adaptive['min_launches']} launch(es) each"
         if adaptive["min_launches"] == adaptive["max_launches"]
-        else f"{adaptive['min_launches']} launches, up to {adaptive['max_launches']} where "
-        "a cell still misses it"
+        else f"{adaptive['min_launches']} launches each, up to {adaptive['max_launches']} "
+        "where a cell still misses it"
     )
     return (
         f"target {adaptive['target']:.1%} (95 % CI half-width of each median), "
-        f"budget {adaptive['budget_s']:.0f} s: {launches} of each of {configurations} "
-        f"configuration(s); each size adds blocks for at most {size_ms:.0f} ms per launch"
+        f"budget {adaptive['budget_s']:.0f} s: {configurations} configuration(s), {each}; "
+        f"each size adds blocks for at most {size_ms:.0f} ms per launch"
     )
 
 
