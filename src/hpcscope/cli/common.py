@@ -89,7 +89,9 @@ def handle_errors(fn):
                         f"{S(str(exc)[:300])}; this is a bug in hpcscope, please report it "
                         f"({S(where)})",
                     )
-            err.print(known[1])
+            # one line, whatever the terminal's width: the terminal wraps it on screen, a
+            # log or grep keeps it whole (rich would break it at the width it saw first)
+            err.print(known[1], soft_wrap=True)
             sys.exit(known[0])
 
     return wrapper
