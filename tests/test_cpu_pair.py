@@ -5,15 +5,17 @@ give as many cells; said in show, the report's observations and at the top."""
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 from rich.console import Console
 from test_show import _launch
 
-from hpcscope.analysis import highlights
-from hpcscope.analysis.cpu_pair import pair_moves
+from hpcscope.analysis import cpu_pair, highlights
 from hpcscope.analysis.observations import Observation
 from hpcscope.report.show import print_run
+from hpcscope.results import precision
+from hpcscope.results.cpu_pair import pair_moves
 from hpcscope.results.store import Store
 
 TAGS = {"mpi": "openmpi", "placement": "core"}
@@ -52,11 +54,11 @@ def run_of(lines_ns: list[float], follows: bool = True, seed: int = 1) -> tuple[
 def test_launches_whose_results_follow_the_cache_line_are_one_move():
     samples, launches = run_of([50, 55, 205, 48, 198, 62])
     (move,) = pair_moves(samples, launches)
-    assert move.configuration == "openmpi core"
+    assert move.tags == TAGS
     assert move.fast == [48, 50, 55, 62] and move.slow == [198, 205]
     assert sorted(size for _, size, _, _ in move.following) == SMALL
     assert move.cells == len(SMALL + LARGE)
-    text = move.text()
+    text = cpu_pair.text(move)
     assert "48-62 ns in 4 launches and 198-205 ns in 2" in text
     assert f"{len(SMALL)} of {len(SMALL + LARGE)} cells" in text
     assert "0.37" in text and "0.12" in text
@@ -89,7 +91,7 @@ def test_one_odd_launch_needs_more_cells_than_chance_gives():
 
 def test_the_move_replaces_its_curves_launches_disagree_highlight():
     samples, launches = run_of([50, 55, 205, 48, 198, 62])
-    move = pair_moves(samples, launches)[0].observation()
+    (move,) = cpu_pair.observations(samples, launches)
 
     def unstable(subject: str) -> Observation:
         numbers = {"max_spread": 2.0, "max_spread_at": 8, "sizes": [8]}
@@ -134,3 +136,23 @@ def test_show_says_where_the_cpu_pair_moved(tmp_path):
     print_run(store, run, console)
     text = " ".join(console.export_text().split())
     assert "CPU pair: openmpi core: the ranks' CPUs moved during the run" in text
+
+
+def test_the_cells_that_follow_a_move_say_so_as_their_stop():
+    samples, launches = run_of([50, 55, 205, 48, 198, 62])
+    summaries = [
+        {
+            "launch_id": s["launch_id"],
+            "metric": "latency",
+            "params": s["params"],
+            "precision": {"stop": "budget"},
+        }
+        for s in samples
+    ]
+    run = {"notes": [{"kind": "precision", "text": "", "data": {"target": 0.01}}]}
+    reasons = {
+        json.loads(r.key[4])["bytes"]: r.reason
+        for r in precision.judge(run, samples, summaries, launches)
+    }
+    assert {reasons[size] for size in SMALL} == {precision.CPU_PAIR_MOVED}
+    assert {reasons[size] for size in LARGE} <= {"met", "budget"}

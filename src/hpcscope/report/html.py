@@ -479,7 +479,7 @@ def _p2p(
             summary = obs.instability_summary(f"{label} {metric}", found)
             if summary:
                 sec.observations.append(summary)
-    sec.observations.extend(m.observation() for m in cpu_pair.pair_moves(p2p, launches or []))
+    sec.observations.extend(cpu_pair.observations(p2p, launches or []))
     if unstable_rows:
         sec.tables.append(
             w.table(

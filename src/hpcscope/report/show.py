@@ -74,8 +74,8 @@ def print_run(store: Store, run_id: int, console: Console, *, cells: bool = Fals
 
     print_summary(run, samples, console)
     print_precision(run, samples, store.summaries(run_id), launches, console)
-    for move in cpu_pair.pair_moves(samples, launches):
-        console.print(f"[yellow]CPU pair[/yellow]: {S(move.text())}")
+    for found in cpu_pair.observations(samples, launches):
+        console.print(f"[yellow]CPU pair[/yellow]: {S(found.text)}")
     console.print(
         f"per-cell statistics (CI, CV, every launch): hpcscope show {run_id} --cells; "
         f"figures: hpcscope report {run_id}",

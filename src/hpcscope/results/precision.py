@@ -20,6 +20,9 @@ to the cells that still miss (suites/p2p_adaptive.py). Each cell says which way 
                  (or the budget) ended before their median was as precise as asked
   cap            the program's cap ended the blocks (p2p: 20x the fixed count) or
                  the repetitions (coll, lanes: --repetitions) first
+  CPU pair moved the launches split with their CPU pair's cache-line time
+                 (results/cpu_pair.py): they measured two placements, and no number of
+                 launches makes their median as precise as asked
 
 Costs: one summarize per cell and one per launch median set (numpy sort), no I/O.
 """
@@ -35,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from hpcscope.formatting import format_bytes
+from hpcscope.results.cpu_pair import pair_moves
 from hpcscope.results.stats import summarize
 
 PRECISION_TEXT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*$")
@@ -115,12 +119,17 @@ def cell_precision(per_launch: dict[Any, list[float]], target: float) -> CellPre
     return CellPrecision(half, level, len(groups), spread, met)
 
 
-def stop_reason(cell: CellPrecision, in_launch_stops: list[str], run_stop: str | None) -> str:
-    """Why a cell ended where it did (module doc): met, budget, launch spread or cap.
-    `in_launch_stops`: the program's stop per launch at this size; `run_stop`: why the
-    runner stopped adding launches (met, budget, launches)."""
+def stop_reason(
+    cell: CellPrecision, in_launch_stops: list[str], run_stop: str | None, moved: bool = False
+) -> str:
+    """Why a cell ended where it did (module doc): met, CPU pair moved, budget, launch
+    spread or cap. `in_launch_stops`: the program's stop per launch at this size;
+    `run_stop`: why the runner stopped adding launches (met, budget, launches); `moved`:
+    the cell's launches split with their CPU pair (results/cpu_pair.py)."""
     if cell.met:
         return "met"
+    if moved:
+        return CPU_PAIR_MOVED
     if cell.level == "launches":
         return "budget" if run_stop == "budget" else "launch spread"
     counts = Counter(s for s in in_launch_stops if s in ("budget", "cap"))
@@ -129,11 +138,15 @@ def stop_reason(cell: CellPrecision, in_launch_stops: list[str], run_stop: str |
     return counts.most_common(1)[0][0]
 
 
+CPU_PAIR_MOVED = "CPU pair moved"
+
 # The legend of the tables of missed cells (show, report).
 MISSED_LEGEND = (
     "achieved: 95% CI half-width of the median ('-': no interval yet, under 6 launches "
     "where launches differ). why: budget (the run's or the measurement's time ran out), "
-    "launch spread (launches differ by more than the target), cap (the most blocks or "
+    "launch spread (launches differ by more than the target), CPU pair moved (the launches "
+    "split with the time one cache line takes between the ranks' CPUs: two placements), "
+    "cap (the most blocks or "
     "repetitions allowed: p2p 20x its fixed count, coll and lanes --repetitions, node 50)."
 )
 
@@ -189,13 +202,14 @@ def judge(
         where = (s.get("metric"), canonical(tags_of[s["launch_id"]]), canonical(identity(params)))
         stops.setdefault(where, []).append(str(found["stop"]))
     run_stop = _run_stop(notes)
+    moved = {key for move in pair_moves(samples, launches) for key in move.keys}
     out = []
     for key, per_launch in group_cells(samples).items():
         own = stops.get((key[1], key[3], key[4]))
         if own is None:
             continue
         cell = cell_precision(per_launch, target)
-        out.append(CellResult(key, cell, stop_reason(cell, own, run_stop)))
+        out.append(CellResult(key, cell, stop_reason(cell, own, run_stop, key in moved)))
     return out
 
 
