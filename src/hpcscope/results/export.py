@@ -339,7 +339,7 @@ def to_csv(source: Store | Samples, run_id: int | None = None) -> str:
     for bindings left to the launcher, empty when not checked). A run measured to a
     precision adds, last, its cell's `cell_precision` (achieved 95% CI half-width of the
     median, a fraction), `cell_precision_level` (samples or launches) and `cell_stop`
-    (met, budget, launch spread, cap)."""
+    (met, budget, launch spread, CPU pair moved, cap)."""
     samples = _samples(source, run_id)
     placement: dict[int, str] = {}
     verdict: dict[int, str] = {}
