@@ -146,8 +146,8 @@ MISSED_LEGEND = (
     "where launches differ). why: budget (the run's or the measurement's time ran out), "
     "launch spread (launches differ by more than the target), CPU pair moved (the launches "
     "split with the time one cache line takes between the ranks' CPUs: two placements), "
-    "cap (the most blocks or "
-    "repetitions allowed: p2p 20x its fixed count, coll and lanes --repetitions, node 50)."
+    "cap (the most blocks or repetitions allowed: p2p 20x its fixed count, coll and lanes "
+    "--repetitions, node 50)."
 )
 
 STOPS = ("met", "budget", "cap")  # what the programs write (p2p.c, coll_repeat.h)
