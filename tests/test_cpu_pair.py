@@ -1,6 +1,7 @@
-"""Launches split by the host moving the ranks' CPUs (analysis/cpu_pair.py): found where
+"""Launches split by the host moving the ranks' CPUs (results/cpu_pair.py): found where
 the results follow the cache-line time, not where the time alone wanders or chance would
-give as many cells; said in show, the report's observations and at the top."""
+give as many cells; said in show, the report's observations and at the top
+(analysis/cpu_pair.py), and as the stop reason of the cells that follow."""
 
 from __future__ import annotations
 
