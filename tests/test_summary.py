@@ -10,6 +10,7 @@ import pytest
 
 from hpcscope.analysis import highlights, summary
 from hpcscope.analysis.observations import Observation
+from hpcscope.formatting import format_number
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "report"))
 import build_store  # noqa: E402
@@ -209,3 +210,14 @@ def test_a_node_without_reference_tools_still_hears_its_memory_disk_and_network(
     assert "disk sequential write, 1 thread, 1 MiB blocks" in names
     assert "TCP stream, 1 stream, 128 KiB blocks" in names
     assert not any(n.startswith(("STREAM copy", "memory seq")) for n in names)  # not quoted
+
+
+def test_headline_numbers_of_a_thousand_and_more_are_whole_numbers():
+    # the demo's BF16 line read "1.05e+03 GFLOP/s"
+    assert format_number(1048.3, "GFLOP/s") == "1048 GFLOP/s"
+    assert format_number(999.6, "GFLOP/s") == "1000 GFLOP/s"
+    assert format_number(12345.6, "IOPS") == "12346 IOPS"
+    assert format_number(44402, "MB/s") == "44.4 GB/s"
+    assert format_number(0.1234, "us") == "0.123 us"
+    assert format_number(1e-5, "s") == "1e-05 s"
+    assert format_number(2.5e6, "msg/s") == "2.500e+06 msg/s"

@@ -35,10 +35,12 @@ def size_tick(n: int) -> str:
 
 def format_number(x: float, unit: str = "") -> str:
     """Three significant digits; MB/s and Mbit/s above 1000 as GB/s and Gbit/s since that
-    is how people read them."""
+    is how people read them; 1000-99999 as whole numbers ('1048 GFLOP/s', not '1.05e+03')."""
     if unit in ("MB/s", "Mbit/s") and abs(x) >= 1000:
         return f"{x / 1000:.3g} G{unit[1:]}"
     text = f"{x:.3g}" if abs(x) < 1e5 else f"{x:.3e}"
+    if 999 < abs(x) < 1e5:  # .3g writes 999.6 and up with an exponent
+        text = f"{x:.0f}"
     return f"{text} {unit}".strip()
 
 
