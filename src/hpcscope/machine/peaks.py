@@ -390,8 +390,8 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-def _bf16_per_cycle(u: Uarch) -> tuple[float, str, str]:
-    """BF16 FLOP/cycle through AVX512-BF16, the word for the formula and its detail.
+def _bf16_per_cycle(u: Uarch) -> tuple[float, str]:
+    """BF16 FLOP/cycle through AVX512-BF16, and the detail for its formula.
     VDPBF16PS does 4 FLOP per FP32 lane (two BF16 products and their sum into the
     accumulator). Intel's cores with 2 FMA units issue one every 2 cycles, not 2 per cycle
     as for VFMADD: 0.46 per cycle measured with 6, 12 and 24 independent chains alike on
@@ -402,10 +402,9 @@ def _bf16_per_cycle(u: Uarch) -> tuple[float, str, str]:
     GHz), 92 % of this peak; Zen 4 is assumed alike (not measured). Other
     microarchitectures are assumed to do as Intel's until measured."""
     if u.name.startswith(("Zen 4", "Zen 5")):
-        return 4 * u.dp_per_cycle, "BF16", "; VDPBF16PS: 4 FLOP per FP32 lane, 2 per cycle"
+        return 4 * u.dp_per_cycle, "; VDPBF16PS: 4 FLOP per FP32 lane, 2 per cycle"
     return (
         u.dp_per_cycle,
-        "BF16",
         "; VDPBF16PS: 4 FLOP per FP32 lane, one instruction per 2 cycles on 2 FMA units",
     )
 
@@ -450,7 +449,8 @@ def flops_peaks(cpu: CpuInfo, cores: int, cores_src: str, overrides: dict) -> li
     if "avx512_fp16" in cpu.flags:
         add("fp16", 4 * u.dp_per_cycle, "FP16", "; AVX512-FP16 FMA")
     if "avx512_bf16" in cpu.flags:
-        add("bf16", *_bf16_per_cycle(u))
+        per_cycle, detail = _bf16_per_cycle(u)
+        add("bf16", per_cycle, "BF16", detail)
     if "amx_bf16" in cpu.flags:
         # TDPBF16PS: 16x16x32 multiply-adds every 16 cycles per core (Intel optimization manual).
         value = cores * ghz * 1024 if ghz else None
