@@ -164,7 +164,7 @@ def _run_group(argv: list[str], cwd: Path, out: IO[str]) -> int:
     guard = TreeGuard(proc.pid)
     try:
         return proc.wait()
-    except BaseException as exc:
+    except BaseException:
         for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
             try:
                 os.killpg(proc.pid, sig)
@@ -175,11 +175,6 @@ def _run_group(argv: list[str], cwd: Path, out: IO[str]) -> int:
                 break
             except subprocess.TimeoutExpired:
                 continue
-        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, BuildInterrupted):
-            raise BuildInterrupted(
-                "the build was interrupted: its processes (cmake, the compilers) were "
-                "stopped and nothing was measured; `hpcscope build` finishes it"
-            ) from None
         raise
     finally:
         guard.release()
@@ -193,7 +188,19 @@ def mpi_label_from(argv: list[str]) -> str:
 
 
 def build(mpi: MpiSpec, jobs: int = 2) -> Path:
-    """Configure and build; returns the build directory. Raises BuildError."""
+    """Configure and build; returns the build directory. Raises BuildError, and
+    BuildInterrupted for Ctrl-C or SIGTERM anywhere in it: inside a step (_run_group has
+    ended that step's processes) or between the steps."""
+    try:
+        return _build(mpi, jobs)
+    except KeyboardInterrupt:
+        raise BuildInterrupted(
+            "the build was interrupted: its processes (cmake, the compilers) were "
+            "stopped and nothing was measured; `hpcscope build` finishes it"
+        ) from None
+
+
+def _build(mpi: MpiSpec, jobs: int) -> Path:
     target = build_dir(mpi)
     target.mkdir(parents=True, exist_ok=True)
     log = target / "build.log"

@@ -36,9 +36,11 @@ import pytest
 from conftest import requires_openmpi
 from test_run_p2p import _alive, _p2p_pids
 
-from hpcscope.build import TreeGuard
+from hpcscope import build as build_mod
+from hpcscope.build import BuildInterrupted, TreeGuard
 from hpcscope.launch import lab_net
 from hpcscope.launch.local import ProgressWatch
+from hpcscope.machine.mpi import MpiSpec
 from hpcscope.plan.job import Job
 from hpcscope.results.parsers import check_osu_sizes, parse_osu
 from hpcscope.results.store import Store, StoreError
@@ -538,6 +540,24 @@ def test_killed_or_interrupted_build_takes_its_compilers_along(cli, tag, monkeyp
             assert "the build was interrupted" in err
             assert "nothing was being measured" not in err
         assert_none_left(tag)
+
+
+def test_ctrl_c_between_build_steps_is_named_as_the_builds(monkeypatch, tmp_path):
+    """Ctrl-C that lands after cmake's configure step ended and before its build step
+    started (CI hit this window once) still names the build, not "nothing measured"."""
+    steps: list[list[str]] = []
+
+    def step(argv, cwd, log):
+        steps.append(argv)
+        if len(steps) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setenv("HPCSCOPE_CACHE", str(tmp_path))
+    monkeypatch.setattr(build_mod, "_run", step)
+    mpi = MpiSpec("openmpi", "mpicc.openmpi", "mpirun.openmpi", "4.1.4")
+    with pytest.raises(BuildInterrupted, match="the build was interrupted"):
+        build_mod.build(mpi)
+    assert [argv[1] for argv in steps] == ["-S", "--build"]
 
 
 # -- the store's folder, and bugs ------------------------------------------------------------
