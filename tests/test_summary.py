@@ -37,6 +37,12 @@ def test_p2p_lines_give_small_message_latency_and_peak_bandwidth(store_runs):
     assert node.latency_bytes == 8 and core.latency_bytes == 8
     assert node.latency_us > 5 * core.latency_us  # LCC3: InfiniBand vs shared memory
     assert core.bandwidth_MBps > 1000 and core.bandwidth_bytes >= 65536
+    # LCC3's shared memory peaks at 128 KiB: the largest size is given beside it; over
+    # InfiniBand the peak is the largest size, given once
+    assert core.largest_bytes == 4 << 20 and core.largest_MBps < core.bandwidth_MBps
+    assert node.bandwidth_bytes == 4 << 20 and node.largest_MBps is None
+    lines = found.headline_lines()
+    assert any(" at 128 KiB (" in line and " at 4 MiB)" in line for line in lines)
     assert all(line.anchor == f"run{runs[0]}-p2p" for line in found.p2p)
 
 

@@ -2,9 +2,12 @@
 from stored runs, for the top of the report and the end of `hpcscope demo`.
 
 - p2p: per MPI library and placement class, the small-message latency (at 8 B, else the
-  smallest size above 0 that was measured) and the peak bandwidth (the largest centre
-  over the sizes) with the size it was reached at; a mark when either is unstable (the
-  launch medians or the CI of the median spread over more than 5 %).
+  smallest size above 0 that was measured), the peak bandwidth (the largest centre over
+  the sizes) with the size it was reached at, and the bandwidth at the largest size where
+  that is another one (within a node the peak is often where a message still fits in
+  the caches, 8-64 KiB, above what large copies through memory reach); a mark when
+  latency or peak is unstable (the launch medians or the CI of the median spread over
+  more than 5 %).
 - coll, lanes: per run and MPI library, how many guideline checks (mock-up vs native at
   one collective and count) there were, how many were violated, and the largest factor.
 - node: one row per measured quantity with a reference tool or a theoretical peak, at
@@ -35,6 +38,8 @@ class P2PLine:
     latency_bytes: float | None
     bandwidth_MBps: float | None
     bandwidth_bytes: float | None
+    largest_MBps: float | None = None  # at the largest size, where the peak is elsewhere
+    largest_bytes: float | None = None
     unstable: list[str] = field(default_factory=list)  # "latency", "bandwidth"
     anchor: str = ""  # the report section it links to
 
@@ -127,6 +132,10 @@ class Summary:
                 if p.bandwidth_MBps is not None and p.bandwidth_bytes is not None
                 else "bandwidth -"
             )
+            if p.largest_MBps is not None and p.largest_bytes is not None:
+                bw += (
+                    f" ({format_number(p.largest_MBps, 'MB/s')} at {format_bytes(p.largest_bytes)})"
+                )
             out.append(f"p2p {p.config}: {lat}, {bw}{mark}")
         for c in self.coll:
             worst = f", largest {c.worst_factor:.2f}x ({c.worst_what})" if c.worst_factor else ""
@@ -199,6 +208,9 @@ def p2p_lines(run_id: int, samples: list[dict]) -> list[P2PLine]:
         if bw:
             best = max(bw, key=lambda s: bw[s]["center"])
             line.bandwidth_MBps, line.bandwidth_bytes = bw[best]["center"], float(best)
+            largest = max(bw)
+            if largest != best:
+                line.largest_MBps, line.largest_bytes = bw[largest]["center"], float(largest)
             if unstable_point(bw[best]):
                 line.unstable.append("bandwidth")
         out.append(line)
