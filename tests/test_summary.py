@@ -107,6 +107,27 @@ def test_noise_is_not_a_highlight():
     assert [h.tier for h in highlights.rank(over)] == [4]
 
 
+def test_many_curves_whose_launches_disagree_read_as_one_line():
+    def unstable(subject: str, spread: float) -> tuple[Observation, str]:
+        numbers = {"max_spread": spread, "max_spread_at": 2048.0, "sizes": [2048.0]}
+        return Observation("unstable", "", numbers, "warning", subject), f"#{subject}"
+
+    two = [unstable("openmpi core latency", 0.5), unstable("mpich core latency", 0.9)]
+    assert [h.text.split(":")[0] for h in highlights.rank(two)] == [
+        "mpich core latency",
+        "openmpi core latency",
+    ]
+    many = two + [unstable(f"openmpi c{i} bandwidth", 0.3 + i / 10) for i in range(4)]
+    many.append(unstable("mpich default latency", 0.1))  # the 5 % flag alone: not counted
+    (one,) = highlights.rank(many)
+    assert one.text.startswith(
+        "Launches disagree in 6 curves, their medians up to 90% apart in mpich core latency "
+        "at 2 KiB, 60% in openmpi c3 bandwidth at 2 KiB, 50% in openmpi core latency at "
+        "2 KiB and 3 more: this machine's launches do not repeat;"
+    )
+    assert one.anchor == "#mpich core latency" and one.tier == 2
+
+
 def test_violations_of_one_collective_read_as_one_line():
     found = [
         (

@@ -9,7 +9,8 @@ Ranking (first tier first; inside a tier, the larger effect first):
    advice, more launches, would not help);
 1. guideline violations, one per (MPI, collective, mock-up), by the largest factor;
 2. placement inversions and numbers too unstable to use (launch medians spread or a CV
-   of more than UNUSABLE_SPREAD; the 5 % flag alone stays in the section);
+   of more than UNUSABLE_SPREAD; the 5 % flag alone stays in the section; more than
+   UNSTABLE_ALONE such curves as one line);
 3. node rates far below their reference tool (under FAR_BELOW of it) and paper-vs-
    simulation disagreements;
 4. rates more than ABOVE_PEAK above their theoretical peak (one line for all; a rate
@@ -33,6 +34,7 @@ from hpcscope.formatting import format_bytes
 
 MAX_HIGHLIGHTS = 12
 UNUSABLE_SPREAD = 0.20  # launch medians or values this far apart: the number is not one
+UNSTABLE_ALONE = 2  # more curves with launches that disagree read as one highlight
 FAR_BELOW = 0.80  # a rate under 80 % of its reference tool's
 # A best-of-repetitions rate against a peak at the median measured clock: the clock's own
 # samples spread by 2-3 % around it (3.97-4.22 GHz on a Zen 5 guest, where FP32 on one
@@ -122,20 +124,40 @@ def _guidelines(items: list[tuple[Observation, str]]) -> list[Highlight]:
 def _unstable(items: list[tuple[Observation, str]]) -> list[Highlight]:
     """Curves whose launch medians disagree by more than UNUSABLE_SPREAD somewhere: the
     median of one launch is then not the machine's number. A large CV of the pooled
-    values alone (a few slow blocks) leaves the median usable and stays in the section."""
-    out = []
+    values alone (a few slow blocks) leaves the median usable and stays in the section.
+    Up to UNSTABLE_ALONE curves get a line each; more read as one line, the worst first:
+    on a machine whose launches do not repeat (a busy or virtual host) every curve says
+    the same, and that one fact should not crowd out the rest of the top."""
+    found = []
     for o, anchor in items:
         spread = o.numbers.get("max_spread") or 0
         if spread > UNUSABLE_SPREAD:
-            at = o.numbers.get("max_spread_at")
-            where = f" at {format_bytes(at)}" if at is not None else ""
-            text = (
-                f"{o.subject}: launches disagree, their medians up to {spread:.0%} apart{where} "
-                f"(unstable at {len(o.numbers.get('sizes') or [])} sizes in all): repeat on a quieter "
-                "machine or with more launches before using these numbers."
-            )
-            out.append(Highlight(text, anchor, o.severity, 2, spread))
+            found.append((o, anchor, spread))
+    found.sort(key=lambda x: -x[2])
+    advice = "repeat on a quieter machine or with more launches before using these numbers."
+    if len(found) > UNSTABLE_ALONE:
+        worst, anchor, spread = found[0]
+        named = [f"{s:.0%} in {o.subject}{_at(o)}" for o, _, s in found[:3]]
+        named[0] = named[0].replace(" in ", " apart in ", 1)
+        more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+        text = (
+            f"Launches disagree in {len(found)} curves, their medians up to "
+            f"{', '.join(named)}{more}: this machine's launches do not repeat; {advice}"
+        )
+        return [Highlight(text, anchor, worst.severity, 2, spread)]
+    out = []
+    for o, anchor, spread in found:
+        text = (
+            f"{o.subject}: launches disagree, their medians up to {spread:.0%} apart{_at(o)} "
+            f"(unstable at {len(o.numbers.get('sizes') or [])} sizes in all): {advice}"
+        )
+        out.append(Highlight(text, anchor, o.severity, 2, spread))
     return out
+
+
+def _at(o: Observation) -> str:
+    at = o.numbers.get("max_spread_at")
+    return f" at {format_bytes(at)}" if at is not None else ""
 
 
 def _above_peak(items: list[tuple[Observation, str]]) -> list[Highlight]:
