@@ -137,8 +137,10 @@ def _unstable(items: list[tuple[Observation, str]]) -> list[Highlight]:
     advice = "repeat on a quieter machine or with more launches before using these numbers."
     if len(found) > UNSTABLE_ALONE:
         worst, anchor, spread = found[0]
-        named = [f"{s:.0%} in {o.subject}{_at(o)}" for o, _, s in found[:3]]
-        named[0] = named[0].replace(" in ", " apart in ", 1)
+        named = [
+            f"{s:.0%}{' apart' if i == 0 else ''} in {o.subject}{_at(o)}"
+            for i, (o, _, s) in enumerate(found[:3])
+        ]
         more = f" and {len(found) - 3} more" if len(found) > 3 else ""
         text = (
             f"Launches disagree in {len(found)} curves, their medians up to "
