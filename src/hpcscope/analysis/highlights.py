@@ -8,8 +8,9 @@ Ranking (first tier first; inside a tier, the larger effect first):
    (analysis/cpu_pair.py; it replaces the same curves' "launches disagree" line, whose
    advice, more launches, would not help);
 1. guideline violations, one per (MPI, collective, mock-up), by the largest factor;
-2. placement inversions and numbers too unstable to use (launch medians spread or a CV
-   of more than UNUSABLE_SPREAD; the 5 % flag alone stays in the section; more than
+2. placement inversions, two placements that ran on the same CPUs yet differ
+   (analysis/same_cpus.py), and numbers too unstable to use (launch medians spread or a
+   CV of more than UNUSABLE_SPREAD; the 5 % flag alone stays in the section; more than
    UNSTABLE_ALONE such curves as one line);
 3. node rates far below their reference tool (under FAR_BELOW of it) and paper-vs-
    simulation disagreements;
@@ -194,6 +195,9 @@ def rank(found: Iterable[tuple[Observation, str]], limit: int = MAX_HIGHLIGHTS) 
     out += [
         Highlight(o.text, a, o.severity, 2, o.numbers.get("factor", 1.0))
         for o, a in by_kind["inversion"]
+    ]
+    out += [
+        Highlight(o.text, a, o.severity, 2, o.numbers["ratio"]) for o, a in by_kind["same_cpus"]
     ]
     moved = {o.subject for o, _ in by_kind["cpu_pair"]}
     out += _unstable(

@@ -29,6 +29,7 @@ from hpcscope.analysis import (
     node_table,
     paper_colls,
     paper_compare,
+    same_cpus,
     summary,
     verdicts,
 )
@@ -298,7 +299,8 @@ def _p2p(
     overlaid instead, report/over_runs.py). judged/target: a run measured to a precision
     (results/precision.py): the target line in the stability figure, and one table of the
     cells that missed it. launches: the run's, to say where their CPU pair moved
-    (analysis/cpu_pair.py)."""
+    (analysis/cpu_pair.py) and which placements ran on the same CPUs yet differ
+    (analysis/same_cpus.py)."""
     p2p = [s for s in samples if s["benchmark"] == "p2p"]
     if not p2p:
         return None
@@ -480,6 +482,7 @@ def _p2p(
             if summary:
                 sec.observations.append(summary)
     sec.observations.extend(cpu_pair.observations(p2p, launches or []))
+    sec.observations.extend(same_cpus.observations(p2p, launches or []))
     if unstable_rows:
         sec.tables.append(
             w.table(

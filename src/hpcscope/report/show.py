@@ -70,12 +70,14 @@ def print_run(store: Store, run_id: int, console: Console, *, cells: bool = Fals
         judged = precision.judge(run, samples, store.summaries(run_id), launches)
         print_cells(samples, console, {r.key: r for r in judged})
         return
-    from hpcscope.analysis import cpu_pair
+    from hpcscope.analysis import cpu_pair, same_cpus
 
     print_summary(run, samples, console)
     print_precision(run, samples, store.summaries(run_id), launches, console)
     for found in cpu_pair.observations(samples, launches):
         console.print(f"[yellow]CPU pair[/yellow]: {S(found.text)}")
+    for found in same_cpus.observations(samples, launches):
+        console.print(f"[yellow]same CPUs[/yellow]: {S(found.text)}")
     console.print(
         f"per-cell statistics (CI, CV, every launch): hpcscope show {run_id} --cells; "
         f"figures: hpcscope report {run_id}",
