@@ -118,3 +118,12 @@ def test_show_says_it(tmp_path):
     out = io.StringIO()
     print_run(store, run_id, Console(file=out, width=300))
     assert "same CPUs: openmpi core and openmpi default ran on the same CPUs" in out.getvalue()
+
+
+def test_a_sample_without_a_message_size_is_no_point():
+    # the import fuzz (tests/faults/test_import_hostile.py) stored one; show crashed on it
+    samples, launches = combined(
+        configuration("openmpi", "core", 0.344), configuration("openmpi", "default", 0.103)
+    )
+    del samples[1]["params"]["bytes"]
+    assert [o.kind for o in same_cpus.observations(samples, launches)] == ["same_cpus"]

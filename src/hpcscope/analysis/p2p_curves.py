@@ -26,11 +26,12 @@ def curve_label(sample: dict) -> str:
 
 
 def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:
-    """{label: {bytes: {"center", "low", "high", "ci_low", "ci_high", "launches"}}}."""
+    """{label: {bytes: {"center", "low", "high", "ci_low", "ci_high", "launches"}}}. A
+    sample without a message size (an imported file may lack one) is no point of a curve."""
     per_launch: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     pooled: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for s in samples:
-        if s["metric"] != metric:
+        if s["metric"] != metric or "bytes" not in (s["params"] or {}):
             continue
         label = curve_label(s)
         size = int(s["params"]["bytes"])
