@@ -25,6 +25,16 @@ def curve_label(sample: dict) -> str:
     return f"{tags.get('mpi', '?')} {tags.get('placement', '?')}{mark}"
 
 
+SMALL_BYTES = 8  # OSU users quote latency at a few bytes; 8 B is one double
+
+
+def small_size(sizes) -> int | None:
+    """The size a latency is quoted at: SMALL_BYTES where measured, else the smallest
+    measured size above 0; None when there is none."""
+    positive = sorted(s for s in sizes if s > 0)
+    return SMALL_BYTES if SMALL_BYTES in positive else (positive[0] if positive else None)
+
+
 def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:
     """{label: {bytes: {"center", "low", "high", "ci_low", "ci_high", "launches"}}}. A
     sample without a message size (an imported file may lack one) is no point of a curve."""

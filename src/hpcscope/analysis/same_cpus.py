@@ -19,13 +19,12 @@ from itertools import combinations
 
 from hpcscope.analysis.highlights import UNUSABLE_SPREAD
 from hpcscope.analysis.observations import Observation
-from hpcscope.analysis.p2p_curves import curve_label, curves
+from hpcscope.analysis.p2p_curves import curve_label, curves, small_size
 from hpcscope.formatting import format_bytes, format_number
-from hpcscope.machine.topology import format_cpulist
+from hpcscope.results.placement_proof import rank_text
 
 # launches that differ by this much make a number unusable (highlights.UNUSABLE_SPREAD)
 SAME_CPUS_LIMIT = 1 + UNUSABLE_SPREAD
-SMALL_BYTES = 8
 
 
 def _bindings(launches: list[dict]) -> dict[str, tuple[set[tuple], list[dict]]]:
@@ -53,8 +52,7 @@ def _compare(a: dict, b: dict, metric: str) -> tuple[float, float, float] | None
     smallest common size above 0), bandwidth at the largest common size."""
     common = sorted(set(a) & set(b))
     if metric == "latency":
-        common = [s for s in common if s > 0]
-        size = SMALL_BYTES if SMALL_BYTES in common else (common[0] if common else None)
+        size = small_size(common)
     else:
         size = common[-1] if common else None
     if size is None:
@@ -101,11 +99,7 @@ def observations(samples: list[dict], launches: list[dict]) -> list[Observation]
 
 
 def _where(ranks: list[dict]) -> str:
-    """'rank 0 on vm CPU 0, rank 1 on vm CPU 1' (placement_proof.rank_text without the
-    socket, NUMA node and core, which the placement section gives)."""
-    out = []
-    for r in sorted(ranks, key=lambda r: int(r.get("rank", 0))):
-        cpus = [int(c) for c in r.get("cpus") or []]
-        noun = "CPU" if len(cpus) == 1 else "CPUs"
-        out.append(f"rank {r.get('rank')} on {r.get('host', '?')} {noun} {format_cpulist(cpus)}")
-    return ", ".join(out)
+    """'rank 0 on vm CPU 0, rank 1 on vm CPU 1': the placement section gives the socket,
+    NUMA node and core."""
+    ordered = sorted(ranks, key=lambda r: int(r.get("rank", 0)))
+    return ", ".join(rank_text(r, detail=False) for r in ordered)

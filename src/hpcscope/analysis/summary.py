@@ -24,10 +24,8 @@ from dataclasses import dataclass, field
 
 from hpcscope.analysis import node_table, verdicts
 from hpcscope.analysis.observations import PLACEMENT_ORDER
-from hpcscope.analysis.p2p_curves import curves, unstable_point
+from hpcscope.analysis.p2p_curves import curves, small_size, unstable_point
 from hpcscope.formatting import format_bytes, format_number
-
-SMALL_BYTES = 8  # OSU users quote latency at a few bytes; 8 B is one double
 
 
 @dataclass
@@ -198,8 +196,7 @@ def p2p_lines(run_id: int, samples: list[dict]) -> list[P2PLine]:
     for config in sorted(set(latency) | set(bandwidth), key=_place_order):
         line = P2PLine(run_id, config, None, None, None, None)
         lat = latency.get(config) or {}
-        positive = sorted(s for s in lat if s > 0)
-        size = SMALL_BYTES if SMALL_BYTES in lat else (positive[0] if positive else None)
+        size = small_size(lat)
         if size is not None:
             line.latency_us, line.latency_bytes = lat[size]["center"], float(size)
             if unstable_point(lat[size]):

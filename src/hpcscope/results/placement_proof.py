@@ -61,10 +61,11 @@ def verdicts_by_launch(notes: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
     }
 
 
-def rank_text(rank: dict[str, Any]) -> str:
+def rank_text(rank: dict[str, Any], detail: bool = True) -> str:
     """'rank 1 on n2 CPU 1 (socket 1, NUMA 1)'; several CPUs as a list ('CPUs 0-1'); a
     simulated rank has no CPUs ('rank 1 on n1-node'); a lab rank with a lane of its own
-    names it ('rank 1 on lab2 CPUs 0-1 (lane lane2)')."""
+    names it ('rank 1 on lab2 CPUs 0-1 (lane lane2)'). detail=False: without the
+    parenthesis ('rank 1 on n2 CPU 1')."""
     cpus = [int(c) for c in rank.get("cpus") or []]
     where = (
         f" CPU {cpus[0]}" if len(cpus) == 1 else (f" CPUs {format_cpulist(cpus)}" if cpus else "")
@@ -80,7 +81,7 @@ def rank_text(rank: dict[str, Any]) -> str:
         if rank.get(key) is not None
     )
     return f"rank {rank.get('rank')} on {rank.get('host', '?')}{where}" + (
-        f" ({inside})" if inside else ""
+        f" ({inside})" if inside and detail else ""
     )
 
 
