@@ -472,7 +472,14 @@ def test_calibration_recovers_the_factors_smpi_simulates(tmp_path):
     )
     (tmp_path / "pp.xml").write_text(platform_xml(spec))
     (tmp_path / "pp.hosts").write_text(hostfile(spec, 1))
-    options = SmpiOptions(lat_factor="0:1;1024:2;65536:4", bw_factor="0:0.5;1024:0.8;65536:1")
+    # Network model alone: with computation simulated, the benchmark's own nanoseconds
+    # between MPI calls (timed on this loaded machine) were replayed too, and once moved
+    # the fitted 0.8 to 0.800001 (CI, stop 41).
+    options = SmpiOptions(
+        lat_factor="0:1;1024:2;65536:4",
+        bw_factor="0:0.5;1024:0.8;65536:1",
+        simulate_computation=False,
+    )
     cmd = smpirun_command(
         binary,
         ["--tests", "latency", "--max-size", "4M", "--iterations", "5", "--warmup", "1"],
