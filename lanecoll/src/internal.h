@@ -174,6 +174,11 @@ int lc_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, in
  * libraries skip zero-count calls locally (Open MPI's gather returns early on a
  * non-root with sendcount 0), so running the decomposition would deadlock. */
 int lc_empty(int count, MPI_Datatype type);
+/* In-place MPI_Allgatherv of counts[i] elements of `type` at displs[i] (in elements) on
+ * comm, exchanged as bytes so that processes may pass different types of one signature
+ * (allgatherv_bytes.c: MPICH 4.0.2's ring mishandles them; gapped types are packed). */
+int lc_allgatherv_in_place(void *buf, const int *counts, const int *displs,
+                           MPI_Datatype type, MPI_Comm comm);
 /* PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) in one place: GCC 12's
  * -Wstringop-overflow takes Open MPI's MPI_STATUSES_IGNORE (a null MPI_Status *) for a
  * zero-size status array; the warning is silenced there only. */

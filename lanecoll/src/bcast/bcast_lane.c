@@ -4,7 +4,10 @@
  * c, scatterv otherwise, or always with `vector`: the paper's lane_v variant; the root keeps its own block in place), every process of the
  * root node broadcasts its block of about c/n elements on its lane communicator (all n
  * lanes at once), and every node reassembles the c elements with an in-place
- * allgather(v) on its node communicator. No temporary buffer.
+ * allgather(v) on its node communicator. The allgatherv exchanges bytes
+ * (lc_allgatherv_in_place: processes may pass different types of one signature, which
+ * MPICH 4.0.2's ring MPI_Allgatherv mishandles); no temporary buffer unless the type has
+ * gaps (then one of c bytes, c packed and unpacked locally).
  *
  * Cost (p = N nodes x n per node, best-case component algorithms):
  *   rounds  ceil(log n) + ceil(log N) + ceil(log n)
@@ -42,8 +45,7 @@ int lc_bcast_full_lane(void *buf, int count, MPI_Datatype type, int root,
     if (err == MPI_SUCCESS)
         err = even ? PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts[0],
                                     type, d->nodecomm)
-                   : PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts,
-                                     displs, type, d->nodecomm);
+                   : lc_allgatherv_in_place(buf, counts, displs, type, d->nodecomm);
     free(counts);
     return err;
 }
