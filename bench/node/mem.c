@@ -40,7 +40,7 @@
 #include <sys/mman.h>
 
 static const char *out_path, *tests_opt, *threads_opt, *blocks_opt, *chase_threads_opt,
-    *numa_threads_opt, *wss_opt;
+    *numa_threads_opt, *wss_opt, *beside_opt;
 static int64_t reps, array_bytes, chase_max, chase_steps, block_total;
 static double chase_seconds;
 static int hugepages;
@@ -72,6 +72,9 @@ static const hs_option opts[] = {
     { "wss-sizes", HS_OPT_STR, &wss_opt, "",
       "working sets of the wss copy sweep; empty = --block-sizes" },
     { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
+    { "beside", HS_OPT_STR, &beside_opt, "",
+      "name of the reference tool this run brackets (param \"beside\" of the STREAM "
+      "samples): ours measured seconds from the tool, apart from the sweep" },
     NODE_REPEAT_OPTIONS,
     { 0 }
 };
@@ -187,6 +190,7 @@ static int run_stream(double *a, double *b, double *c, size_t n, int threads)
         hs_json_int(&j, "array_bytes", (int64_t)(n * sizeof(double)));
         hs_json_int(&j, "bytes_per_element", (int64_t)stream_bytes[k]);
         hs_json_bool(&j, "validated", 1);
+        if (beside_opt[0]) hs_json_str(&j, "beside", beside_opt);
         node_rep_emit(&j, out, &r, k);
     }
     node_rep_end(&r);

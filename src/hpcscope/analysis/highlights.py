@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from hpcscope.analysis import node_table
 from hpcscope.analysis.observations import Observation
-from hpcscope.formatting import format_bytes
+from hpcscope.formatting import format_bytes, format_number
 
 MAX_HIGHLIGHTS = 12
 UNUSABLE_SPREAD = 0.20  # launch medians or values this far apart: the number is not one
@@ -206,7 +206,13 @@ def rank(found: Iterable[tuple[Observation, str]], limit: int = MAX_HIGHLIGHTS) 
     out += [
         Highlight(o.text, a, "warning", 3, 1 / max(o.numbers["efficiency"], 1e-9))
         for o, a in by_kind["reference"]
-        if o.numbers["efficiency"] < FAR_BELOW
+        if o.numbers["efficiency"] is not None and o.numbers["efficiency"] < FAR_BELOW
+    ]
+    out += [  # the machine changed between our runs and the tool's (node_table.beside_drift)
+        Highlight(o.text, a, "warning", 3, max(drift, 1 / drift))
+        for o, a in by_kind["reference"]
+        if (o.numbers["efficiency"] is None or o.numbers["efficiency"] >= FAR_BELOW)
+        and (drift := o.numbers.get("sweep_over_beside"))
     ]
     out += [
         Highlight(o.text, a, o.severity, 3, 1.0)
@@ -229,22 +235,52 @@ def rank(found: Iterable[tuple[Observation, str]], limit: int = MAX_HIGHLIGHTS) 
     return out[:limit]
 
 
+def _changed_during(row: dict) -> Observation:
+    """Ours right before and right after the reference tool disagree: no comparison."""
+    name, tool, changed = node_table.human_name(row), row["reference_tool"], row["beside_changed"]
+    before, after = (format_number(v, row["unit"]) for v in (changed[0], changed[-1]))
+    factor = max(changed) / min(changed)
+    return Observation(
+        "reference",
+        f"{name}: ours read {before} right before {tool} and {after} right after it "
+        f"({factor:.2f}x): the machine's rate changed while {tool} ran, so the two are not "
+        "compared. Run again; on a virtual machine the host may be moving it.",
+        {"efficiency": None, "tool": tool, "sweep_over_beside": factor},
+        "warning",
+        name,
+    )
+
+
 def reference_observations(rows: Sequence[dict]) -> list[Observation]:
     """One observation per node-table row with a reference tool: our best over the tool's
     (for latencies the tool's median over ours, so above 1 is always 'ours better')."""
     out = []
     for r in rows:
+        if r.get("beside_changed") and r.get("reference_tool"):
+            out.append(_changed_during(r))
+            continue
         eff = r.get("eff_vs_reference")
         if eff is None or not r.get("reference_tool") or node_table.restates_bandwidth(r):
             continue
+        name, tool = node_table.human_name(r), r["reference_tool"]
+        text = f"{name} reaches {eff:.0%} of {tool} measured beside it."
+        drift = node_table.beside_drift(r)
+        if drift:
+            lower = r["metric"] in node_table.LOWER_IS_BETTER
+            sweep = r["measured_median"] if lower else r["measured_best"]
+            text = (
+                f"{name} read {format_number(sweep, r['unit'])} in the sweep and "
+                f"{format_number(r['measured_beside'], r['unit'])} right before and after "
+                f"{tool} ({drift:.2f}x): the machine's rate changed between the runs. "
+                f"Side by side, ours reaches {eff:.0%} of {tool}."
+            )
         out.append(
             Observation(
                 "reference",
-                f"{node_table.human_name(r)} reaches {eff:.0%} of {r['reference_tool']} "
-                "measured beside it.",
-                {"efficiency": eff, "tool": r["reference_tool"]},
-                "warning" if eff < FAR_BELOW else "info",
-                node_table.human_name(r),
+                text,
+                {"efficiency": eff, "tool": tool, "sweep_over_beside": drift},
+                "warning" if eff < FAR_BELOW or drift else "info",
+                name,
             )
         )
     return out

@@ -4,7 +4,10 @@ its theoretical peak (the table users know from hand-written node reports).
 One rule for efficiency everywhere (files, report, observations): best of our values
 divided by the peak (the best of N repetitions is what STREAM and HPL report), and best
 of ours divided by the best of the reference tool; for latencies only medians compare
-(reference median / ours, > 1: ours is faster).
+(reference median / ours, > 1: ours is faster). Where ours was also measured right
+before and after the tool (samples with param `beside`, suites/node.py), those values
+are "ours" for the comparison with the tool: the sweep ran earlier, and a machine's rate
+can change in between.
 """
 
 from __future__ import annotations
@@ -80,6 +83,36 @@ def _peak_for(sample: dict, peaks: Sequence[Peak | dict]) -> dict | None:
     return None
 
 
+def _compare_with_tool(
+    row: dict, values: list[float], tool_values: list[float], beside: list[dict]
+) -> None:
+    """eff_vs_reference of a row and, where ours also ran right before and after the tool
+    (`beside`: one sample per launch), measured_beside or beside_changed: the launches'
+    medians in launch order when they differ by more than BESIDE_DRIFT (the machine
+    changed while the tool ran: no ratio then)."""
+    metric = row["metric"]
+    medians = [statistics.median(g["values"]) for g in sorted(beside, key=_launch_order)]
+    if medians and min(medians) > 0 and max(medians) / min(medians) > 1 + BESIDE_DRIFT:
+        row["beside_changed"] = medians
+        return
+    near = [v for g in beside for v in g["values"]]
+    mine = near or values
+    if metric in LOWER_IS_BETTER:
+        # Latency: tools report per-run means (fio) while we keep single I/Os, so only
+        # the medians are comparable; reference / ours (> 1: ours is faster).
+        row["measured_beside"] = statistics.median(near) if near else None
+        mid = statistics.median(mine)
+        row["eff_vs_reference"] = statistics.median(tool_values) / mid if mid else None
+    elif row["reference_best"]:
+        row["measured_beside"] = _best(metric, near) if near else None
+        row["eff_vs_reference"] = _best(metric, mine) / row["reference_best"]
+
+
+def _launch_order(sample: dict) -> int:
+    launch = sample.get("launch_id")
+    return launch if isinstance(launch, int) else 0
+
+
 def _sort_key(key: tuple) -> list[tuple[int, float, str]]:
     """Rows in the order of their identity, numbers numerically (4 KiB before 16 MiB)."""
     return [
@@ -99,9 +132,12 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
     peaks = clock_peaks.at_measured_clock(peaks, samples)
     clocks = machine_measured.clocks(samples)
     ours: dict[tuple, list[dict]] = {}
+    beside: dict[tuple, list[dict]] = {}
     refs: dict[tuple, list[dict]] = {}
     for s in samples:
-        if s["benchmark"] in OURS:
+        if s["benchmark"] in OURS and s["params"].get("beside"):
+            beside.setdefault(_key(s), []).append(s)
+        elif s["benchmark"] in OURS:
             ours.setdefault(_key(s), []).append(s)
         elif s["benchmark"] in PARSERS:
             refs.setdefault(_key(s), []).append(s)
@@ -141,6 +177,10 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
             "reference_tool": None,
             "reference_median": None,
             "reference_best": None,
+            # ours right before and after the tool (best; latency: median), None without
+            "measured_beside": None,
+            # their medians before and after, where they disagree (then no ratio)
+            "beside_changed": None,
             "eff_vs_reference": None,
             "peak_name": None,
             "peak": None,
@@ -150,18 +190,13 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
         if key in refs:
             rv = [v for g in refs[key] for v in g["values"]]
             rbest = _best(metric, rv)
+            tool = refs[key][0]["benchmark"]
             row.update(
-                reference_tool=refs[key][0]["benchmark"],
-                reference_median=statistics.median(rv),
-                reference_best=rbest,
+                reference_tool=tool, reference_median=statistics.median(rv), reference_best=rbest
             )
-            if metric in LOWER_IS_BETTER:
-                # Latency: tools report per-run means (fio) while we keep single I/Os, so
-                # only the medians are comparable; reference / ours (> 1: ours is faster).
-                rmed = statistics.median(rv)
-                row["eff_vs_reference"] = rmed / statistics.median(values) if values else None
-            elif rbest:
-                row["eff_vs_reference"] = best / rbest
+            _compare_with_tool(
+                row, values, rv, [g for g in beside.get(key, []) if g["params"]["beside"] == tool]
+            )
         if metric == "iops":
             # IOPS have a peak only where the device (or the user) states one; otherwise
             # the row says "not stated" rather than dividing by the run's own best.
@@ -323,6 +358,22 @@ def human_name(row: dict) -> str:
     if row.get("nodes"):
         details.append(f"between {row['nodes']} nodes")
     return name + (f", {', '.join(details)}" if details else "")
+
+
+# Ours in the sweep and ours beside the reference tool further apart than this: the
+# machine's rate changed between the two, and every view of the row says so.
+BESIDE_DRIFT = 0.10
+
+
+def beside_drift(row: dict) -> float | None:
+    """Sweep over beside-the-tool (best values; latency: medians) where they differ by
+    more than BESIDE_DRIFT, else None."""
+    near = row.get("measured_beside")
+    sweep = row["measured_median"] if row["metric"] in LOWER_IS_BETTER else row["measured_best"]
+    if not near or not sweep:
+        return None
+    ratio = sweep / near
+    return ratio if abs(ratio - 1) > BESIDE_DRIFT else None
 
 
 def restates_bandwidth(row: dict) -> bool:

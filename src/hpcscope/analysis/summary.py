@@ -89,6 +89,33 @@ class NodeLine:
     vs_peak: float | None
     anchor: str = ""  # the report section it links to
     cause: str | None = None  # why below 90 % of the peak (analysis/machine_measured.py)
+    # ours right beside the reference tool, where it differs from `value` (node_table.
+    # beside_drift): vs_reference compares with it, not with `value`
+    beside: float | None = None
+    # ours right before and right after the tool where they disagree: no ratio then
+    changed: list[float] | None = None
+
+    def has_reference(self) -> bool:
+        return self.vs_reference is not None or bool(self.changed)
+
+    def reference_text(self) -> str:
+        """'101% of likwid-bench' (and what ours read beside it, where the sweep differs),
+        or why there is no ratio."""
+        if self.changed:
+            before, after = (
+                format_number(v, self.unit) for v in (self.changed[0], self.changed[-1])
+            )
+            return (
+                f"no ratio to {self.reference_tool}: the machine's rate changed while it ran "
+                f"(ours {before} right before, {after} right after)"
+            )
+        text = f"{self.vs_reference:.0%} of {self.reference_tool}"
+        if self.beside is not None:
+            text += (
+                f" (side by side: ours read {format_number(self.beside, self.unit)} there; "
+                "the machine's rate changed between the runs)"
+            )
+        return text
 
 
 @dataclass
@@ -144,8 +171,8 @@ class Summary:
             out.append(f"lanes {lane.mpi}: {lane.text()}")
         for n in self.node:
             parts = [f"{n.name}: {format_number(n.value, n.unit)}"]
-            if n.vs_reference is not None:
-                parts.append(f"{n.vs_reference:.0%} of {n.reference_tool}")
+            if n.has_reference():
+                parts.append(n.reference_text())
             if n.vs_peak is not None:
                 parts.append(f"{n.vs_peak:.0%} of peak")
             if n.cause:
@@ -309,6 +336,8 @@ def node_lines(run_id: int, run: dict, samples: list[dict]) -> list[NodeLine]:
                 r.get("peak_name") if real_peak else None,
                 r.get("eff_vs_peak") if real_peak else None,
                 cause=r.get("cause") if real_peak else None,
+                beside=r["measured_beside"] if node_table.beside_drift(r) else None,
+                changed=r.get("beside_changed"),
             )
         )
     return sorted(out, key=lambda n: (_WORKLOAD_ORDER.get(n.workload, 99), n.name))

@@ -76,7 +76,9 @@ def _plot(
 
 
 def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> dict[str, Any]:
-    """{file stem: matplotlib figure} for whatever the samples contain."""
+    """{file stem: matplotlib figure} for whatever the samples contain. Our runs beside a
+    reference tool (param `beside`) are not curves of their own: the node table shows them."""
+    samples = [s for s in samples if not (s.get("params") or {}).get("beside")]
     figs: dict[str, Any] = {}
     flops = _series(
         samples,

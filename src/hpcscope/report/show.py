@@ -609,6 +609,11 @@ def print_node(run: dict, samples: list[dict], console: Console) -> None:
         measured = r["measured_median"] if lower else r["measured_best"]
         ref = r["reference_median"] if lower else r["reference_best"]
         reference = f"{r['reference_tool']} {_num(ref)}" if r.get("reference_tool") else "-"
+        if node_table.beside_drift(r):
+            reference += f"; ours beside it {_num(r['measured_beside'])}"
+        if r.get("beside_changed"):
+            changed = r["beside_changed"]
+            reference += f"; ours {_num(changed[0])} before, {_num(changed[-1])} after it"
         peak = _num(r.get("peak"))
         if r.get("peak_name") == node_table.MEASURED_BEST:
             peak, seen_best = peak + "~", True
@@ -643,7 +648,10 @@ def print_node(run: dict, samples: list[dict], console: Console) -> None:
     console.print(
         "measured: best of all repetitions (latency: median); reference: the reference "
         "tool's, measured beside it; of peak = best / peak (red: above peak); of ref. = "
-        "ours / the tool's (latency: the tool's median / ours)."
+        "ours / the tool's (latency: the tool's median / ours), with ours run right "
+        'before and after the tool where the run did so ("ours beside it" where that '
+        "differs from the sweep by more than 10%; no ratio where ours before and after "
+        "differ: the machine changed while the tool ran)."
     )
     if seen_best:
         console.print("~: no theoretical peak known; the best value of this resource in this run.")

@@ -14,6 +14,7 @@ beside HPL, takes about half), full about 10 min (disk and hpcc dominate).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -262,6 +263,46 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     fp64 = next((p.value for p in peaks if p.name == "fp64"), None)
     disks = [d for d in (disk, disk_iops) if d]
     _plan_refs(out, parts, quick, flags, threads, array_bytes, disks, net, opts, tags, fp64)
+    if parts["mem"]:
+        out.jobs = _bracket_stream_refs(out.jobs, job, array_bytes)
+    return out
+
+
+# Our STREAM repetitions right before and right after likwid-bench's, the first a warm-up
+# (about 0.1 s per repetition at 512 MiB arrays, plus their first touch).
+BESIDE_REPS = 6
+
+
+def _bracket_stream_refs(
+    jobs: list[Job], job: Callable[[str, list[str], float], Job], array_bytes: int
+) -> list[Job]:
+    """Every likwid-bench STREAM job between two short runs of our STREAM at its thread
+    count (samples with param beside=likwid-bench), so the reference compares with ours
+    measured seconds from it. Why: the memory bandwidth of a VM changes with where its
+    host puts it; on a 2-vCPU EPYC guest our sweep read 86 GB/s and likwid-bench 46 GB/s
+    10 s later (186 %), a rerun 49 and 49 (101 %). The node table divides by the
+    bracketing runs and shows the sweep beside them."""
+    out = []
+    for j in jobs:
+        threads = j.name.rsplit("/t", 1)[-1]
+        if not j.name.startswith("ref/likwid/stream") or not threads.isdigit():
+            out.append(j)
+            continue
+        for when in ("before", "after"):
+            beside = job(
+                "mem",
+                [
+                    "--tests=stream",
+                    f"--threads={threads}",
+                    f"--array-bytes={array_bytes}",
+                    f"--reps={BESIDE_REPS}",
+                    "--beside=likwid-bench",
+                ],
+                120,
+            )
+            beside.name = f"node/mem/beside-likwid/t{threads}/{when}"
+            beside.tags["beside"] = "likwid-bench"
+            out.extend([beside, j] if when == "before" else [beside])
     return out
 
 
