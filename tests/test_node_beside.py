@@ -93,7 +93,9 @@ def test_the_tool_is_compared_with_ours_beside_it_and_the_sweep_shown_apart():
             _sample("mem", [47500.0, 47800.0], 4, beside="likwid-bench"),
         ],
     )
-    assert line.reference_text().startswith("104% of likwid-bench (side by side: ours read 48 GB/s")
+    assert line.reference_text().startswith(
+        "104% of likwid-bench (ours read 48 GB/s right beside it"
+    )
 
 
 def test_no_ratio_when_ours_before_and_after_the_tool_disagree():

@@ -212,7 +212,7 @@ def rank(found: Iterable[tuple[Observation, str]], limit: int = MAX_HIGHLIGHTS) 
         Highlight(o.text, a, "warning", 3, max(drift, 1 / drift))
         for o, a in by_kind["reference"]
         if (o.numbers["efficiency"] is None or o.numbers["efficiency"] >= FAR_BELOW)
-        and (drift := o.numbers.get("sweep_over_beside"))
+        and (drift := o.numbers.get("rate_change"))
     ]
     out += [
         Highlight(o.text, a, o.severity, 3, 1.0)
@@ -245,7 +245,7 @@ def _changed_during(row: dict) -> Observation:
         f"{name}: ours read {before} right before {tool} and {after} right after it "
         f"({factor:.2f}x): the machine's rate changed while {tool} ran, so the two are not "
         "compared. Run again; on a virtual machine the host may be moving it.",
-        {"efficiency": None, "tool": tool, "sweep_over_beside": factor},
+        {"efficiency": None, "tool": tool, "rate_change": factor},
         "warning",
         name,
     )
@@ -278,7 +278,7 @@ def reference_observations(rows: Sequence[dict]) -> list[Observation]:
             Observation(
                 "reference",
                 text,
-                {"efficiency": eff, "tool": tool, "sweep_over_beside": drift},
+                {"efficiency": eff, "tool": tool, "rate_change": drift},
                 "warning" if eff < FAR_BELOW or drift else "info",
                 name,
             )

@@ -112,8 +112,8 @@ class NodeLine:
         text = f"{self.vs_reference:.0%} of {self.reference_tool}"
         if self.beside is not None:
             text += (
-                f" (side by side: ours read {format_number(self.beside, self.unit)} there; "
-                "the machine's rate changed between the runs)"
+                f" (ours read {format_number(self.beside, self.unit)} right beside it: the "
+                "machine's rate changed after the sweep)"
             )
         return text
 
