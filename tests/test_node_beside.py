@@ -9,6 +9,7 @@ import json
 import shutil
 
 import pytest
+from test_node_refs import TwoCores
 
 from hpcscope.analysis import highlights, node_table, summary
 from hpcscope.suites import node_refs
@@ -37,15 +38,7 @@ def _triad_row(samples: list[dict]) -> dict:
 
 def test_plan_puts_our_stream_right_before_and_after_every_likwid_stream_job(tmp_path, monkeypatch):
     monkeypatch.setattr(node_refs, "missing", lambda tool: None)
-
-    class Topo:
-        cores = [0, 1]
-        numa_nodes = [0]
-
-        def last_level_caches(self):
-            return []
-
-    ctx = PlanContext(topology=Topo(), mpis=[], binary=lambda n, m: tmp_path / n)
+    ctx = PlanContext(topology=TwoCores(), mpis=[], binary=lambda n, m: tmp_path / n)
     jobs = plan(ctx, {"mem": True, "threads": [1, 2]}).jobs
     names = [j.name for j in jobs]
     for t in (1, 2):

@@ -152,18 +152,21 @@ def test_node_table_pairs_ours_with_reference_and_peak():
     assert "FLOP/cycle" in cpu["peak_formula"]
 
 
+class TwoCores:
+    """The topology a node plan needs: two cores, one NUMA node, no caches known."""
+
+    cores = [0, 1]
+    numa_nodes = [0]
+
+    def last_level_caches(self):
+        return []
+
+
 def test_plan_quick_has_ours_refs_peaks_and_skips(tmp_path):
     from hpcscope.suites.base import PlanContext
     from hpcscope.suites.node import plan
 
-    class Topo:
-        cores = [0, 1]
-        numa_nodes = [0]
-
-        def last_level_caches(self):
-            return []
-
-    ctx = PlanContext(topology=Topo(), mpis=[], binary=lambda n, m: tmp_path / n)
+    ctx = PlanContext(topology=TwoCores(), mpis=[], binary=lambda n, m: tmp_path / n)
     p = plan(ctx, {"quick": True, "disk": True, "peaks": {"disk": "2GB/s"}})
     names = [j.name for j in p.jobs]
     assert names == ["node/disk"] + [n for n in names if n.startswith("ref/fio")]
