@@ -1,5 +1,5 @@
-"""The likwid-bench STREAM reference compared with ours measured right before and after it
-(suites/node.py _bracket_stream_refs, analysis/node_table.py _compare_with_tool): a VM's
+"""The likwid-bench STREAM and iperf3 references compared with ours measured right before and
+after them (suites/node.py _bracket_refs, analysis/node_table.py _compare_with_tool): a VM's
 memory bandwidth changes between runs (the demo read 86 GB/s in our sweep and 46 GB/s in
 likwid-bench 10 s later: "186 % of likwid-bench")."""
 
@@ -36,28 +36,39 @@ def _triad_row(samples: list[dict]) -> dict:
     return row
 
 
-def test_plan_puts_our_stream_right_before_and_after_every_likwid_stream_job(tmp_path, monkeypatch):
+def test_plan_brackets_likwid_stream_and_iperf3_jobs_with_our_same_point(tmp_path, monkeypatch):
     monkeypatch.setattr(node_refs, "missing", lambda tool: None)
     ctx = PlanContext(topology=TwoCores(), mpis=[], binary=lambda n, m: tmp_path / n)
-    jobs = plan(ctx, {"mem": True, "threads": [1, 2]}).jobs
+    jobs = plan(ctx, {"mem": True, "net": True, "threads": [1, 2]}).jobs
     names = [j.name for j in jobs]
-    for t in (1, 2):
-        at = next(
-            i
-            for i, n in enumerate(names)
-            if n.startswith("ref/likwid/stream") and n.endswith(f"/t{t}")
-        )
-        before, after = jobs[at - 1], jobs[at + 1]
+    bracketed = [
+        i for i, n in enumerate(names) if n.startswith(("ref/likwid/stream", "ref/iperf3/"))
+    ]
+    assert len(bracketed) == 2 + len([n for n in names if n.startswith("ref/iperf3/")])
+    for i in bracketed:
+        ref, before, after = jobs[i], jobs[i - 1], jobs[i + 1]
+        tool = ref.tags["reference"]
+        program = "mem" if tool == "likwid-bench" else "net"
+        point = ref.name.removeprefix("ref/")
         assert (before.name, after.name) == (
-            f"node/mem/beside-likwid/t{t}/before",
-            f"node/mem/beside-likwid/t{t}/after",
+            f"node/{program}/beside-{point}/before",
+            f"node/{program}/beside-{point}/after",
         )
         for j in (before, after):
-            assert j.program[0] == str(tmp_path / "mem")
-            assert {"--tests=stream", f"--threads={t}", "--beside=likwid-bench"} <= set(j.program)
-            assert j.tags["beside"] == "likwid-bench"
-    # the sweep itself is unchanged and comes first
-    assert names.index("node/mem") < names.index("node/mem/beside-likwid/t1/before")
+            assert j.program[0] == str(tmp_path / program)
+            assert f"--beside={tool}" in j.program and j.tags["beside"] == tool
+        if program == "mem":
+            threads = ref.name.rsplit("/t", 1)[1]
+            assert {"--tests=stream", f"--threads={threads}"} <= set(before.program)
+        else:
+            protocol, block, streams = ref.name.split("/")[2:]
+            expected = {f"--tests={protocol}", f"--blocks={block}", f"--streams={streams[1:]}"}
+            assert expected <= set(before.program)
+    # fio, likwid's copy and FP64 jobs stay compared with the sweep, unbracketed
+    others = [i for i, n in enumerate(names) if n.startswith("ref/") and i not in bracketed]
+    assert others and not [n for n in names if any(f"beside-{names[i][4:]}/" in n for i in others)]
+    # the sweeps themselves are unchanged and come first
+    assert names.index("node/mem") < min(bracketed) and names.index("node/net") < min(bracketed)
 
 
 def test_the_tool_is_compared_with_ours_beside_it_and_the_sweep_shown_apart():
@@ -115,21 +126,34 @@ def test_without_beside_runs_the_sweep_is_compared_as_before():
     assert row["measured_beside"] is None and row["beside_changed"] is None
 
 
-@pytest.mark.skipif(shutil.which("likwid-bench") is None, reason="likwid-bench not installed")
-def test_run_node_mem_brackets_likwid_for_real(cli):
-    done = cli("run", "node", "--mem", "--quick", "--threads", "2", "--mem-blocks", "4K")
+@pytest.mark.skipif(
+    not (shutil.which("likwid-bench") and shutil.which("iperf3")),
+    reason="likwid-bench or iperf3 not installed",
+)
+def test_run_node_brackets_likwid_stream_and_iperf3_for_real(cli):
+    done = cli("run", "node", "--mem", "--net", "--quick", "--threads", "2", "--mem-blocks", "4K")
     assert done.returncode == 0, done.stderr
     exported = json.loads(cli("export", "last", "--format", "json").stdout)
     order = [l["name"] for l in exported["launches"]]
-    at = next(i for i, n in enumerate(order) if n.startswith("ref/likwid/stream"))
-    assert order[at - 1 : at + 2] == [
-        "node/mem/beside-likwid/t2/before",
-        order[at],
-        "node/mem/beside-likwid/t2/after",
-    ]
-    beside = [s for s in exported["samples"] if s["params"].get("beside") == "likwid-bench"]
-    assert {s["params"]["op"] for s in beside} == {"copy", "scale", "add", "triad"}
-    shown = cli("show", "last")
-    triad = next(l for l in shown.stdout.splitlines() if l.startswith("STREAM triad, 2 threads"))
-    # either a side-by-side ratio or the statement that the machine changed meanwhile
-    assert "likwid-bench" in triad
+    for prefix, program in (("ref/likwid/stream", "mem"), ("ref/iperf3/tcp", "net")):
+        at = next(i for i, n in enumerate(order) if n.startswith(prefix))
+        point = order[at].removeprefix("ref/")
+        assert order[at - 1 : at + 2] == [
+            f"node/{program}/beside-{point}/before",
+            order[at],
+            f"node/{program}/beside-{point}/after",
+        ]
+    beside = {
+        (s["params"].get("workload"), s["params"].get("op"), s["params"].get("beside"))
+        for s in exported["samples"]
+        if s["params"].get("beside")
+    }
+    assert beside == {
+        *(("stream", op, "likwid-bench") for op in ("copy", "scale", "add", "triad")),
+        ("net", "stream", "iperf3"),
+    }
+    shown = cli("show", "last").stdout.splitlines()
+    # each compared row says either a side-by-side ratio or that the machine changed meanwhile
+    for row in ("STREAM triad, 2 threads", "TCP stream, 1 stream"):
+        line = next(l for l in shown if l.startswith(row))
+        assert "likwid-bench" in line or "iperf3" in line, line

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 static const char *out_path, *role, *host, *tests_opt, *streams_opt, *blocks_opt, *rr_opt,
-    *server_node, *client_node, *link_dev;
+    *server_node, *client_node, *link_dev, *beside_opt;
 static int64_t port, reps, link_mbit;
 static double seconds, connect_wait;
 static int stop_server;
@@ -71,6 +71,9 @@ static const hs_option opts[] = {
     { "link-mbit", HS_OPT_INT, &link_mbit, "-1",
       "label: the device's stated speed in Mbit/s, -1 = none stated" },
     { "out", HS_OPT_STR, &out_path, "-", "JSONL output file, - for stdout" },
+    { "beside", HS_OPT_STR, &beside_opt, "",
+      "name of the reference tool this run brackets (param \"beside\" of the TCP/UDP "
+      "stream samples): ours measured seconds from the tool, apart from the sweep" },
     NODE_REPEAT_OPTIONS,
     { 0 }
 };
@@ -346,6 +349,7 @@ static int throughput_point(int mode, size_t block, int streams)
     hs_json_int(&j, "streams", streams);
     hs_json_str(&j, "host", host);
     labels(&j);
+    if (*beside_opt) hs_json_str(&j, "beside", beside_opt);
     if (mode == MODE_UDP) { /* loss over the timed repetitions */
         hs_json_int(&j, "datagrams_sent", sent);
         hs_json_int(&j, "datagrams_received", got);

@@ -263,46 +263,68 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     fp64 = next((p.value for p in peaks if p.name == "fp64"), None)
     disks = [d for d in (disk, disk_iops) if d]
     _plan_refs(out, parts, quick, flags, threads, array_bytes, disks, net, opts, tags, fp64)
-    if parts["mem"]:
-        out.jobs = _bracket_stream_refs(out.jobs, job, array_bytes)
+    out.jobs = _bracket_refs(out.jobs, job, array_bytes, net)
     return out
 
 
-# Our STREAM repetitions right before and right after likwid-bench's, the first a warm-up
-# (about 0.1 s per repetition at 512 MiB arrays, plus their first touch).
-BESIDE_REPS = 6
+# Repetitions of our runs right before and right after a reference job, the first a
+# warm-up: STREAM's take about 0.1 s each at 512 MiB arrays (plus their first touch), a
+# TCP or UDP point's the net plan's seconds each.
+BESIDE_REPS = {"mem": 6, "net": 4}
 
 
-def _bracket_stream_refs(
-    jobs: list[Job], job: Callable[[str, list[str], float], Job], array_bytes: int
+def beside_point(ref: Job, array_bytes: int, net: dict) -> tuple[str, list[str]] | None:
+    """Our program and its arguments for the one point a reference job measures (named
+    by node_refs: ref/likwid/stream_<isa>/t<threads>, ref/iperf3/<protocol>/<block>/
+    P<streams>), or None for references compared with the sweep (likwid's copy and FP64,
+    hpcc, fio: our disk runs before and after fio would change the host's write-back
+    state it measures)."""
+    parts = ref.name.split("/")
+    if len(parts) == 4 and parts[1] == "likwid" and parts[2].startswith("stream"):
+        threads = parts[3].removeprefix("t")
+        if threads.isdigit():
+            return "mem", [
+                "--tests=stream",
+                f"--threads={threads}",
+                f"--array-bytes={array_bytes}",
+                f"--reps={BESIDE_REPS['mem']}",
+            ]
+    if len(parts) == 5 and parts[1] == "iperf3" and parts[3].isdigit():
+        streams = parts[4].removeprefix("P")
+        if parts[2] in ("tcp", "udp") and streams.isdigit():
+            return "net", [
+                f"--tests={parts[2]}",
+                f"--streams={streams}",
+                f"--blocks={parts[3]}",
+                f"--seconds={net['seconds']}",
+                f"--reps={BESIDE_REPS['net']}",
+            ]
+    return None
+
+
+def _bracket_refs(
+    jobs: list[Job], job: Callable[[str, list[str], float], Job], array_bytes: int, net: dict
 ) -> list[Job]:
-    """Every likwid-bench STREAM job between two short runs of our STREAM at its thread
-    count (samples with param beside=likwid-bench), so the reference compares with ours
-    measured seconds from it. Why: the memory bandwidth of a VM changes with where its
-    host puts it; on a 2-vCPU EPYC guest our sweep read 86 GB/s and likwid-bench 46 GB/s
-    10 s later (186 %), a rerun 49 and 49 (101 %). The node table divides by the
-    bracketing runs and shows the sweep beside them."""
+    """Every reference job beside_point knows between two short runs of our program at
+    the same point (samples with param beside=<tool>), so the node table compares the
+    tool with ours measured seconds from it. Why: a VM's rates change with where its host
+    puts it; on a 2-vCPU EPYC guest our STREAM sweep read 86 GB/s and likwid-bench 46 GB/s
+    10 s later (186 %), a rerun 49 and 49 (101 %)."""
     out = []
-    for j in jobs:
-        threads = j.name.rsplit("/t", 1)[-1]
-        if not j.name.startswith("ref/likwid/stream") or not threads.isdigit():
-            out.append(j)
+    for ref in jobs:
+        point = beside_point(ref, array_bytes, net)
+        if point is None:
+            out.append(ref)
             continue
+        program, args = point
+        tool = ref.tags.get("reference", "")
+        runs = []
         for when in ("before", "after"):
-            beside = job(
-                "mem",
-                [
-                    "--tests=stream",
-                    f"--threads={threads}",
-                    f"--array-bytes={array_bytes}",
-                    f"--reps={BESIDE_REPS}",
-                    "--beside=likwid-bench",
-                ],
-                120,
-            )
-            beside.name = f"node/mem/beside-likwid/t{threads}/{when}"
-            beside.tags["beside"] = "likwid-bench"
-            out.extend([beside, j] if when == "before" else [beside])
+            run = job(program, args + [f"--beside={tool}"], 120)
+            run.name = f"node/{program}/beside-{ref.name.removeprefix('ref/')}/{when}"
+            run.tags["beside"] = tool
+            runs.append(run)
+        out.extend([runs[0], ref, runs[1]])
     return out
 
 
