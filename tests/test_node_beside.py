@@ -120,6 +120,35 @@ def test_no_ratio_when_ours_before_and_after_the_tool_disagree():
     assert any(h.text == o.text for h in highlights.rank([(o, "node")]))
 
 
+def test_brackets_whose_values_overlap_are_one_noisy_rate():
+    """A demo's TCP brackets: medians 14 % apart, values overlapping, as the sweep's."""
+    net = {"workload": "net", "protocol": "tcp", "op": "stream", "block": 131072, "streams": 1}
+
+    def tcp(benchmark: str, values: list[float], launch: int, **params) -> dict:
+        return {
+            "benchmark": benchmark,
+            "metric": "throughput",
+            "unit": "Mbit/s",
+            "tags": {},
+            "launch_id": launch,
+            "values": values,
+            "params": {**net, **params},
+        }
+
+    (row,) = node_table.node_table(
+        [
+            tcp("net", [28200.0, 23200.0, 22500.0, 25700.0], 1),
+            tcp("net", [25300.0, 26300.0, 24300.0, 24200.0], 2, beside="iperf3"),
+            tcp("iperf3", [23900.0, 29100.0], 3),
+            tcp("net", [29500.0, 32600.0, 27000.0, 25800.0], 4, beside="iperf3"),
+        ],
+        [],
+    )
+    assert row["beside_changed"] is None
+    assert row["measured_beside"] == 32600.0
+    assert row["eff_vs_reference"] == pytest.approx(32600.0 / 29100.0)
+
+
 def test_without_beside_runs_the_sweep_is_compared_as_before():
     row = _triad_row([_sample("mem", [40000.0, 42000.0], 1), _sample("likwid-bench", [41000.0], 2)])
     assert row["eff_vs_reference"] == pytest.approx(42000.0 / 41000.0)
