@@ -19,15 +19,20 @@ from hpcscope.suites.node import plan
 TRIAD = {"workload": "stream", "op": "triad", "threads": 2, "array_bytes": 1 << 27}
 
 
-def _sample(benchmark: str, values: list[float], launch: int, **params) -> dict:
+TCP = {"workload": "net", "protocol": "tcp", "op": "stream", "block": 131072, "streams": 1}
+
+
+def _sample(benchmark: str, values: list[float], launch: int, point=TRIAD, **params) -> dict:
+    """A stored sample of a STREAM triad point (or a TCP one: point=TCP)."""
+    metric, unit = ("throughput", "Mbit/s") if point is TCP else ("bandwidth", "MB/s")
     return {
         "benchmark": benchmark,
-        "metric": "bandwidth",
-        "unit": "MB/s",
+        "metric": metric,
+        "unit": unit,
         "tags": {},
         "launch_id": launch,
         "values": values,
-        "params": {**TRIAD, **params},
+        "params": {**point, **params},
     }
 
 
@@ -122,25 +127,12 @@ def test_no_ratio_when_ours_before_and_after_the_tool_disagree():
 
 def test_brackets_whose_values_overlap_are_one_noisy_rate():
     """A demo's TCP brackets: medians 14 % apart, values overlapping, as the sweep's."""
-    net = {"workload": "net", "protocol": "tcp", "op": "stream", "block": 131072, "streams": 1}
-
-    def tcp(benchmark: str, values: list[float], launch: int, **params) -> dict:
-        return {
-            "benchmark": benchmark,
-            "metric": "throughput",
-            "unit": "Mbit/s",
-            "tags": {},
-            "launch_id": launch,
-            "values": values,
-            "params": {**net, **params},
-        }
-
     (row,) = node_table.node_table(
         [
-            tcp("net", [28200.0, 23200.0, 22500.0, 25700.0], 1),
-            tcp("net", [25300.0, 26300.0, 24300.0, 24200.0], 2, beside="iperf3"),
-            tcp("iperf3", [23900.0, 29100.0], 3),
-            tcp("net", [29500.0, 32600.0, 27000.0, 25800.0], 4, beside="iperf3"),
+            _sample("net", [28200.0, 23200.0, 22500.0, 25700.0], 1, TCP),
+            _sample("net", [25300.0, 26300.0, 24300.0, 24200.0], 2, TCP, beside="iperf3"),
+            _sample("iperf3", [23900.0, 29100.0], 3, TCP),
+            _sample("net", [29500.0, 32600.0, 27000.0, 25800.0], 4, TCP, beside="iperf3"),
         ],
         [],
     )
