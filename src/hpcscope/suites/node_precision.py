@@ -79,6 +79,7 @@ def plan_note(adaptive: dict, parts: dict[str, bool]) -> Note:
         f"node: target {adaptive['target']:.1%} (95 % CI half-width of each median), "
         f"budget {adaptive['budget_s']:.0f} s ({shares}): each point repeats until it "
         f"meets the target, at least 6 and at most {adaptive['cap']} times; the "
-        "reference tools run their fixed counts on top",
+        "reference tools, and our short runs right before and after likwid-bench's STREAM "
+        "and iperf3, run their fixed counts on top",
         adaptive,
     )
