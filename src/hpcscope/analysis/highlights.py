@@ -203,17 +203,12 @@ def rank(found: Iterable[tuple[Observation, str]], limit: int = MAX_HIGHLIGHTS) 
     out += _unstable(
         [(o, a) for o, a in by_kind["unstable"] if o.subject.rsplit(" ", 1)[0] not in moved]
     )
-    out += [
-        Highlight(o.text, a, "warning", 3, 1 / max(o.numbers["efficiency"], 1e-9))
-        for o, a in by_kind["reference"]
-        if o.numbers["efficiency"] is not None and o.numbers["efficiency"] < FAR_BELOW
-    ]
-    out += [  # the machine changed between our runs and the tool's (node_table.beside_drift)
-        Highlight(o.text, a, "warning", 3, max(drift, 1 / drift))
-        for o, a in by_kind["reference"]
-        if (o.numbers["efficiency"] is None or o.numbers["efficiency"] >= FAR_BELOW)
-        and (drift := o.numbers.get("rate_change"))
-    ]
+    for o, a in by_kind["reference"]:
+        eff, drift = o.numbers["efficiency"], o.numbers.get("rate_change")
+        if eff is not None and eff < FAR_BELOW:
+            out.append(Highlight(o.text, a, "warning", 3, 1 / max(eff, 1e-9)))
+        elif drift:  # the machine changed between our runs and the tool's
+            out.append(Highlight(o.text, a, "warning", 3, max(drift, 1 / drift)))
     out += [
         Highlight(o.text, a, o.severity, 3, 1.0)
         for o, a in by_kind["paper"]
@@ -266,10 +261,8 @@ def reference_observations(rows: Sequence[dict]) -> list[Observation]:
         text = f"{name} reaches {eff:.0%} of {tool} measured beside it."
         drift = node_table.beside_drift(r)
         if drift:
-            lower = r["metric"] in node_table.LOWER_IS_BETTER
-            sweep = r["measured_median"] if lower else r["measured_best"]
             text = (
-                f"{name} read {format_number(sweep, r['unit'])} in the sweep and "
+                f"{name} read {format_number(node_table.quoted(r), r['unit'])} in the sweep and "
                 f"{format_number(r['measured_beside'], r['unit'])} right before and after "
                 f"{tool} ({drift:.2f}x): the machine's rate changed between the runs. "
                 f"Side by side, ours reaches {eff:.0%} of {tool}."

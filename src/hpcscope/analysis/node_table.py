@@ -369,11 +369,16 @@ def human_name(row: dict) -> str:
 BESIDE_DRIFT = 0.10
 
 
+def quoted(row: dict) -> float:
+    """The value a row is quoted by: the best of our values, for latencies the median."""
+    return row["measured_median"] if row["metric"] in LOWER_IS_BETTER else row["measured_best"]
+
+
 def beside_drift(row: dict) -> float | None:
     """Sweep over beside-the-tool (best values; latency: medians) where they differ by
     more than BESIDE_DRIFT, else None."""
     near = row.get("measured_beside")
-    sweep = row["measured_median"] if row["metric"] in LOWER_IS_BETTER else row["measured_best"]
+    sweep = quoted(row)
     if not near or not sweep:
         return None
     ratio = sweep / near

@@ -329,7 +329,7 @@ def node_lines(run_id: int, run: dict, samples: list[dict]) -> list[NodeLine]:
                 run_id,
                 str(r["workload"]),
                 node_table.human_name(r),
-                r["measured_best"] if r["metric"] != "latency" else r["measured_median"],
+                node_table.quoted(r),
                 r["unit"],
                 r.get("reference_tool"),
                 r.get("eff_vs_reference"),

@@ -606,7 +606,7 @@ def print_node(run: dict, samples: list[dict], console: Console) -> None:
     body = []
     for r in rows:
         lower = r["metric"] in node_table.LOWER_IS_BETTER
-        measured = r["measured_median"] if lower else r["measured_best"]
+        measured = node_table.quoted(r)
         ref = r["reference_median"] if lower else r["reference_best"]
         reference = f"{r['reference_tool']} {_num(ref)}" if r.get("reference_tool") else "-"
         if node_table.beside_drift(r):
