@@ -379,8 +379,10 @@ def compare_run(run: dict, samples: Sequence[dict]) -> list[Compared]:
 
 def newest_node_run(store, host: str) -> tuple[dict, list[dict]] | None:
     """(run, samples) of the newest node run of `host` with CPU or memory samples."""
-    runs = [r for r in store.runs() if r.get("suite") == "node" and r.get("host") == host]
+    runs = [r for r in store.runs([]) if r.get("suite") == "node" and r.get("host") == host]
     for run in reversed(runs):
+        if store.problem(run["id"]):  # a run edited by hand: the views name it, not here
+            continue
         samples = store.samples(run["id"])
         if any(s["benchmark"] in ("cpu", "mem") for s in samples):
             return store.run(run["id"]), samples

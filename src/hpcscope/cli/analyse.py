@@ -8,7 +8,7 @@ import click
 
 from hpcscope import runner
 from hpcscope.analysis import tune as tune_mod
-from hpcscope.cli.common import err, handle_errors, out, output_alias, store_of
+from hpcscope.cli.common import err, handle_errors, out, output_alias, store_of, usable_runs
 from hpcscope.formatting import markup_safe as S
 from hpcscope.report import compare as compare_mod
 from hpcscope.report import html
@@ -44,7 +44,8 @@ def tune(ctx, run_refs: tuple[str, ...], output: str | None, mpi: str | None) ->
     if not output:
         raise runner.UsageError("tune needs the file to write: -o/--out FILE, e.g. -o tuning.json")
     store = store_of(ctx)
-    samples = [store.samples(store.resolve(r), benchmark="coll") for r in run_refs]
+    run_ids = usable_runs(store, [store.resolve(r) for r in run_refs])
+    samples = [store.samples(run_id, benchmark="coll") for run_id in run_ids]
     if not any(samples):
         raise runner.UsageError("no coll measurements in those runs; run `hpcscope run coll` first")
     table = tune_mod.make_tuning(samples, mpi=mpi)
@@ -77,7 +78,7 @@ def report(ctx, run_refs: tuple[str, ...], out_dir: str | None) -> None:
     """
     out_dir = out_dir or ctx.meta.get("output_alias")
     store = store_of(ctx)
-    run_ids = [store.resolve(r) for r in (run_refs or ("last",))]
+    run_ids = usable_runs(store, [store.resolve(r) for r in (run_refs or ("last",))])
     page = html.write_report(store, run_ids, Path(out_dir or "hpcscope-out/report"))
     err.print("report written:")
     click.echo(str(page.resolve()))
@@ -115,6 +116,8 @@ def compare(ctx, run_a: str, run_b: str, threshold: float, html_path: str | None
         raise runner.UsageError("--threshold nan: give a fraction such as 0.05 (5 %)")
     store = store_of(ctx)
     a, b = store.resolve(run_a), store.resolve(run_b)
+    for run_id in (a, b):  # both are needed: a bad one is the error
+        usable_runs(store, [run_id])
     rows = compare_mod.compare_runs(store, a, b, threshold)
     compare_mod.print_comparison(rows, out, title=f"run {b} relative to run {a}")
     if html_path:

@@ -97,6 +97,20 @@ def handle_errors(fn):
     return wrapper
 
 
+def usable_runs(store: Store, run_ids: list[int]) -> list[int]:
+    """The runs of a view over several runs that can be read: each stored run is checked
+    first (Store.problem), a bad one is skipped with one line that names it, its field
+    and how to delete it, and the others are shown. When none is left, the first one's
+    problem is the error (exit 2)."""
+    skipped: list[str] = []
+    good = store.usable(run_ids, skipped.append)
+    if not good and skipped:
+        raise usage_error(skipped[0].removeprefix("skipped "))
+    for line in skipped:
+        err.print(f"[yellow]warning:[/yellow] {S(line)}", soft_wrap=True)
+    return good
+
+
 def usage_error(message: str) -> Exception:
     """runner.UsageError(message), imported only when there is an error to raise."""
     from hpcscope.runner import UsageError

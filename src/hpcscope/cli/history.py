@@ -7,8 +7,9 @@ import json
 import click
 
 from hpcscope.analysis import history as history_mod
-from hpcscope.cli.common import handle_errors, out, store_of
+from hpcscope.cli.common import err, handle_errors, out, store_of, usable_runs
 from hpcscope.cli.store import parse_since, run_filters
+from hpcscope.formatting import markup_safe as S
 from hpcscope.report import history as history_view
 
 
@@ -46,7 +47,14 @@ def history(
     if threshold != threshold:  # NaN passes every range check
         raise ValueError("--threshold nan: give a fraction such as 0.05 (5 %)")
     store = store_of(ctx)
-    runs, _ = store.list_runs(suite=suite, label=label, since=parse_since(since), status=status)
+    skipped: list[str] = []
+    runs, _ = store.list_runs(
+        suite=suite, label=label, since=parse_since(since), status=status, problems=skipped
+    )
+    for line in skipped:
+        err.print(f"[yellow]warning:[/yellow] {S(line)}", soft_wrap=True)
+    good = set(usable_runs(store, [r["id"] for r in runs])) if runs else set()
+    runs = [r for r in runs if r["id"] in good]
     runs.sort(key=lambda r: (r["started"], r["id"]))
     samples = store.samples_of_runs([r["id"] for r in runs], metric=metric)
     if runs and metric and not samples:

@@ -114,6 +114,7 @@ def list_runs(
     """
     if limit is None:
         limit = DEFAULT_PAGE if fmt == "table" else 0
+    skipped: list[str] = []  # runs whose stored columns do not decode: one line each
     runs, total = store_of(ctx).list_runs(
         suite=suite,
         label=label,
@@ -122,7 +123,12 @@ def list_runs(
         limit=limit or None,
         offset=offset,
         full=fmt == "json",
+        problems=skipped,
     )
+    for line in skipped:
+        from hpcscope.formatting import markup_safe
+
+        err.print(f"[yellow]warning:[/yellow] {markup_safe(line)}", soft_wrap=True)
     if fmt == "json":
         click.echo(json.dumps(runs, indent=2, default=str))
         return
@@ -176,11 +182,12 @@ def list_runs(
         for row in rows:
             table.add_row(*(Text(c) for c in row))
         out.print(table)
-    if len(runs) < total:
-        shown_from = total - offset - len(runs) + 1
-        more = f"; older: --offset {offset + len(runs)}" if offset + len(runs) < total else ""
+    page = len(runs) + len(skipped)  # the skipped runs are on this page too
+    if page < total:
+        shown_from = total - offset - page + 1
+        more = f"; older: --offset {offset + page}" if offset + page < total else ""
         err.print(
-            f"runs {shown_from}-{shown_from + len(runs) - 1} of {total} matching shown{more}"
+            f"runs {shown_from}-{shown_from + page - 1} of {total} matching shown{more}"
             + ("; newer: --offset " + str(max(offset - (limit or 0), 0)) if offset else "")
         )
     elif not total:

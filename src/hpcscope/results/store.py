@@ -25,20 +25,21 @@ hpcscope is refused with a clear message rather than misread.
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import sqlite3
 import sys
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from hpcscope import safe_write
-from hpcscope.results.records import validate
+from hpcscope.results.records import RecordError, validate
 
 SCHEMA_VERSION = 1
 DEFAULT_DB = "hpcscope.db"
@@ -160,21 +161,43 @@ _RECOVER = (
 )
 _RUN_JSON = ("command", "options", "environment", "mpi", "notes", "backend_data")
 _LAUNCH_JSON = ("tags", "meta")
-# What each JSON column of a run decodes to (Store.run refuses a run whose do not).
-_RUN_JSON_TYPES: dict[str, type] = {
-    "command": list,
-    "options": dict,
-    "environment": dict,
-    "mpi": list,
-    "notes": list,
-    "backend_data": dict,
+_SAMPLE_JSON = ("tags", "params", "values")
+# What each JSON column decodes to. Every read checks it (strictly: no NaN or Infinity),
+# so a column edited by hand is a BadRun naming run and field, not a TypeError in a view.
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "command": (list,),
+    "options": (dict,),
+    "environment": (dict,),
+    "mpi": (list,),
+    "notes": (list,),
+    "backend_data": (dict,),
+    "tags": (dict,),
+    "meta": (dict, type(None)),
+    "params": (dict,),
+    "values": (list,),
+    "record": (dict,),
 }
+_JSON_NAMES = {dict: "object", list: "list", str: "string", int: "number", float: "number"}
 
 
 class StoreError(ValueError):
     """The store cannot do what was asked; the message says why and what to do.
 
     A ValueError: the cause is input (a wrong --db, an unknown run), exit code 2."""
+
+
+class BadRun(StoreError):
+    """A stored run whose field does not decode to what hpcscope wrote there (a store
+    edited by hand, or imported before imports were checked). The message names the run,
+    the field and how to delete the run; views over many runs skip it with that line."""
+
+    def __init__(self, path: Path, run_id: int, field: str, problem: str):
+        self.run_id, self.field = run_id, field
+        super().__init__(
+            f"run {run_id}: stored field {field} is malformed ({problem}); delete the run "
+            f"with: sqlite3 {path} 'PRAGMA foreign_keys=ON; DELETE FROM runs WHERE id = "
+            f"{run_id}'"
+        )
 
 
 class StoreLocked(StoreError):
@@ -722,27 +745,13 @@ class Store:
 
     def run(self, run_id: int) -> dict[str, Any]:
         """The run with its JSON columns decoded. A column that is not JSON of its type
-        (a store edited by hand, or imported before imports were checked) is a
-        StoreError naming it, rather than a TypeError deep inside a view."""
-        row = self._need_run(run_id)
-        for key, kind in _RUN_JSON_TYPES.items():
-            try:
-                value = json.loads(row[key])
-            except (TypeError, ValueError, RecursionError) as exc:
-                problem = f"not JSON: {str(exc)[:80]}"
-            else:
-                if isinstance(value, kind):
-                    continue
-                problem = f"a JSON {type(value).__name__}, expected a {kind.__name__}"
-            raise StoreError(
-                f"run {run_id}: stored field {key} is malformed ({problem}); delete the run "
-                f"with: sqlite3 {self.path} 'PRAGMA foreign_keys=ON; DELETE FROM runs "
-                f"WHERE id = {run_id}'"
-            )
-        return _run_dict(row)
+        (a store edited by hand, or imported before imports were checked) is a BadRun
+        naming it, rather than a TypeError deep inside a view."""
+        return self._run_dict(self._need_run(run_id))
 
-    def runs(self) -> list[dict[str, Any]]:
-        """All runs, oldest first, with launch and sample counts (for `hpcscope list`)."""
+    def runs(self, problems: list[str] | None = None) -> list[dict[str, Any]]:
+        """All runs, oldest first, with launch and sample counts. A run that does not
+        decode raises BadRun, or with `problems` is left out and described there."""
         rows = self._db.execute(
             "SELECT r.*, "
             " (SELECT count(*) FROM launches l WHERE l.run_id = r.id) AS n_launches, "
@@ -750,7 +759,7 @@ class Store:
             "   WHERE l.run_id = r.id) AS n_samples "
             "FROM runs r ORDER BY r.id"
         ).fetchall()
-        return [_run_dict(row) for row in rows]
+        return self._run_dicts(rows, problems)
 
     def list_runs(
         self,
@@ -762,6 +771,7 @@ class Store:
         limit: int | None = None,
         offset: int = 0,
         full: bool = False,
+        problems: list[str] | None = None,
     ) -> tuple[list[dict[str, Any]], int]:
         """The runs that match, oldest first, and how many match in all (for paging).
 
@@ -769,7 +779,9 @@ class Store:
         time, compared with `started`; status one of RUN_STATUSES or 'abandoned'. Paging
         counts from the newest: limit=50 gives the 50 newest matches, offset=50 the 50
         before them. Without `full`, the columns a listing shows (no topology XML,
-        environment or notes: those are most of a run's bytes). Indexed (_INDEXES)."""
+        environment or notes: those are most of a run's bytes). Indexed (_INDEXES).
+        A run whose columns do not decode (BadRun) is left out and its line appended to
+        `problems` (raised when `problems` is None)."""
         where, args = self._run_filter(suite=suite, label=label, since=since, status=status)
         cols = (
             "r.id, r.started, r.finished, r.status, r.suite, r.command, r.options, r.host, "
@@ -786,14 +798,14 @@ class Store:
         sql = f"SELECT {cols}, {counts} FROM runs r {where} ORDER BY r.id DESC"
         liveness = status in ("running", "abandoned")  # decided per row, after the query
         if liveness:
-            rows = [_run_dict(row) for row in self._db.execute(sql, args)]
+            rows = self._run_dicts(self._db.execute(sql, args), problems)
             rows = [r for r in rows if r["status"] == status]
             total = len(rows)
             rows = rows[offset : None if limit is None else offset + limit]
         else:
             total = self._db.execute(f"SELECT count(*) FROM runs r {where}", args).fetchone()[0]
             page = f" LIMIT {int(limit) if limit is not None else -1} OFFSET {int(offset)}"
-            rows = [_run_dict(row) for row in self._db.execute(sql + page, args)]
+            rows = self._run_dicts(self._db.execute(sql + page, args), problems)
         return rows[::-1], int(total)
 
     def run_ids(
@@ -859,7 +871,8 @@ class Store:
                 sql += " AND s.metric = ?"
                 args.append(metric)
             out += [
-                _decode(row, ("tags", "params", "values")) for row in self._db.execute(sql, args)
+                self._decode(row, _SAMPLE_JSON, row["run_id"], f"sample {row['id']}")
+                for row in self._db.execute(sql, args)
             ]
         out.sort(key=lambda s: (order[s["run_id"]], s["launch_id"], s["id"]))
         return out
@@ -987,7 +1000,7 @@ class Store:
             errors.setdefault(row[0], []).append(row[1])
         out = []
         for row in rows:
-            launch = _decode(row, _LAUNCH_JSON)
+            launch = self._decode(row, _LAUNCH_JSON, run_id, f"launch {row['id']}")
             launch["errors"] = errors.get(launch["id"], [])
             out.append(launch)
         return out
@@ -1012,16 +1025,48 @@ class Store:
             sql += " AND s.metric = ?"
             args.append(metric)
         rows = self._db.execute(sql + " ORDER BY s.launch_id, s.id", args).fetchall()
-        return [_decode(row, ("tags", "params", "values")) for row in rows]
+        return [self._decode(row, _SAMPLE_JSON, run_id, f"sample {row['id']}") for row in rows]
 
     def summaries(self, run_id: int) -> list[dict[str, Any]]:
         """Summary records as the binaries wrote them (informative; stats recompute)."""
         rows = self._db.execute(
-            "SELECT s.launch_id, s.record FROM summaries s JOIN launches l "
+            "SELECT s.id, s.launch_id, s.record FROM summaries s JOIN launches l "
             "ON s.launch_id = l.id WHERE l.run_id = ? ORDER BY s.id",
             (run_id,),
         ).fetchall()
-        return [dict(json.loads(row["record"]), launch_id=row["launch_id"]) for row in rows]
+        return [
+            dict(
+                self._decode(row, ("record",), run_id, f"summary {row['id']}")["record"],
+                launch_id=row["launch_id"],
+            )
+            for row in rows
+        ]
+
+    def problem(self, run_id: int) -> str | None:
+        """What makes a stored run unusable by the views (BadRun's line), or None: every
+        JSON column of the run, its launches, samples and summaries decoded and checked
+        as the views read them."""
+        try:
+            self.run(run_id)
+            self.launches(run_id)
+            self.samples(run_id)
+            self.summaries(run_id)
+        except BadRun as exc:
+            return str(exc)
+        return None
+
+    def usable(self, run_ids: Sequence[int], skipped: Callable[[str], None]) -> list[int]:
+        """The runs of `run_ids` the views can read; each other one is told to `skipped`
+        as one line ("skipped run N: ... delete the run with ...") and left out, so one bad
+        run does not hide the others."""
+        good = []
+        for run_id in run_ids:
+            problem = self.problem(run_id)
+            if problem is None:
+                good.append(run_id)
+            else:
+                skipped(f"skipped {problem}")
+        return good
 
     # -- import ---------------------------------------------------------------------------
 
@@ -1149,6 +1194,52 @@ class Store:
             out.append({"run": run, "launches": launches, "samples": samples})
         return out
 
+    def _decode(
+        self, row: sqlite3.Row, json_keys: Sequence[str], run_id: int, owner: str
+    ) -> dict[str, Any]:
+        """The row with its JSON columns decoded and checked (_problem); BadRun naming
+        the run and `owner`'s field ("launch 12 meta") if one is not what we write."""
+        out = dict(row)
+        for key in json_keys:
+            if key not in out or (out[key] is None and key == "meta"):
+                continue
+            field = f"{owner} {key}".strip()
+            if key == "tags" and "launch_id" in out:  # a sample's tags are its launch's
+                field = f"launch {out['launch_id']} tags"
+            try:
+                out[key] = json.loads(out[key], parse_constant=_no_constant)
+            except (TypeError, ValueError, RecursionError) as exc:
+                problem: str | None = f"not JSON: {str(exc)[:80]}"
+            else:
+                problem = _problem(key, out[key])
+            if problem:
+                raise BadRun(self.path, run_id, field, problem) from None
+        return out
+
+    def _run_dict(self, row: sqlite3.Row) -> dict[str, Any]:
+        """A run as a dict, its JSON columns checked (BadRun). A 'running' run whose
+        owning process is gone (kill -9, a crash, a closed terminal) reads as 'abandoned':
+        what it finished stays, nothing comes."""
+        run = self._decode(row, [k for k in _RUN_JSON if k in row.keys()], int(row["id"]), "")
+        if run["status"] == "running" and _owner_gone((run.get("backend_data") or {}).get("owner")):
+            run["status"] = "abandoned"
+        return run
+
+    def _run_dicts(
+        self, rows: Iterable[sqlite3.Row], problems: list[str] | None
+    ) -> list[dict[str, Any]]:
+        """_run_dict of each row; a bad one raises, or with `problems` is left out and
+        described there."""
+        out = []
+        for row in rows:
+            try:
+                out.append(self._run_dict(row))
+            except BadRun as exc:
+                if problems is None:
+                    raise
+                problems.append(f"skipped {exc}")
+        return out
+
     def _need_launch(self, launch_id: int) -> sqlite3.Row:
         row = self._db.execute("SELECT * FROM launches WHERE id = ?", (launch_id,)).fetchone()
         if row is None:
@@ -1162,21 +1253,30 @@ def _check(value: str, allowed: Sequence[str], what: str) -> str:
     return value
 
 
-def _decode(row: sqlite3.Row, json_keys: Sequence[str]) -> dict[str, Any]:
-    out = dict(row)
-    for key in json_keys:
-        if key in out and out[key] is not None:
-            out[key] = json.loads(out[key])
-    return out
+def _no_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not a number JSON knows")
 
 
-def _run_dict(row: sqlite3.Row) -> dict[str, Any]:
-    """A run as a dict. A 'running' run whose owning process is gone (kill -9, a crash,
-    a closed terminal) reads as 'abandoned': what it finished stays, nothing comes."""
-    run = _decode(row, _RUN_JSON)
-    if run["status"] == "running" and _owner_gone((run.get("backend_data") or {}).get("owner")):
-        run["status"] = "abandoned"
-    return run
+def _problem(key: str, value: Any) -> str | None:
+    """Why a decoded JSON column is not what hpcscope writes there, or None."""
+    kinds = _JSON_TYPES[key]
+    if not isinstance(value, kinds):
+        names = " or ".join("null" if k is type(None) else _JSON_NAMES[k] for k in kinds)
+        return f"a JSON {_JSON_NAMES.get(type(value), type(value).__name__)}, expected {names}"
+    data: Any = value  # of the type just checked
+    if key == "values":  # the raw values every statistic reads
+        if not data:
+            return "an empty list, expected the raw values"
+        if not all(type(v) in (int, float) for v in data):
+            return "holds an item that is not a number"
+        if not all(map(math.isfinite, data)) or min(data) < 0:
+            return "holds a number that is not finite or is negative"
+    if key == "meta" and data is not None:
+        try:
+            validate(data, "meta")
+        except RecordError as exc:
+            return str(exc)[:200]
+    return None
 
 
 def _process_start(pid: int) -> str | None:
