@@ -236,13 +236,15 @@ def print_table(
     for n, chunk in enumerate(chunks or [[]]):
         part = f" ({n + 1}/{len(chunks)})" if len(chunks) > 1 else ""
         console.print()
-        console.print(Text(title + part, style="bold"))
+        # titles and headers hold stored text (a metric, unit or MPI name): as text,
+        # never markup, escapes or bidi controls (clean), like every cell
+        console.print(_text(title + part, style="bold"))
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
         shown = [*range(nkeys), *chunk]
         for i in shown:
             col = [*keys, *values][i]
             table.add_column(
-                col.header,
+                _text(col.header),
                 justify="right" if col.numeric else "left",
                 overflow="fold",
                 max_width=max(col.wrap_at, widths[i]) if col.wrap_at else None,
@@ -659,7 +661,9 @@ def print_node(run: dict, samples: list[dict], console: Console) -> None:
     if low:
         console.print("\nbelow 90% of the peak, and why (measured):")
         for r in low:
-            console.print(f"  {node_table.human_name(r)}: {_pct(r['eff_vs_peak'])} - {r['cause']}")
+            console.print(
+                f"  {S(node_table.human_name(r))}: {_pct(r['eff_vs_peak'])} - {S(r['cause'])}"
+            )
     print_machine_measured(run, samples, console)
 
 
