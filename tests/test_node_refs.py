@@ -144,8 +144,12 @@ def test_node_table_pairs_ours_with_reference_and_peak():
     rows = {r["benchmark"]: r for r in node_table(store, peaks)}
     disk = rows["disk"]
     assert disk["reference_tool"] == "fio"
-    assert disk["eff_vs_reference"] == 1000.0 / disk["reference_best"]
-    assert disk["peak_name"] == "measured best"  # no rated disk bandwidth known
+    # median to median, each side's range beside it
+    assert disk["eff_vs_reference"] == 950.0 / disk["reference_median"]
+    assert disk["ours_range"] == [900.0, 1000.0] and disk["reference_range"]
+    # no rated disk bandwidth known: no peak at all (the best is a write a cache may take)
+    assert disk["peak_name"] == "disk" and disk["peak"] is None and disk["eff_vs_peak"] is None
+    assert "--peak disk=" in disk["peak_formula"]
     cpu = rows["cpu"]
     assert cpu["reference_tool"] == "likwid-bench" and cpu["peak_name"] == "fp64"
     assert abs(cpu["eff_vs_peak"] - 42.0 / cpu["peak"]) < 1e-12

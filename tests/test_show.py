@@ -292,15 +292,15 @@ def test_other_benchmarks_get_a_compact_table(store) -> None:
     rec = {
         "type": "sample",
         "metric": "time",
-        "unit": "ms",
+        "unit": "us",
         "params": {"what": "startup"},
         "values": [5.0, 5.1, 4.9, 5.0, 5.2, 5.0, 4.8],
         "warmups": 0,
     }
     _launch(store, run, {"repeat": 1}, [rec], "mytool")
     text = render(store, run)
-    assert "mytool: time (ms); what=startup" in text  # what all rows share
-    assert "5" in text.split("mytool: time (ms)")[1]
+    assert "mytool: time (us); what=startup" in text  # what all rows share
+    assert "5" in text.split("mytool: time (us)")[1]
 
 
 def list_cli(db: Path, width: int | None = None, *args: str) -> subprocess.CompletedProcess:

@@ -130,7 +130,7 @@ def build_store(path: Path) -> tuple[Store, int]:
     store.add_record(node, _meta("mem", mpi=False))
     params = {"kernel": "triad", "threads": 2, "bytes": 1 << 24}
     store.add_record(node, _sample("mem", "bandwidth", "MB/s", params, 15000.0))
-    store.add_record(node, _sample("mem", "odd", "things", {"x": "y"}, 3.0))
+    store.add_record(node, _sample("mem", "latency", "ns", {"x": "y"}, 3.0))
     store.finish_launch(node, "COMPLETED", 0)
     store.finish_run(run, "ok")
     return store, run
@@ -369,7 +369,7 @@ def test_a_two_million_character_label_is_refused_at_once(
         ("launches.0.name", 255),
         ("launches.0.stderr_tail", 65536),
         ("run.notes.0.text", 16384),
-        ("samples.0.metric", 200),
+        ("samples.0.benchmark", 200),
         ("run.environment.kernel", 65536),
     ],
 )

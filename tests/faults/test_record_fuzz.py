@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hpcscope.launch.ingest import IngestResult, ingest_lines
-from hpcscope.results.records import RecordError, parse_line, validate
+from hpcscope.results.records import METRICS, UNITS, RecordError, parse_line, validate
 from hpcscope.results.store import Store
 
 META = {
@@ -43,8 +43,8 @@ json_values = st.recursive(
 samples = st.fixed_dictionaries(
     {
         "type": st.just("sample"),
-        "metric": st.text(max_size=8),
-        "unit": st.text(max_size=5),
+        "metric": st.sampled_from(METRICS) | st.text(max_size=8),
+        "unit": st.sampled_from(UNITS) | st.text(max_size=5),
         "params": st.dictionaries(
             st.sampled_from(["bytes", "count", "x"]), json_values, max_size=3
         ),

@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from hpcscope.analysis import node_table
+from hpcscope.analysis import modes, node_table
 from hpcscope.analysis.observations import Observation
 from hpcscope.formatting import format_bytes, format_number
 
@@ -207,6 +207,8 @@ def rank(found: Iterable[tuple[Observation, str]], limit: int = MAX_HIGHLIGHTS) 
         eff, drift = o.numbers["efficiency"], o.numbers.get("rate_change")
         if eff is not None and eff < FAR_BELOW:
             out.append(Highlight(o.text, a, "warning", 3, 1 / max(eff, 1e-9)))
+        elif eff is not None and o.numbers.get("discrepancy"):  # never shown as a success
+            out.append(Highlight(o.text, a, "warning", 3, eff))
         elif drift:  # the machine changed between our runs and the tool's
             out.append(Highlight(o.text, a, "warning", 3, max(drift, 1 / drift)))
     out += [
@@ -247,8 +249,10 @@ def _changed_during(row: dict) -> Observation:
 
 
 def reference_observations(rows: Sequence[dict]) -> list[Observation]:
-    """One observation per node-table row with a reference tool: our best over the tool's
-    (for latencies the tool's median over ours, so above 1 is always 'ours better')."""
+    """One observation per node-table row with a reference tool: our median over the
+    tool's (for latencies the tool's median over ours, so above 1 is always 'ours
+    better'), each side's range, and the cause of a ratio outside 0.9-1.1 (node_table.
+    reference_cause); ours better beyond both ranges is a discrepancy, a warning."""
     out = []
     for r in rows:
         if r.get("beside_changed") and r.get("reference_tool"):
@@ -257,22 +261,40 @@ def reference_observations(rows: Sequence[dict]) -> list[Observation]:
         eff = r.get("eff_vs_reference")
         if eff is None or not r.get("reference_tool") or node_table.restates_bandwidth(r):
             continue
-        name, tool = node_table.human_name(r), r["reference_tool"]
-        text = f"{name} reaches {eff:.0%} of {tool} measured beside it."
+        name, tool, unit = node_table.human_name(r), r["reference_tool"], r["unit"]
+        ranges = ""
+        if r.get("ours_range") and r.get("reference_range"):
+            ranges = (
+                f" (medians: ours {format_number(r['ours_compared_median'], unit)}, "
+                f"{modes.span(r['ours_range'], unit)}; {tool} "
+                f"{format_number(r['reference_median'], unit)}, "
+                f"{modes.span(r['reference_range'], unit)})"
+            )
+        if r.get("discrepancy"):
+            text = f"{name}: ours {eff:.0%} of {tool}{ranges}, beyond both ranges."
+        else:
+            text = f"{name} reaches {eff:.0%} of {tool} measured beside it{ranges}."
         drift = node_table.beside_drift(r)
         if drift:
             text = (
-                f"{name} read {format_number(node_table.quoted(r), r['unit'])} in the sweep and "
-                f"{format_number(r['measured_beside'], r['unit'])} right before and after "
-                f"{tool} ({drift:.2f}x): the machine's rate changed between the runs. "
-                f"Side by side, ours reaches {eff:.0%} of {tool}."
+                f"{name} read {format_number(r['measured_median'], unit)} in the sweep and "
+                f"{format_number(r['measured_beside'], unit)} right before and after "
+                f"{tool} ({drift:.2f}x, medians): the machine's rate changed between the runs. "
+                f"Side by side, ours reaches {eff:.0%} of {tool}{ranges}."
             )
+        if r.get("reference_cause"):
+            text += f" Why: {r['reference_cause']}."
         out.append(
             Observation(
                 "reference",
                 text,
-                {"efficiency": eff, "tool": tool, "rate_change": drift},
-                "warning" if eff < FAR_BELOW or drift else "info",
+                {
+                    "efficiency": eff,
+                    "tool": tool,
+                    "rate_change": drift,
+                    "discrepancy": bool(r.get("discrepancy")),
+                },
+                "warning" if eff < FAR_BELOW or drift or r.get("discrepancy") else "info",
                 name,
             )
         )

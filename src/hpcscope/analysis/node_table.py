@@ -1,13 +1,17 @@
 """The node table: one row per measurement of the node suite, beside its reference tool and
 its theoretical peak (the table users know from hand-written node reports).
 
-One rule for efficiency everywhere (files, report, observations): best of our values
-divided by the peak (the best of N repetitions is what STREAM and HPL report), and best
-of ours divided by the best of the reference tool; for latencies only medians compare
-(reference median / ours, > 1: ours is faster). Where ours was also measured right
-before and after the tool (samples with param `beside`, suites/node.py), those values
-are "ours" for the comparison with the tool: the sweep ran earlier, and a machine's rate
-can change in between.
+Efficiency against the peak: best of our values / the peak (the best of N repetitions is
+what STREAM and HPL report, over a stable machine; a bimodal series, analysis/modes.py, is
+quoted by its two modes instead). Against a reference tool, like for like: median of ours
+over the median of the tool's runs, each side's range and modes kept beside the ratio
+(latency: the tool's median / ours, > 1: ours is faster); a ratio outside 0.9-1.1 gets a
+cause from what was recorded, or "not explained" (reference_cause). Where ours was also
+measured right before and after each run of the tool (samples with param `beside`,
+suites/node.py), those values are "ours" for the comparison: the sweep ran earlier, and
+a machine's rate can change in between. Memory rows carry the cache level their working
+set fits (memory_level.py), disk rows a note where a cache above the device may have
+given their rate (_disk_cache).
 """
 
 from __future__ import annotations
@@ -17,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from hpcscope.analysis import clock_peaks, machine_measured
+from hpcscope.analysis import clock_peaks, machine_measured, memory_level, modes
 from hpcscope.analysis import observations as obs
-from hpcscope.formatting import format_bytes
+from hpcscope.formatting import format_bytes, format_number
 from hpcscope.machine.peaks import Peak
 from hpcscope.results.parsers import PARSERS
 
@@ -84,32 +88,114 @@ def _peak_for(sample: dict, peaks: Sequence[Peak | dict]) -> dict | None:
 
 
 def _compare_with_tool(
-    row: dict, values: list[float], tool_values: list[float], beside: list[dict]
+    row: dict, values: list[float], tools: list[dict], beside: list[dict], ours: list[dict]
 ) -> None:
-    """eff_vs_reference of a row and, where ours also ran right before and after the tool
-    (`beside`: one sample per launch), measured_beside or beside_changed: the launches'
-    medians in launch order when they differ by more than BESIDE_DRIFT and their values
-    do not overlap (the machine changed while the tool ran: no ratio then). Overlapping
+    """eff_vs_reference of a row, like for like: the median of ours over the median of the
+    tool's runs (latency: the tool's median over ours, > 1: ours is faster), each side's
+    range and modes beside it, and the cause where the ratio is outside 0.9-1.1.
+
+    Ours is the samples measured right before and after each run of the tool (`beside`:
+    one sample per launch; suites/node.py alternates them, at least 3 tool runs) where the
+    run has them, else the sweep. Where the brackets' medians differ by more than
+    BESIDE_DRIFT and their values do not overlap, the machine changed while the tool ran:
+    beside_changed holds the medians in launch order and there is no ratio. Overlapping
     values are one noisy rate: a demo's TCP brackets read 24.2-26.3 and 25.8-32.6 Gbit/s
     (medians 14 % apart) where its sweep spread over 22.5-28.2."""
     metric = row["metric"]
-    runs = [g["values"] for g in sorted(beside, key=_launch_order)]
+    tool_values = [v for g in tools for v in g["values"]]
+    runs = [g["values"] for g in sorted(beside, key=_launch_order) if g["values"]]
     medians = [statistics.median(v) for v in runs]
     apart = bool(medians) and min(medians) > 0 and max(medians) / min(medians) > 1 + BESIDE_DRIFT
     if apart and max(min(v) for v in runs) > min(max(v) for v in runs):
         row["beside_changed"] = medians
+        row["reference_cause"] = (
+            f"the machine changed while {row['reference_tool']} ran: ours read "
+            + ", ".join(format_number(m, row["unit"]) for m in medians)
+            + " (medians of the runs around it, in order); no ratio"
+        )
         return
     near = [v for g in beside for v in g["values"]]
     mine = near or values
+    if not mine or not tool_values:
+        return
+    row["measured_beside"] = statistics.median(near) if near else None
+    row["ours_compared"] = "beside" if near else "sweep"
+    row["ours_range"] = [min(mine), max(mine)]
+    row["ours_compared_median"] = statistics.median(mine)
+    row["reference_range"] = [min(tool_values), max(tool_values)]
+    found = modes.two_modes(mine)
+    row["ours_modes"] = [m.to_json() for m in found] if found else None
+    found = modes.two_modes(tool_values)
+    row["reference_modes"] = [m.to_json() for m in found] if found else None
+    mid, ref_mid = statistics.median(mine), statistics.median(tool_values)
     if metric in LOWER_IS_BETTER:
-        # Latency: tools report per-run means (fio) while we keep single I/Os, so only
-        # the medians are comparable; reference / ours (> 1: ours is faster).
-        row["measured_beside"] = statistics.median(near) if near else None
-        mid = statistics.median(mine)
-        row["eff_vs_reference"] = statistics.median(tool_values) / mid if mid else None
-    elif row["reference_best"]:
-        row["measured_beside"] = _best(metric, near) if near else None
-        row["eff_vs_reference"] = _best(metric, mine) / row["reference_best"]
+        # tools report per-run means (fio) where we keep single I/Os: medians compare
+        row["eff_vs_reference"] = ref_mid / mid if mid else None
+        row["discrepancy"] = max(mine) < min(tool_values)
+    else:
+        row["eff_vs_reference"] = mid / ref_mid if ref_mid else None
+        row["discrepancy"] = min(mine) > max(tool_values)
+    row["reference_cause"] = reference_cause(row, ours, tools)
+
+
+REFERENCE_AGREES = (0.9, 1.1)  # a ratio outside: its cause, or "not explained"
+SIZE_KEYS = ("array_bytes", "file_bytes", "size")  # the working set a side ran on
+
+
+def reference_cause(row: dict, ours: list[dict], tools: list[dict]) -> str | None:
+    """Why ours and the tool differ, for a ratio outside REFERENCE_AGREES, from what the
+    run recorded: a discrepancy (ours better beyond both ranges), bimodal values on one
+    side, a different working set; else "not explained" and what to check. None inside."""
+    eff = row.get("eff_vs_reference")
+    if eff is None or REFERENCE_AGREES[0] <= eff <= REFERENCE_AGREES[1]:
+        return None
+    tool, unit = row["reference_tool"], row["unit"]
+    ours_span = modes.span(row["ours_range"], unit)
+    ref_span = modes.span(row["reference_range"], unit)
+    causes = []
+    if row.get("discrepancy"):
+        causes.append(
+            f"ours {eff:.0%} of {tool} beyond both ranges (ours {ours_span}, {tool} "
+            f"{ref_span}): a discrepancy, not a result; check that both do the same work "
+            "(kernel, working set, threads and their CPUs)"
+        )
+    for side, key in (("ours", "ours_modes"), (tool, "reference_modes")):
+        if row.get(key):
+            causes.append(
+                f"{side} bimodal, {modes.text(row[key], unit)}: the medians compare "
+                "whichever mode each side caught more often"
+            )
+    for k in SIZE_KEYS:
+        a = {s["params"].get(k) for s in ours if s["params"].get(k) is not None}
+        b = {s["params"].get(k) for s in tools if s["params"].get(k) is not None}
+        if a and b and a.isdisjoint(b) and _apart(a, b):
+            causes.append(
+                f"a different working set: ours {', '.join(format_bytes(x) for x in sorted(a))}, "
+                f"{tool} {', '.join(format_bytes(x) for x in sorted(b))}"
+            )
+    if causes:
+        return "; ".join(causes)
+    where = (
+        "ours ran right before and after each run of the tool"
+        if row.get("ours_compared") == "beside"
+        else f"ours ran in the sweep, {tool} at another moment (no runs of ours beside it)"
+    )
+    check = (
+        "run benchmarks/node_targets, which alternates them"
+        if tool in ("likwid-bench", "fio", "iperf3")
+        else "compare the two at the same problem size"
+    )
+    return f"not explained: {where}; check the tool's parameters against ours and {check}"
+
+
+def _apart(a: set, b: set) -> bool:
+    """Working sets further apart than 5 % (likwid-bench rounds an array to its threads)."""
+    return abs(max(a) / max(b) - 1) > 0.05 if max(b) else True
+
+
+def _modes_json(values: list[float]) -> list[dict] | None:
+    found = modes.two_modes(values)
+    return [m.to_json() for m in found] if found else None
 
 
 def _launch_order(sample: dict) -> int:
@@ -127,12 +213,16 @@ def _sort_key(key: tuple) -> list[tuple[int, float, str]]:
     ]
 
 
-def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
+def node_table(
+    samples: list[dict], peaks: Sequence[Peak | dict], run: dict | None = None
+) -> list[dict]:
     """Rows: workload, op, precision/pattern/protocol, concurrency, block, unit, measured
     (median and best of our values), reference (tool, median, best), peak (name, value,
     formula, or 'measured best' when unknown) and efficiencies best/peak and best/reference.
     `samples` are store dicts: benchmark, metric, unit, params, values, tags, launch_id.
-    FLOP/s and op/s peaks are taken at the clock the samples measured (clock_peaks.py)."""
+    FLOP/s and op/s peaks are taken at the clock the samples measured (clock_peaks.py).
+    `run` (its environment and notes) gives efficiency causes their recorded facts
+    (machine_measured.run_facts); without it only the samples' own."""
     peaks = clock_peaks.at_measured_clock(peaks, samples)
     clocks = machine_measured.clocks(samples)
     ours: dict[tuple, list[dict]] = {}
@@ -173,6 +263,7 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
             "nodes": p.get("nodes"),
             "metric": metric,
             "unit": s["unit"],
+            "file_bytes": p.get("file_bytes"),  # disk: each concurrent I/O's file
             "measured_median": statistics.median(values),
             "measured_best": best,
             "n": len(values),
@@ -181,10 +272,27 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
             "reference_tool": None,
             "reference_median": None,
             "reference_best": None,
-            # ours right before and after the tool (best; latency: median), None without
+            # two modes of our values (analysis/modes.py), None: one mode
+            "modes": _modes_json(values),
+            # the memory level a mem point's working set per thread fits (memory_level.py)
+            "level": None,
+            # a disk row whose rate may be a cache's above the device (disk_cache)
+            "cache_note": None,
+            # ours right before and after the tool (median), None without
             "measured_beside": None,
             # their medians before and after, where they disagree (then no ratio)
             "beside_changed": None,
+            # what the ratio compares: ours "beside" the tool or from the "sweep", each
+            # side's [min, max], our median, both sides' modes, ours better beyond both
+            # ranges, and why the ratio is outside 0.9-1.1 (reference_cause)
+            "ours_compared": None,
+            "ours_compared_median": None,
+            "ours_range": None,
+            "reference_range": None,
+            "ours_modes": None,
+            "reference_modes": None,
+            "discrepancy": None,
+            "reference_cause": None,
             "eff_vs_reference": None,
             "peak_name": None,
             "peak": None,
@@ -199,7 +307,11 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
                 reference_tool=tool, reference_median=statistics.median(rv), reference_best=rbest
             )
             _compare_with_tool(
-                row, values, rv, [g for g in beside.get(key, []) if g["params"]["beside"] == tool]
+                row,
+                values,
+                refs[key],
+                [g for g in beside.get(key, []) if g["params"]["beside"] == tool],
+                group,
             )
         if metric == "iops":
             # IOPS have a peak only where the device (or the user) states one; otherwise
@@ -220,7 +332,12 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
                 peak = clock_peaks.for_threads(peak, p.get("threads"), clocks)
             if peak and peak.get("value"):
                 row.update(peak_name=peak["name"], peak=peak["value"], peak_formula=peak["formula"])
-            elif peak is not None or s["benchmark"] in ("mem", "disk", "net"):
+            elif s["benchmark"] == "disk":
+                # no "measured best" for a disk: its best is a write, which a cache above
+                # the device (the host's write-back) may have taken; read then showed as
+                # "25 % of peak" of a 6.4 GB/s write on a virtio disk
+                row.update(peak_name="disk", peak_formula=DISK_NO_PEAK)
+            elif peak is not None or s["benchmark"] in ("mem", "net"):
                 seen = best_seen[_resource(s)]
                 row.update(
                     peak_name=MEASURED_BEST,
@@ -232,10 +349,75 @@ def node_table(samples: list[dict], peaks: Sequence[Peak | dict]) -> list[dict]:
                 row["eff_vs_peak"] = best / row["peak"]
         rows.append(row)
     rows += _reference_only_rows(ours, refs, peaks)
+    _memory_levels(rows, run)
+    _disk_cache(rows, run)
     scaling = machine_measured.core_scaling(samples)
     for row in rows:
         row["cause"] = machine_measured.efficiency_cause(row, scaling)
     return rows
+
+
+DISK_NO_PEAK = (
+    "no rated bandwidth stated by the device; give it with --peak disk=2GB/s (not the "
+    "best measured value: the best is a write, which a cache above the device may take)"
+)
+
+
+def _memory_levels(rows: list[dict], run: dict | None) -> None:
+    """Each working-set and pointer-chase row's level (L1d, L2, L3, DRAM) from the run's
+    recorded topology (memory_level.py); STREAM's and the block sweep's arrays are sized
+    beyond the caches by their own rules and keep None."""
+    levels = memory_level.levels_of((run or {}).get("topology_xml"))
+    for r in rows:
+        if r["benchmark"] == "mem" and r["workload"] in ("mem_wss", "mem_latency"):
+            if isinstance(r.get("block"), (int, float)) and levels:
+                r["level"] = memory_level.level(
+                    r["workload"], r["block"], r.get("concurrency") or 1, levels
+                )
+
+
+def disk_facts_of(run: dict | None) -> dict | None:
+    """The disk facts a node run recorded (Note data "disk_facts", machine/disk_facts.py)."""
+    for n in (run or {}).get("notes") or []:
+        data = n.get("data") if isinstance(n, dict) else None
+        if isinstance(data, dict) and isinstance(data.get("disk_facts"), dict):
+            return data["disk_facts"]
+    return None
+
+
+WRITE_OVER_READ = 2.0  # a virtual disk writing this much faster than it reads: a cache
+
+
+def _disk_cache(rows: list[dict], run: dict | None) -> None:
+    """cache_note on every disk row whose rate may be a cache's above the device: its file
+    fits in RAM (MemTotal), or, on a virtual disk, sequential writes ran more than
+    WRITE_OVER_READ x the reads at the same block and threads (the host's write-back
+    cache takes what O_DIRECT sends past the guest's)."""
+    facts = disk_facts_of(run) or {}
+    ram = facts.get("mem_total")
+    disk = [r for r in rows if r["benchmark"] == "disk"]
+    seq = {
+        (r["op"], r.get("block"), r.get("concurrency")): r["measured_median"]
+        for r in disk
+        if r["metric"] == "bandwidth" and r["variant"] == "seq"
+    }
+    for r in disk:
+        why = []
+        size = r.get("file_bytes")
+        if isinstance(size, (int, float)) and ram and size * (r.get("concurrency") or 1) <= ram:
+            files = r.get("concurrency") or 1
+            why.append(
+                f"its {files} file{'s' if files > 1 else ''} of {format_bytes(size)} fit in "
+                f"RAM ({format_bytes(ram)})"
+            )
+        write = seq.get(("write", r.get("block"), r.get("concurrency")))
+        read = seq.get(("read", r.get("block"), r.get("concurrency")))
+        if facts.get("virtual") and write and read and write > WRITE_OVER_READ * read:
+            why.append(
+                f"writes ran {write / read:.1f}x the reads on a virtual ({facts.get('kind')}) disk"
+            )
+        if why:
+            r["cache_note"] = "a cache above the device (host write-back?): " + "; ".join(why)
 
 
 def _nic_peak(row: dict, p: dict, best: float) -> None:
@@ -325,6 +507,11 @@ def _resource(s: dict) -> tuple:
     return (s["benchmark"], s["metric"], s["unit"], p.get("nodes"), p.get("workload") == "mem_wss")
 
 
+def _where(row: dict) -> str:
+    """'L2 cache', 'DRAM', or 'memory' where the level is not known."""
+    return memory_level.name(row.get("level") or "") or "memory"
+
+
 def human_name(row: dict) -> str:
     """A node-table row as a person names it: 'FP64 FMA, 2 threads', 'STREAM triad, 2
     threads', 'disk sequential read, 1 MiB blocks'."""
@@ -334,9 +521,10 @@ def human_name(row: dict) -> str:
         "dgemm": "DGEMM (OpenBLAS)",
         "hpl": "HPL",
         "stream": f"STREAM {op}",
-        "mem_wss": f"memory {op}",
+        # the level the working set fits where the run recorded its caches (_memory_levels)
+        "mem_wss": f"{_where(row)} {op}",
         "mem_block": f"memory {variant} {op}",
-        "mem_latency": "memory latency",
+        "mem_latency": f"{_where(row)} latency",
         "cpu_clock": f"core clock{f' between {str(variant).upper()} work' if variant else ''}",
         "disk": f"disk {'sequential' if variant == 'seq' else 'random'} {op}",
         "net": f"{str(variant or '').upper()} {str(op or '').replace('_', '-')}",
@@ -370,15 +558,27 @@ BESIDE_DRIFT = 0.10
 
 
 def quoted(row: dict) -> float:
-    """The value a row is quoted by: the best of our values, for latencies the median."""
-    return row["measured_median"] if row["metric"] in LOWER_IS_BETTER else row["measured_best"]
+    """The value a row is quoted by: the best of our values (STREAM's and HPL's rule, over
+    a stable machine), for latencies and for a bimodal series (row["modes"]: the machine
+    was not stable) the median; views then give the modes (quoted_text)."""
+    if row["metric"] in LOWER_IS_BETTER or row.get("modes"):
+        return row["measured_median"]
+    return row["measured_best"]
+
+
+def quoted_text(row: dict) -> str:
+    """'86.5 GB/s', or for a bimodal series 'two modes: 50 GB/s (60% of 50, 45.6-57.8
+    GB/s) and 86.5 GB/s (40% of 50, 83.1-87.8 GB/s)' instead of its best value."""
+    if row.get("modes"):
+        return modes.text(row["modes"], row["unit"])
+    return format_number(quoted(row), row["unit"])
 
 
 def beside_drift(row: dict) -> float | None:
-    """Sweep over beside-the-tool (best values; latency: medians) where they differ by
-    more than BESIDE_DRIFT, else None."""
+    """Median of the sweep over the median right beside the tool, where they differ by
+    more than BESIDE_DRIFT, else None (medians on both sides: like for like)."""
     near = row.get("measured_beside")
-    sweep = quoted(row)
+    sweep = row.get("measured_median")
     if not near or not sweep:
         return None
     ratio = sweep / near

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hpcscope.analysis import node_table, verdicts
+from hpcscope.analysis import memory_level, modes, node_table, verdicts
 from hpcscope.analysis.observations import PLACEMENT_ORDER
 from hpcscope.analysis.p2p_curves import curves, small_size, unstable_point
 from hpcscope.formatting import format_bytes, format_number
@@ -94,13 +94,35 @@ class NodeLine:
     beside: float | None = None
     # ours right before and right after the tool where they disagree: no ratio then
     changed: list[float] | None = None
+    # like for like (node_table._compare_with_tool): the medians compared and each side's
+    # [min, max]; why the ratio is outside 0.9-1.1, or "not explained" (reference_cause)
+    ours_median: float | None = None
+    ours_range: list[float] | None = None
+    reference_median: float | None = None
+    reference_range: list[float] | None = None
+    reference_cause: str | None = None
+    discrepancy: bool = False
+    # two modes of our values (analysis/modes.py): quoted instead of one value
+    modes: list[dict] | None = None
+    # what the number measured where it is not what its name says: the cache level of a
+    # memory point, a latency whose working set is not DRAM's, a disk rate a cache's
+    caveat: str | None = None
 
     def has_reference(self) -> bool:
         return self.vs_reference is not None or bool(self.changed)
 
+    def value_text(self) -> str:
+        """'30.4 GB/s', or the two modes of a bimodal series, with the caveat."""
+        text = (
+            modes.text(self.modes, self.unit)
+            if self.modes
+            else format_number(self.value, self.unit)
+        )
+        return f"{text} ({self.caveat})" if self.caveat else text
+
     def reference_text(self) -> str:
-        """'101% of likwid-bench' (and what ours read beside it, where the sweep differs),
-        or why there is no ratio."""
+        """'111% of likwid-bench (medians: ours 57.7 GB/s, 45.2-88 GB/s; likwid-bench 51.9
+        GB/s, 49.2-54.6 GB/s)' with the cause where outside 0.9-1.1, or why no ratio."""
         if self.changed:
             before, after = (
                 format_number(v, self.unit) for v in (self.changed[0], self.changed[-1])
@@ -110,11 +132,21 @@ class NodeLine:
                 f"(ours {before} right before, {after} right after)"
             )
         text = f"{self.vs_reference:.0%} of {self.reference_tool}"
+        if self.ours_median is not None and self.ours_range and self.reference_range:
+            tool = self.reference_tool
+            text += (
+                f" (medians: ours {format_number(self.ours_median, self.unit)}, "
+                f"{modes.span(self.ours_range, self.unit)}; {tool} "
+                f"{format_number(self.reference_median or 0, self.unit)}, "
+                f"{modes.span(self.reference_range, self.unit)})"
+            )
         if self.beside is not None:
             text += (
                 f" (ours read {format_number(self.beside, self.unit)} right beside it: the "
                 "machine's rate changed after the sweep)"
             )
+        if self.reference_cause:
+            text += f": {self.reference_cause}"
         return text
 
 
@@ -170,7 +202,7 @@ class Summary:
         for lane in self.lanes:
             out.append(f"lanes {lane.mpi}: {lane.text()}")
         for n in self.node:
-            parts = [f"{n.name}: {format_number(n.value, n.unit)}"]
+            parts = [f"{n.name}: {n.value_text()}"]
             if n.has_reference():
                 parts.append(n.reference_text())
             if n.vs_peak is not None:
@@ -305,7 +337,8 @@ def node_lines(run_id: int, run: dict, samples: list[dict]) -> list[NodeLine]:
         for n in run.get("notes") or []
         if n.get("kind") == "peak"
     ]
-    rows = node_table.node_table(node, peaks)
+    rows = node_table.node_table(node, peaks, run)
+    levels = memory_level.levels_of(run.get("topology_xml"))
     chosen: dict[tuple, dict] = {}
     for r in rows:
         key = (r["benchmark"], r["workload"], r["op"], r["variant"], r["metric"], r.get("nodes"))
@@ -324,23 +357,47 @@ def node_lines(run_id: int, run: dict, samples: list[dict]) -> list[NodeLine]:
             continue
         if not (r.get("reference_tool") or real_peak or quoted):
             continue
-        out.append(
-            NodeLine(
-                run_id,
-                str(r["workload"]),
-                node_table.human_name(r),
-                node_table.quoted(r),
-                r["unit"],
-                r.get("reference_tool"),
-                r.get("eff_vs_reference"),
-                r.get("peak_name") if real_peak else None,
-                r.get("eff_vs_peak") if real_peak else None,
-                cause=r.get("cause") if real_peak else None,
-                beside=r["measured_beside"] if node_table.beside_drift(r) else None,
-                changed=r.get("beside_changed"),
-            )
+        line = NodeLine(
+            run_id,
+            str(r["workload"]),
+            node_table.human_name(r),
+            node_table.quoted(r),
+            r["unit"],
+            r.get("reference_tool"),
+            r.get("eff_vs_reference"),
+            r.get("peak_name") if real_peak else None,
+            r.get("eff_vs_peak") if real_peak else None,
+            cause=r.get("cause") if real_peak else None,
+            beside=r["measured_beside"] if node_table.beside_drift(r) else None,
+            changed=r.get("beside_changed"),
+            ours_median=r.get("ours_compared_median"),
+            ours_range=r.get("ours_range"),
+            reference_median=r.get("reference_median"),
+            reference_range=r.get("reference_range"),
+            reference_cause=r.get("reference_cause"),
+            discrepancy=bool(r.get("discrepancy")),
+            modes=r.get("modes"),
+            caveat=r.get("cache_note") or _not_dram(r, levels),
         )
+        out.append(line)
     return sorted(out, key=lambda n: (_WORKLOAD_ORDER.get(n.workload, 99), n.name))
+
+
+def _not_dram(row: dict, levels: list[memory_level.Level]) -> str | None:
+    """For the memory latency line: what its working set was where it is not DRAM's by
+    memory_level.dram_only (at least 4x the last-level cache a thread sees): a --quick
+    chase stops at 2x hwloc's last-level cache."""
+    if row["workload"] != "mem_latency" or not levels or not isinstance(row.get("block"), int):
+        return None
+    threads = row.get("concurrency") or 1
+    if memory_level.dram_only(row["workload"], row["block"], threads, levels):
+        return None
+    llc = levels[-1]
+    share = llc.size / min(threads, llc.cpus)
+    return (
+        f"not DRAM alone: working set only {row['block'] / share:.2g}x the {llc.name} a "
+        f"thread sees ({format_bytes(share)}); DRAM needs {memory_level.DRAM_FACTOR}x"
+    )
 
 
 _WORKLOAD_ORDER = {

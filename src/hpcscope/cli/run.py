@@ -314,6 +314,17 @@ def check_shared(shared: dict) -> None:
         ("mail_user", "--mail-user", "me@example.org"),
     ):
         nonempty(shared.get(key), option, example)
+    label = shared.get("label")
+    if label is not None:
+        from hpcscope.results.transfer import max_length
+
+        # the import schema's bound: what is stored must import again (issue 43)
+        limit = max_length("label")
+        if len(label) > limit:
+            raise usage_error(
+                f"--label: {len(label)} characters, at most {limit} are stored (the bound "
+                "import takes); give a shorter label"
+            )
     nodes, per_node = shared.get("nodes"), shared.get("ntasks_per_node")
     if nodes and per_node and nodes * per_node > MAX_RANKS:
         raise usage_error(

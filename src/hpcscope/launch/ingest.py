@@ -7,11 +7,12 @@ finished before a crash or Ctrl-C stays in the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import IO, Any
 
 from hpcscope.results.parsers import PARSERS, check_osu_sizes, osu_size_range
-from hpcscope.results.records import RecordError, parse_line
+from hpcscope.results.records import MAX_LINE_CHARS, RecordError, parse_line
 from hpcscope.results.store import Store
 
 
@@ -70,6 +71,33 @@ def _not_utf8(program: str, where: str, exc: UnicodeDecodeError, column: int | N
     )
 
 
+class _TooLong:
+    """Stands for a line longer than MAX_LINE_CHARS, read past but never held whole."""
+
+    def __init__(self, size: int, unit: str):
+        self.size, self.unit = size, unit
+
+
+def bounded_lines(stream: IO[Any], cap: int = MAX_LINE_CHARS) -> Iterator[Any]:
+    """The lines of a pipe or file (bytes or text), each read with readline(cap + 1): a
+    line longer than `cap` is skipped to its end in blocks of `cap` and yielded as a
+    _TooLong, so one 400 MB line costs at most `cap` of memory, not 1.3 GB."""
+    while True:
+        line = stream.readline(cap + 1)
+        if not line:
+            return
+        if len(line) <= cap or line[-1:] in ("\n", b"\n"):
+            yield line
+            continue
+        size = len(line)
+        while True:  # the rest of the long line, dropped as it is read
+            rest = stream.readline(cap)
+            size += len(rest)
+            if not rest or rest[-1:] in ("\n", b"\n"):
+                break
+        yield _TooLong(size, "bytes" if isinstance(line, bytes) else "characters")
+
+
 def ingest_lines(
     store: Store,
     launch_id: int,
@@ -86,8 +114,14 @@ def ingest_lines(
     Lines may be bytes (a pipe read as is): a line that is not UTF-8 is a problem that
     names `program` (the job fails, the other lines are still read); a text file that
     is not UTF-8 ends the reading there with the same problem. `on_record` sees every
-    stored record as it arrives (the local backend's progress and hang watch)."""
+    stored record as it arrives (the local backend's progress and hang watch).
+
+    A stream (a pipe, a file) is read line by line with a bounded readline: a line over
+    MAX_LINE_CHARS (16 MiB) is a problem naming the cap (the job fails), never a whole
+    line in memory."""
     result = result or IngestResult()
+    if hasattr(lines, "readline"):
+        lines = bounded_lines(lines)  # type: ignore[arg-type]
     numbered = enumerate(lines, 1)
     while True:
         try:
@@ -97,6 +131,12 @@ def ingest_lines(
         except UnicodeDecodeError as exc:  # a text stream (a SLURM output file)
             result.problems.append(_not_utf8(program, f"{source} output", exc))
             break
+        if isinstance(line, _TooLong):
+            result.problems.append(
+                f"{source} line {number}: {line.size} {line.unit}, longer than the cap of "
+                f"{MAX_LINE_CHARS >> 20} MiB a record line may have; the line was skipped"
+            )
+            continue
         if isinstance(line, bytes):
             try:
                 text = line.decode("utf-8").strip()

@@ -607,10 +607,13 @@ def print_node(run: dict, samples: list[dict], console: Console) -> None:
     seen_best = False
     body = []
     for r in rows:
-        lower = r["metric"] in node_table.LOWER_IS_BETTER
         measured = node_table.quoted(r)
-        ref = r["reference_median"] if lower else r["reference_best"]
+        mark = "^" if r.get("modes") else ""
+        ref = r["reference_median"]  # medians compare (node_table._compare_with_tool)
         reference = f"{r['reference_tool']} {_num(ref)}" if r.get("reference_tool") else "-"
+        if r.get("reference_range"):
+            low, high = r["reference_range"]
+            reference += f" ({_num(low)}-{_num(high)}; ours {_num(r['ours_compared_median'])})"
         if node_table.beside_drift(r):
             reference += f"; ours beside it {_num(r['measured_beside'])}"
         if r.get("beside_changed"):
@@ -625,7 +628,7 @@ def print_node(run: dict, samples: list[dict], console: Console) -> None:
         body.append(
             [
                 _text(node_table.human_name(r)),
-                Text(_num(measured)),
+                Text(_num(measured) + mark),
                 _text(r["unit"]),
                 _text(reference),
                 _text(peak),
@@ -648,13 +651,14 @@ def print_node(run: dict, samples: list[dict], console: Console) -> None:
         body,
     )
     console.print(
-        "measured: best of all repetitions (latency: median); reference: the reference "
-        "tool's, measured beside it; of peak = best / peak (red: above peak); of ref. = "
-        "ours / the tool's (latency: the tool's median / ours), with ours run right "
-        'before and after the tool where the run did so ("ours beside it" where that '
-        "differs from the sweep by more than 10%; no ratio where ours before and after "
+        "measured: best of all repetitions (latency, and ^ two modes: median); reference: "
+        "the tool's median (its range; our median compared); of peak = best / peak (red: "
+        "above peak); of ref. = our median / the tool's (latency: the tool's / ours), with "
+        'ours run between the tool\'s runs where the run did so ("ours beside it" where '
+        "the sweep's median differs by more than 10%; no ratio where ours around the tool "
         "differ: the machine changed while the tool ran)."
     )
+    _print_node_notes(rows, console)
     if seen_best:
         console.print("~: no theoretical peak known; the best value of this resource in this run.")
     low = [r for r in rows if r.get("cause")]
@@ -665,6 +669,39 @@ def print_node(run: dict, samples: list[dict], console: Console) -> None:
                 f"  {S(node_table.human_name(r))}: {_pct(r['eff_vs_peak'])} - {S(r['cause'])}"
             )
     print_machine_measured(run, samples, console)
+
+
+def _print_node_notes(rows: list[dict], console: Console) -> None:
+    """Below the node table: the bimodal rows' modes, the reference ratios outside 0.9-1.1
+    with their causes, and the disk rows a cache above the device may have served."""
+    from hpcscope.analysis import modes, node_table
+
+    for title, found in (
+        (
+            "^ two modes (analysis/modes.py)",
+            [(r, modes.text(r["modes"], r["unit"])) for r in rows if r.get("modes")],
+        ),
+        (
+            "reference ratios outside 0.9-1.1, and why",
+            [
+                (r, f"{_pct(r['eff_vs_reference'])} - {r['reference_cause']}")
+                for r in rows
+                if r.get("reference_cause") and r.get("eff_vs_reference") is not None
+            ],
+        ),
+        (
+            "disk rates a cache may have given",
+            [
+                (r, r["cache_note"])
+                for r in rows
+                if r.get("cache_note") and not node_table.restates_bandwidth(r)
+            ],
+        ),
+    ):
+        if found:
+            console.print(f"\n{title}:")
+            for r, text in found:
+                console.print(f"  {S(node_table.human_name(r))}: {S(text)}")
 
 
 def print_machine_measured(run: dict, samples: list[dict], console: Console) -> None:

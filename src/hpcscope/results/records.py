@@ -100,6 +100,24 @@ def validate(record: dict[str, Any], where: str, text: str | None = None) -> Non
         raise _fail(where, f"{kind} record {problem}", shown)
 
 
+# The metrics and units the suites' programs and the reference tools' parsers write
+# (docs/records.md sections 4 and 5): a sample with another is refused here, at the source,
+# and by import (export.schema.json has them as enums; a test keeps the three the same and
+# checks them against bench/ and parsers.py). A view prints them in titles, so no
+# hostile text can come in through them.
+METRICS: tuple[str, ...] = (
+    "latency",
+    "bandwidth",
+    "bibandwidth",
+    "message_rate",
+    "time",
+    "time_per_step",
+    "flops",
+    "throughput",
+    "frequency",
+    "iops",
+)
+UNITS: tuple[str, ...] = ("us", "ns", "MB/s", "msg/s", "GFLOP/s", "GOP/s", "GHz", "IOPS", "Mbit/s")
 MAX_LINE_CHARS = 16 << 20  # a record line; a sample of a million values is ~20 MB
 MAX_DEPTH = 16  # nesting of objects and lists in a record (ours use 3)
 INT_LIMIT = 2**63  # integers must fit the store (SQLite INTEGER is 64-bit)
@@ -201,6 +219,15 @@ def _meta_problem(r: dict[str, Any]) -> str | None:
         problem = _cpu_pair_problem(pair)
         if problem:
             return f"'cpu_pair' {problem}"
+    cvars = r.get("mpi_t")  # MPI programs: control variables read through MPI_T
+    if cvars is not None and (
+        not isinstance(cvars, dict)
+        or any(isinstance(v, bool) or not isinstance(v, (str, int)) for v in cvars.values())
+    ):
+        return "'mpi_t' must be an object {name: string or integer} or null"
+    transport = r.get("mpi_transport")
+    if transport is not None and not isinstance(transport, dict):
+        return "'mpi_transport' must be an object or null"
     if not isinstance(r["options"], dict):
         return "'options' must be an object"
     return None
@@ -233,8 +260,12 @@ def _sample_problem(r: dict[str, Any]) -> str | None:
             return f"has no {key!r}"
     if not isinstance(r["metric"], str) or not r["metric"]:
         return "'metric' must be a non-empty string"
+    if r["metric"] not in METRICS:
+        return f"'metric' {shorten(repr(r['metric']), 40)} is not one of " + ", ".join(METRICS)
     if not isinstance(r["unit"], str):
         return "'unit' must be a string"
+    if r["unit"] not in UNITS:
+        return f"'unit' {shorten(repr(r['unit']), 40)} is not one of " + ", ".join(UNITS)
     if not isinstance(r["params"], dict):
         return "'params' must be an object"
     for key in COUNT_PARAMS:

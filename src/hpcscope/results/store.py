@@ -64,6 +64,11 @@ LOCK_NOTICE_S = 3.0  # after this long, one line says who holds the lock and how
 # can still be stored. A few runs rows with their topology XML and notes.
 RESERVE_BYTES = 512 << 10
 SQLITE_FULL = 13
+# Environment values (runs.environment) longer than this are cut when a run is recorded,
+# ending in "[cut by hpcscope: N characters]", and named in environment["cut"]
+# ({"variables.NAME": N}): a variable of 100 kB says nothing a view shows, and the import
+# schema bounds every text (docs/records.md section 6).
+ENV_VALUE_CHARS = 4096
 
 
 def lock_timeout_s() -> float:
@@ -640,8 +645,19 @@ class Store:
         environment: dict[str, Any] | None = None,
         mpi: list[Any] | None = None,
     ) -> int:
-        """Start a run (status 'running'); returns its id."""
+        """Start a run (status 'running'); returns its id. Its fields get the import
+        schema's bounds here, at the source (StoreError naming the field): every run an
+        export writes can be imported again. Environment values are cut (cut_environment)."""
         _check(backend, BACKENDS, "backend")
+        environment = cut_environment(environment or {})
+        _check_fields(
+            label=label,
+            host=host,
+            command=list(command),
+            options=options or {},
+            environment=environment,
+            mpi=mpi or [],
+        )
         with self._write() as db:
             cur = db.execute(
                 "INSERT INTO runs (started, status, suite, command, options, host, backend,"
@@ -674,7 +690,12 @@ class Store:
         environment: dict[str, Any] | None = None,
         mpi: list[Any] | None = None,
     ) -> None:
-        """Fill in run facts learnt after the run started (topology, environment, MPIs)."""
+        """Fill in run facts learnt after the run started (topology, environment, MPIs),
+        bounded as in create_run."""
+        if environment is not None:
+            environment = cut_environment(environment)
+        given = {"label": label, "host": host, "environment": environment, "mpi": mpi}
+        _check_fields(**{k: v for k, v in given.items() if v is not None})
         fields = {
             "host": host,
             "label": label,
@@ -1251,6 +1272,37 @@ def _check(value: str, allowed: Sequence[str], what: str) -> str:
     if value not in allowed:
         raise StoreError(f"unknown {what} {value!r}; expected one of " + ", ".join(allowed))
     return value
+
+
+def cut_environment(environment: dict[str, Any]) -> dict[str, Any]:
+    """`environment` with every text longer than ENV_VALUE_CHARS cut there and marked
+    "[cut by hpcscope: N characters]" (N: the whole length), and "cut" naming each
+    ({"variables.NAME": N}); nested objects are walked (the variables)."""
+    cut: dict[str, int] = {}
+
+    def walk(value: Any, path: str) -> Any:
+        if isinstance(value, str) and len(value) > ENV_VALUE_CHARS:
+            cut[path] = len(value)
+            return value[:ENV_VALUE_CHARS] + f" [cut by hpcscope: {len(value)} characters]"
+        if isinstance(value, dict):
+            return {k: walk(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+        return value
+
+    out = walk(environment, "")
+    if cut:
+        out["cut"] = cut
+    return out
+
+
+def _check_fields(**fields: Any) -> None:
+    """StoreError naming the first run field the import schema refuses."""
+    from hpcscope.results.transfer import run_fields_problem  # it imports this module
+
+    problem = run_fields_problem(fields)
+    if problem:
+        raise StoreError(
+            f"{problem}: a run is stored only with fields an export of it can import again"
+        )
 
 
 def _no_constant(token: str) -> Any:

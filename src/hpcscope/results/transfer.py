@@ -46,6 +46,10 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 SAMPLE_KEYS = ("benchmark", "metric", "unit", "params", "values", "warmups")
 SCHEMA_FILE = "export.schema.json"  # in this package; docs/export.schema.json is a copy
 MAX_DEPTH = 32  # nesting of objects and lists in an export (ours use 7)
+# An import file's size cap: the file is read whole and decoded (about 10x its size in
+# memory), so a bigger one is refused in one line before it is read. An export of one run
+# is a few MB; a store file of many runs can be moved run by run (export RUN --format json).
+MAX_IMPORT_BYTES = 256 << 20
 _SHOW = 200  # characters of a refused value or message shown
 _RUN_JSON = ("command", "options", "environment", "mpi", "notes", "backend_data")
 _LAUNCH_JSON = ("tags", "meta")
@@ -228,6 +232,23 @@ def _schema_problem(doc: dict[str, Any]) -> tuple[str, str] | None:
     return _path(error.absolute_path), shorten(problem, _SHOW)
 
 
+def max_length(key: str) -> int:
+    """The import schema's bound on a run field's length (label: 200 characters): the
+    one place both import and a new run (`--label`) take it from."""
+    return int(schema()["$defs"]["run"]["properties"][key]["maxLength"])
+
+
+def run_fields_problem(fields: dict[str, Any]) -> str | None:
+    """'run.PATH: problem' of run fields (label, host, command, options, environment,
+    mpi) that the import schema refuses, or None: a run is recorded only with what an
+    export of it could import again. The fields are checked as the run object of an
+    export, beside placeholders for the ones not given."""
+    run = {"started": "2026-01-01T00:00:00Z", "status": "ok", "suite": "p2p", **fields}
+    doc = {"schema": EXPORT_SCHEMA, "run": run, "launches": [], "samples": []}
+    found = _plain_data(doc) or _schema_problem(doc)
+    return f"{found[0]}: {found[1]}" if found else None
+
+
 def _schema_version(schema_tag: Any, where: str) -> int:
     fix = "export it with `hpcscope export RUN --format json`"
     if not isinstance(schema_tag, str) or not schema_tag.startswith(EXPORT_SCHEMA_PREFIX):
@@ -385,6 +406,13 @@ def read_file(path: str | Path) -> list[dict[str, Any]]:
         raise TransferError(f"{where}: no such file; check the path")
     with open(path, "rb") as fh:
         head = fh.read(len(SQLITE_MAGIC))
+        size = os.fstat(fh.fileno()).st_size
+    if size > MAX_IMPORT_BYTES:
+        raise TransferError(
+            f"{where}: {size} bytes, more than the cap of {MAX_IMPORT_BYTES} bytes "
+            f"({MAX_IMPORT_BYTES >> 20} MiB) an import file may have; export and import "
+            "its runs one by one (`hpcscope --db FILE export RUN --format json`)"
+        )
     if head == SQLITE_MAGIC:
         return [check_export(d, where, i) for i, d in enumerate(_store_docs(path), start=1)]
     try:

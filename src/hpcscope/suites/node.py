@@ -13,6 +13,7 @@ beside HPL, takes about half), full about 10 min (disk and hpcc dominate).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import asdict
@@ -21,7 +22,7 @@ from typing import Any
 from hpcscope.analysis import node_table
 from hpcscope.figures import node as node_figures
 from hpcscope.formatting import format_bytes
-from hpcscope.machine import node_facts
+from hpcscope.machine import disk_facts, node_facts
 from hpcscope.machine.peaks import node_peaks, parse_cpuinfo
 from hpcscope.plan.job import Job
 from hpcscope.suites import node_hpl, node_net2, node_parts, node_precision, node_refs
@@ -144,6 +145,35 @@ def stream_array_bytes(llc: int, quick: bool, mem: bool, out: SuitePlan) -> int:
     return QUICK_ARRAY_CAP
 
 
+def disk_note(
+    out: SuitePlan, ctx: PlanContext, disk: dict, disk_dir: str | None, quick: bool
+) -> None:
+    """The facts under --disk-dir (machine/disk_facts.py) as a Note with data
+    {"disk_facts": ...}, read by every view of the disk rows (node_table._disk_cache),
+    and the throughput files grown past RAM where node_parts.outgrow_ram allows (`disk`
+    changed in place; fio runs the same size). A plan for other nodes (--on slurm) does
+    not read this machine's disk: it says so."""
+    if ctx.node_facts is not None:
+        out.notes.append(
+            Note(
+                "info",
+                "disk: the compute node's device and file system are not read at plan time "
+                "(the disk lines cannot say whether a cache served them)",
+            )
+        )
+        return
+    facts = disk_facts.facts(disk_dir)
+    size, why = node_parts.outgrow_ram(disk, facts, quick)
+    disk["size"] = size
+    out.notes.append(
+        Note(
+            "info",
+            f"disk: {disk_facts.text(facts)}; throughput files {format_bytes(size)} each: {why}",
+            {"disk_facts": facts, "file_bytes": size},
+        )
+    )
+
+
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     opts = dict(opts)
     parts = {k: bool(opts.get(k)) for k in OURS}
@@ -236,6 +266,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     disk = node_parts.disk_plan(opts, quick, n)
     disk_iops = node_parts.disk_iops_plan(opts, quick, n)
     if parts["disk"]:
+        disk_note(out, ctx, disk, disk_dir, quick)
+    if parts["disk"]:
         ours = adapted(disk, "disk", adaptive, quick)
         out.jobs.append(
             job("disk", node_parts.disk_args(ours, disk_dir) + to_precision("disk"), 900)
@@ -267,10 +299,15 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     return out
 
 
-# Repetitions of our runs right before and right after a reference job, the first a
-# warm-up: STREAM's take about 0.1 s each at 512 MiB arrays (plus their first touch), a
-# TCP or UDP point's the net plan's seconds each.
-BESIDE_REPS = {"mem": 6, "net": 4}
+# Repetitions of each of our runs around a reference run, the first a warm-up: STREAM's
+# take about 0.1 s each at 512 MiB arrays (plus their first touch), a TCP or UDP point's
+# the net plan's seconds each.
+BESIDE_REPS = {"mem": 6, "net": 3}
+# Runs of the tool (one run each) alternating with ours where the tool is cheap (likwid-
+# bench's STREAM, iperf3): ours, tool, ours, tool, ours, tool, ours. A slow phase that
+# lasts exactly while one run of the tool runs then shows in that run alone, and the
+# ratio compares medians over several moments on both sides (node_table).
+ALTERNATE = 3
 
 
 def beside_point(ref: Job, array_bytes: int, net: dict) -> tuple[str, list[str]] | None:
@@ -305,11 +342,13 @@ def beside_point(ref: Job, array_bytes: int, net: dict) -> tuple[str, list[str]]
 def _bracket_refs(
     jobs: list[Job], job: Callable[[str, list[str], float], Job], array_bytes: int, net: dict
 ) -> list[Job]:
-    """Every reference job beside_point knows between two short runs of our program at
-    the same point (samples with param beside=<tool>), so the node table compares the
-    tool with ours measured seconds from it. Why: a VM's rates change with where its host
-    puts it; on a 2-vCPU EPYC guest our STREAM sweep read 86 GB/s and likwid-bench 46 GB/s
-    10 s later (186 %), a rerun 49 and 49 (101 %)."""
+    """Every reference job beside_point knows becomes ALTERNATE runs of the tool, each
+    between two short runs of our program at the same point (samples with param
+    beside=<tool>): ours 1, tool r1, ours 2, tool r2, ... ours ALTERNATE + 1, so the node
+    table compares the tool with ours measured seconds from each of its runs. Why: a VM's
+    rates change with where its host puts it; on a 2-vCPU EPYC guest our STREAM sweep read
+    86 GB/s and likwid-bench 46 GB/s 10 s later (186 %), a rerun 49 and 49 (101 %). The
+    reference job given here runs the tool once (_plan_refs: one repetition)."""
     out = []
     for ref in jobs:
         point = beside_point(ref, array_bytes, net)
@@ -318,14 +357,23 @@ def _bracket_refs(
             continue
         program, args = point
         tool = ref.tags.get("reference", "")
-        runs = []
-        for when in ("before", "after"):
-            run = job(program, args + [f"--beside={tool}"], 120)
-            run.name = f"node/{program}/beside-{ref.name.removeprefix('ref/')}/{when}"
-            run.tags["beside"] = tool
-            runs.append(run)
-        out.extend([runs[0], ref, runs[1]])
+
+        where = ref.name.removeprefix("ref/")
+        out.append(_beside_run(job, program, args, tool, f"{where}/1"))
+        for i in range(1, ALTERNATE + 1):
+            out.append(dataclasses.replace(ref, name=f"{ref.name}/r{i}", tags=dict(ref.tags)))
+            out.append(_beside_run(job, program, args, tool, f"{where}/{i + 1}"))
     return out
+
+
+def _beside_run(
+    job: Callable[[str, list[str], float], Job], program: str, args: list[str], tool: str, at: str
+) -> Job:
+    """One of our short runs beside a reference tool's (param and tag beside=<tool>)."""
+    run = job(program, args + [f"--beside={tool}"], 120)
+    run.name = f"node/{program}/beside-{at}"
+    run.tags["beside"] = tool
+    return run
 
 
 def adapted(point_plan: dict, part: str, adaptive: dict | None, quick: bool) -> dict:
@@ -355,8 +403,10 @@ def _plan_refs(
         if note := node_refs.missing("likwid-bench"):
             out.notes.append(note)
         else:
+            # STREAM: one likwid-bench run a job, ALTERNATE jobs alternating with ours
+            # (_bracket_refs); FP64 keeps its repetitions in one job
             for j in node_refs.likwid_jobs(
-                flags, [max(threads)] if quick else threads, array_bytes, reps, tags
+                flags, [max(threads)] if quick else threads, array_bytes, reps, tags, 1
             ):
                 is_stream = j.name.startswith("ref/likwid/stream")
                 if parts["mem"] if is_stream else parts["cpu"]:
@@ -402,7 +452,8 @@ def _plan_refs(
             if "udp" in net["tests"]:
                 fits = [b for b in net["blocks"] if b <= 65507]  # one datagram
                 points += [("udp", max(fits), 1)] if fits else []
-            out.jobs.extend(node_refs.iperf3_jobs(points, 1, reps, tags))
+            # one iperf3 run a job: ALTERNATE jobs alternate with ours (_bracket_refs)
+            out.jobs.extend(node_refs.iperf3_jobs(points, 1, 1, tags))
 
 
 def outputs(store, run_id: int, out_dir):

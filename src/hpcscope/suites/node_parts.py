@@ -23,6 +23,8 @@ cannot hold, naming them.
 
 from __future__ import annotations
 
+from hpcscope.formatting import format_bytes
+
 MIB = 1 << 20
 MEM_BLOCKS_FULL = [1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, MIB, 4 * MIB, 10 * MIB]
 MEM_BLOCKS_QUICK = [4 << 10, MIB]
@@ -79,6 +81,42 @@ def disk_plan(opts: dict, quick: bool, n: int) -> dict:
         "seconds": 0.5 if quick else 1,
         "reps": 2 if quick else 3,
     }
+
+
+# The throughput files outgrow RAM (MemTotal) by this factor in a full run, where the
+# files of the most concurrent I/Os together take at most OUTGROW_MAX and half the free
+# space: laying them out costs their size in writes (about a minute at 1 GB/s for
+# OUTGROW_MAX), once for ours and once per fio job.
+OUTGROW = 1.25
+OUTGROW_MAX = 64 << 30
+
+
+def outgrow_ram(d: dict, facts: dict, quick: bool) -> tuple[int, str]:
+    """(bytes per file, why) for the throughput job `d` on the disk `facts` describes
+    (machine/disk_facts.py): past RAM where the rule above allows, else d's own size with
+    the reason it stays below."""
+    ram, free = facts.get("mem_total"), facts.get("free_bytes")
+    size = d["size"]
+    if not ram:
+        return size, "RAM size unknown"
+    if size > ram:
+        return size, f"larger than RAM ({format_bytes(ram)})"
+    want = -(-int(OUTGROW * ram) // MIB) * MIB
+    total = want * max(d["depths"])
+    if quick:
+        return size, (
+            f"within RAM ({format_bytes(ram)}): --quick does not lay out "
+            f"{format_bytes(total)}, so a cache above the device may serve the rates"
+        )
+    room = min(OUTGROW_MAX, (free or 0) // 2)
+    if total > room:
+        return size, (
+            f"within RAM ({format_bytes(ram)}): files past it at {max(d['depths'])} "
+            f"concurrent I/Os would take {format_bytes(total)}, more than "
+            f"{format_bytes(room)} (the smaller of {format_bytes(OUTGROW_MAX)} and half the "
+            "free space)"
+        )
+    return want, f"{OUTGROW}x RAM ({format_bytes(ram)}), so no cache holds the file"
 
 
 def disk_iops_plan(opts: dict, quick: bool, n: int) -> dict | None:

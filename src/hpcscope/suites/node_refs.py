@@ -116,9 +116,16 @@ def _repeat(cmd: list[str], reps: int) -> list[str]:
 
 
 def likwid_jobs(
-    flags: set[str], threads: list[int], array_bytes: int, reps: int, tags: dict
+    flags: set[str],
+    threads: list[int],
+    array_bytes: int,
+    reps: int,
+    tags: dict,
+    stream_reps: int | None = None,
 ) -> list[Job]:
-    """FP64 FMA (our kernel's work, see fma_ptt) and STREAM triad, per thread count.
+    """FP64 FMA (our kernel's work, see fma_ptt) and STREAM triad, per thread count;
+    `reps` runs of likwid-bench a job (STREAM: `stream_reps` where given: suites/node.py
+    runs it once a job, alternating with ours).
     likwid-bench reads user kernels from $HOME/.likwid/bench/x86-64/: the job writes the
     .ptt into a fresh directory used as HOME for likwid-bench only, removed at the end."""
     isa = fma_isa(flags)
@@ -137,7 +144,8 @@ def likwid_jobs(
             # pages would sit on one node and the reference would measure something else).
             spread = "-W" if kernel == stream else "-w"
             cmd = ["likwid-bench", "-t", kernel, spread, f"N:{size}:{t}", "-i", str(iters)]
-            script = "likwid-bench -v | head -1; " + _repeat(cmd, reps)[2]
+            runs = stream_reps if kernel == stream and stream_reps else reps
+            script = "likwid-bench -v | head -1; " + _repeat(cmd, runs)[2]
             if kernel == peak and ptt:
                 script = (
                     "h=$(mktemp -d) || exit 2; trap 'rm -rf \"$h\"' EXIT INT TERM; "
