@@ -202,7 +202,7 @@ def build(mpi: MpiSpec, jobs: int = 2) -> Path:
 
 def _build(mpi: MpiSpec, jobs: int) -> Path:
     target = build_dir(mpi)
-    target.mkdir(parents=True, exist_ok=True)
+    safe_write.ensure_dir(cache_root(), target.relative_to(cache_root()))
     log = target / "build.log"
     with safe_write.open_lock(target / ".lock") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -277,6 +277,7 @@ def _run_jobs(
     seen: Seen,
 ) -> Outcome:
     failed: list[str] = []
+    folder = make_out_dir(folder, named=bool(options.get("out_dir")))  # before any job
     progress = progress_bar(console, transient=chatter is not None and chatter.quiet)
     bar = progress.add_task("starting", total=len(plan.jobs))
 
@@ -453,8 +454,9 @@ def note_timer_findings(store: Store, run_id: int) -> None:
 def write_outputs(
     store: Store, run_id: int, suite: str, out_dir: Path, console: Console | None = None
 ) -> list[Path]:
-    """Figures and tables of the run into its folder (the suite's output writer)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Figures and tables of the run into its folder (the suite's output writer); the
+    folder as make_out_dir made it."""
+    safe_write.ensure_dir(out_dir)
     written = suite_for(suite).outputs(store, run_id, out_dir)
     if written and console is not None:
         console.print(f"figures and tables: {S(out_dir)}/")
@@ -478,7 +480,17 @@ def default_out_dir(run_id: int, db: str | Path = "hpcscope.db") -> Path:
 def check_writable(folder: Path) -> None:
     """Refuse an output folder that cannot be made or written, before a run exists."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        safe_write.ensure_dir(folder)
+def make_out_dir(folder: Path, named: bool) -> Path:
+    """The run's output folder, made: as the user named it (`named`, -o/--out: it may be
+    a symbolic link), else the default hpcscope-out/[<db>-]run-ID, whose last part must
+    be this user's own folder, never a link planted in a shared hpcscope-out
+    (safe_write.ensure_dir raises UnsafeFolder, one line naming it)."""
+    if named:
+        return safe_write.ensure_dir(folder)
+    return safe_write.ensure_dir(folder.parent, folder.name)
+
+
         safe_write.probe_writable(folder)  # a new random name: no existing file is touched
     except OSError as exc:
         raise UsageError(

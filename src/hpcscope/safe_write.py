@@ -13,12 +13,18 @@ Here a file is written as
    file itself and never writes through it; the readers of the path see the old file or
    the whole new one, never half of it. On any error the temporary is removed.
 
-Folders are followed: a path whose folder (or any folder above it) is a symlink is
-written into the folder the link points to. Naming a symlinked folder (a scratch space
-linked into the home folder) is ordinary use, and the output is still written as a new
-file in it; the attack this guards against is a symlink *file* planted under an output's
-name. Who can replace the output folder itself by a link controls where the outputs go
-anyway (they can write that folder's parent).
+Folders: the folder the user names (--out, -o, --slurm-dir, the folder of --db,
+hpcscope-out) may be a symbolic link and is followed: a scratch space linked into the
+home folder is ordinary use. Every folder hpcscope makes *below* it (`<out>/launch/JOB`
+for rankfiles, `hpcscope-out/run-ID`, `hpcscope-out/report`, `<out>/sim/JOB`, the cache's
+folders) goes through `ensure_dir`: made with mkdir, or, when it exists already, used only
+if it is a real folder (not a symbolic link) owned by this user; anything else raises
+UnsafeFolder, one line naming the entry. Whoever can write a shared output folder can
+plant `report -> /home/other/www`; without this check root's `hpcscope report` would
+replace another user's index.html there. Restriction: the check is made when the folder
+is made, not on every write into it (that would need every write relative to a folder
+descriptor); a folder swapped for a link in between by someone who can write its parent
+is not caught.
 
 A replaced file is a new file: it gets the umask's permissions and the writer as owner,
 not those of the file it replaces. In a sticky folder (/tmp) the rename over another
@@ -34,6 +40,12 @@ the rename and leave the old file whole, acceptable for outputs that are written
 Lock files are not replaced (a lock must stay the same inode): `open_lock` opens one with
 O_CREAT | O_NOFOLLOW and without O_TRUNC, so a planted symlink is refused rather than its
 target truncated. `open_append` does the same for a log that is appended to.
+
+C programs and shell scripts follow the same rule: bench/common/out_file.c (a named output
+is unlinked and created again with O_CREAT | O_EXCL | O_NOFOLLOW), bench/node/disk.c (its
+test files in a fresh mkdtemp folder), the SLURM scripts (launch/slurm_script.py:
+noclobber, and an existing entry refused). tests/faults/test_writers.py walks the code for
+file-creating calls outside this module.
 """
 
 from __future__ import annotations
@@ -145,6 +157,55 @@ def open_lock(path: StrPath) -> IO[str]:
 def open_append(path: StrPath) -> IO[str]:
     """A text log opened for appending, created if missing, never through a symlink."""
     return os.fdopen(_open_existing(path, os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8")
+
+
+class UnsafeFolder(OSError):
+    """A folder hpcscope makes exists as something it must not write into (a symbolic
+    link, a file, another user's folder). str() is the whole one-line message."""
+
+    def __init__(self, path: StrPath, why: str) -> None:
+        super().__init__(errno.EEXIST, why, os.fsdecode(path))
+        self.message = (
+            f"refusing {os.fsdecode(path)}: {why}; remove it or choose another output "
+            "folder (-o/--out)"
+        )
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def ensure_dir(root: StrPath, relative: StrPath = "") -> Path:
+    """The folder root/relative, made where missing (see the module's docstring).
+
+    `root` is a folder the user named: made with its parents where missing, followed when
+    it is a symbolic link. Each folder of `relative` below it is made with mkdir (mode
+    0o777 less the umask, as mkdir(1)); one that exists must be a folder of its own, not a
+    symbolic link and owned by this user (os.geteuid), or UnsafeFolder is raised."""
+    base = Path(root)
+    if base.exists() and not base.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder", os.fsdecode(base))
+    base.mkdir(parents=True, exist_ok=True)
+    rel = Path(relative)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise ValueError(f"ensure_dir: {relative!r} must be a relative path below the root")
+    path = base
+    for part in rel.parts:
+        path = path / part
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            _check_own_folder(path)
+    return path
+
+
+def _check_own_folder(path: Path) -> None:
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafeFolder(path, "it is a symbolic link (planted?)")
+    if not stat.S_ISDIR(info.st_mode):
+        raise UnsafeFolder(path, "it is not a folder")
+    if info.st_uid != os.geteuid():
+        raise UnsafeFolder(path, f"it belongs to another user (uid {info.st_uid})")
 
 
 def _remove(tmp: Path) -> None:

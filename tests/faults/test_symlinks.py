@@ -7,12 +7,18 @@ itself, the write-test probe of `run -o`, `report -o`, `compare --html`, `tune -
 `sim platform -o`, the output writers of the p2p, coll and node suites, the rankfile of
 a launch, the lock files), a symlink named like each output points to a victim file
 outside the folder; the writer runs, and the victim must be byte-identical and the output
-a regular file."""
+a regular file.
+
+Folders (issue 43, finding 3): a folder hpcscope makes below the one the user named
+(hpcscope-out/run-ID, <out>/launch/JOB for rankfiles, hpcscope-out/report) planted as a
+link, or owned by another user, is refused with one line naming it (exit 2) and nothing
+is written behind it; the folder the user names may itself be a link."""
 
 from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -23,6 +29,7 @@ from click.testing import CliRunner
 from hpcscope import runner, safe_write
 from hpcscope.cli.commands import main
 from hpcscope.launch.launcher import LaunchSpec
+from hpcscope.plan.job import Job
 from hpcscope.results.store import Store
 from hpcscope.suites import coll, node, p2p
 
@@ -263,3 +270,162 @@ def test_rankfile_of_a_launch(tmp_path: Path) -> None:
     assert args == ["--rankfile", str(out / "rankfile"), str(out / "agent")]
     assert (out / "rankfile").read_text() == "rank 0=n1 slot=0\n"
     assert os.access(out / "agent", os.X_OK) and not os.access(out / "rankfile", os.X_OK)
+
+
+# -- folders hpcscope makes below the folder the user named (issue 43, finding 3) ---------
+
+
+def test_ensure_dir_makes_or_accepts_only_own_folders(tmp_path: Path) -> None:
+    root = tmp_path / "out"
+    made = safe_write.ensure_dir(root, "a/b")
+    assert made == root / "a" / "b" and made.is_dir()
+    assert safe_write.ensure_dir(root, "a/b") == made  # our own folder: used again
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, root / "planted")
+    (root / "file").write_text("x")
+    for name, why in [
+        ("planted", "it is a symbolic link (planted?)"),
+        ("planted/x", "it is a symbolic link (planted?)"),
+        ("file", "it is not a folder"),
+    ]:
+        with pytest.raises(safe_write.UnsafeFolder) as refused:
+            safe_write.ensure_dir(root, name)
+        first = root / name.split("/")[0]
+        assert str(refused.value) == (
+            f"refusing {first}: {why}; remove it or choose another output folder (-o/--out)"
+        )
+    assert list(elsewhere.iterdir()) == []
+    # the root itself may be a link (scratch linked into the home folder)
+    os.symlink(elsewhere, tmp_path / "linked-root")
+    assert safe_write.ensure_dir(tmp_path / "linked-root", "x").is_dir()
+    assert (elsewhere / "x").is_dir()
+    with pytest.raises(ValueError):
+        safe_write.ensure_dir(root, "../escape")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to plant another user's folder")
+def test_ensure_dir_refuses_another_users_folder(tmp_path: Path) -> None:
+    """root's run in a shared folder: a real folder planted by another user is refused."""
+    (tmp_path / "report").mkdir()
+    os.chown(tmp_path / "report", 12345, 12345)
+    with pytest.raises(safe_write.UnsafeFolder, match=r"belongs to another user \(uid 12345\)"):
+        safe_write.ensure_dir(tmp_path, "report")
+
+
+def test_a_planted_rankfile_folder_is_refused(tmp_path: Path) -> None:
+    """DIR/launch/openmpi_core_r1 -> elsewhere would have put the rankfile there."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "rankfile").write_bytes(b"precious\n")
+    launch = tmp_path / "out" / "launch"
+    launch.mkdir(parents=True)
+    os.symlink(elsewhere, launch / "openmpi_core_r1")
+    spec = LaunchSpec(["--rankfile", "{rankfile}"], {"rankfile": "rank 0=n1 slot=0\n"})
+    with pytest.raises(safe_write.UnsafeFolder, match="openmpi_core_r1: it is a symbolic link"):
+        spec.materialize(launch / "openmpi_core_r1")
+    assert (elsewhere / "rankfile").read_bytes() == b"precious\n"
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["rankfile"]
+
+
+def _toy_run(tmp_path: Path, folder: Path, options: dict, job: Job) -> runner.Outcome:
+    from rich.console import Console
+
+    from hpcscope.suites.base import SuitePlan
+
+    store = Store(tmp_path / "db.sqlite")
+    run_id = store.create_run("p2p")
+    with open(os.devnull, "w") as quiet:
+        return runner.run_jobs(
+            store,
+            run_id,
+            SuitePlan(jobs=[job]),
+            "local",
+            options,
+            None,
+            folder,
+            Console(file=quiet),
+        )
+
+
+TOY = Job(suite="toy", name="toy", program=[sys.executable, "-c", "pass"])
+
+
+@pytest.mark.parametrize("planted", ["run-1", "run-1/launch"])
+def test_a_planted_run_folder_stops_the_run_with_one_line(tmp_path: Path, planted: str) -> None:
+    """hpcscope-out/run-ID (the default) or its launch/ planted as links: refused before
+    any job starts, one line, exit 2 (nothing ran), nothing written elsewhere."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "hpcscope-out"
+    (out / planted).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(elsewhere, out / planted)
+    outcome = _toy_run(tmp_path, out / "run-1", {}, TOY)
+    assert outcome.exit_code == 2
+    (line,) = outcome.messages
+    assert line.startswith(f"refusing {out / planted}: it is a symbolic link (planted?)"), line
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_named_out_folder_may_be_a_link(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "scratch"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, tmp_path / "results")
+    outcome = _toy_run(tmp_path, tmp_path / "results", {"out_dir": "results"}, TOY)
+    assert outcome.status == "ok", outcome.messages  # (a toy suite has no figures to write)
+    assert (elsewhere / "launch").is_dir()
+
+
+def test_a_planted_rankfile_folder_fails_the_launch_naming_it(tmp_path: Path) -> None:
+    from hpcscope.machine.mpi import MpiSpec
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    launch = tmp_path / "out" / "launch"
+    launch.mkdir(parents=True)
+    os.symlink(elsewhere, launch / "openmpi_core_r1")
+    job = Job(
+        suite="p2p",
+        name="openmpi/core/r1",
+        program=["/bin/true"],
+        mpi=MpiSpec("openmpi", "mpicc", "/no/mpirun", "4.1"),
+        ranks=2,
+        cpus=[0, 1],
+        tags={"placement": "core"},
+    )
+    outcome = _toy_run(tmp_path, tmp_path / "out", {"out_dir": "out"}, job)
+    assert outcome.exit_code == 2
+    (line,) = outcome.messages
+    assert line.startswith(f"refusing {launch / 'openmpi_core_r1'}: it is a symbolic link"), line
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["report"], ["report", "-o", "hpcscope-out/report"]])
+def test_a_planted_report_folder(filled, tmp_path: Path, args: list[str]) -> None:
+    """`report` without -o writes hpcscope-out/report: planted as a link (or another
+    user's index.html behind it), one line, exit 2, the target untouched. A folder the
+    user names with -o may be a link: it is theirs to choose."""
+    db, runs = filled
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "index.html").write_bytes(b"precious\n")
+    (tmp_path / "hpcscope-out").mkdir()
+    os.symlink(elsewhere, tmp_path / "hpcscope-out" / "report")
+    done = subprocess.run(
+        [sys.executable, "-m", "hpcscope.cli", "--db", str(db), *args, str(runs[0])],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if len(args) == 1:
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().splitlines() == [
+            "error: refusing hpcscope-out/report: it is a symbolic link (planted?); remove it "
+            "or choose another output folder (-o/--out)"
+        ]
+        assert sorted(p.name for p in elsewhere.iterdir()) == ["index.html"]
+        assert (elsewhere / "index.html").read_bytes() == b"precious\n"
+    else:
+        assert done.returncode == 0, done.stderr
+        assert (elsewhere / "index.html").read_bytes() != b"precious\n"

@@ -106,7 +106,7 @@ def write_tables(
     rows: Sequence[dict], columns: Sequence[Column], out_dir: Path, stem: str
 ) -> list[Path]:
     """<stem>.csv, <stem>.md and <stem>.txt (aligned text) in out_dir; returns the paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    safe_write.ensure_dir(out_dir)  # the run's folder, made by its caller
     paths = [out_dir / f"{stem}.csv", out_dir / f"{stem}.md", out_dir / f"{stem}.txt"]
     for path, render in zip(paths, (to_csv, to_markdown, to_text)):
         safe_write.write_text(path, render(rows, columns))

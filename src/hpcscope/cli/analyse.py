@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from hpcscope import runner
+from hpcscope import runner, safe_write
 from hpcscope.analysis import tune as tune_mod
 from hpcscope.cli.common import err, handle_errors, out, output_alias, store_of, usable_runs
 from hpcscope.formatting import markup_safe as S
@@ -79,7 +79,10 @@ def report(ctx, run_refs: tuple[str, ...], out_dir: str | None) -> None:
     out_dir = out_dir or ctx.meta.get("output_alias")
     store = store_of(ctx)
     run_ids = usable_runs(store, [store.resolve(r) for r in (run_refs or ("last",))])
-    page = html.write_report(store, run_ids, Path(out_dir or "hpcscope-out/report"))
+    # the default's report/ is this user's own folder, never a link planted in a shared
+    # hpcscope-out (safe_write.ensure_dir); a folder the user names may be a link
+    folder = Path(out_dir) if out_dir else safe_write.ensure_dir("hpcscope-out", "report")
+    page = html.write_report(store, run_ids, folder)
     err.print("report written:")
     click.echo(str(page.resolve()))
 

@@ -67,6 +67,7 @@ def collect_cmd(ctx, run_ref: str, out_dir: str | None) -> None:
     store, backend = _backend(ctx)
     run_id = store.resolve(run_ref)
     folder = Path(out_dir) if out_dir else runner.default_out_dir(run_id, ctx.obj["db"])
+    folder = runner.make_out_dir(folder, named=bool(out_dir))
     outcome = runner.collect(store, backend, run_id, folder, err)
     sys.exit(outcome.exit_code)
 

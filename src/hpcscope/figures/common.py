@@ -89,7 +89,7 @@ def save_png_svg(
     under, remembers the report's URI made from these bytes, and a report after the run
     (the demo's, `hpcscope report`) draws it no more. A figure of ten log-log panels
     takes about 1.3 s a rendering on a 2-vCPU guest."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    safe_write.ensure_dir(out_dir)  # the run's or report's folder, made by its caller
     svg, png = _svg_text(fig), _png_bytes(fig)
     plt.close(fig)
     paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
@@ -234,7 +234,7 @@ def _remember(key: str, uri: str | None) -> None:
     if uri is not None and path is not None:
         try:
             _prune(path.parent.parent)
-            path.parent.mkdir(parents=True, exist_ok=True)
+            safe_write.ensure_dir(cache_root(), path.parent.relative_to(cache_root()))
             # atomic: a concurrent report reads all or nothing
             safe_write.write_text(path, uri, encoding="ascii")
         except OSError:

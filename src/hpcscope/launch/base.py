@@ -155,12 +155,13 @@ def fault_log(exc: BaseException, folder: Path | None = None) -> Path | None:
         f"hpcscope {__version__}, Python {sys.version.split()[0]}\n"
         f"command: {' '.join(sys.argv)}\n\n" + "".join(traceback.format_exception(exc))
     )
-    places = [folder] if folder is not None else []
-    places += [_cache_root() / "errors", Path(tempfile.gettempdir()) / f"hpcscope-{os.getuid()}"]
-    for place in places:
+    # (root, below it): the run's folder as the run made it; our own folders in the cache
+    # and the temporary folder, never a planted link (safe_write.ensure_dir)
+    places = [(folder, "")] if folder is not None else []
+    places += [(_cache_root(), "errors"), (Path(tempfile.gettempdir()), f"hpcscope-{os.getuid()}")]
+    for root, below in places:
         try:
-            place.mkdir(parents=True, exist_ok=True)
-            return safe_write.write_text(place / name, text)
+            return safe_write.write_text(safe_write.ensure_dir(root, below) / name, text)
         except OSError:
             continue
     return None
@@ -191,9 +192,10 @@ def fault_text(exc: BaseException, places: Sequence[Path] = ()) -> str | None:
     folder that cannot be written, a backend error): what happened and what to do.
     None for anything else, which is a bug (the caller logs its traceback). `places`:
     the folders written to (the store's, the output folder), to name a full one."""
+    from hpcscope import safe_write
     from hpcscope.results.store import StoreError
 
-    if isinstance(exc, (StoreError, BackendError)):
+    if isinstance(exc, (StoreError, BackendError, safe_write.UnsafeFolder)):
         return str(exc)
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         where = full_place(exc, places)

@@ -36,6 +36,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from hpcscope import safe_write
 from hpcscope.build import TreeGuard
 from hpcscope.launch import lab_net, launcher, placement_check
 from hpcscope.launch.base import JobState
@@ -316,9 +317,8 @@ class LabBackend(LocalBackend):
             nodes=2,
             timeout_s=PROBE_TIMEOUT_S,
         )
-        argv = launcher.lab_argv(
-            probe, self.workdir / "probe", self.hosts, self.lanes, self.lab.spec.binding
-        )
+        folder = safe_write.ensure_dir(self.workdir.parent, f"{self.workdir.name}/probe")
+        argv = launcher.lab_argv(probe, folder, self.hosts, self.lanes, self.lab.spec.binding)
         proc = start(argv, launch_env(job.mpi))
         try:
             with TreeGuard(proc.pid, self.hosts):  # a killed hpcscope ends the probe too

@@ -160,7 +160,7 @@ def load_state() -> LabState | None:
 
 def _save(state: LabState) -> None:
     path = state_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    safe_write.ensure_dir(path.parent)  # /run/hpcscope-lab or HPCSCOPE_LAB_DIR, as named
     safe_write.write_text(path, json.dumps(state.to_json(), indent=2) + "\n")
 
 
@@ -234,8 +234,7 @@ def locked(on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
     state_dir()/lock (opened with O_CREAT | O_NOFOLLOW, never truncated: safe_write.
     open_lock), held for the whole build or removal. Another holder makes this wait;
     `on_wait` gets one line naming it (its pid, written into the lock file) first."""
-    folder = state_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    safe_write.ensure_dir(state_dir())
     with safe_write.open_lock(lock_path()) as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -350,8 +349,7 @@ def _build(state: LabState) -> None:
     for n in range(1, spec.nodes + 1):
         ns = node_name(n)
         _new_namespace(state, ns)
-        etc = NETNS_ETC / ns
-        etc.mkdir(parents=True, exist_ok=True)
+        etc = safe_write.ensure_dir(NETNS_ETC, ns)  # /etc/netns/<node>: never a planted link
         safe_write.write_text(etc / "hosts", hosts)
         for lane in range(1, spec.lanes + 1):
             cable, dev = f"n{n}l{lane}", lane_if(lane)

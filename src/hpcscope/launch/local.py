@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
+from hpcscope import safe_write
 from hpcscope.build import TreeGuard
 from hpcscope.launch import command, launcher, placement_check
 from hpcscope.launch.base import CollectReport, JobState, fault_text, kill_namespaces
@@ -174,9 +175,10 @@ def run_job(
     network namespaces whose processes belong to the job (the lab's nodes), ended with
     it. `on_step`: called with the words of each step measured (the progress line).
     JobState.backend_id holds the launch id."""
-    workdir.mkdir(parents=True, exist_ok=True)
     launch_id = store.add_launch(run_id, job.name, job.tags)
     try:
+        # <run folder>/launch: this user's own folder, never a planted link
+        safe_write.ensure_dir(workdir.parent, workdir.name)
         if command_line is not None:
             argv, env = list(command_line[0]), {**job.env, **command_line[1]}
         else:

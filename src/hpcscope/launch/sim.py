@@ -144,7 +144,8 @@ class SimBackend(LocalBackend):
         self.shared_malloc_threshold = shared_malloc_threshold
 
     def submit(self, run_id: int, jobs: list[Job]) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        # <run folder>/sim and each job's folder in it: this user's own, never planted links
+        safe_write.ensure_dir(self.workdir.parent, self.workdir.name)
         platform = self.workdir / "platform.xml"
         safe_write.write_text(platform, self.machine.xml)
         versions = sorted({job.mpi.version for job in jobs if job.mpi is not None})
@@ -224,8 +225,7 @@ class SimBackend(LocalBackend):
         return SHARED_MALLOC_BYTES if "--validate=0" in job.program[1:] else None
 
     def run_one(self, run_id: int, job: Job, platform: Path) -> JobState:
-        folder = self.workdir / _folder_name(job.name)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = safe_write.ensure_dir(self.workdir, _folder_name(job.name))
         hostfile = folder / "hostfile"
         safe_write.write_text(hostfile, self.hostfile(job))
         usage = folder / "usage.json"

@@ -37,8 +37,7 @@ def probe_command(
     program: str | Path, args: list[str], mpi: MpiSpec
 ) -> tuple[list[str], dict[str, str]]:
     """(argv, env) running `program args` as one simulated rank."""
-    folder = build_mod.build_dir(mpi) / "sim-probe"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = safe_write.ensure_dir(build_mod.build_dir(mpi), "sim-probe")
     platform, hosts = folder / "platform.xml", folder / "hostfile"
     if not platform.exists():
         safe_write.write_text(platform, platform_xml(PROBE_PLATFORM))

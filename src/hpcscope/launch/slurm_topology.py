@@ -354,7 +354,7 @@ def _node_topology(
         ) from None
     # the node's shell printed no sections: what the XML says, labelled as such
     facts = probed or node_facts.from_hwloc(topo, "the probed XML (the probe printed no cpuinfo)")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    safe_write.ensure_dir(path.parent)  # the cache's folder (the user's own)
     _write_atomic(path, xml)
     _write_atomic(facts_path, json.dumps(facts.to_json(), indent=1))
     return NodeTopology(

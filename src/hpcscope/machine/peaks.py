@@ -584,8 +584,9 @@ def device_peaks(
                 "disk",
                 None,
                 "MB/s",
-                "unknown: the device does not report a rated bandwidth; the best "
-                "measured bandwidth is used instead; give it with --peak disk=2GB/s",
+                "unknown: the device does not report a rated bandwidth, and the best "
+                "measured one is a write a cache above the device may take: no peak; give "
+                "it with --peak disk=2GB/s",
                 f"device model: {disk_model or 'not reported'}",
                 "bandwidth",
                 {"benchmark": "disk"},

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from hpcscope import safe_write
 from hpcscope.paths import cache_root
 
 NEWEST = "4.1"
@@ -319,11 +320,11 @@ def apply_patches(source: Path) -> None:
                 f"{patch.path} of this SimGrid does not hold the text hpcscope changes "
                 f"({patch.why}): PATCHES in machine/simgrid.py are for release {NEWEST}"
             )
-        path.write_text(text.replace(patch.release, patch.ours))
+        safe_write.write_text(path, text.replace(patch.release, patch.ours))
 
 
 def _run(argv: list[str], log: Path, step: str, cwd: Path | None = None) -> None:
-    with log.open("a") as out:
+    with safe_write.open_append(log) as out:
         out.write(f"\n$ {' '.join(argv)}\n")
         out.flush()
         done = subprocess.run(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
@@ -346,10 +347,9 @@ def build_release(
         return target
     if not shutil.which("cmake"):
         raise SimGridBuildError("cmake is not installed: apt-get install cmake")
-    work = root() / f"build-{version}"
-    work.mkdir(parents=True, exist_ok=True)
+    work = safe_write.ensure_dir(cache_root(), f"simgrid/build-{version}")
     log = root() / f"build-{version}.log"
-    log.write_text("")
+    safe_write.write_text(log, "")
     say(
         f"building SimGrid {build_name(version)} from its source, once (about 12 minutes on "
         f"2 cores, 1 when updating an earlier build; log: {log})"
@@ -371,8 +371,7 @@ def build_release(
             tar.extractall(work, filter="data")
     apply_patches(source)
     (target / DONE).unlink(missing_ok=True)  # the prefix is being replaced
-    objects = work / "build"
-    objects.mkdir(exist_ok=True)
+    objects = safe_write.ensure_dir(work, "build")
     # cwd: SimGrid's configure copies its stack-growth probe to "test_stackgrowth" relative
     # to the working directory and removes it from the build folder only.
     _run(
@@ -384,5 +383,5 @@ def build_release(
     )  # fmt: skip
     _run(["cmake", "--build", str(objects), "-j", str(jobs)], log, "build")
     _run(["cmake", "--install", str(objects)], log, "install")
-    (target / DONE).write_text(build_name(version) + "\n")
+    safe_write.write_text(target / DONE, build_name(version) + "\n")
     return target

@@ -274,7 +274,7 @@ def render_comparison(rows: list[Row], heading: str = "Comparison") -> Markup:
 def write_comparison_html(rows: list[Row], path: Path, title: str = "hpcscope comparison") -> Path:
     """A standalone page with the comparison table; no scripts, no external requests."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    safe_write.ensure_dir(path.parent)  # the folder of the file the user named
     html = (
         _env()
         .get_template("compare_page.html")

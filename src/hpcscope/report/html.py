@@ -1072,8 +1072,7 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
     two) is compared with the first run of that suite. Returns the index.html path."""
     if not run_ids:
         raise ValueError("write_report needs at least one run id")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = safe_write.ensure_dir(out_dir)  # the folder as named (links below: see callers)
     loaded = {rid: (store.run(rid), store.samples(rid)) for rid in dict.fromkeys(run_ids)}
     groups = over_runs_analysis.group_comparable(list(loaded.values()))
     first_of_machine: dict[tuple, int] = {}

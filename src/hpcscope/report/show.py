@@ -152,7 +152,8 @@ def peak_lines(run: dict, samples: list[dict]) -> list[str]:
     if unknown:
         lines.append(
             f"none known for {', '.join(unknown)}: the best measured value stands in "
-            "(run node --peak NAME=VALUE gives one)"
+            "(disk and IOPS: no peak, as a cache above the device may give the best; "
+            "run node --peak NAME=VALUE gives one)"
         )
     return lines
 

@@ -16,7 +16,8 @@ Defaults by mode (the knobs of cli/node_knobs.py replace them one by one):
   net   --quick: TCP 128K, 1 stream, ping-pong 1 B; full: 1K,32K,128K x 1 and cores streams
 
 Disk files: one per concurrent I/O. Throughput: 256 MiB (--quick) or 1 GiB each, at least
-twice the largest block. IOPS: 2 GiB (--quick 256 MiB) divided by the largest depth, so
+twice the largest block; a full run grows them past RAM where outgrow_ram allows
+(suites/node.py disk_note; fio runs the same size). IOPS: 2 GiB (--quick 256 MiB) divided by the largest depth, so
 depth 128 does not need 128 times the space. The program refuses sizes the file system
 cannot hold, naming them.
 """

@@ -18,6 +18,10 @@ depth, protocol), so the report can put "measured" and "reference" on one row:
   fio           psync, numjobs=threads, direct=1, same bs, overwrite=1,
                 scramble_buffers=0                          <-> disk
   iperf3        -J, -P streams, -l block, server on 127.0.0.1 <-> net protocol=tcp/udp
+  (likwid-bench's STREAM and iperf3 run once a job, and suites/node.py alternates three
+  such jobs with four short runs of ours at the same point; the node table compares
+  their medians, analysis/node_table.py. fio stays one job of its repetitions: see
+  docs/node.md "Ours right beside the tool".)
   (OpenBLAS DGEMM is measured by our cpu program itself: workload=dgemm, the HPL-like bound.)
 
 Their output is parsed by hpcscope.results.parsers (Job.output names the parser); a
@@ -267,10 +271,14 @@ def iperf3_jobs(
     for protocol, block, streams in points:
         port = free_port()
         secs = max(1, round(seconds))  # iperf3 -t takes whole seconds; 0 would mean forever
-        # timeout(1) on both sides: a killed job must not leave a server or client behind.
+        # timeout(1) on both sides: a job that hangs must not leave a server or client
+        # behind. --foreground keeps them in the job's process group: without it timeout
+        # makes a group of its own, which the kill of the job's group (a time limit,
+        # Ctrl-C, launch/command.kill_group) missed, leaving iperf3 running (issue 43).
         limit = reps * (secs + 10) + 10
         client = [
             "timeout",
+            "--foreground",
             str(secs + 10),
             "iperf3",
             "-c",
@@ -289,7 +297,8 @@ def iperf3_jobs(
             client += ["-u", "-b", "0"]
         line = " ".join(client)
         script = (
-            f"timeout {limit} iperf3 -s -B 127.0.0.1 -p {port} >/dev/null 2>&1 & srv=$!; "
+            f"timeout --foreground {limit} iperf3 -s -B 127.0.0.1 -p {port} >/dev/null 2>&1 "
+            "& srv=$!; "
             f"trap 'kill $srv 2>/dev/null' EXIT INT TERM; sleep 0.3; rc=0; "
             f"for i in $(seq {reps}); do {line} || rc=$?; done; exit $rc"
         )
