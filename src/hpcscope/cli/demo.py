@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 
 from hpcscope import build as build_mod
-from hpcscope import runner
+from hpcscope import runner, safe_write
 from hpcscope.analysis import summary
 from hpcscope.cli.common import err, handle_errors, store_of
 from hpcscope.cli.run import execute_command, run_coll, run_lanes, run_node, run_p2p
@@ -80,7 +80,7 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
             command,
             quick=True,
             mpi=mpi,
-            out_dir=str(folder / suite),
+            out_dir=str(safe_write.ensure_dir(folder, suite)),  # never a planted link
             label=f"demo {suite}",
             **extra,
         )
@@ -104,7 +104,7 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
         err.print("[red]nothing was measured[/red]")
         sys.exit(runner.EXIT_FAILED)
     started = time.monotonic()
-    page = html.write_report(store_of(ctx), run_ids, folder / "report")
+    page = html.write_report(store_of(ctx), run_ids, safe_write.ensure_dir(folder, "report"))
     err.print(
         f"  report {page.stat().st_size / 1e6:.1f} MB, runs {', '.join(map(str, run_ids))} "
         f"({time.monotonic() - started:.0f} s)"

@@ -43,8 +43,9 @@ class LaunchSpec:
     files: dict[str, str] = field(default_factory=dict)
 
     def materialize(self, directory: str | Path) -> list[str]:
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+        # <workdir>/<job>: made here, or this user's own folder already; never a planted
+        # link (DIR/launch/openmpi_core_r1 -> elsewhere would put the rankfile there)
+        directory = safe_write.ensure_dir(Path(directory).parent, Path(directory).name)
         args = list(self.args)
         for name, content in self.files.items():
             path = directory / name
