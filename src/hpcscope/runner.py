@@ -477,10 +477,6 @@ def default_out_dir(run_id: int, db: str | Path = "hpcscope.db") -> Path:
     return Path("hpcscope-out") / f"{prefix}run-{run_id}"
 
 
-def check_writable(folder: Path) -> None:
-    """Refuse an output folder that cannot be made or written, before a run exists."""
-    try:
-        safe_write.ensure_dir(folder)
 def make_out_dir(folder: Path, named: bool) -> Path:
     """The run's output folder, made: as the user named it (`named`, -o/--out: it may be
     a symbolic link), else the default hpcscope-out/[<db>-]run-ID, whose last part must
@@ -491,6 +487,10 @@ def make_out_dir(folder: Path, named: bool) -> Path:
     return safe_write.ensure_dir(folder.parent, folder.name)
 
 
+def check_writable(folder: Path) -> None:
+    """Refuse an output folder that cannot be made or written, before a run exists."""
+    try:
+        safe_write.ensure_dir(folder)
         safe_write.probe_writable(folder)  # a new random name: no existing file is touched
     except OSError as exc:
         raise UsageError(
