@@ -237,7 +237,7 @@ def test_cancel_running_job_keeps_its_records(cluster, hello, tmp_path: Path) ->
     # The meta and the sample are flushed before the sleep: wait until they are on disk.
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        outs = list((tmp_path / "rundir").glob("*/task-1.jsonl"))
+        outs = list((tmp_path / "rundir").glob("run-*/*/task-1.jsonl"))
         if outs and outs[0].read_text().count("\n") >= 2:
             break
         time.sleep(0.2)
@@ -292,7 +292,7 @@ def test_interrupted_collect_resumes_and_collects_take_turns(
     backend.wait(run_id, progress=False)
     (launch,) = store.launches(run_id)
     rundir = tmp_path / "rundir"
-    (task_file,) = rundir.glob("*/task-1.jsonl")
+    (task_file,) = rundir.glob("run-*/*/task-1.jsonl")
     for line in task_file.read_text().splitlines()[:2]:  # what an interrupted collect left
         store.add_record(launch["id"], json.loads(line))
     collect = [

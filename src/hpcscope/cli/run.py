@@ -167,7 +167,8 @@ def job_time_limit(value: str | None) -> int | None:
 
 def print_scripts(plan, kw: dict, out: Path) -> None:
     """Dry run on SLURM: the batch scripts that would be submitted."""
-    rundir = Path(kw["slurm_dir"] or out / "slurm").absolute()
+    # a submitted run writes into a new folder of its own there (SlurmBackend.fresh_rundir)
+    rundir = Path(kw["slurm_dir"] or out / "slurm").absolute() / "run-DRYRUN.XXXXXXXX"
     options = SlurmOptions.from_options(kw)
     try:
         for group in group_jobs(plan.jobs):

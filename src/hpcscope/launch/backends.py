@@ -68,6 +68,7 @@ def _slurm(ctx: BackendContext) -> Backend:
         ctx.store,
         SlurmOptions.from_options(ctx.options),
         rundir=Path(rundir) if rundir else ctx.folder / "slurm",
+        rundir_named=bool(rundir),
     )
 
 

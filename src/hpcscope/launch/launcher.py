@@ -245,17 +245,18 @@ def _rank_cpus(job: Job) -> list[int] | None:
 
 
 def rankfile_script(job: Job) -> list[str]:
-    """Bash that writes an Open MPI rankfile from the allocation's hostnames."""
+    """Bash that writes an Open MPI rankfile from the allocation's hostnames, as a new
+    file (`new` and noclobber: slurm_script.render)."""
     node_ranks = per_node(job) or job.ranks
     cpus = " ".join(str(c) for c in (job.cpus or []))
     return [
         'rankfile="$group/task-$task.rankfile"',
+        'new "$rankfile"',
         'mapfile -t hosts < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
         f"cpus=({cpus})",
-        ': >"$rankfile"',
         f"for ((r = 0; r < {job.ranks}; r++)); do",
-        f'  echo "rank $r=${{hosts[r / {node_ranks}]}} slot=${{cpus[r]}}" >>"$rankfile"',
-        "done",
+        f'  echo "rank $r=${{hosts[r / {node_ranks}]}} slot=${{cpus[r]}}"',
+        'done >"$rankfile" || exit 2',
     ]
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import os
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -191,10 +192,14 @@ class SlurmBackend:
         rundir: Path | None = None,
         runner: Runner = run_command,
         poll_interval_s: float = 2.0,
+        rundir_named: bool = False,
     ) -> None:
+        """rundir: where each submitted run gets its own new folder (fresh_rundir);
+        rundir_named: the user named it (--slurm-dir), so it may be a symbolic link."""
         self.store = store
         self.options = options or SlurmOptions()
         self.rundir = rundir
+        self.rundir_named = rundir_named
         self.runner = runner
         self.poll_interval_s = poll_interval_s
 
@@ -238,6 +243,19 @@ class SlurmBackend:
 
     # -- scripts and submission -----------------------------------------------------
 
+    def fresh_rundir(self, run_id: int) -> Path:
+        """A new folder for one run's scripts, batch output and task files: made by
+        mkdtemp (mode 0700, a name no one can guess or plant beforehand: run-ID.RANDOM)
+        inside the run directory: --slurm-dir as named, else <run folder>/slurm, which
+        must be this user's own folder (safe_write.ensure_dir). Nothing is reused, so a
+        task never writes through an entry someone else placed."""
+        base = self.rundir or Path("hpcscope-out") / f"run-{run_id}" / "slurm"
+        if self.rundir_named:
+            safe_write.ensure_dir(base)
+        else:
+            safe_write.ensure_dir(base.parent, base.name)
+        return Path(tempfile.mkdtemp(prefix=f"run-{run_id}.", dir=base)).absolute()
+
     def scripts(
         self, run_id: int | str, jobs: list[Job], rundir: Path
     ) -> list[tuple[JobGroup, str]]:
@@ -273,10 +291,12 @@ class SlurmBackend:
         """
         if not jobs:
             raise SlurmError("nothing to submit: the plan has no jobs")
-        rundir = Path(self.rundir or Path("hpcscope-out") / f"run-{run_id}" / "slurm")
-        rundir = rundir.absolute()
-        rundir.mkdir(parents=True, exist_ok=True)
-        rendered = self.scripts(run_id, jobs, rundir)  # may raise ScriptError
+        rundir = self.fresh_rundir(run_id)
+        try:
+            rendered = self.scripts(run_id, jobs, rundir)  # may raise ScriptError
+        except ScriptError:
+            rundir.rmdir()  # still empty: nothing was written into it
+            raise
         data: dict[str, Any] = {
             "rundir": str(rundir),
             "slurm_conf": os.environ.get("SLURM_CONF", ""),

@@ -9,6 +9,15 @@ Inside the job each task writes, under <rundir>/<group>/:
     task-<i>.jsonl   the program's stdout: the records
     task-<i>.err     its stderr
     task-<i>.rc      its exit status, written only when the program ended by itself
+<rundir> is a new folder per run (SlurmBackend.fresh_rundir: mkdtemp, mode 0700).
+
+Files are only ever created, never written through an existing entry: the script runs
+under `set -o noclobber`, and `new` refuses any entry that exists (`-e` or `-L`: bash's
+noclobber alone still writes through a symbolic link to /dev/null, a FIFO or a device)
+with one line naming it, exit 2; the group folder is made with mkdir or must be a real
+folder of this user's own. Before the program starts all four names are checked, so a
+planted entry stops the task before anything runs. (Between the check and the write a
+new entry could still appear; the folder is private to the user, so only they could.)
 
 Safety: #SBATCH lines are read by sbatch, not by a shell, so shell quoting does not
 protect them; anything the user gave that lands there is either sanitised (job names) or
@@ -283,11 +292,20 @@ def render(group: JobGroup, run_id: int | str, rundir: Path, options: SlurmOptio
             raise ScriptError(f"environment variable name {key!r} is not valid in a shell")
         lines.append(f"export {key}={q(value)}")
     lines += [
+        "set -o noclobber  # create files only; `new` refuses what noclobber lets through",
         f"rundir={q(str(rundir))}",
         f'group="$rundir"/{q(group.name)}',
         'task="${SLURM_ARRAY_TASK_ID:?this script runs as a SLURM job array (sbatch --array)}"',
-        'mkdir -p -- "$group"',
-        'echo "${SLURM_JOB_ID:-}" >"$group/task-$task.jobid"',
+        "refuse() {",
+        '  echo "hpcscope: refusing $1: $2 (planted?); remove it or submit again" >&2',
+        "  exit 2",
+        "}",
+        'new() { if [ -e "$1" ] || [ -L "$1" ]; then refuse "$1" "it already exists"; fi; }',
+        'mkdir -m 700 -- "$group" 2>/dev/null ||',
+        '  { [ -d "$group" ] && [ ! -L "$group" ] && [ -O "$group" ]; } ||',
+        '  refuse "$group" "it is not a folder of this user\'s own"',
+        'for f in jobid jsonl err rc; do new "$group/task-$task.$f"; done',
+        'echo "${SLURM_JOB_ID:-}" >"$group/task-$task.jobid" || exit 2',
     ]
     if (
         options.launcher == "mpirun"
@@ -301,7 +319,8 @@ def render(group: JobGroup, run_id: int | str, rundir: Path, options: SlurmOptio
         " ".join(launch_line(job, options))
         + ' >"$group/task-$task.jsonl" 2>"$group/task-$task.err"',
         "rc=$?",
-        'echo "$rc" >"$group/task-$task.rc"',
+        'new "$group/task-$task.rc"',
+        'echo "$rc" >"$group/task-$task.rc" || exit 2',
         'exit "$rc"',
         "",
     ]
