@@ -38,7 +38,8 @@ def POW2(lo, hi):
 
 
 def run(cmd: list[str], timeout: float = 120, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=ENV, **kw)
+    env = kw.pop("env", ENV)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, **kw)
 
 
 @pytest.fixture(scope="module", params=sorted(FLAVORS))
@@ -60,8 +61,11 @@ def flavor(request, tmp_path_factory):
     return name, f, binary, build
 
 
-def launch(flavor, *args: str, ranks: int = 2, timeout: float = 180) -> subprocess.CompletedProcess:
-    """p2p on `ranks` ranks; 2 ranks are pinned to CPUs 0 and 1, more run unbound."""
+def launch(
+    flavor, *args: str, ranks: int = 2, timeout: float = 180, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """p2p on `ranks` ranks; 2 ranks are pinned to CPUs 0 and 1, more run unbound. `env`:
+    variables added to the launcher's environment."""
     name, f, binary, scratch = flavor
     if name == "openmpi":
         if ranks == 2:
@@ -73,7 +77,11 @@ def launch(flavor, *args: str, ranks: int = 2, timeout: float = 180) -> subproce
             where = ["--oversubscribe", "--bind-to", "none"]
     else:
         where = ["-bind-to", "user:0,1"] if ranks == 2 else []
-    return run([f["run"], "-np", str(ranks), *where, str(binary), *args], timeout=timeout)
+    return run(
+        [f["run"], "-np", str(ranks), *where, str(binary), *args],
+        timeout=timeout,
+        env=ENV | (env or {}),
+    )
 
 
 def records(text: str) -> list[dict]:
@@ -479,3 +487,57 @@ def test_fixed_counts_without_precision_write_no_precision(flavor):
     done = launch(flavor, "--tests", "latency", "--max-size", "8", *QUICK)
     assert done.returncode == 0, done.stderr
     assert not [r for r in records(done.stdout) if "precision" in r]
+
+
+def transport_meta(flavor, env: dict | None = None) -> dict:
+    done = launch(flavor, "--tests", "latency", "--sizes", "8", *QUICK, env=env)
+    assert done.returncode == 0, done.stderr
+    return records(done.stdout)[0]
+
+
+def test_meta_records_the_transport_read_through_mpi_t(flavor):
+    """Issue 47 part 1: the transport as the library chose it at run time, read inside the
+    benchmark. Open MPI: the PML and BTLs open after MPI_Init, the requests and the eager
+    limit of the shared-memory BTL; MPICH: its device from MPI_Get_library_version."""
+    name = flavor[0]
+    meta = transport_meta(flavor)
+    cvars, transport = meta["mpi_t"], meta["mpi_transport"]
+    assert isinstance(cvars, dict) and 0 < len(cvars) <= 64
+    assert all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in cvars.values())
+    assert all(len(v) <= 200 for v in cvars.values() if isinstance(v, str))
+    assert transport["mpi_t_more"] == 0 and "mpi_t_error" not in transport
+    if name == "openmpi":
+        limit = cvars.get("btl_vader_eager_limit", cvars.get("btl_sm_eager_limit"))
+        assert isinstance(limit, int) and limit > 0, cvars
+        assert transport["device"] is None
+        assert transport["components_open"]["pml"] == ["ob1"]
+        btls = transport["components_open"]["btl"]
+        assert "self" in btls and ({"vader", "sm"} & set(btls)), btls
+        assert isinstance(cvars["pml"], str) and isinstance(cvars["btl"], str)  # requests
+        # vader on Linux copies large messages with CMA (or XPMEM/KNEM where built)
+        mechanism = cvars.get("btl_vader_single_copy_mechanism")
+        assert mechanism in ("cma", "xpmem", "knem", "none", "emulated"), cvars
+    else:
+        assert transport["device"].startswith("ch4:") or transport["device"].startswith("ch3:")
+        assert transport["components_open"] is None
+        assert "MPIR_CVAR_CH4_NETMOD" in cvars or "MPIR_CVAR_NEMESIS_NETMOD" in cvars
+
+
+def test_mpi_t_values_are_the_ones_in_effect_not_the_defaults(flavor):
+    """A setting changed for one launch is what its meta record holds: the values are read
+    at run time (Open MPI's MCA variable, MPICH's MPIR_CVAR_ environment variable), and
+    UCX_RNDV_THRESH is recorded as set."""
+    name = flavor[0]
+    if name == "openmpi":
+        meta = transport_meta(flavor, {"OMPI_MCA_btl_vader_eager_limit": "8192"})
+        assert meta["mpi_t"]["btl_vader_eager_limit"] == 8192
+        # only TCP and self asked for: vader is not open, so neither its limit is recorded
+        meta = transport_meta(flavor, {"OMPI_MCA_btl": "self,tcp"})
+        assert meta["mpi_t"]["btl"] == "self,tcp"
+        assert sorted(meta["mpi_transport"]["components_open"]["btl"]) == ["self", "tcp"]
+        assert not [k for k in meta["mpi_t"] if k.startswith("btl_vader_")]
+    else:
+        meta = transport_meta(flavor, {"MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE": "32768"})
+        assert meta["mpi_t"]["MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE"] == 32768
+    meta = transport_meta(flavor, {"UCX_RNDV_THRESH": "16k"})
+    assert meta["mpi_transport"]["env"] == {"UCX_RNDV_THRESH": "16k"}

@@ -1,5 +1,6 @@
 #include "binding_mpi.h"
 #include "cacheline_mpi.h"
+#include "transport_mpi.h"
 #include "timer.h"
 #include <ctype.h>
 #include <errno.h>
@@ -251,6 +252,13 @@ int hs_write_meta_mpi(FILE *out, const char *benchmark, const char *version,
         hs_json_begin(&j, "meta");
         hs_meta_begin(&j, benchmark, version);
         hs_mpi_library_json(&j, "mpi", &lib);
+        char text[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len = 0;
+        MPI_Get_library_version(text, &len);
+        text[len < MPI_MAX_LIBRARY_VERSION_STRING ? len
+                                                  : MPI_MAX_LIBRARY_VERSION_STRING - 1] =
+            '\0';
+        hs_mpi_transport_json(&j, text); /* "mpi_t", "mpi_transport" (transport_mpi.h) */
         hs_json_open_array(&j, "ranks");
         for (int r = 0; r < n; r++) hs_binding_json(&j, NULL, &all[r]);
         hs_json_close(&j);

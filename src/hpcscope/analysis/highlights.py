@@ -76,7 +76,10 @@ def group_dips(found: Sequence[Observation]) -> list[Observation]:
         done.add(o.subject)
         worst = max(dips, key=lambda d: d.numbers["shortfall"])
         others = ", ".join(
-            f"{format_bytes(d.numbers['bytes'])} (-{d.numbers['shortfall']:.0%})"
+            f"{format_bytes(d.numbers['bytes'])} (-{d.numbers['shortfall']:.0%}"
+            # a recorded protocol threshold within that dip's step (analysis/mpi_transport)
+            + (f"; {d.numbers['switch']}: the protocol switch" if d.numbers.get("switch") else "")
+            + ")"
             for d in dips
             if d is not worst
         )

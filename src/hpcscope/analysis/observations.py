@@ -17,6 +17,8 @@ Methods (also stated in the report's "methods" section):
 - Dips: a bandwidth point lower than the geometric mean of its two neighbours by more than
   `min_drop` (and more than its confidence interval explains); under the Hockney model
   bandwidth never decreases with size, so a dip is an effect (protocol switch, cache).
+  Its cause is named only from a recorded protocol threshold within its step (the eager
+  limit read through MPI_T, analysis/mpi_transport.py); otherwise it is "not explained".
 - Flat region: the longest prefix of sizes whose latency stays within `tolerance` of its
   smallest value.
 - Placement ratios: at a small size (8 B when measured) and at the largest common size.
@@ -34,6 +36,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import nnls
 
+from hpcscope.analysis import mpi_transport
 from hpcscope.formatting import format_bytes, format_number
 
 SEVERITIES = ("info", "notable", "warning")
@@ -222,12 +225,20 @@ def bandwidth_dips(
     min_drop: float = 0.08,
     ci_halfwidth: Sequence[float] | None = None,
     subject: str = "",
+    explain: bool = False,
+    thresholds: Sequence[mpi_transport.Threshold] | None = None,
 ) -> list[Observation]:
     """Sizes where bandwidth falls below the geometric mean of its neighbours.
 
     Under the Hockney model bandwidth m / (alpha + m/beta) only grows with m, so a point
     clearly below its neighbours' trend is an effect to explain. The shortfall must exceed
     `min_drop` and the point's relative CI half-width (when given), so noise is not named.
+
+    `explain`: name each dip's cause from `thresholds`, the protocol thresholds the
+    curve's launches recorded (analysis/mpi_transport.py; None: they recorded no
+    transport): the one within the dip's step (from the size before it to its own size)
+    is the protocol switch; with none there, the text says "not explained" and what to
+    check.
     """
     x, y = _arrays(sizes, bandwidth)
     half = (
@@ -265,6 +276,10 @@ def bandwidth_dips(
             if recovered is not None and drop > 0
             else ""
         )
+        switch = None
+        if explain:
+            tail += "; " + mpi_transport.step_text(x[i - 1], x[i], thresholds)
+            switch = mpi_transport.explain_step(x[i - 1], x[i], thresholds or [])
         out.append(
             Observation(
                 "dip",
@@ -280,6 +295,10 @@ def bandwidth_dips(
                     "shortfall": shortfall,
                     "drop": drop,
                     "recovered_bytes": recovered,
+                    # the recorded threshold within the step, e.g. "btl_vader_eager_limit
+                    # = 4096" (None: none, or no transport recorded)
+                    "switch": switch.cite() if switch else None,
+                    "switch_bytes": switch.bytes if switch else None,
                 },
                 "notable",
                 subject,
@@ -716,8 +735,12 @@ def p2p_observations(
     latency: Mapping[str, Mapping[float, float]],
     bandwidth: Mapping[str, Mapping[float, float]],
     bandwidth_ci: Mapping[str, Mapping[float, float]] | None = None,
+    transport: Mapping[str, Sequence[mpi_transport.Threshold]] | None = None,
 ) -> list[Observation]:
-    """All point-to-point observations for curves {label: {bytes: median}}."""
+    """All point-to-point observations for curves {label: {bytes: median}}. `transport`:
+    {label: recorded protocol thresholds} (mpi_transport.curve_thresholds); given, every
+    dip is explained from it or says "not explained" (a curve without an entry recorded
+    no transport)."""
     out: list[Observation] = []
     for label in sorted(latency, key=_placement_rank):
         sizes = sorted(latency[label])
@@ -734,7 +757,16 @@ def p2p_observations(
         half = None
         if bandwidth_ci and label in bandwidth_ci:
             half = [bandwidth_ci[label].get(s, 0.0) for s in sizes]
-        out.extend(bandwidth_dips(sizes, vals, ci_halfwidth=half, subject=label))
+        out.extend(
+            bandwidth_dips(
+                sizes,
+                vals,
+                ci_halfwidth=half,
+                subject=label,
+                explain=transport is not None,
+                thresholds=None if transport is None else transport.get(label),
+            )
+        )
         plateau = bandwidth_plateau(sizes, vals, subject=label)
         if plateau:
             out.append(plateau)

@@ -26,6 +26,7 @@ from hpcscope.analysis import (
     clock_peaks,
     cpu_pair,
     machine_measured,
+    mpi_transport,
     node_table,
     paper_colls,
     paper_compare,
@@ -237,7 +238,7 @@ def _cache_rows(topo: Topology) -> list[tuple[Any, int, list[int]]]:
     return [tuple(v) for v in seen.values()]
 
 
-def _environment(run: dict, w: _Writer) -> Section | None:
+def _environment(run: dict, w: _Writer, launches: list[dict] | None = None) -> Section | None:
     env = dict(run.get("environment") or {})
     mpis = run.get("mpi") or []
     if not env and not mpis:
@@ -273,6 +274,26 @@ def _environment(run: dict, w: _Writer) -> Section | None:
                     [m.get("flavor"), m.get("version"), m.get("mpicc"), m.get("mpirun")]
                     for m in mpis
                 ],
+            )
+        )
+    transport = [  # analysis/mpi_transport.py: read inside the benchmarks, rank 0
+        [f"{label} ({count} launch{'es' if count > 1 else ''})", *row]
+        for label, meta, count in mpi_transport.by_library(launches or [])
+        for row in mpi_transport.facts_rows(meta)
+    ]
+    if transport:
+        sec.tables.append(
+            w.table(
+                "mpi_transport",
+                "MPI transport as the benchmarks found it at run time",
+                ["MPI (launches)", "fact", "value", "source"],
+                transport,
+                "Read inside each benchmark (rank 0) after MPI_Init: components open, the "
+                "requests (MCA or MPIR_CVAR settings) and the protocol thresholds, through "
+                "the MPI tool interface (MPI_T control variables); MPICH's device from "
+                "MPI_Get_library_version. A p2p dip is named a protocol switch only where "
+                "the eager limit of the transport that carried the pair lies within its step "
+                "(analysis/mpi_transport.py).",
             )
         )
     if variables:
@@ -424,7 +445,15 @@ def _p2p(
                 )
     if judged and target:
         sec.tables.append(_precision_table(judged, target, w))
-    found = obs.p2p_observations(centres.get("latency", {}), centres.get("bandwidth", {}))
+    # every dip named from the transport its launches recorded, or "not explained"
+    transport = (
+        None
+        if launches is None
+        else mpi_transport.curve_thresholds(p2p, launches, p2p_figs.curve_label)
+    )
+    found = obs.p2p_observations(
+        centres.get("latency", {}), centres.get("bandwidth", {}), transport=transport
+    )
     fits = [o for o in found if o.kind == "fit"]
     sec.observations = highlights_mod.group_dips([o for o in found if o.kind != "fit"])
     if fits:
@@ -951,7 +980,9 @@ def _run_context(
     target = precision.target_of(run.get("notes") or [])
     w = _Writer(out_dir, run_id)
     machine = (
-        (None, None) if machine_shown_in else (_machine(run, w, samples), _environment(run, w))
+        (None, None)
+        if machine_shown_in
+        else (_machine(run, w, samples), _environment(run, w, launches))
     )
     sections = [
         s
@@ -1192,7 +1223,7 @@ def _group_context(
     machine = (
         (None, None)
         if machine_shown_in
-        else (_machine(first, w, loaded[group[0]][1]), _environment(first, w))
+        else (_machine(first, w, loaded[group[0]][1]), _environment(first, w, launches))
     )
     parts = over_runs_parts.group_parts(runs, samples, anchor)
     differs = _what_differs(runs)

@@ -99,6 +99,7 @@ def print_header(
     console.print(f"started {S(run['started'])}, finished {S(run.get('finished') or '-')}")
     for m in run.get("mpi") or []:
         console.print(f"MPI: {S(m.get('flavor'))} {S(m.get('version'))} ({S(m.get('mpicc'))})")
+    print_mpi_transport(launches, console)
     notes = run.get("notes") or []
     for line in peak_lines(run, samples or []):
         console.print(f"[yellow]peaks[/yellow]: {S(line)}")
@@ -113,6 +114,18 @@ def print_header(
         console.print(
             f"[red]{S(l['name'])}: {S(l['status'])}[/red]\n{S(l.get('stderr_tail') or '')}"
         )
+
+
+def print_mpi_transport(launches: list[dict], console: Console) -> None:
+    """The MPI transport each library ran with, read inside the benchmarks (components in
+    use, requests, eager limits: analysis/mpi_transport.py), one line per library; every
+    fact with its source in the report and the JSON export."""
+    from hpcscope.analysis import mpi_transport
+
+    for label, meta, _ in mpi_transport.by_library(launches):
+        line = mpi_transport.summary_line(meta)
+        if line:
+            console.print(f"[yellow]MPI transport[/yellow] {S(label)}: {S(line)}")
 
 
 def peak_lines(run: dict, samples: list[dict]) -> list[str]:

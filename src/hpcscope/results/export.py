@@ -189,7 +189,9 @@ def launch_entry(
 ) -> dict[str, Any]:
     """One launch as `export --format json` writes it: what ran, how it ended, and the
     placement proof from its meta record (records.md section 2): the MPI library, the
-    timer facts, the cache-line transfer time between the CPUs of a 2-rank launch and per rank the host, the CPUs it was bound to and its NUMA node, as read
+    timer facts, the cache-line transfer time between the CPUs of a 2-rank launch, the MPI
+    transport (`mpi_t`, `mpi_transport`: components, requests and protocol thresholds read
+    through MPI_T) and per rank the host, the CPUs it was bound to and its NUMA node, as read
     from inside the process; `placement` the verdict of the placement check (verified,
     wrong with the reason, or reported for bindings left to the launcher; null when not
     checked). `meta`, `errors`, `summaries` and `stderr_tail` are kept whole
@@ -208,6 +210,9 @@ def launch_entry(
         "mpi": None if not mpi else {"library": mpi.get("library"), "version": mpi.get("version")},
         "timer": None if meta is None else meta.get("timer"),
         "cpu_pair": None if meta is None else meta.get("cpu_pair"),
+        # the MPI transport read inside the benchmark (bench/common/transport_mpi.h)
+        "mpi_t": None if meta is None else meta.get("mpi_t"),
+        "mpi_transport": None if meta is None else meta.get("mpi_transport"),
         "ranks": [
             {k: r.get(k) for k in ("rank", "host", "cpus", "numa", "socket", "core")}
             | ({"lane": r["lane"]} if r.get("lane") else {})  # the lab's per-process lane
