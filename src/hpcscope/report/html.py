@@ -799,12 +799,11 @@ def _node(
                         _pct(r[c]) if c in percent and isinstance(r.get(c), float) else r.get(c)
                         for c in columns
                     ]
-                    for r in map(node_table.flat, rows)  # ranges and modes as text
+                    for r in rows
                 ],
                 "eff_vs_peak = best of our values / peak; eff_vs_reference "
-                "= our median / the reference tool's median (latency: its "
-                "median / ours), ranges and modes beside it; reference_cause: why "
-                "outside 0.9-1.1.",
+                "= our best / the reference tool's best (latency: its "
+                "median / ours).",
                 classes,
             )
         )
