@@ -152,7 +152,8 @@ def test_knobs_reach_the_programs_and_references(tmp_path):
     if not node_refs.missing("fio"):
         assert "ref/fio/randread/1024/t128" in names
     if not node_refs.missing("iperf3"):
-        assert "ref/iperf3/tcp/1048576/P8" in names and "ref/iperf3/udp/1024/P1" in names
+        # each iperf3 point runs as ALTERNATE one-run jobs between ours (suites/node.py)
+        assert "ref/iperf3/tcp/1048576/P8/r1" in names and "ref/iperf3/udp/1024/P1/r3" in names
     assert "node/net/two-nodes" not in names  # one node: no two-node step
 
 

@@ -247,3 +247,13 @@ def test_disk_files_outgrow_ram_where_the_space_allows_and_say_why_not():
     quick = node_parts.disk_plan({}, True, 2)
     size, why = node_parts.outgrow_ram(quick, facts, quick=True)
     assert size == 256 << 20 and "--quick" in why and "within RAM" in why
+
+
+def test_table_cells_get_ranges_and_modes_as_text_not_python_lists():
+    values = [47e3, 48e3, 50e3, 49e3, 46e3, 85e3, 86e3, 84e3, 87e3]
+    samples = [_sample("mem", values, **TRIAD), _sample("likwid-bench", [49e3, 54e3], 2, **TRIAD)]
+    (row,) = node_table.node_table(samples, [])
+    cells = node_table.flat(row)
+    assert cells["ours_range"] == "46-87 GB/s" and cells["reference_range"] == "49-54 GB/s"
+    assert cells["modes"].startswith("two modes: ") and cells["reference_modes"] is None
+    assert not any(isinstance(v, (list, dict)) for v in cells.values())

@@ -60,7 +60,9 @@ def test_file_exists_and_sections_render(report):
 def test_simulated_and_emulated_runs_are_labelled(report):
     _, html = report
     assert "simulated (SimGrid)" in html
-    assert "Emulated nodes" in html
+    assert "Nodes emulated: 4x6 on one machine" in html  # what was emulated
+    assert "collectives and lanes ran on nodes emulated: 4x6" in html  # the banner
+    assert "(True)" not in html
 
 
 def test_observations_cite_lcc3_numbers(report):
@@ -73,7 +75,7 @@ def test_observations_cite_lcc3_numbers(report):
         r"at 16 KiB",
         text,
     )
-    assert "guideline violated" in text  # coll-like set
+    assert "suggested by one launch" in text  # coll-like set: one launch
     assert "past the L1d size of 32 KiB" in text  # pointer chase
     assert "of the fp64 peak" in text  # efficiency vs peak
 

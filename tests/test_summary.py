@@ -46,13 +46,20 @@ def test_p2p_lines_give_small_message_latency_and_peak_bandwidth(store_runs):
     assert all(line.anchor == f"run{runs[0]}-p2p" for line in found.p2p)
 
 
-def test_coll_line_counts_checks_and_the_violation(store_runs):
+def test_coll_line_counts_checks_and_the_finding(store_runs):
     store, runs = store_runs
     found = _summary(store, runs[1])
     assert len(found.coll) == 1
     line = found.coll[0]
-    assert line.checks == 16 and line.violations == 2  # lane beats native at two counts
-    assert line.worst_factor > 1.05 and line.worst_what.startswith("MPI_")
+    # lane beats native at two bcast counts, in the fixture's only launch: suggested, and
+    # the two checks are one finding (MPI_Bcast against its lane mock-up)
+    assert line.checks == 16 and line.violations == 0 and line.suggested == 2
+    (f,) = line.findings
+    assert f.collective == "bcast" and f.counts == [4096, 262144] and f.high > 1.05
+    text = line.text()
+    assert text.startswith("1 finding in 16 guideline checks (Holm-corrected over the run's 16)")
+    assert "suggested by the run's 1 launch (repeat with --repeat 2 to confirm)" in text
+    assert "MPI_Bcast takes " in text and "lanecoll's lane mock-up at 2 of " in text
 
 
 def test_node_lines_carry_peak_and_reference_fractions(store_runs):
@@ -128,25 +135,22 @@ def test_many_curves_whose_launches_disagree_read_as_one_line():
     assert one.anchor == "#mpich core latency" and one.tier == 2
 
 
-def test_violations_of_one_collective_read_as_one_line():
-    found = [
-        (
-            _obs(
-                "guideline",
-                f"mpich MPI_Scan N=2 x n=1, count {c}",
-                speedup=s,
-                mockup=m,
-                native_median_us=2.0,
-                mockup_median_us=1.3,
-            ),
-            "coll",
-        )
-        for c, s, m in ((2, 1.2, "lane"), (20, 1.5, "hier"), (200, 1.6, "hier"))
+def test_guideline_findings_are_highlights_and_many_read_as_one_more_line():
+    def finding(subject: str, factor: float, status: str) -> tuple[Observation, str]:
+        numbers = {"speedup": factor, "status": status}
+        severity = "warning" if status == "violated" else "notable"
+        return Observation("guideline", f"{subject}: {factor}x", numbers, severity, subject), "c"
+
+    one = highlights.rank([finding("mpich MPI_Scan N=2 x n=1", 1.7, "suggested")])
+    assert [(h.text, h.tier, h.severity) for h in one] == [
+        ("mpich MPI_Scan N=2 x n=1: 1.7x", 1, "notable")
     ]
-    ranked = highlights.rank(found)
-    assert len(ranked) == 1
-    assert "mpich MPI_Scan" in ranked[0].text and "3 counts" in ranked[0].text
-    assert "1.60x" in ranked[0].text and ranked[0].anchor == "coll"
+    many = [finding(f"openmpi MPI_C{i} N=2 x n=2", 1.1 + i / 10, "violated") for i in range(6)]
+    ranked = highlights.rank(many)
+    assert len(ranked) == highlights.GUIDELINES_ALONE + 1
+    assert ranked[0].text.startswith("openmpi MPI_C5")
+    rest = next(h for h in ranked if h.text.startswith("3 more guideline findings"))
+    assert "openmpi MPI_C2 N=2 x n=2 (1.30x, violated)" in rest.text
 
 
 def test_dips_of_one_curve_are_grouped_around_the_deepest():

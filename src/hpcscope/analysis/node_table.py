@@ -376,6 +376,24 @@ def _memory_levels(rows: list[dict], run: dict | None) -> None:
                 )
 
 
+STRUCTURED = ("modes", "ours_modes", "reference_modes", "ours_range", "reference_range")
+
+
+def flat(row: dict) -> dict:
+    """The row for a table cell or CSV: the ranges as '45.1-58.3 GB/s' and the modes as
+    their sentence (analysis/modes.py), never a Python list's text."""
+    out = dict(row)
+    for key in STRUCTURED:
+        value = row.get(key)
+        if not value:
+            out[key] = None
+        elif key.endswith("modes"):
+            out[key] = modes.text(value, row["unit"])
+        else:
+            out[key] = modes.span(value, row["unit"])
+    return out
+
+
 def disk_facts_of(run: dict | None) -> dict | None:
     """The disk facts a node run recorded (Note data "disk_facts", machine/disk_facts.py)."""
     for n in (run or {}).get("notes") or []:

@@ -8,8 +8,13 @@ from stored runs, for the top of the report and the end of `hpcscope demo`.
   the caches, 8-64 KiB, above what large copies through memory reach); a mark when
   latency or peak is unstable (the launch medians or the CI of the median spread over
   more than 5 %).
-- coll, lanes: per run and MPI library, how many guideline checks (mock-up vs native at
-  one collective and count) there were, how many were violated, and the largest factor.
+- coll: per run and MPI library, how many guideline checks (mock-up vs native at one
+  collective and count) there were and their findings (analysis/verdicts.findings: one
+  per collective and comparison with its factor range, Holm-corrected, violated only
+  where two or more launches each show it, else suggested), and with 1 rank per node
+  that these compare MPI calls with each other, not lanes;
+- lanes: the lane pattern's best factor over one lane, or that only k = 1 was measured;
+  a simulated run says so (a deterministic model).
 - node: one row per measured quantity with a reference tool or a theoretical peak, at
   the most threads (streams) and the largest block measured: the value, its fraction of
   the reference tool's value and of the peak.
@@ -44,20 +49,53 @@ class P2PLine:
 
 @dataclass
 class CollLine:
+    """The guideline checks of one MPI library in a run, as findings (verdicts.findings:
+    one per collective and comparison, corrected with Holm over the run's checks)."""
+
     run_id: int
     suite: str
     mpi: str
     checks: int
-    violations: int
-    worst_factor: float | None = None
-    worst_what: str = ""
+    violations: int = 0  # checks violated (each of 2+ launches shows it)
+    suggested: int = 0  # checks only one launch shows (or a simulated model)
+    findings: list[verdicts.Finding] = field(default_factory=list)
+    family: int = 0  # the checks Holm's correction ran over (the run's, every library)
+    one_per_node: bool = False  # every check had 1 rank per node: MPI calls, not lanes
     anchor: str = ""  # the report section it links to
+
+    def text(self) -> str:
+        """'1 finding in 140 guideline checks (Holm-corrected over the run's 280), suggested
+        by the run's 1 launch (...): MPI_Scan takes 1.47-1.71x the time of ...'."""
+        corrected = f"Holm-corrected over the run's {self.family}"
+        if not self.findings:
+            text = f"no guideline finding in {self.checks} checks ({corrected})"
+        else:
+            n = len(self.findings)
+            statuses = {f.short_status() for f in self.findings}
+            text = (
+                f"{n} finding{'s' if n != 1 else ''} in {self.checks} guideline checks "
+                f"({corrected})"
+            )
+            if len(statuses) == 1:  # said once for all
+                text += f", {'each ' if n > 1 else ''}{statuses.pop()}"
+            shown = [
+                f.headline(detail=False) + ("" if len(statuses) <= 1 else f", {f.short_status()}")
+                for f in self.findings[:2]
+            ]
+            text += ": " + "; ".join(shown) + (f"; and {n - 2} more" if n > 2 else "")
+        if self.one_per_node:
+            text += (
+                "; with 1 rank per node lane and hier are the library's own collectives "
+                "plus local work: these checks compare MPI calls with each other, not lanes"
+            )
+        return text
 
 
 @dataclass
 class LanesLine:
     """The lane pattern's best speed-up t(1)/t(k) over one lane (L physical lanes: up to
-    L), None when only k = 1 was measured."""
+    L), None when only k = 1 was measured. `simulated`: the model's name ('hydra', N x n)
+    for a simulated run: a deterministic model, not a measurement."""
 
     run_id: int
     mpi: str
@@ -66,11 +104,21 @@ class LanesLine:
     count: int | None
     ks: list[int] = field(default_factory=list)
     anchor: str = ""  # the report section it links to
+    simulated: str | None = None
 
     def text(self) -> str:
+        where = (
+            f"simulated on a model of {self.simulated} (SimGrid; a deterministic model, "
+            "not this machine): "
+            if self.simulated
+            else ""
+        )
         if self.best_factor is None:
-            return "lane pattern measured at k = 1 only (one process per node): no lane comparison"
-        return (
+            return (
+                where
+                + "lane pattern measured at k = 1 only (one process per node): no lane comparison"
+            )
+        return where + (
             f"lane pattern {self.best_factor:.2f}x faster over k = {self.k} lanes than one "
             f"(count {self.count})"
         )
@@ -194,11 +242,7 @@ class Summary:
                     f" ({format_number(p.largest_MBps, 'MB/s')} at {format_bytes(p.largest_bytes)})"
                 )
             out.append(f"p2p {p.config}: {lat}, {bw}{mark}")
-        for c in self.coll:
-            worst = f", largest {c.worst_factor:.2f}x ({c.worst_what})" if c.worst_factor else ""
-            out.append(
-                f"{c.suite} {c.mpi}: {c.violations} of {c.checks} guideline checks violated{worst}"
-            )
+        out += [f"{c.suite} {c.mpi}: {c.text()}" for c in self.coll]
         for lane in self.lanes:
             out.append(f"lanes {lane.mpi}: {lane.text()}")
         for n in self.node:
@@ -274,36 +318,47 @@ def p2p_lines(run_id: int, samples: list[dict]) -> list[P2PLine]:
 
 
 def coll_lines(run_id: int, suite: str, samples: list[dict]) -> list[CollLine]:
-    """Guideline checks of the coll table: one per (row, mock-up) with a verdict."""
+    """Guideline checks of the coll table (one per row and mock-up with a verdict) per MPI
+    library, grouped into findings."""
     coll = [s for s in samples if s.get("benchmark") == "coll"]
     if not coll:
         return []
+    rows = verdicts.coll_table(coll)
     by_mpi: dict[str, CollLine] = {}
-    for row in verdicts.coll_table(coll):
+    shapes: dict[str, set[int]] = {}
+    for row in rows:
         mpi = str(row.get("mpi", ""))
-        line = by_mpi.setdefault(mpi, CollLine(run_id, suite or "coll", mpi, 0, 0))
+        line = by_mpi.setdefault(mpi, CollLine(run_id, suite or "coll", mpi, 0))
+        line.family = int(row.get("checks_in_run") or 0)
         for alg in row.get("algorithms", []):
             verdict = row.get(f"{alg}_verdict")
             if alg == "native" or verdict is None:
                 continue
             line.checks += 1
-            if verdict != "violation":
-                continue
-            line.violations += 1
-            factor = row.get(f"{alg}_speedup")
-            if factor is not None and factor > (line.worst_factor or 0):
-                line.worst_factor = factor
-                line.worst_what = (
-                    f"MPI_{str(row['collective']).capitalize()} {alg} at count {row.get('count')}"
-                )
+            shapes.setdefault(mpi, set()).add(int(row["n"]))
+            if verdict == "violation" and not row.get("deterministic"):
+                line.violations += 1
+            elif verdict in verdicts.FASTER:
+                line.suggested += 1
+    for f in verdicts.findings(rows):
+        by_mpi[f.mpi].findings.append(f)
+    for mpi, line in by_mpi.items():
+        line.one_per_node = shapes.get(mpi) == {1}
     return list(by_mpi.values())
 
 
 def lanes_lines(run_id: int, samples: list[dict]) -> list[LanesLine]:
     rows = [r for r in verdicts.lanes_table(samples) if r["benchmark"] == "lane_pattern"]
+    platforms = {
+        verdicts.mpi_of(s): str((s.get("tags") or {}).get("platform") or "a platform file")
+        for s in samples
+        if (s.get("tags") or {}).get("simulated")
+    }
     out: dict[str, LanesLine] = {}
     for r in rows:
         line = out.setdefault(r["mpi"], LanesLine(run_id, r["mpi"], None, None, None))
+        if r.get("deterministic") and r["mpi"] in platforms:
+            line.simulated = f"{platforms[r['mpi']]}, {r['N']} nodes x {r['n']} ranks"
         if r["k"] not in line.ks:
             line.ks.append(r["k"])
         if r["k"] > 1 and r.get("factor") and r["factor"] > (line.best_factor or 0):

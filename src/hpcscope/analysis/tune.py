@@ -133,7 +133,7 @@ def smooth(
         if (
             algs[i] == "native"
             and left == right != "native"
-            and row.get(f"{left}_verdict") in ("same", "violation")
+            and row.get(f"{left}_verdict") in ("same", "violation", "suggested")
         ):
             filled[i] = left
     out = list(filled)

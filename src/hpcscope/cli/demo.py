@@ -54,7 +54,9 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
     1. topology and placement classes      3. collectives: native vs lane vs hier
     2. p2p latency/bandwidth, both MPIs    4. lane pattern and multi-collective
                                            5. node: CPU, memory, disk, network
-    Each step is an ordinary stored run; a failing step does not stop the others.
+    Each step is an ordinary stored run; a failing step does not stop the others. Where
+    step 4 has one process per node (no k > 1), the lane pattern also runs on a small
+    simulated cluster (SimGrid, if found), labelled as simulated.
 
     \b
     Example: hpcscope demo --out hpcscope-out/demo --mpi openmpi
@@ -100,6 +102,9 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
         err.print(
             f"  {suite:<6} {what}: {S(_step_result(store_of(ctx), outcome, took))}", soft_wrap=True
         )
+        if suite == "lanes":
+            simulated = simulated_lanes(ctx, folder, outcome.run_id, quiet)
+            run_ids += [simulated] if simulated is not None else []
     if not run_ids:
         err.print("[red]nothing was measured[/red]")
         sys.exit(runner.EXIT_FAILED)
@@ -121,6 +126,66 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
     err.print("\nThe report (open it in a browser; `hpcscope show last`, `hpcscope list` next):")
     click.echo(str(page.resolve()))
     sys.exit(runner.EXIT_FAILED if failed else runner.EXIT_OK)
+
+
+# Where the measured lane pattern has no k > 1 (one process per emulated node: nothing to
+# split over lanes), the demo runs it on a small simulated cluster so a newcomer sees what
+# lanes do: Hydra's model (2 lanes per node, one per socket) cut to 4 nodes of 2 sockets x
+# 2 cores, 16 ranks, k = 1, 2, 4. About 4 s on the 2-vCPU guest this was measured on, once
+# the benchmarks are built against SMPI (first time: `hpcscope build --mpi smpi`, ~25 s).
+SIM_PLATFORM = "hydra:nodes=4,cores_per_socket=2"
+
+
+def simulated_lanes(
+    ctx: click.Context, folder: Path, measured: int | None, quiet: Console
+) -> int | None:
+    """The run id of the simulated lane pattern, or None where the measured run compared
+    lanes already, SimGrid is not found, or the simulation did not run (one line says why;
+    an extra step, so it never fails the demo)."""
+    from hpcscope.machine import mpi as mpi_mod
+
+    store = store_of(ctx)
+    if measured is None or any(
+        line.best_factor is not None
+        for line in summary.lanes_lines(measured, store.samples(measured))
+    ):
+        return None
+    label = f"lanes  simulated ({SIM_PLATFORM})"
+    if not mpi_mod.smpi_installs():
+        err.print(
+            f"  {label}: skipped, SimGrid's smpicc/smpirun not found "
+            "(scripts/install-deps installs it; `hpcscope build --mpi smpi` builds one)",
+            soft_wrap=True,
+        )
+        return None
+    kw = _defaults(
+        ctx,
+        run_lanes,
+        quick=True,
+        mpi="smpi",
+        on="sim",
+        platform=SIM_PLATFORM,
+        out_dir=str(safe_write.ensure_dir(folder, "lanes-simulated")),
+        label="demo lanes (simulated)",
+    )
+    started = time.monotonic()
+    try:
+        outcome = execute_command(ctx, "lanes", kw, chatter=quiet)
+    except Exception as exc:  # an extra step: whatever stops it, the measured ones stand
+        err.print(
+            f"  {label}: [yellow]not run[/yellow] ({type(exc).__name__}: {S(exc)}); the "
+            "measured steps are not affected",
+            soft_wrap=True,
+        )
+        return None
+    if outcome is None or outcome.run_id is None:
+        return None
+    took = time.monotonic() - started
+    err.print(
+        f"  {label}, what lanes do on a cluster: {S(_step_result(store_of(ctx), outcome, took))}",
+        soft_wrap=True,
+    )
+    return outcome.run_id
 
 
 def placement_line(topology: Topology) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -63,6 +64,8 @@ def execute(
     passes a quiet console and prints one line per step itself); the progress bar and
     failures always go to stderr."""
     backend = backend_for(kw["on"])
+    if kw["on"] in ("local", "lab") and opts.get("ranks"):
+        check_ranks(int(opts["ranks"]))
     if kw.get("topology") and backend.node_topology is None:
         raise runner.UsageError(
             f"--topology {kw['topology']} describes SLURM compute nodes (--on slurm); "
@@ -331,6 +334,36 @@ def check_shared(shared: dict) -> None:
         raise usage_error(
             f"--nodes {nodes} x --ntasks-per-node {per_node} = {nodes * per_node} ranks: "
             f"hpcscope runs at most {MAX_RANKS} ranks; lower one of them"
+        )
+
+
+# What this machine can start (--on local and lab: every rank is a process here). Above
+# RANKS_PER_CORE per core a run measures the scheduler, not MPI, and its start-up alone
+# takes minutes; RANK_BYTES is a low bound of one MPI rank's resident memory (Open MPI and
+# MPICH ranks hold 20-60 MiB after MPI_Init here), so a count refused for memory could
+# never have started. Oversubscription below the bounds stays a warning of the plan.
+RANKS_PER_CORE = 64
+RANK_BYTES = 16 << 20
+
+
+def check_ranks(ranks: int) -> None:
+    """--ranks above what this machine can start is refused with the numbers."""
+    from hpcscope.machine.environment import available_memory
+
+    cores = len(os.sched_getaffinity(0))
+    most = RANKS_PER_CORE * cores
+    if ranks > most:
+        raise usage_error(
+            f"--ranks {ranks}: this machine can start at most {most} ranks ({RANKS_PER_CORE} "
+            f"per core x {cores} cores hpcscope may use); give fewer, or run on more "
+            "nodes (--on slurm, or --on sim to simulate them)"
+        )
+    memory = available_memory()
+    if memory is not None and ranks * RANK_BYTES > memory:
+        raise usage_error(
+            f"--ranks {ranks}: needs at least {ranks * RANK_BYTES >> 20} MiB ({RANK_BYTES >> 20} "
+            f"MiB per rank), {memory >> 20} MiB are available; give at most "
+            f"{memory // RANK_BYTES} ranks"
         )
 
 

@@ -474,7 +474,9 @@ def outputs(store, run_id: int, out_dir):
         with safe_write.open_for_write(out_dir / "node_table.csv", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
             writer.writeheader()
-            writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
+            writer.writerows(
+                {k: csv_cell(v) for k, v in node_table.flat(row).items()} for row in rows
+            )
         written.append(out_dir / "node_table.csv")
     caches = Topology.from_xml(run["topology_xml"]).cache_sizes() if run.get("topology_xml") else {}
     return written + node_figures.write(samples, peaks, caches, out_dir)
