@@ -120,7 +120,8 @@ def test_rows_above_90_percent_have_no_cause_and_noise_is_named():
     assert machine_measured.efficiency_cause({"eff_vs_peak": 0.95, "peak_name": "fp64"}, []) is None
     noisy = {"benchmark": "mem", "eff_vs_peak": 0.5, "peak_name": "mem", "spread": 0.4}
     assert "repetitions spread by 40%" in machine_measured.efficiency_cause(noisy, [])
-    assert machine_measured.efficiency_cause({**noisy, "spread": 0.01}, []) == "unexplained"
+    quiet = machine_measured.efficiency_cause({**noisy, "spread": 0.01}, [])
+    assert quiet == "not explained; check the array size against the caches and the NUMA placement"
     best = {"benchmark": "mem", "eff_vs_peak": 0.5, "peak_name": node_table.MEASURED_BEST}
     assert machine_measured.efficiency_cause(best, []) is None
 
@@ -262,3 +263,102 @@ def test_a_remote_node_nearer_than_the_slit_says_is_named():
     assert line.reported == "-" and line.verdict == "hwloc reports no distances"
     # one NUMA node: no line at all
     assert machine_measured.compare(numa_samples({(0, 0): 80}), {}, None, None, SLIT_XML) == []
+
+
+# The FP64 peak of a 2-unit AVX-512 core, as machine/peaks.py writes it, and Zen 4's.
+AVX512_PEAK = "2 cores x 4.05 GHz x 32 FP64 FLOP/cycle (AVX-512, 2 FMA units)"
+ZEN4_PEAK = "2 cores x 3.7 GHz x 16 FP64 FLOP/cycle (AVX-512 on 2 FMA units of 256 bits)"
+
+
+def blas_row(workload: str = "dgemm", eff: float = 0.43, formula: str = AVX512_PEAK) -> dict:
+    bench = "cpu" if workload == "dgemm" else "hpcc"
+    return {"benchmark": bench, "workload": workload, "concurrency": 2, "eff_vs_peak": eff,
+            "peak_name": "fp64", "peak": 259.2, "peak_formula": formula, "spread": 0.02}  # fmt: skip
+
+
+def facts(core: str, variables: dict | None = None, loads: dict | None = None):
+    return machine_measured.RunFacts({"dgemm": core, "hpl": core}, variables or {}, loads or {})
+
+
+def test_a_forced_haswell_kernel_names_the_variable_and_its_ceiling():
+    scaling = machine_measured.core_scaling(cpu_samples({1: 128.0, 2: 256.0}, {1: 4.0, 2: 4.0}))
+    forced = facts("Haswell", {"OPENBLAS_CORETYPE": "Haswell"})
+    for workload in ("dgemm", "hpl"):
+        cause = machine_measured.efficiency_cause(blas_row(workload), scaling, forced)
+        assert cause.startswith(
+            "OPENBLAS_CORETYPE=Haswell forces OpenBLAS's Haswell kernel (AVX2): its ceiling "
+            "is 50% of this AVX-512 peak, and this run reached 86% of that ceiling"
+        ), cause
+        assert "the rest is not explained; check the BLAS kernel" in cause
+        assert "kernel's own" not in cause
+    # at 46 % of the peak the kernel explains it all: nothing left unexplained
+    whole = machine_measured.efficiency_cause(blas_row(eff=0.46), scaling, forced)
+    assert "reached" not in whole and "not explained" not in whole
+    # chosen by OpenBLAS itself (no variable): said so
+    chosen = machine_measured.efficiency_cause(blas_row(), scaling, facts("Haswell"))
+    assert chosen.startswith("OpenBLAS chose its Haswell kernel (AVX2; no OPENBLAS_CORETYPE")
+
+
+def test_kernel_ceilings_come_from_the_widths_against_the_peaks_flop_per_cycle():
+    ceiling = machine_measured.kernel_ceiling
+    assert ceiling("Haswell", AVX512_PEAK) == (0.5, "AVX2")
+    assert ceiling("SkylakeX", AVX512_PEAK) == (1.0, "AVX-512")
+    assert ceiling("Haswell", ZEN4_PEAK) == (1.0, "AVX2")  # 2 x 256-bit units: no loss
+    assert ceiling("Sandybridge", AVX512_PEAK) == (0.25, "AVX without FMA")
+    assert ceiling("Nehalem", "1 cores x 2 GHz x 16 FP64 FLOP/cycle (AVX2, 2 FMA units)") == (
+        0.25,
+        "SSE2/SSE3",
+    )
+    assert ceiling("Haswell", "user value 100 GFLOP/s") is None  # --peak: no FLOP/cycle
+    assert ceiling("Neoversen1", AVX512_PEAK) is None  # a kernel not in the table
+    # the native kernel on its own machine leaves the register FMA comparison
+    scaling = machine_measured.core_scaling(cpu_samples({1: 128.0, 2: 250.0}, {1: 4.0, 2: 4.0}))
+    native = machine_measured.efficiency_cause(blas_row(), scaling, facts("SkylakeX"))
+    assert native.startswith("not explained: the register-only FMA kernel reaches 96% of this")
+    assert "so the cores can; check the BLAS kernel and threads (OPENBLAS_VERBOSE=2)" in native
+
+
+def test_load_around_the_job_is_the_guests_or_the_hosts_with_its_number():
+    scaling = machine_measured.core_scaling(cpu_samples({1: 100.0, 2: 110.0}, {1: 3.0, 2: 3.0}))
+    row = {"benchmark": "cpu", "workload": "cpu_peak", "concurrency": 2, "eff_vs_peak": 0.5,
+           "peak_name": "fp64", "peak": 200.0, "peak_formula": AVX512_PEAK}  # fmt: skip
+    guest = {"node/cpu": {"job": "node/cpu", "steal_pct": 0.1, "others_cores": 0.9}}
+    cause = machine_measured.efficiency_cause(row, scaling, facts("", loads=guest))
+    assert "other processes used 0.9 cores during the run (/proc/stat" in cause
+    assert "cores shared on the host" not in cause and "steal" not in cause
+    host = {"node/cpu": {"job": "node/cpu", "steal_pct": 12.0, "others_cores": 0.0}}
+    cause = machine_measured.efficiency_cause(row, scaling, facts("", loads=host))
+    assert "cores shared on the host: the FP64 rate per thread with 2 threads is 55%" in cause
+    assert "steal time 12 %: the host ran other guests" in cause
+    quiet = {"node/cpu": {"job": "node/cpu", "steal_pct": 0.0, "others_cores": 0.05}}
+    cause = machine_measured.efficiency_cause(row, scaling, facts("", loads=quiet))
+    assert "cores shared on the host" not in cause
+    assert "not explained; check SMT siblings (lscpu) and how the host pins these vCPUs" in cause
+    # hpcc's rows take the load of hpcc's job
+    hpl = {"ref/hpcc/hpl/n3072/p2": {"job": "ref/hpcc/hpl/n3072/p2", "steal_pct": 0.0,
+                                     "others_cores": 1.2}}  # fmt: skip
+    cause = machine_measured.efficiency_cause(blas_row("hpl"), [], facts("SkylakeX", loads=hpl))
+    assert cause == (
+        "other processes used 1.2 cores during the run (/proc/stat: the guest's own load, not ours)"
+    )
+
+
+def test_run_facts_read_the_samples_the_environment_and_the_load_notes():
+    samples = [
+        {"benchmark": "cpu", "params": {"workload": "dgemm", "blas_core": "Haswell"}},
+        {"benchmark": "hpcc", "params": {"workload": "hpl", "blas_core": "SkylakeX"}},
+    ]
+    run = {
+        "environment": {"variables": {"OPENBLAS_CORETYPE": "Haswell"},
+                        "virtualization": {"steal_since_boot_pct": 3.5}},
+        "notes": [{"kind": "load", "text": "", "data": {"job": "node/cpu", "steal_pct": 1.0,
+                                                         "others_cores": 0.5}},
+                  {"kind": "peak", "text": "", "data": {"name": "fp64", "formula": AVX512_PEAK}}],
+    }  # fmt: skip
+    found = machine_measured.run_facts(run, samples)
+    assert found.blas_core == {"dgemm": "Haswell", "hpl": "SkylakeX"}
+    assert found.variables == {"OPENBLAS_CORETYPE": "Haswell"} and found.steal_since_boot == 3.5
+    assert found.load({"benchmark": "cpu"}) == {"steal_pct": 1.0, "others_cores": 0.5}
+    assert found.load({"benchmark": "mem"}) is None
+    assert found.peak_formulas == {"fp64": AVX512_PEAK}
+    assert machine_measured.run_facts(None, []).blas_core == {}

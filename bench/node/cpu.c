@@ -14,6 +14,7 @@
  * too), plus DGEMM 2 N^3 FLOP per repetition and 24 N^2 bytes of matrices.
  */
 #define _GNU_SOURCE
+#include "binding.h"
 #include "cpu_kernels.h"
 #include "node_repeat.h"
 #include "node_util.h"
@@ -21,9 +22,13 @@
 #ifndef HS_NO_BLAS
 #include <cblas.h>
 #endif
+#include <dlfcn.h>
+#include <errno.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+
+extern char **environ;
 
 static const char *out_path, *kernels_opt, *threads_opt, *isa_opt;
 static int64_t reps, warmups, dgemm_n;
@@ -204,6 +209,79 @@ static int bench_clock_under(const cpu_kernel *k, int threads)
     return 0;
 }
 
+#ifndef HS_NO_BLAS
+/* OpenBLAS's own words on itself (declared here: Debian's cblas.h has them, others may
+ * not). The kernel is chosen when the library loads (DYNAMIC_ARCH: from CPUID, or
+ * OPENBLAS_CORETYPE where set), so it is known before the first DGEMM. */
+char *openblas_get_corename(void);
+char *openblas_get_config(void);
+int openblas_get_num_threads(void);
+
+/* The BLAS this program runs with (docs/records.md, meta `blas`): the file the dynamic
+ * linker resolved for openblas_get_config (dladdr), its version and configuration, the
+ * kernel it dispatched to, its thread count and every variable of this process's
+ * environment that a BLAS or OpenMP reads. */
+static void blas_json(hs_json *j)
+{
+    hs_json_open_object(j, "blas");
+    Dl_info info;
+    if (dladdr((void *)openblas_get_config, &info) && info.dli_fname) {
+        char *real = realpath(info.dli_fname, NULL);
+        hs_json_str(j, "library", real ? real : info.dli_fname);
+        free(real);
+    } else {
+        hs_json_null(j, "library");
+    }
+    const char *config = openblas_get_config();
+    hs_json_str(j, "config", config ? config : "");
+    char version[32] = "";
+    if (config && sscanf(config, "OpenBLAS %31s", version) != 1) version[0] = '\0';
+    hs_json_str(j, "version", version);
+    const char *core = openblas_get_corename();
+    hs_json_str(j, "core", core ? core : "");
+    hs_json_int(j, "threads", openblas_get_num_threads());
+    hs_json_open_object(j, "env");
+    static const char *prefixes[] = { "OPENBLAS_", "GOTO_", "MKL_", "BLIS_", "OMP_" };
+    for (char **e = environ; *e; e++)
+        for (size_t p = 0; p < sizeof prefixes / sizeof *prefixes; p++) {
+            const char *eq = strchr(*e, '=');
+            size_t len = strlen(prefixes[p]);
+            if (eq && !strncmp(*e, prefixes[p], len) && eq - *e < 128) {
+                char key[128];
+                memcpy(key, *e, (size_t)(eq - *e));
+                key[eq - *e] = '\0';
+                hs_json_str(j, key, eq + 1);
+                break;
+            }
+        }
+    hs_json_close(j);
+    hs_json_close(j);
+}
+#endif
+
+/* The meta record of node_meta (hs_write_meta_self) plus, with OpenBLAS, `blas`. */
+static int cpu_meta(const hs_option *options)
+{
+    hs_binding b;
+    if (hs_binding_read(&b, 0) != 0) {
+        hs_json_error(out, "cannot read this process's binding: %s", strerror(errno));
+        return -1;
+    }
+    hs_json j;
+    hs_json_begin(&j, "meta");
+    hs_meta_begin(&j, "cpu", NODE_VERSION);
+    hs_json_null(&j, "mpi");
+    hs_json_open_array(&j, "ranks");
+    hs_binding_json(&j, NULL, &b);
+    hs_json_close(&j);
+#ifndef HS_NO_BLAS
+    blas_json(&j);
+#endif
+    hs_meta_end(&j, options);
+    hs_binding_free(&b);
+    return hs_json_emit(&j, out);
+}
+
 /* Exact small integers so sampled entries of C can be checked exactly. */
 static double a_val(int64_t i, int64_t k) { return (double)((i + 2 * k) % 7 - 3); }
 static double b_val(int64_t k, int64_t j) { return (double)((3 * k + j) % 5 - 2); }
@@ -254,6 +332,9 @@ static int bench_dgemm(int threads)
     hs_json_str(&j, "workload", "dgemm");
     hs_json_str(&j, "op", "dgemm");
     hs_json_str(&j, "kernel", "openblas_cblas_dgemm");
+    /* the kernel OpenBLAS dispatched to is what this rate measured, like `isa` above */
+    const char *core = openblas_get_corename();
+    hs_json_str(&j, "blas_core", core ? core : "");
     hs_json_str(&j, "precision", "fp64");
     hs_json_int(&j, "threads", threads);
     hs_json_int(&j, "n", n);
@@ -289,7 +370,7 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < nt; i++) node_warn_threads("cpu", threads[i]);
     const char *force = strcmp(isa_opt, "best") ? isa_opt : NULL;
-    if (node_meta(out, "cpu", opts) != 0) return 1;
+    if (cpu_meta(opts) != 0) return 1;
     static const char *precisions[] = { "fp64", "fp32",  "fp16",  "bf16",
                                         "int8", "int16", "int32", "int64" };
     const size_t nprec = sizeof precisions / sizeof *precisions;

@@ -23,7 +23,7 @@ from hpcscope import safe_write
 from hpcscope.formatting import markup_safe as S
 from hpcscope.launch import backends, sim_probe
 from hpcscope.launch.base import Backend, BackendError, fault_log, fault_text, progress_bar
-from hpcscope.machine import environment
+from hpcscope.machine import environment, host_load
 from hpcscope.machine import mpi as mpi_mod
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.machine.node_facts import NodeFacts
@@ -281,12 +281,16 @@ def _run_jobs(
     progress = progress_bar(console, transient=chatter is not None and chatter.quiet)
     bar = progress.add_task("starting", total=len(plan.jobs))
 
+    loads = host_load.JobLoads(store, run_id, backend_name)  # steal, other processes
+
     def on_job(job, state) -> None:
         if state is None:
             seen.started.append(job.name)
             progress.update(bar, description=f"{job.suite} {job.name}")
+            loads.started(job)
             return
         seen.ended.append(job.name)
+        loads.ended(job)
         if state.state == "SKIPPED":  # a backend that cannot run it said why (lab: MPICH)
             console.print(f"[yellow]{job.name} skipped[/yellow]: {state.detail}")
         elif state.state != "COMPLETED":

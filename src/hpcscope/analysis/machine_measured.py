@@ -15,9 +15,11 @@ own samples:
   clock does, the n threads got the throughput of fewer cores (vCPUs floating over
   fewer host cores, or SMT siblings), which no topology shows.
 - Efficiency causes: every row of the node table below 90 % of a theoretical peak gets
-  its measured reasons (clock drop, shared cores, a DGEMM or HPL kernel's own loss
-  against the register FMA kernel, a spread between repetitions that points at a noisy
-  host), or "unexplained".
+  its reasons from recorded facts, each with its number (RunFacts: the OpenBLAS kernel
+  DGEMM and HPL ran, whose vector width caps them below an AVX-512 peak; OPENBLAS_CORETYPE;
+  the clock under load; threads that do not scale, told apart by steal time and by other
+  processes' CPU use around the job, machine/host_load.py; a spread between repetitions),
+  or "not explained; check ..." with what to check.
 - NUMA distances (with several NUMA nodes): hwloc's latency matrix against the measured
   near/far one (analysis/numa_distances.py).
 """
@@ -25,9 +27,10 @@ own samples:
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hpcscope.analysis.clock_peaks import clock_samples
 from hpcscope.analysis.numa_distances import AGREES, Distances, distances
@@ -173,15 +176,190 @@ def core_scaling(samples: Sequence[dict]) -> list[Scaling]:
     return out
 
 
-def efficiency_cause(row: dict, scaling: Sequence[Scaling]) -> str | None:
-    """Why a node-table row is below LOW_EFFICIENCY of its theoretical peak, measured;
-    None when it is not below (or has no theoretical peak)."""
+# OpenBLAS's kernels (openblas_get_corename, lower case) by vector width in bits and
+# whether they use FMA: DYNAMIC_ARCH picks one from CPUID, OPENBLAS_CORETYPE forces one.
+# A name not here has no ceiling stated (OpenBLAS's kernel/ and driver/others/dynamic.c).
+BLAS_KERNELS: dict[str, tuple[int, bool, str]] = {
+    **dict.fromkeys(("skylakex", "cooperlake", "sapphirerapids"), (512, True, "AVX-512")),
+    **dict.fromkeys(("haswell", "zen", "excavator", "steamroller"), (256, True, "AVX2")),
+    **dict.fromkeys(("piledriver", "bulldozer"), (256, True, "AVX with FMA")),
+    "sandybridge": (256, False, "AVX without FMA"),
+    **dict.fromkeys(
+        ("nehalem", "core2", "penryn", "dunnington", "prescott", "atom", "barcelona", "opteron"),
+        (128, False, "SSE2/SSE3"),
+    ),
+}
+OTHERS = 0.2  # cores of other processes during a job that count as a cause
+STEAL = 2.0  # % steal time during a job (or since boot) that counts as a cause
+
+
+@dataclass
+class RunFacts:
+    """The recorded facts efficiency_cause reads: the BLAS kernel per workload (sample
+    param `blas_core` of our DGEMM and of hpcc's HPL), the run's environment variables,
+    its virtual machine facts and the load around each job (`load` notes,
+    machine/host_load.py). Empty where a run predates them."""
+
+    blas_core: dict[str, str]  # workload ("dgemm", "hpl") -> OpenBLAS core name
+    variables: dict[str, str]
+    loads: dict[str, dict]  # job name -> host_load.between() facts
+    steal_since_boot: float | None = None
+    # peak name -> its formula (the run's peak notes): a row's peak for fewer threads is
+    # rescaled and its formula no longer names the FLOP/cycle
+    peak_formulas: dict[str, str] = field(default_factory=dict)
+
+    def load(self, row: dict) -> dict | None:
+        """The load around the job that measured row: its steal % and other processes'
+        cores (the largest over the jobs of that program)."""
+        bench = row.get("benchmark")
+        found = [
+            f
+            for job, f in self.loads.items()
+            if (bench == "hpcc" and job.startswith("ref/hpcc"))
+            or job == f"node/{bench}"
+            or job.startswith(f"node/{bench}/")
+        ]
+        if not found:
+            return None
+        return {
+            "steal_pct": max(f.get("steal_pct") or 0.0 for f in found),
+            "others_cores": max(f.get("others_cores") or 0.0 for f in found),
+        }
+
+
+def run_facts(run: dict | None, samples: Sequence[dict]) -> RunFacts:
+    cores: dict[str, str] = {}
+    for s in samples:
+        p = s.get("params") or {}
+        if p.get("workload") in ("dgemm", "hpl") and isinstance(p.get("blas_core"), str):
+            if s.get("benchmark") in ("cpu", "hpcc") and p["blas_core"]:
+                cores.setdefault(p["workload"], p["blas_core"])
+    env = (run or {}).get("environment") or {}
+    loads = {
+        str(n["data"]["job"]): n["data"]
+        for n in (run or {}).get("notes") or []
+        if n.get("kind") == "load" and isinstance(n.get("data"), dict) and n["data"].get("job")
+    }
+    virt = env.get("virtualization")
+    steal = virt.get("steal_since_boot_pct") if isinstance(virt, dict) else None
+    formulas = {
+        str(n["data"].get("name")): str(n["data"].get("formula") or "")
+        for n in (run or {}).get("notes") or []
+        if n.get("kind") == "peak" and isinstance(n.get("data"), dict)
+    }
+    return RunFacts(
+        cores,
+        dict(env.get("variables") or {}),
+        loads,
+        steal if isinstance(steal, (int, float)) else None,
+        formulas,
+    )
+
+
+_PEAK_FLOPS = re.compile(r"x (\d+(?:\.\d+)?) FP64 FLOP/cycle \(([^)]*)\)")
+
+
+def peak_per_cycle(formula: str | None) -> tuple[float, str] | None:
+    """(FP64 FLOP/cycle per core, its ISA in words) of the FP64 peak's formula
+    (machine/peaks.py flops_peaks: '... x 32 FP64 FLOP/cycle (AVX-512, 2 FMA units)');
+    None for a user's --peak."""
+    found = _PEAK_FLOPS.search(formula or "")
+    if not found:
+        return None
+    return float(found.group(1)), found.group(2).split(",")[0].split(" on ")[0]
+
+
+def kernel_ceiling(core: str, formula: str | None) -> tuple[float, str] | None:
+    """(the share of the peak an OpenBLAS kernel can reach, its ISA in words); None where
+    the kernel or the peak's FLOP/cycle is not known. The kernel's FLOP/cycle: its FP64
+    lanes x 2 (FMA) x 2 units, or x 1 add + 1 mul without FMA: every x86 core since
+    Haswell issues two 256-bit FMAs per cycle, whatever its 512-bit units (Intel ports
+    0 and 1; AMD Zen's FMA pipes), so an AVX2 kernel reaches 16 FLOP/cycle: 50 % of a
+    2-unit AVX-512 peak (32), all of a 1-unit one or of Zen 4's (16)."""
+    kernel = BLAS_KERNELS.get(core.lower())
+    peak = peak_per_cycle(formula)
+    if kernel is None or peak is None or peak[0] <= 0:
+        return None
+    bits, fma, words = kernel
+    per_cycle = bits / 64 * (4 if fma else 2)
+    return min(1.0, per_cycle / peak[0]), words
+
+
+def _blas_cause(row: dict, facts: RunFacts) -> tuple[str, float] | None:
+    """The BLAS kernel as a cause: (text, its ceiling), where the kernel OpenBLAS ran
+    cannot reach this peak."""
+    core = facts.blas_core.get(str(row.get("workload")))
+    if not core:
+        return None
+    formula = row.get("peak_formula")
+    if peak_per_cycle(formula) is None:
+        formula = facts.peak_formulas.get(str(row.get("peak_name")), formula)
+    ceiling = kernel_ceiling(core, formula)
+    if ceiling is None or ceiling[0] >= LOW_EFFICIENCY:
+        return None
+    share, words = ceiling
+    peak = peak_per_cycle(formula)
+    peak_words = peak[1] if peak else "this"
+    forced = facts.variables.get("OPENBLAS_CORETYPE")
+    if forced:
+        why = f"OPENBLAS_CORETYPE={forced} forces OpenBLAS's {core} kernel ({words})"
+    else:
+        why = (
+            f"OpenBLAS chose its {core} kernel ({words}; no OPENBLAS_CORETYPE set: this "
+            "OpenBLAS may not know the CPU, a newer one would)"
+        )
+    text = f"{why}: its ceiling is {share:.0%} of this {peak_words} peak"
+    eff = row["eff_vs_peak"]
+    if eff < LOW_EFFICIENCY * share:
+        text += f", and this run reached {eff / share:.0%} of that ceiling"
+    return text, share
+
+
+def _load_causes(row: dict, facts: RunFacts) -> list[str]:
+    load = facts.load(row)
+    out = []
+    if load and load["others_cores"] >= OTHERS:
+        out.append(
+            f"other processes used {load['others_cores']:.1f} cores during the run "
+            "(/proc/stat: the guest's own load, not ours)"
+        )
+    if load and load["steal_pct"] >= STEAL:
+        out.append(f"steal time {load['steal_pct']:.0f} %: the host ran other guests")
+    return out
+
+
+def _check(row: dict) -> str:
+    """What to check where no recorded fact explains a low efficiency."""
+    workload = row.get("workload")
+    if workload in ("dgemm", "hpl"):
+        return (
+            "check the BLAS kernel and threads (OPENBLAS_VERBOSE=2), a larger N, and "
+            "other processes (top) while it runs"
+        )
+    if row.get("benchmark") == "cpu":
+        return "check the clock under load (turbo, power limits) and SMT siblings (lscpu)"
+    if row.get("benchmark") == "mem":
+        return "check the array size against the caches and the NUMA placement"
+    return "check the device's stated peak and other load while it runs"
+
+
+def efficiency_cause(
+    row: dict, scaling: Sequence[Scaling], facts: RunFacts | None = None
+) -> str | None:
+    """Why a node-table row is below LOW_EFFICIENCY of its theoretical peak, from the
+    recorded facts, each with the number that makes it one; "not explained; check ..."
+    where none does. None when it is not below (or has no theoretical peak)."""
     eff = row.get("eff_vs_peak")
     if eff is None or eff >= LOW_EFFICIENCY or row.get("peak_name") == "measured best":
         return None
+    facts = facts or run_facts(None, [])
     causes = []
+    blas = _blas_cause(row, facts) if row.get("workload") in ("dgemm", "hpl") else None
+    if blas:
+        causes.append(blas[0])
     n = row.get("concurrency")
     at = next((s for s in scaling if s.threads == n), None)
+    load = facts.load(row)
     if row.get("benchmark") == "cpu" and at is not None:
         if at.clock_ratio is not None and at.clock_ratio < CLOCK_HOLDS:
             causes.append(
@@ -189,23 +367,19 @@ def efficiency_cause(row: dict, scaling: Sequence[Scaling]) -> str | None:
                 f"{at.clock_ratio:.0%} of one thread's"
             )
         if at.shared:
-            clock = (
-                "while the clock holds"
-                if (at.clock_ratio or 1.0) >= CLOCK_HOLDS
-                else f"{at.rate_per_thread / (at.clock_ratio or 1.0):.0%} at equal clock"
-            )
+            causes.append(_shared_text(at, at.threads, load, facts.steal_since_boot))
+    causes += _load_causes(row, facts)
+    if row.get("workload") in ("dgemm", "hpl") and not blas and at is not None and n:
+        fma = at.rate_per_thread * n * _one_thread_fma(scaling) / row["peak"]
+        if fma >= LOW_EFFICIENCY and not causes:
             causes.append(
-                f"cores shared on the host: the FP64 rate per thread with {n} threads is "
-                f"{at.rate_per_thread:.0%} of one thread's ({clock}), about "
-                f"{at.effective_cores:.1f} cores' worth"
+                f"not explained: the register-only FMA kernel reaches {fma:.0%} of this "
+                f"peak with {n} thread{'s' if n != 1 else ''}, so the cores can; " + _check(row)
             )
-    if row.get("workload") in ("dgemm", "hpl") and at is not None and row.get("peak"):
-        fma = at.rate_per_thread * n * _one_thread_fma(scaling) / row["peak"] if n else None
-        if fma:
+        elif fma < LOW_EFFICIENCY:
             causes.append(
-                f"the register-only FMA kernel reaches {fma:.0%} of this peak with {n} "
-                f"thread{'s' if n != 1 else ''}: the rest is the kernel's own (problem size, "
-                "memory traffic), not the cores'"
+                f"the register-only FMA kernel itself reaches only {fma:.0%} of this peak "
+                f"with {n} thread{'s' if n != 1 else ''}"
             )
     spread = row.get("spread")
     if spread is not None and spread > NOISY:
@@ -213,7 +387,38 @@ def efficiency_cause(row: dict, scaling: Sequence[Scaling]) -> str | None:
             f"repetitions spread by {spread:.0%} (best to worst): a noisy host; the best is "
             "what the machine can do"
         )
-    return "; ".join(causes) or "unexplained"
+    if blas and eff < LOW_EFFICIENCY * blas[1] and len(causes) == 1:
+        causes.append(f"the rest is not explained; {_check(row)}")
+    return "; ".join(causes) or f"not explained; {_check(row)}"
+
+
+def _shared_text(at: Scaling, n: int, load: dict | None, steal_boot: float | None) -> str:
+    """Threads that do not scale, told apart by what was recorded: other processes of the
+    guest, steal time (the host's other guests), or neither (then not explained)."""
+    clock = (
+        "while the clock holds"
+        if (at.clock_ratio or 1.0) >= CLOCK_HOLDS
+        else f"{at.rate_per_thread / (at.clock_ratio or 1.0):.0%} at equal clock"
+    )
+    scaled = (
+        f"the FP64 rate per thread with {n} threads is {at.rate_per_thread:.0%} of one "
+        f"thread's ({clock}), about {at.effective_cores:.1f} cores' worth"
+    )
+    if load is not None and load["others_cores"] >= OTHERS:
+        return f"{scaled}: other processes of this machine held the rest (below)"
+    steal = load["steal_pct"] if load is not None else steal_boot
+    if steal is not None and steal >= STEAL:
+        return f"cores shared on the host: {scaled}, with steal time {steal:.0f} %"
+    if load is None:
+        return (
+            f"{scaled}; steal time and other processes were not recorded for this run: "
+            "cores shared on the host or the guest's own load"
+        )
+    return (
+        f"{scaled}, with no steal time ({load['steal_pct']:.1f} %) and no other processes "
+        f"({load['others_cores']:.1f} cores) recorded: not explained; check SMT siblings "
+        "(lscpu) and how the host pins these vCPUs"
+    )
 
 
 def _one_thread_fma(scaling: Sequence[Scaling]) -> float:

@@ -26,6 +26,7 @@ from hpcscope.analysis import observations as obs
 from hpcscope.formatting import format_bytes, format_number
 from hpcscope.machine.peaks import Peak
 from hpcscope.results.parsers import PARSERS
+from hpcscope.suites import node_hpl
 
 OURS = ("cpu", "mem", "disk", "net")
 MEASURED_BEST = "measured best"  # peak_name of rows whose theoretical peak is unknown
@@ -352,8 +353,9 @@ def node_table(
     _memory_levels(rows, run)
     _disk_cache(rows, run)
     scaling = machine_measured.core_scaling(samples)
+    facts = machine_measured.run_facts(run, samples)
     for row in rows:
-        row["cause"] = machine_measured.efficiency_cause(row, scaling)
+        row["cause"] = machine_measured.efficiency_cause(row, scaling, facts)
     return rows
 
 
@@ -497,6 +499,9 @@ def _reference_only_rows(
                 "peak": value,
                 "peak_formula": formula,
                 "eff_vs_peak": best / value if value else None,
+                "hpl": node_hpl.hpl_facts(p, best, s.get("tags"))
+                if p.get("workload") == "hpl"
+                else None,
             }
         )
     return rows
@@ -534,6 +539,8 @@ def human_name(row: dict) -> str:
     """A node-table row as a person names it: 'FP64 FMA, 2 threads', 'STREAM triad, 2
     threads', 'disk sequential read, 1 MiB blocks'."""
     workload, op, variant = row.get("workload"), row.get("op"), row.get("variant")
+    if workload == "hpl" and row.get("hpl"):
+        return node_hpl.label(row["hpl"])  # N, NB, P x Q, time; a quick one says so
     names = {
         "cpu_peak": f"{str(variant or '').upper()} {str(op or '').upper()} peak kernel",
         "dgemm": "DGEMM (OpenBLAS)",

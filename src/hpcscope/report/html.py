@@ -44,6 +44,7 @@ from hpcscope.figures import p2p as p2p_figs
 from hpcscope.figures import stability as stability_figs
 from hpcscope.figures.common import Figure, cached_uri, lstopo_uri
 from hpcscope.formatting import csv_cell, format_bytes, format_number
+from hpcscope.machine import environment
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
 from hpcscope.report import over_runs as over_runs_parts
@@ -262,6 +263,11 @@ def _environment(run: dict, w: _Writer, launches: list[dict] | None = None) -> S
             value = env.pop(key)
             sec.items.append((name, "not readable" if value is None else str(value)))
     variables = env.pop("variables", {}) or {}
+    virt = env.pop("virtualization", None)
+    if isinstance(virt, dict):  # machine/environment.py virtualization()
+        sec.items.append(
+            ("virtual machine", environment.virtualization_text({"virtualization": virt}) or "-")
+        )
     for key, value in sorted(env.items()):
         sec.items.append((key, json.dumps(value) if not isinstance(value, str) else value))
     if mpis:
@@ -296,11 +302,31 @@ def _environment(run: dict, w: _Writer, launches: list[dict] | None = None) -> S
                 "(analysis/mpi_transport.py).",
             )
         )
+    blas = environment.blas_of(launches or [])
+    if blas:
+        sec.tables.append(
+            w.table(
+                "blas",
+                "BLAS each program ran with (its kernel: OpenBLAS's own answer)",
+                ["program", "library", "version", "kernel", "threads", "variables"],
+                [
+                    [
+                        b["program"],
+                        b["library"],
+                        b["version"],
+                        b["core"],
+                        b["threads"],
+                        " ".join(f"{k}={v}" for k, v in sorted(b["env"].items())),
+                    ]
+                    for b in blas
+                ],
+            )
+        )
     if variables:
         sec.tables.append(
             w.table(
                 "variables",
-                "Environment variables read by MPI and schedulers",
+                "Environment variables read by MPI, BLAS and schedulers",
                 ["variable", "value"],
                 [[k, v] for k, v in sorted(variables.items())],
             )
@@ -642,17 +668,17 @@ def _coll(
         "Native MPI collectives against full-lane (lane; lane_v with vector node "
         "collectives) and hierarchical (hier) mock-ups built from the library's own collectives. Guideline (Traeff & "
         "Hunold): the native collective should be no slower than a mock-up of "
-        "itself; a mock-up significantly faster (Mann-Whitney p < 0.05 after Holm's "
-        "correction over the run's checks, and at least 5%) in each of two or more "
-        "launches is a violation, highlighted in red; from a run's only launch it is "
-        "suggested (repeat with --repeat 2 or more to tell).",
+        "itself; a mock-up significantly faster (Mann-Whitney p < 0.05 and at "
+        "least 5%) is a violation, highlighted in red.",
     )
-    emulated = verdicts.emulation_text(s["tags"] for s in coll)
+    emulated = sorted(
+        {str(s["tags"]["emulated_nodes"]) for s in coll if s["tags"].get("emulated_nodes")}
+    )
     if emulated:
         sec.warning = (
-            f"{emulated[0].upper()}{emulated[1:]}: ranks were grouped into nodes by "
-            "hpcscope, not by the hardware; all traffic goes through this machine's memory, "
-            "so lane effects here are not those of a multi-node network."
+            "Emulated nodes: ranks were grouped into nodes by hpcscope "
+            f"({', '.join(emulated)}), not by the hardware; lane effects here "
+            "are not those of a real multi-node network."
         )
     layouts = sorted({str(s["tags"]["rank_layout"]) for s in coll if s["tags"].get("rank_layout")})
     if layouts:
@@ -672,21 +698,6 @@ def _coll(
             )
         )
         sec.observations.extend(verdicts.guideline_observations(rows))
-        tested = next((r["checks_in_run"] for r in rows if not r.get("deterministic")), 0)
-        if tested:
-            sec.items.append(
-                (
-                    "correction",
-                    f"Holm over the run's {tested} guideline checks (family-wise: the "
-                    "chance of any false violation in the run stays under 5%); the "
-                    "observations group the violated checks into one finding per "
-                    "collective and comparison.",
-                )
-            )
-        if any(r.get("deterministic") for r in rows):
-            sec.items.append(("simulated", DETERMINISTIC_TEXT))
-        if any(r["n"] == 1 for r in rows):
-            sec.items.append(("1 rank per node", verdicts.ONE_PER_NODE_TEXT))
 
     def add_rows(tid: str, title: str, cols: list, rows: list[dict], caption: str) -> None:
         """One table of row dicts, columns as (key, title) pairs."""
@@ -708,13 +719,7 @@ def _coll(
             coll_tables.LANES_COLUMNS,
             lanes,
             "lane pattern: factor = t(k=1)/t(k), up to L with L physical lanes; "
-            "multi-collective: factor = t(k)/t(1), about 1 up to k = L."
-            + (
-                " Simulated: a deterministic model (its repetitions repeat), so no "
-                "significance test and no p-value."
-                if any(r.get("deterministic") for r in lanes)
-                else " p vs k=1: Mann-Whitney against one lane."
-            ),
+            "multi-collective: factor = t(k)/t(1), about 1 up to k = L.",
         )
     paper = paper_compare.paper_vs_simulation(coll)
     if paper:
@@ -768,19 +773,11 @@ def _coll(
     return sec
 
 
-DETERMINISTIC_TEXT = (
-    "a deterministic model (its repetitions repeat), so no significance test: a mock-up "
-    "at least 5% faster in the model is a violation of the model, not of a library."
-)
-
-
 def _verdict_class(key: str, value: Any) -> str:
     text = str(value).lower() if value is not None else ""
     if "verdict" in key or key == "verdict":
         if text.startswith("violation") or text.startswith("violated"):
             return "bad"
-        if text.startswith("suggested"):
-            return "warn"
         if text in ("ok", "slower"):
             return "good"
     return ""
@@ -807,7 +804,7 @@ def _node(
         "CPU, memory, disk and network of one node against theoretical peaks "
         "and against reference tools (dgemm, likwid-bench, fio, iperf3).",
     )
-    rows = node_table.node_table(node, peaks)
+    rows = node_table.node_table(node, peaks, run)
     if rows:
         columns = list(rows[0].keys())
         percent = ("eff_vs_peak", "eff_vs_reference")
@@ -1035,9 +1032,11 @@ def _run_context(
     bad = [l for l in launches if l["status"] != "COMPLETED"]
     labels = []
     labels += [n["text"] for n in notes if n.get("kind") == "banner"]
-    emulated = verdicts.emulation_text(s["tags"] for s in samples)
-    if emulated:
-        labels.append(f"collectives and lanes ran on {emulated}")
+    if any(s["tags"].get("emulated_nodes") for s in samples):
+        labels.append(
+            "partly emulated: collectives ran on nodes emulated by grouping ranks "
+            "(see that section)"
+        )
     return {
         "id": run_id,
         "anchor": f"run{run_id}",

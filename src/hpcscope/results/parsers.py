@@ -270,6 +270,14 @@ def parse_hpcc(text: str) -> list[dict]:
     first = dict(re.findall(r"^(\w+)=(\S+)$", runs[0], re.M)) if runs else {}
     version = ".".join(first.get(k, "") for k in ("VersionMajor", "VersionMinor", "VersionMicro"))
     records: list[dict] = [_meta("hpcc", version.strip("."), {})]
+    # The BLAS hpcc ran with, probed in the job's environment (machine/blas_probe.py)
+    probed = re.search(r"^hpcscope-blas: (\{.*\})$", text, re.M)
+    try:
+        blas = json.loads(probed.group(1)) if probed else None
+    except ValueError:
+        blas = None
+    if isinstance(blas, dict):
+        records[0]["blas"] = blas
     hpl_parts = re.findall(r"Begin of HPL section\.(.*?)End of HPL section\.", text, re.S)
     if not runs or not all("HPL_Tflops=" in r for r in runs):
         tail = " ".join(text.strip().splitlines()[-3:])[-300:]
@@ -291,6 +299,8 @@ def parse_hpcc(text: str) -> list[dict]:
             "grid": f"{summary.get('HPL_nprow', '?')}x{summary.get('HPL_npcol', '?')}",
             "validated": True,
         }
+        if isinstance(blas, dict) and blas.get("core"):
+            hpl["blas_core"] = str(blas["core"])  # the kernel OpenBLAS dispatched to
         samples.append(_sample("flops", "GFLOP/s", hpl, [float(summary["HPL_Tflops"]) * 1e3]))
         if "StarDGEMM_Gflops" in summary:
             dgemm = {

@@ -467,7 +467,7 @@ def outputs(store, run_id: int, out_dir):
     run = store.run(run_id)
     samples = store.samples(run_id)
     peaks = [n["data"] for n in run.get("notes") or [] if n["kind"] == "peak"]
-    rows = node_table.node_table(samples, peaks)
+    rows = node_table.node_table(samples, peaks, run)
     written = []
     if rows:
         columns = list(rows[0].keys())
