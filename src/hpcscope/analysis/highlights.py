@@ -7,7 +7,9 @@ Ranking (first tier first; inside a tier, the larger effect first):
    asked to be, launches that failed, launches split by the host moving the ranks' CPUs
    (analysis/cpu_pair.py; it replaces the same curves' "launches disagree" line, whose
    advice, more launches, would not help);
-1. guideline violations, one per (MPI, collective, mock-up), by the largest factor;
+1. guideline findings (analysis/verdicts.findings: one per MPI, collective and
+   comparison, Holm-corrected; violated before suggested), by the largest factor, at most
+   GUIDELINES_ALONE, the rest as one line;
 2. placement inversions, two placements that ran on the same CPUs yet differ
    (analysis/same_cpus.py), and numbers too unstable to use (launch medians spread or a
    CV of more than UNUSABLE_SPREAD; the 5 % flag alone stays in the section; more than
@@ -36,6 +38,7 @@ from hpcscope.formatting import format_bytes, format_number
 MAX_HIGHLIGHTS = 12
 UNUSABLE_SPREAD = 0.20  # launch medians or values this far apart: the number is not one
 UNSTABLE_ALONE = 2  # more curves with launches that disagree read as one highlight
+GUIDELINES_ALONE = 3  # more guideline findings read as one highlight
 FAR_BELOW = 0.80  # a rate under 80 % of its reference tool's
 # A best-of-repetitions rate against a peak at the median measured clock: the clock's own
 # samples spread by 2-3 % around it (3.97-4.22 GHz on a Zen 5 guest, where FP32 on one
@@ -98,30 +101,37 @@ def group_dips(found: Sequence[Observation]) -> list[Observation]:
 
 
 def _guidelines(items: list[tuple[Observation, str]]) -> list[Highlight]:
-    """One highlight per (MPI, collective): its mock-ups, how many counts, the worst."""
-    groups: dict[str, list[tuple[Observation, str]]] = defaultdict(list)
-    for o, anchor in items:
-        # subject: "mpich MPI_Scan N=2 x n=1, count 200"
-        groups[o.subject.split(" N=")[0]].append((o, anchor))
-    out = []
-    for head, found in groups.items():
-        worst, anchor = max(found, key=lambda x: x[0].numbers.get("speedup") or 0)
-        factor = worst.numbers.get("speedup") or 1.0
-        if len(found) == 1:
-            out.append(Highlight(worst.text, anchor, "warning", 1, factor))
-            continue
-        mockups = list(dict.fromkeys(str(o.numbers.get("mockup")) for o, _ in found))
-        counts = {o.subject.split(", count ")[-1] for o, _ in found}
-        low = min(o.numbers.get("speedup") or 1.0 for o, _ in found)
-        text = (
-            f"{head}: native is slower than its {', '.join(mockups)} mock-up"
-            f"{'s' if len(mockups) > 1 else ''} at {len(counts)} count"
-            f"{'s' if len(counts) != 1 else ''} ({len(found)} checks, {low:.2f}x to "
-            f"{factor:.2f}x; worst: {worst.numbers.get('mockup')} at count "
-            f"{worst.subject.split(', count ')[-1]}, {worst.numbers['native_median_us']:.3g} us "
-            f"vs {worst.numbers['mockup_median_us']:.3g} us): guideline violated."
+    """The guideline findings (verdicts.findings: already one per collective and
+    comparison, with their count and factor ranges), violated ones first, then the
+    largest factor; past GUIDELINES_ALONE the rest as one line that names them."""
+    found = sorted(
+        items,
+        key=lambda x: (
+            x[0].numbers.get("status") != "violated",
+            -(x[0].numbers.get("speedup") or 0),
+        ),
+    )
+    out = [
+        Highlight(o.text, a, o.severity, 1, o.numbers.get("speedup") or 1.0)
+        for o, a in found[:GUIDELINES_ALONE]
+    ]
+    rest = found[GUIDELINES_ALONE:]
+    if rest:
+        named = ", ".join(
+            f"{o.subject} ({o.numbers.get('speedup') or 1.0:.2f}x, {o.numbers.get('status')})"
+            for o, _ in rest[:3]
         )
-        out.append(Highlight(text, anchor, "warning", 1, factor))
+        more = f" and {len(rest) - 3} more" if len(rest) > 3 else ""
+        first, anchor = rest[0]
+        out.append(
+            Highlight(
+                f"{len(rest)} more guideline findings: {named}{more} (see the section).",
+                anchor,
+                first.severity,
+                1,
+                first.numbers.get("speedup") or 1.0,
+            )
+        )
     return out
 
 

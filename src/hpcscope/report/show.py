@@ -500,19 +500,18 @@ def _header(label: str) -> str:
 def print_coll(samples: list[dict], console: Console) -> None:
     """One table per MPI, node shape and collective (OSU's shape: counts as rows): native's
     median, each mock-up's speed-up over it and the guideline verdict of verdicts.coll_table,
-    the rows the report shows."""
+    the rows the report shows; then the findings (one line per collective and comparison)
+    and what the node shape and any emulation leave to compare."""
     from hpcscope.analysis import verdicts
 
     rows = verdicts.coll_table(samples)
-    tags = [s.get("tags") or {} for s in samples]
-    emulated = sorted({str(t["emulated_nodes"]) for t in tags if t.get("emulated_nodes")})
-    layouts = sorted({str(t["rank_layout"]) for t in tags if t.get("rank_layout")})
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for row in rows:
         key = (row["mpi"], row["N"], row["n"], row["p"], row["collective"], row["regular"])
         groups[key].append(row)
     warnings: list[str] = []
-    violated = without_native = False
+    marks: set[str] = set()
+    without_native = False
     for (mpi, nodes, ppn, p, coll, regular), group in groups.items():
         mockups = [a for a in _algorithms(group) if a != "native"]
         body = []
@@ -524,16 +523,17 @@ def print_coll(samples: list[dict], console: Console) -> None:
             ]
             for alg in mockups:
                 speedup = r.get(f"{alg}_speedup")
-                bad = r.get(f"{alg}_verdict") == "violation"
-                violated |= bad
+                said = r.get(f"{alg}_verdict")
+                mark = _VERDICT_MARK.get(str(said), " ")
+                marks.add(mark)
                 if r.get("native_median") is None:  # nothing to compare with: its own time
                     without_native |= r.get(f"{alg}_median") is not None
                     text = _num(r.get(f"{alg}_median"))
                 else:
-                    text = "-" if speedup is None else f"{speedup:.2f}" + ("!" if bad else " ")
-                cells.append(Text(text, style="red" if bad else ""))
+                    text = "-" if speedup is None else f"{speedup:.2f}" + mark
+                cells.append(Text(text, style=_VERDICT_STYLE.get(str(said), "")))
             verdict = str(r.get("verdict", ""))
-            cells.append(_text(verdict, "red" if verdict.startswith("violation") else "green"))
+            cells.append(_text(verdict, _VERDICT_STYLE.get(verdict.split(" ")[0], "green")))
             body.append(cells)
             warnings += [w for w in r.get("warnings", []) if w not in warnings]
         name = f"MPI_{clean(coll).capitalize()}" + ("" if regular else " (irregular)")
@@ -545,30 +545,57 @@ def print_coll(samples: list[dict], console: Console) -> None:
             [Col(clean(alg)) for alg in mockups] + [Col("verdict", numeric=False, wrap_at=12)],
             body,
         )
-    console.print(
-        "speed-up: median native / median mock-up (> 1: the mock-up is faster). "
-        + ("!: " if violated else "")
-        + "violation: a mock-up significantly faster (Mann-Whitney p < 0.05, at least 5%) "
-        "in every launch: the native collective breaks the guideline."
-        + (
-            " Rows without native (verdict 'no native') give each algorithm's median (us)."
-            if without_native
-            else ""
-        )
-    )
-    named = [e for e in emulated if e != "True"]
+    console.print(_coll_legend(rows, marks, without_native))
+    found = verdicts.findings(rows)
+    if found:
+        console.print(f"guideline findings ({len(found)}, one per collective and comparison):")
+        for f in found:
+            style = "red" if f.status == "violated" else "yellow"
+            console.print(f"  [{style}]{S(f.status)}[/{style}]: {S(f.text())}")
+    if any(r["n"] == 1 for r in rows):
+        console.print(S(verdicts.ONE_PER_NODE_TEXT))
+    emulated = verdicts.emulation_text(s.get("tags") or {} for s in samples)
     if emulated:
         console.print(
-            "[yellow]emulated nodes[/yellow]"
-            + (f" ({S(', '.join(named))})" if named else "")
-            + ": ranks grouped into nodes by hpcscope, not by the hardware."
+            f"[yellow]{S(emulated)}[/yellow]: ranks grouped into nodes by hpcscope, not by the "
+            "hardware; all traffic goes through this machine's memory, not a network."
         )
+    layouts = sorted(
+        {str(t["rank_layout"]) for s in samples if (t := s.get("tags") or {}).get("rank_layout")}
+    )
     if layouts:
         console.print(f"rank layout: {S(', '.join(layouts))}")
     for w in warnings[:5]:
         console.print(f"[yellow]note[/yellow]: {S(w)}")
     if len(warnings) > 5:
         console.print(f"and {len(warnings) - 5} more notes (hpcscope report shows them all)")
+
+
+_VERDICT_MARK = {"violation": "!", "suggested": "?"}
+_VERDICT_STYLE = {"violation": "red", "suggested": "yellow", "no": "", "ok": "green"}
+
+
+def _coll_legend(rows: list[dict], marks: set[str], without_native: bool) -> str:
+    """What the speed-ups and marks mean, with the correction and the launches behind them."""
+    tested = next((r["checks_in_run"] for r in rows if not r.get("deterministic")), 0)
+    simulated = any(r.get("deterministic") for r in rows)
+    text = "speed-up: median native / median mock-up (> 1: the mock-up is faster). "
+    if tested:
+        text += (
+            f"{'!: ' if '!' in marks else ''}violation: a mock-up significantly faster "
+            f"(Mann-Whitney p < 0.05 after Holm's correction over the run's {tested} checks, "
+            "at least 5%) in each of 2 or more launches: the native collective breaks the "
+            f"guideline. {'?: ' if '?' in marks else ''}suggested: the same from the run's "
+            "only launch; repeat with --repeat 2 or more to tell."
+        )
+    if simulated:
+        text += (
+            " Simulated rows are a deterministic model (its repetitions repeat): no test; "
+            "a mock-up at least 5% faster in the model is a violation of the model."
+        )
+    if without_native:
+        text += " Rows without native (verdict 'no native') give each algorithm's median (us)."
+    return text
 
 
 def _algorithms(rows: list[dict]) -> list[str]:
@@ -586,9 +613,12 @@ def print_lanes(samples: list[dict], console: Console) -> None:
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for row in verdicts.lanes_table(samples):
         groups[(row["mpi"], row["benchmark"], row["N"], row["n"], row["p"])].append(row)
+    simulated = False
     for (mpi, bench, nodes, ppn, p), rows in groups.items():
         name = verdicts.LANE_BENCHMARKS.get(bench, bench)
         factor = "t(k=1)/t(k)" if bench == "lane_pattern" else "t(k)/t(k=1)"
+        model = all(r.get("deterministic") for r in rows)
+        simulated |= model
         body = [
             [
                 Text(str(r["count"])),
@@ -597,33 +627,52 @@ def print_lanes(samples: list[dict], console: Console) -> None:
                 Text(_num(r["median_us"])),
                 Text(_num(r["avg_us"])),
                 Text(_num(r["min_us"])),
-                Text("-" if r.get("factor") is None else f"{r['factor']:.2f}"),
                 Text(
                     "-"
-                    if r.get("p_vs_1") is None
-                    else f"{r['p_vs_1']:.3g}" + ("*" if r.get("significant") else " ")
+                    if r.get("factor") is None
+                    else f"{r['factor']:.2f}" + ("*" if model and r.get("significant") else "")
                 ),
             ]
+            + (
+                []
+                if model
+                else [
+                    Text(
+                        "-"
+                        if r.get("p_vs_1") is None
+                        else f"{r['p_vs_1']:.3g}" + ("*" if r.get("significant") else " ")
+                    )
+                ]
+            )
             for r in rows
         ]
         print_table(
             console,
-            f"{name} {clean(mpi)}: N={nodes} nodes x n={ppn} ranks (p={p}); factor {factor}",
+            f"{name} {clean(mpi)}: N={nodes} nodes x n={ppn} ranks (p={p}); factor {factor}"
+            + (" (simulated: deterministic model, no significance test)" if model else ""),
             [Col("count"), Col("size"), Col("k")],
-            [
-                Col("median\n(us)"),
-                Col("avg\n(us)"),
-                Col("min\n(us)"),
-                Col("factor"),
-                Col("p vs\nk=1"),
-            ],
+            [Col("median\n(us)"), Col("avg\n(us)"), Col("min\n(us)"), Col("factor")]
+            + ([] if model else [Col("p vs\nk=1")]),
             body,
         )
-    console.print(
+    text = (
         "lane pattern: factor = t(k=1)/t(k), up to L with L physical lanes; "
         "multi-collective: factor = t(k)/t(1), about 1 up to k = L. "
-        "*: significantly different from k = 1 (Mann-Whitney p < 0.05, at least 5%)."
     )
+    if simulated:
+        text += (
+            "Simulated: a deterministic model (its repetitions repeat), so no significance "
+            "test; *: the model's factor differs from 1 by at least 5%. "
+        )
+    if not all(r.get("deterministic") for rows in groups.values() for r in rows):
+        text += "*: significantly different from k = 1 (Mann-Whitney p < 0.05, at least 5%)."
+    console.print(text.strip())
+    emulated = verdicts.emulation_text(s.get("tags") or {} for s in samples)
+    if emulated:
+        console.print(
+            f"[yellow]{S(emulated)}[/yellow]: the lanes share this machine's memory, not a "
+            "network's rails."
+        )
 
 
 # ---- node
