@@ -230,6 +230,22 @@ def test_a_virtual_disk_writing_4x_its_reads_says_a_cache_above_the_device():
     assert all(r["peak"] is None and r["eff_vs_peak"] is None for r in rows)
     lines = summary.node_lines(1, run, samples)
     assert all("(a cache above the device (host write-back?)" in l.value_text() for l in lines)
+    # beside fio, that cache is the recorded cause of a ratio outside 0.9-1.1
+    with_fio = samples + [
+        _sample(
+            "fio",
+            [4000.0, 6350.0],
+            2,
+            workload="disk",
+            op="write",
+            pattern="seq",
+            block=1 << 20,
+            threads=1,
+        )  # fmt: skip
+    ]
+    write = next(r for r in node_table.node_table(with_fio, [], run) if r["op"] == "write")
+    assert write["reference_cause"].startswith("a cache above the device (host write-back?)")
+    assert "ours and fio ran at different moments of that cache's state" in write["reference_cause"]
     # a file past RAM on a real disk reading as fast as it writes: nothing to say
     big = [_disk("write", [2000.0], 32 << 30), _disk("read", [1900.0], 32 << 30)]
     facts = {**FACTS, "virtual": False, "kind": "NVMe"}
