@@ -10,6 +10,7 @@
 #define HS_COLL_UTIL_H
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 
 #include "jsonl.h"
 #include "options.h"
+#include "out_file.h"
 
 typedef struct {
     const char *program;
@@ -64,9 +66,10 @@ static int hs_open_out(const char *path)
 {
     int ok = 1;
     if (HB.rank == 0) {
-        HB.out = strcmp(path, "-") ? fopen(path, "w") : stdout;
+        HB.out = hs_create_out(path); /* never through a link planted under the name */
         if (!HB.out) {
-            fprintf(stderr, "%s: cannot write --out %s\n", HB.program, path);
+            fprintf(stderr, "%s: cannot write --out %s: %s\n", HB.program, path,
+                    strerror(errno));
             ok = 0;
         }
     }

@@ -43,6 +43,7 @@
  * Exit: 0 ok, 1 measurement failed (error record written), 2 bad usage.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
@@ -55,6 +56,7 @@
 #include "binding_mpi.h"
 #include "jsonl.h"
 #include "options.h"
+#include "out_file.h"
 #include "precision.h"
 #include "timer.h"
 
@@ -861,9 +863,9 @@ int main(int argc, char **argv)
     /* Output file: opened by rank 0, the outcome shared so every rank stops together. */
     int opened = 1;
     if (C.rank == 0) {
-        C.out = strcmp(o_out, "-") ? fopen(o_out, "w") : stdout;
+        C.out = hs_create_out(o_out); /* never through a link planted under the name */
         if (!C.out) {
-            fprintf(stderr, "p2p: cannot write --out %s\n", o_out);
+            fprintf(stderr, "p2p: cannot write --out %s: %s\n", o_out, strerror(errno));
             opened = 0;
         }
     }

@@ -14,9 +14,12 @@
  * the device's size. Blocks: multiples of 512 B, at most 1 GiB; buffers 4 KiB-aligned.
  *
  * Safety: free space is checked before writing (refused with the numbers and how to
- * change --size); files live in --dir (default a new temporary directory under /var/tmp,
- * disk-backed where /tmp may be tmpfs, which has no O_DIRECT) and are removed at the end,
- * on error, and on SIGINT/SIGTERM/SIGHUP/SIGPIPE (handler).
+ * change --size); files live in a new private folder (mkdtemp: mode 0700, a name no one
+ * can plant beforehand) made in --dir (default /var/tmp, disk-backed where /tmp may be
+ * tmpfs, which has no O_DIRECT), created with O_CREAT | O_EXCL | O_NOFOLLOW (an existing
+ * entry is never opened: a link planted in a shared --dir cannot redirect the writes),
+ * and removed with their folder at the end, on error, and on SIGINT/SIGTERM/SIGHUP/
+ * SIGPIPE (handler).
  *
  * Repetitions: --reps exactly, or with --precision as many as the target asks of the
  * bandwidth (and IOPS), --reps the most (node_repeat.h).
@@ -44,7 +47,7 @@ static double seconds;
 
 static const hs_option opts[] = {
     { "dir", HS_OPT_STR, &dir_opt, "",
-      "directory for the test files; empty = new temporary one" },
+      "directory in which a new private folder holds the test files; empty = /var/tmp" },
     { "size", HS_OPT_SIZE, &file_size, "1G", "bytes of each thread's file" },
     { "tests", HS_OPT_STR, &tests_opt, "all",
       "comma list of seqwrite,seqread,randread,randwrite" },
@@ -67,7 +70,7 @@ static FILE *out;
 static char dir[4096];
 static int made_dir;
 static char paths[MAX_THREADS][4200];
-static int nfiles;
+static int nfiles; /* files this process created (cleanup removes only those) */
 
 /* Logical block size of the block device holding `path` (its partition's disk for a
  * partition), or 0 when the file system has none (tmpfs, overlay, NFS: then the I/O
@@ -279,12 +282,18 @@ static int run_point(const char *test, size_t block, int threads, worker *ws, in
 static int prepare(int threads, int *fds, size_t max_block, worker *ws)
 {
     for (int t = 0; t < threads; t++) {
-        if (t >= nfiles) {
-            snprintf(paths[t], sizeof paths[t], "%s/hpcscope-disk.%d.%d", dir,
-                     (int)getpid(), t);
-            nfiles = t + 1;
+        /* A new file, never an existing entry (O_EXCL also refuses a symlink, dangling or
+         * not): another name is tried on EEXIST, a bounded number of times. */
+        fds[t] = -1;
+        errno = EEXIST;
+        for (int try = 0; try < 100 && fds[t] < 0 && errno == EEXIST; try++) {
+            snprintf(paths[t], sizeof paths[t], "%s/hpcscope-disk.%d.%d.%d", dir,
+                     (int)getpid(), t, try);
+            fds[t] =
+                open(paths[t],
+                     O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_DIRECT | O_CLOEXEC, 0600);
         }
-        fds[t] = open(paths[t], O_RDWR | O_CREAT | O_DIRECT, 0600);
+        if (fds[t] >= 0) nfiles = t + 1;
         if (fds[t] < 0) {
             int e = errno;
             hs_json_error(out, "cannot create %s with O_DIRECT: %s%s", paths[t],
@@ -347,19 +356,14 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    if (*dir_opt) {
-        snprintf(dir, sizeof dir, "%s", dir_opt);
-        if (access(dir, W_OK) != 0) {
-            hs_json_error(out, "cannot write in --dir %s: %s", dir, strerror(errno));
-            return 2;
-        }
-    } else {
-        const char *base =
-            getenv("HPCSCOPE_DISK_TMP") ? getenv("HPCSCOPE_DISK_TMP") : "/var/tmp";
+    {
+        const char *base = *dir_opt                      ? dir_opt
+                           : getenv("HPCSCOPE_DISK_TMP") ? getenv("HPCSCOPE_DISK_TMP")
+                                                         : "/var/tmp";
         snprintf(dir, sizeof dir, "%s/hpcscope-disk-XXXXXX", base);
-        if (!mkdtemp(dir)) {
-            hs_json_error(out, "cannot create a temporary directory under %s: %s", base,
-                          strerror(errno));
+        if (!mkdtemp(dir)) { /* mkdir: never an existing entry, mode 0700 */
+            hs_json_error(out, "cannot create a folder in %s%s: %s",
+                          *dir_opt ? "--dir " : "", base, strerror(errno));
             return 2;
         }
         made_dir = 1;

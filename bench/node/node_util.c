@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "node_util.h"
 #include "binding.h"
+#include "out_file.h"
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -11,8 +12,7 @@
 
 FILE *node_open_out(const char *path)
 {
-    if (!strcmp(path, "-")) return stdout;
-    FILE *f = fopen(path, "w");
+    FILE *f = hs_create_out(path); /* never through a link planted under the name */
     if (!f) fprintf(stderr, "cannot write --out %s: %s\n", path, strerror(errno));
     return f;
 }
