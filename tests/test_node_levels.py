@@ -273,3 +273,29 @@ def test_table_cells_get_ranges_and_modes_as_text_not_python_lists():
     assert cells["ours_range"] == "46-87 GB/s" and cells["reference_range"] == "49-54 GB/s"
     assert cells["modes"].startswith("two modes: ") and cells["reference_modes"] is None
     assert not any(isinstance(v, (list, dict)) for v in cells.values())
+
+
+def test_the_plan_records_the_disk_facts_or_says_it_cannot(tmp_path):
+    from test_node_refs import TwoCores
+
+    from hpcscope.machine import node_facts
+    from hpcscope.suites.base import PlanContext
+    from hpcscope.suites.node import plan
+
+    ctx = PlanContext(topology=TwoCores(), mpis=[], binary=lambda n, m: tmp_path / n)
+    p = plan(ctx, {"quick": True, "disk": True, "disk_dir": str(tmp_path)})
+    (note,) = [n for n in p.notes if n.data and "disk_facts" in n.data]
+    facts = note.data["disk_facts"]
+    assert facts["directory"] == str(tmp_path.resolve()) and facts["mount_point"]
+    assert facts["mem_total"] and note.data["file_bytes"] == 256 << 20
+    assert note.text.startswith(f"disk: {tmp_path.resolve()} on ") and "--quick" in note.text
+    disk = next(j for j in p.jobs if j.name == "node/disk")
+    assert f"--size={256 << 20}" in disk.program
+    # a plan for other nodes (--on slurm) does not read this machine's disk
+    remote = PlanContext(
+        topology=TwoCores(), mpis=[], binary=lambda n, m: tmp_path / n,
+        node_facts=node_facts.local(),
+    )  # fmt: skip
+    p = plan(remote, {"quick": True, "disk": True})
+    assert not [n for n in p.notes if n.data and "disk_facts" in n.data]
+    assert any("not read at plan time" in n.text for n in p.notes)
