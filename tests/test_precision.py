@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 from conftest import requires_openmpi
+from scipy.stats import t as t_dist
 from test_store import META  # a p2p launch's meta record
 
 from hpcscope.results import precision
@@ -47,24 +48,33 @@ def launches(*centres: float, n: int = 40, noise: float = 0.002, seed: int = 1) 
     return {k: list(c * (1 + noise * rng.standard_normal(n))) for k, c in enumerate(centres)}
 
 
-def test_agreeing_launches_are_judged_on_all_their_samples():
-    cell = precision.cell_precision(launches(1.0, 1.0005, 0.9995), target=0.01)
-    assert cell.level == "samples" and cell.met and cell.half_width < 0.002
+def test_agreeing_launches_meet_a_target_their_spread_allows():
+    cells = launches(1.0, 1.0005, 0.9995)
+    cell = precision.cell_precision(cells, target=0.01)
+    medians = [float(np.median(v)) for v in cells.values()]
+    # t over 3 launch medians: t(0.975, 2) = 4.303, times their std over sqrt(3)
+    expected = 4.303 * np.std(medians, ddof=1) / 3**0.5 / np.median(medians)
+    assert cell.met and cell.half_width == pytest.approx(expected, rel=0.01)
 
 
-def test_launches_that_differ_by_more_than_the_target_need_six_for_an_interval():
-    three = precision.cell_precision(launches(1.0, 1.05, 0.95), target=0.01)
-    assert three.level == "launches" and three.half_width is None and not three.met
-    six = precision.cell_precision(launches(1.0, 1.02, 0.98, 1.01, 0.99, 1.0), target=0.05)
-    assert six.level == "samples"  # 4 % spread, within a 5 % target: the samples count
-    six = precision.cell_precision(launches(1.0, 1.02, 0.98, 1.01, 0.99, 1.0), target=0.01)
-    assert six.level == "launches" and six.half_width == pytest.approx(0.02, rel=0.05)
+def test_the_interval_is_the_launch_level_one_t_under_six_launches_order_statistics_from_six():
+    three = precision.quoted_interval(launches(1.0, 1.05, 0.95))
+    assert three.level == "launches" and three.method == "t over 3 launch medians"
+    assert three.half_width == pytest.approx(4.303 * 0.05 / 3**0.5, rel=0.02)
+    assert not precision.cell_precision(launches(1.0, 1.05, 0.95), target=0.01).met
+    six = precision.quoted_interval(launches(1.0, 1.02, 0.98, 1.01, 0.99, 1.0))
+    assert six.method == "order statistics of 6 launch medians"  # min..max: 96.9 %
+    assert six.half_width == pytest.approx(0.02, rel=0.05)
 
 
-def test_a_spread_the_samples_explain_is_no_launch_difference():
-    """Launches 3 % apart, but so noisy (20 %) that their medians' CIs overlap."""
-    cell = precision.cell_precision(launches(1.0, 1.03, n=30, noise=0.2), target=0.01)
-    assert cell.level == "samples" and not cell.met
+def test_one_launch_has_its_samples_interval_and_noisy_samples_widen_few_launches():
+    one = precision.quoted_interval(launches(1.0, noise=0.01))
+    assert one.level == "samples" and one.method == "samples of one launch"
+    assert 0 < one.half_width < 0.01
+    # three launches with one median but samples scattered by 20 %: the samples' wider
+    values = launches(1.0, n=31, noise=0.2)[0]
+    noisy = precision.quoted_interval({1: values, 2: values, 3: values})
+    assert noisy.level == "samples" and noisy.half_width > 0.02
 
 
 def test_why_a_cell_stopped():
@@ -123,7 +133,8 @@ def test_judge_lists_the_cells_that_missed_in_one_row_per_reason():
         [64, 128],
         "launch spread",
     )
-    assert row.achieved is None  # 3 launches that differ: no interval yet
+    # 3 launches 10 % apart: t over their medians, t(0.975, 2) x 0.1 / sqrt(3) = 24.8 %
+    assert row.achieved == (pytest.approx(0.248, abs=0.01),) * 2
     assert precision.judge(run_with(None), samples, summaries, runs) == []
 
 
@@ -335,3 +346,36 @@ def test_a_size_gets_its_share_of_the_budget_at_most_a_second():
     )
     assert p2p_adaptive.size_budget_ms(adaptive, 1, 1) == 1000.0  # one size: capped
     assert p2p_adaptive.sizes_per_launch(["latency", "bw"], 0, 4096) == 2 * 13 + 1
+
+
+@requires_openmpi
+def test_the_exports_interval_is_the_launch_level_one_on_a_real_run(cli):
+    """Issue 47: `pooled[].cell.ci_low/ci_high` is the interval the precision claim refers
+    to (over launches, around the median of the launch medians), the samples' interval is
+    `sample_ci_low/high`, and the CSV's precision column is that interval's half-width."""
+    done = cli(
+        "run", "p2p", "--mpi", "openmpi", "--placements", "core", "--tests", "latency",
+        "--sizes", "8:64", "--precision", "0", "--repeat", "3", "--quick",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    exported = json.loads(cli("export", "last", "--format", "json").stdout)
+    cells = [p for p in exported["pooled"] if p["benchmark"] == "p2p"]
+    assert len(cells) == 4  # 8, 16, 32, 64 B
+    for p in cells:
+        per_launch: dict[int, list[float]] = {}
+        for s in exported["samples"]:
+            if s["metric"] == p["metric"] and s["params"]["bytes"] == p["params"]["bytes"]:
+                per_launch.setdefault(s["launch_id"], []).extend(s["values"])
+        assert len(per_launch) == 3
+        medians = [float(np.median(v)) for v in per_launch.values()]
+        centre = float(np.median(medians))
+        t_half = t_dist.ppf(0.975, 2) * float(np.std(medians, ddof=1)) / 3**0.5
+        cell = p["cell"]
+        assert cell["ci_of"] == pytest.approx(centre)
+        assert cell["ci_method"] == "t over 3 launch medians"
+        half = max(centre - cell["ci_low"], cell["ci_high"] - centre)
+        samples_half = max(
+            cell["median"] - cell["sample_ci_low"], cell["sample_ci_high"] - cell["median"]
+        )
+        # the wider of the launch-level t-interval and the samples' interval
+        assert half == pytest.approx(max(t_half, samples_half), rel=1e-6, abs=1e-12)

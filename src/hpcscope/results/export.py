@@ -87,6 +87,10 @@ def _cell(group: Samples) -> dict[str, Any]:
         per_launch.setdefault(s["launch_id"], []).extend(s["values"])
     cell = summarize_cell(per_launch, group[0]["unit"])
     summary, across, over = cell.all, cell.across, cell.over
+    # The interval a precision claim refers to (issue 47): over launches, around the
+    # median of the launch medians (results/precision.quoted_interval); the samples'
+    # interval alone held another run's median in 64 % of cells on a 2-vCPU guest.
+    quoted = precision.quoted_interval(per_launch)
     return {
         "unit": cell.unit,
         "n": summary.n,
@@ -99,8 +103,12 @@ def _cell(group: Samples) -> dict[str, Any]:
         "launch_std": over.std if over else None,
         "cv": summary.cv,
         "median": summary.median,
-        "ci_low": summary.ci_low,
-        "ci_high": summary.ci_high,
+        "ci_low": quoted.low,
+        "ci_high": quoted.high,
+        "ci_of": quoted.centre,
+        "ci_method": quoted.method,
+        "sample_ci_low": summary.ci_low,
+        "sample_ci_high": summary.ci_high,
         "min": summary.min,
         "max": summary.max,
         "warnings": cell.warnings,
@@ -130,8 +138,11 @@ def p2p_table(
         [{"bytes": 8, "placements": {"core": cell, "socket": cell, ...}}, ...]
 
     cell = {unit, n, launches, launch_values, launch_mean, launch_std, cv, median, ci_low,
-    ci_high, min, max, warnings, across}: median, CI, min, max and CV over all raw values
-    of the launches of that placement; launch_values one number per launch (the OSU way:
+    ci_high, ci_of, ci_method, sample_ci_low, sample_ci_high, min, max, warnings, across}:
+    median, min, max and CV over all raw values of the launches of that placement;
+    ci_low/ci_high the 95 % interval over launches of ci_of, the median of the launch
+    medians (results/precision.quoted_interval, named by ci_method), sample_ci_low/high
+    the CI of the median of the raw values pooled; launch_values one number per launch (the OSU way:
     mean time, or work over time for rates; results/cells.launch_value) with their mean
     and sample std; `across` = {median, ci_low, ci_high, spread, cv, medians} over the
     per-launch medians when there are several launches, else None.
@@ -422,7 +433,8 @@ def _csv_value(value: Any) -> str:
 def to_markdown(source: Store | Samples, run_id: int | None = None) -> str:
     """Tables shaped like shared/data/lcc3_osu_stability.tsv: one row per params (message
     size), for each metric (latency first, then bandwidth) and placement: hpcscope's
-    median of all raw values with its 95% CI, then the seeds' view: the mean and the
+    median of all raw values and the 95% interval over launches (the cell's ci_low and
+    ci_high), then the seeds' view: the mean and the
     standard deviation over the launches of one number per launch (results/cells.
     over_launches: OSU's number for that run). A second table lists those per-launch
     numbers. One pair of tables per benchmark and per combination of the other tags (e.g.
@@ -502,7 +514,9 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
     lines = [
         title,
         "",
-        "median and 95% CI: over all raw values of the launches (hpcscope's robust view). "
+        "median: over all raw values of the launches (hpcscope's robust view). 95% CI: "
+        "the interval over launches of the median of the launch medians (t over 2-5 "
+        "launches, order statistics from 6; one launch: its samples'). "
         f"mean and σ: over the {launches} launch(es) of one number per launch, the number "
         "OSU prints for one run (mean time; for rates work over time), as the LCC3 "
         "exercises report it. σ needs two launches.",

@@ -1,14 +1,19 @@
 """Measuring to a precision: how precise a cell is, and why it stopped (issue 29).
 
-A cell's precision is the relative half-width of the 95 % confidence interval of its
-median (stats.summarize, nonparametric), taken at the level that matters:
+A cell's precision is the relative half-width of the 95 % interval of the number it is
+quoted by, the median over launches of each launch's median (`quoted_interval`; issue 47:
+the samples' interval alone held another run's median in 64 % of cells here):
 
-  - samples:  while the launches agree (one launch, or launch medians within the
-              target of each other, or their CIs overlapping: no difference their own
-              samples do not explain), the CI of all the cell's samples pooled;
-  - launches: once they differ by more than the target and more than their samples
-              explain, the CI of the launch medians, which exists from 6 launches on
-              (min_n_for_ci); with fewer the cell has no precision yet.
+  - 2-5 launches: centre +- t(0.975, n-1) s / sqrt(n) over the launch medians (a
+              t-interval: with so few launches no nonparametric interval exists, and one
+              that ignored them held far less than 95 %), at least the samples' half-width;
+  - 6+ launches: the nonparametric 95 % CI of the launch medians (stats.summarize), at
+              least the samples' half-width;
+  - 1 launch:  the CI of its samples (the only interval there is; it cannot see what
+              another launch would measure: `level` says "samples").
+
+`level` says which part is the wider: "samples" (more blocks in a launch would narrow
+it) or "launches" (only more launches would).
 
 The benchmark program stops adding blocks at a size when the first level is met or the
 size's share of the budget is spent (bench/common/precision.h); the runner adds launches
@@ -30,16 +35,18 @@ Costs: one summarize per cell and one per launch median set (numpy sort), no I/O
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.stats import t as t_dist
 
 from hpcscope.formatting import format_bytes
 from hpcscope.results.cpu_pair import pair_moves
-from hpcscope.results.stats import summarize
+from hpcscope.results.stats import min_n_for_ci, summarize
 
 PRECISION_TEXT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*$")
 BUDGET_TEXT = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+(?:\.\d+)?)s?)?\s*$")
@@ -79,9 +86,63 @@ def half_width(values: list[float]) -> float | None:
 
 
 @dataclass
+class QuotedInterval:
+    """The 95 % interval of a cell's quoted number (module doc); bounds absolute."""
+
+    centre: float  # the median over launches of each launch's median
+    low: float | None
+    high: float | None
+    half_width: float | None  # relative: the farther bound's distance / |centre|
+    level: str  # "samples" or "launches": which part is the wider
+    launches: int
+    method: str  # "t over 3 launch medians", "order statistics of 8 launch medians", ...
+
+
+def _t_half(medians: list[float]) -> float:
+    """Absolute half-width of the 95 % t-interval over launch medians (n >= 2)."""
+    n = len(medians)
+    return float(t_dist.ppf(0.975, n - 1) * np.std(medians, ddof=1) / math.sqrt(n))
+
+
+def quoted_interval(per_launch: dict[Any, list[float]]) -> QuotedInterval:
+    """The interval the precision claim and the export's ci_low/ci_high refer to."""
+    groups = [list(v) for v in per_launch.values() if v]
+    medians = [float(np.median(g)) for g in groups]
+    centre = float(np.median(medians))
+    pooled = summarize([x for g in groups for x in g])
+    samples: tuple[float, float] | None = None
+    if pooled.ci_low is not None and pooled.ci_high is not None:
+        wide = max(pooled.median - pooled.ci_low, pooled.ci_high - pooled.median)
+        samples = (centre - wide, centre + wide)
+    between: tuple[float, float] | None = None
+    n = len(medians)
+    if n >= min_n_for_ci():
+        across = summarize(medians)
+        assert across.ci_low is not None and across.ci_high is not None
+        between, method = (across.ci_low, across.ci_high), f"order statistics of {n} launch medians"
+    elif n >= 2:
+        half = _t_half(medians)
+        between, method = (centre - half, centre + half), f"t over {n} launch medians"
+    else:
+        method = "samples of one launch"
+    parts = [b for b in (samples, between) if b is not None]
+    if not parts:
+        return QuotedInterval(centre, None, None, None, "samples", n, method + ": too few")
+    low, high = min(b[0] for b in parts), max(b[1] for b in parts)
+    half_width = max(centre - low, high - centre) / abs(centre) if centre else None
+    level = (
+        "launches"
+        if between is not None
+        and (samples is None or (between[1] - between[0] > samples[1] - samples[0]))
+        else "samples"
+    )
+    return QuotedInterval(centre, low, high, half_width, level, n, method)
+
+
+@dataclass
 class CellPrecision:
-    half_width: float | None  # at `level`; None: not computable yet
-    level: str  # "samples" or "launches"
+    half_width: float | None  # of the quoted interval; None: not computable yet
+    level: str  # "samples" or "launches": which part of the interval is the wider
     launches: int
     spread: float | None  # relative range of the launch medians (None: one launch)
     met: bool
@@ -92,31 +153,15 @@ class CellPrecision:
         return f"±{shown} ({self.level})"
 
 
-def launches_differ(groups: list[list[float]], spread: float | None, target: float) -> bool:
-    """Do the launches differ, by more than the target and more than their own samples
-    explain (their medians' CIs do not all overlap, as stats.pooled warns)? Then the
-    launch medians are the samples that count."""
-    if spread is None or spread <= target:
-        return False
-    cis = [summarize(g) for g in groups]
-    bounds = [(c.ci_low, c.ci_high) for c in cis if c.ci_low is not None and c.ci_high is not None]
-    if len(bounds) < 2:
-        return True  # too few samples in a launch to tell: the launch level decides
-    return max(low for low, _ in bounds) > min(high for _, high in bounds)
-
-
 def cell_precision(per_launch: dict[Any, list[float]], target: float) -> CellPrecision:
     """The precision of one cell ({launch: raw values}) against `target` (module doc)."""
-    groups = [list(v) for v in per_launch.values() if v]
-    medians = [float(np.median(g)) for g in groups]
-    centre = float(np.median(medians))
-    spread = (max(medians) - min(medians)) / abs(centre) if len(groups) > 1 and centre else None
-    if launches_differ(groups, spread, target):
-        level, half = "launches", half_width(medians)
-    else:
-        level, half = "samples", half_width([x for g in groups for x in g])
+    found = quoted_interval(per_launch)
+    medians = [float(np.median(v)) for v in per_launch.values() if v]
+    centre = found.centre
+    spread = (max(medians) - min(medians)) / abs(centre) if len(medians) > 1 and centre else None
+    half = found.half_width
     met = half is not None and half <= target
-    return CellPrecision(half, level, len(groups), spread, met)
+    return CellPrecision(half, found.level, found.launches, spread, met)
 
 
 def stop_reason(
@@ -142,8 +187,8 @@ CPU_PAIR_MOVED = "CPU pair moved"
 
 # The legend of the tables of missed cells (show, report).
 MISSED_LEGEND = (
-    "achieved: 95% CI half-width of the median ('-': no interval yet, under 6 launches "
-    "where launches differ). why: budget (the run's or the measurement's time ran out), "
+    "achieved: half-width of the 95% interval of the quoted median (over launches: t "
+    "over 2-5 launch medians, order statistics from 6; '-': too few samples). why: budget (the run's or the measurement's time ran out), "
     "launch spread (launches differ by more than the target), CPU pair moved (the launches "
     "split with the time one cache line takes between the ranks' CPUs: two placements), "
     "cap (the most blocks or repetitions allowed: p2p 20x its fixed count, coll and lanes "
@@ -170,7 +215,8 @@ def target_of(notes: list[dict]) -> float | None:
     return None
 
 
-def _run_stop(notes: list[dict]) -> str | None:
+def run_stop(notes: list[dict]) -> str | None:
+    """Why the runner stopped adding launches (met, budget, launches), from its note."""
     for note in notes:
         data = note.get("data") if isinstance(note, dict) else None
         if isinstance(data, dict) and data.get("precision_stop") in ("met", "budget", "launches"):
@@ -201,7 +247,7 @@ def judge(
             continue
         where = (s.get("metric"), canonical(tags_of[s["launch_id"]]), canonical(identity(params)))
         stops.setdefault(where, []).append(str(found["stop"]))
-    run_stop = _run_stop(notes)
+    stop = run_stop(notes)
     moved = {key for move in pair_moves(samples, launches) for key in move.keys}
     out = []
     for key, per_launch in group_cells(samples).items():
@@ -209,7 +255,7 @@ def judge(
         if own is None:
             continue
         cell = cell_precision(per_launch, target)
-        out.append(CellResult(key, cell, stop_reason(cell, own, run_stop, key in moved)))
+        out.append(CellResult(key, cell, stop_reason(cell, own, stop, key in moved)))
     return out
 
 
