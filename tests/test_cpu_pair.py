@@ -90,6 +90,29 @@ def test_one_odd_launch_needs_more_cells_than_chance_gives():
     assert len(pair_moves(samples, launches)) == 1
 
 
+def test_a_move_shows_with_two_or_three_launches_as_quick_runs_have():
+    """Issue 47: a quick run's configuration has 2-3 launches; the old bar (3x the cells
+    times 1 / C(a + b, a)) asked for 1.5x the cells with one launch in each state, so
+    two of three configurations with a move said nothing."""
+    for lines in ([50, 205], [50, 205, 48], [205, 50, 198]):
+        samples, launches = run_of(lines)
+        (move,) = pair_moves(samples, launches)
+        assert sorted(size for _, size, _, _ in move.following) == SMALL
+        slow = [k for k, ns in enumerate(lines, start=1) if ns > 100]
+        assert move.slow_ids == slow
+
+
+def test_two_launches_apart_in_both_directions_are_no_move():
+    # the slow-line launch faster at half the small sizes, slower at the other half:
+    # following and opposing alike, as when the state does not matter
+    samples, launches = run_of([50, 205], follows=False)
+    for s in samples:
+        if s["params"]["bytes"] in SMALL:
+            up = (s["launch_id"] == 2) == (SMALL.index(s["params"]["bytes"]) % 2 == 0)
+            s["values"] = [v * (1.5 if up else 1.0) for v in s["values"]]
+    assert pair_moves(samples, launches) == []
+
+
 def test_the_move_replaces_its_curves_launches_disagree_highlight():
     samples, launches = run_of([50, 55, 205, 48, 198, 62])
     (move,) = cpu_pair.observations(samples, launches)

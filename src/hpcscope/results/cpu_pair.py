@@ -20,22 +20,27 @@ there, and runs minutes apart disagree beyond their intervals (docs/osu.md).
   - following cells: those whose launch medians separate by state in the direction a
     slower line predicts (times up, rates down), every median of one state beyond every
     median of the other, the states' medians more than SPLIT_LIMIT apart;
-  - a move is reported when at least MIN_FOLLOWING cells follow it and at least
-    CHANCE_FACTOR times as many as would by chance (a cell's medians separate so with
-    probability 1 / C(a + b, a) for a and b launches in the states when the state does
-    not matter). The probe runs at a launch's end, so a launch that moved during its
-    sizes counts in its end state; this lowers the count, never raises it.
+  - a move is reported when at least MIN_FOLLOWING cells follow it, at least
+    CHANCE_FACTOR times as many as oppose it (separate the same way in the other
+    direction), and a sign test over following against opposing cells gives p < SIGN_P.
+    When the state does not matter, following and opposing are equally likely whatever
+    the launch counts, so this holds with two launches (one in each state) as with
+    fifteen. (Until issue 47 the bar was CHANCE_FACTOR times the cells times
+    1 / C(a + b, a): with one launch in each state that asked for 1.5x the cells, with
+    1 + 2 for all of them, so the quick runs' 2-3 launches never showed a move.) The
+    probe runs at a launch's end, so a launch that moved during its sizes counts in its
+    end state; this lowers the count, never raises it.
 Cost: one median per cell and launch; no I/O.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.stats import binom
 
 from hpcscope.results.cells import CellKey, canonical, config_tags, group_cells
 from hpcscope.results.stats import lower_is_better
@@ -44,6 +49,7 @@ STATE_RATIO = 2.0
 SPLIT_LIMIT = 0.05
 MIN_FOLLOWING = 3
 CHANCE_FACTOR = 3.0
+SIGN_P = 0.05
 
 
 @dataclass
@@ -55,6 +61,8 @@ class PairMove:
     keys: set[CellKey]  # the following cells (cells.group_cells keys)
     cells: int  # cells with launches in both states
     unit: dict[str, str]  # metric -> unit
+    fast_ids: list[Any] = field(default_factory=list)  # launch ids in each state
+    slow_ids: list[Any] = field(default_factory=list)
 
 
 def _states(times: dict[Any, float]) -> tuple[set[Any], set[Any]] | None:
@@ -95,7 +103,7 @@ def pair_moves(samples: list[dict], launches: list[dict]) -> list[PairMove]:
         if states is None:
             continue
         fast_ids, slow_ids = states
-        following, keys, cells, units = [], set(), 0, {}
+        following, keys, cells, units, opposing = [], set(), 0, {}, 0
         ours = [
             s for s in samples if s.get("benchmark") == "p2p" and s.get("launch_id") in by_launch
         ]
@@ -110,6 +118,8 @@ def pair_moves(samples: list[dict], launches: list[dict]) -> list[PairMove]:
                 lower = lower_is_better(unit)
             except ValueError:
                 continue
+            if _follows(slow, fast, lower):
+                opposing += 1
             if _follows(fast, slow, lower):
                 size = json.loads(params).get("bytes")
                 following.append(
@@ -117,9 +127,22 @@ def pair_moves(samples: list[dict], launches: list[dict]) -> list[PairMove]:
                 )
                 keys.add(cell_key)
                 units[metric] = unit
-        chance = cells / math.comb(len(fast_ids) + len(slow_ids), len(fast_ids))
-        if len(following) >= max(MIN_FOLLOWING, CHANCE_FACTOR * chance):
+        count = len(following)
+        sign_p = float(binom.sf(count - 1, count + opposing, 0.5)) if count else 1.0
+        if count >= max(MIN_FOLLOWING, CHANCE_FACTOR * opposing) and sign_p < SIGN_P:
             fast_ns = sorted(by_launch[k] for k in fast_ids)
             slow_ns = sorted(by_launch[k] for k in slow_ids)
-            moves.append(PairMove(tags_of[key], fast_ns, slow_ns, following, keys, cells, units))
+            moves.append(
+                PairMove(
+                    tags_of[key],
+                    fast_ns,
+                    slow_ns,
+                    following,
+                    keys,
+                    cells,
+                    units,
+                    sorted(fast_ids),
+                    sorted(slow_ids),
+                )
+            )
     return moves
