@@ -162,21 +162,31 @@ def test_p2p_table_has_sizes_as_rows_and_one_column_per_mpi_and_placement(store)
 
 
 def test_unstable_cells_are_marked_and_the_mark_explained_once(store) -> None:
+    """A star where the median's interval over launches is wider than asked (5 % for
+    fixed counts), one line per curve, test and class below; none where it is within."""
     run = store.create_run("p2p", host="n1")
-    for rep, scale in ((1, 1.0), (2, 1.3)):  # the launch medians 30 % apart
-        rec = {
-            "type": "sample",
-            "metric": "latency",
-            "unit": "us",
-            "params": {"bytes": 8},
-            "values": [scale * (2.0 + 0.001 * i) for i in range(10)],
-            "warmups": 0,
-        }
-        _launch(store, run, {"mpi": "openmpi", "placement": "core", "repeat": rep}, [rec])
+    scales = {8: (1.0, 1.3, 1.0), 16: (1.0, 1.002, 0.998)}  # 8 B: one launch 30 % off
+    for rep in (1, 2, 3):
+        recs = [
+            {
+                "type": "sample",
+                "metric": "latency",
+                "unit": "us",
+                "params": {"bytes": size},
+                "values": [scale[rep - 1] * (2.0 + 0.001 * i) for i in range(10)],
+                "warmups": 0,
+            }
+            for size, scale in scales.items()
+        ]
+        _launch(store, run, {"mpi": "openmpi", "placement": "core", "repeat": rep}, recs)
     text = render(store, run)
     row = next(l for l in text.splitlines() if l.lstrip().startswith("8 B"))
     assert row.rstrip().endswith("*")
-    assert text.count("* unstable:") == 1
+    row = next(l for l in text.splitlines() if l.lstrip().startswith("16 B"))
+    assert not row.rstrip().endswith("*")
+    flat = " ".join(text.split())
+    assert flat.count("* 1 cell whose median's 95% interval over launches is wider than 5%") == 1
+    assert "openmpi core latency 8 B: ±" in flat and "(launches bimodal (not explained" in flat
 
 
 def test_more_configurations_than_fit_are_split_not_cut(store) -> None:

@@ -5,9 +5,10 @@ from stored runs, for the top of the report and the end of `hpcscope demo`.
   smallest size above 0 that was measured), the peak bandwidth (the largest centre over
   the sizes) with the size it was reached at, and the bandwidth at the largest size where
   that is another one (within a node the peak is often where a message still fits in
-  the caches, 8-64 KiB, above what large copies through memory reach); a mark when
-  latency or peak is unstable (the launch medians or the CI of the median spread over
-  more than 5 %).
+  the caches, 8-64 KiB, above what large copies through memory reach); "unstable" only
+  where the quoted number's own 95 % interval (over launches) is wider than the
+  precision asked (5 % for fixed counts), with its half-width and class in words
+  (analysis/p2p_curves.grade: launches bimodal, budget ran out, noise above the target).
 - coll: per run and MPI library, how many guideline checks (mock-up vs native at one
   collective and count) there were and their findings (analysis/verdicts.findings: one
   per collective and comparison with its factor range, Holm-corrected, violated only
@@ -27,9 +28,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hpcscope.analysis import memory_level, modes, node_table, verdicts
+from hpcscope.analysis import memory_level, modes, node_table, p2p_curves, verdicts
 from hpcscope.analysis.observations import PLACEMENT_ORDER
-from hpcscope.analysis.p2p_curves import curves, small_size, unstable_point
+from hpcscope.analysis.p2p_curves import curves, small_size
 from hpcscope.formatting import format_bytes, format_number
 
 
@@ -43,7 +44,9 @@ class P2PLine:
     bandwidth_bytes: float | None
     largest_MBps: float | None = None  # at the largest size, where the peak is elsewhere
     largest_bytes: float | None = None
-    unstable: list[str] = field(default_factory=list)  # "latency", "bandwidth"
+    # "latency ±7% (launches bimodal: CPU pair moved in launch 2 (...))": the quoted
+    # numbers whose interval is wider than the precision asked, with the class in words
+    unstable: list[str] = field(default_factory=list)
     anchor: str = ""  # the report section it links to
 
 
@@ -225,7 +228,7 @@ class Summary:
         """The summary as short lines of plain text (the demo's terminal)."""
         out = []
         for p in self.p2p:
-            mark = " (unstable)" if p.unstable else ""
+            mark = f" (unstable: {'; '.join(p.unstable)})" if p.unstable else ""
             lat = (
                 f"latency {format_number(p.latency_us, 'us')} at {format_bytes(p.latency_bytes)}"
                 if p.latency_us is not None and p.latency_bytes is not None
@@ -264,7 +267,7 @@ def summarize(run: dict, samples: list[dict], launches: list[dict], anchor: str 
     default run<ID>."""
     rid = int(run["id"])
     found = Summary(
-        p2p=p2p_lines(rid, samples),
+        p2p=p2p_lines(rid, samples, run, launches),
         coll=coll_lines(rid, run.get("suite", ""), samples),
         lanes=lanes_lines(rid, samples),
         node=node_lines(rid, run, samples),
@@ -291,10 +294,15 @@ def _place_order(config: str) -> tuple:
     return (words[0] if words else "", rank, config)
 
 
-def p2p_lines(run_id: int, samples: list[dict]) -> list[P2PLine]:
+def p2p_lines(
+    run_id: int, samples: list[dict], run: dict | None = None, launches: list[dict] | None = None
+) -> list[P2PLine]:
+    """One line per curve; `run` (its precision target, its budget note) and `launches`
+    (their CPU-pair probes) grade the quoted numbers (module doc)."""
     p2p = [s for s in samples if s.get("benchmark") == "p2p"]
     latency = curves(p2p, "latency")
     bandwidth = curves(p2p, "bandwidth")
+    how = p2p_curves.grading(run, p2p, launches)
     out = []
     for config in sorted(set(latency) | set(bandwidth), key=_place_order):
         line = P2PLine(run_id, config, None, None, None, None)
@@ -302,8 +310,9 @@ def p2p_lines(run_id: int, samples: list[dict]) -> list[P2PLine]:
         size = small_size(lat)
         if size is not None:
             line.latency_us, line.latency_bytes = lat[size]["center"], float(size)
-            if unstable_point(lat[size]):
-                line.unstable.append("latency")
+            cls = p2p_curves.grade(lat[size], config, "latency", size, how)
+            if cls:
+                line.unstable.append("latency " + p2p_curves.grade_text(lat[size], cls))
         bw = bandwidth.get(config) or {}
         if bw:
             best = max(bw, key=lambda s: bw[s]["center"])
@@ -311,8 +320,9 @@ def p2p_lines(run_id: int, samples: list[dict]) -> list[P2PLine]:
             largest = max(bw)
             if largest != best:
                 line.largest_MBps, line.largest_bytes = bw[largest]["center"], float(largest)
-            if unstable_point(bw[best]):
-                line.unstable.append("bandwidth")
+            cls = p2p_curves.grade(bw[best], config, "bandwidth", best, how)
+            if cls:
+                line.unstable.append("peak bandwidth " + p2p_curves.grade_text(bw[best], cls))
         out.append(line)
     return out
 

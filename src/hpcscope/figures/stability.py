@@ -1,9 +1,12 @@
 """Stability of point-to-point results over repeated launches (Hoefler & Belli rule 9/10:
 show the variation, do not hide it in a mean).
 
-Left: relative width of the 95 % CI of the median of the pooled samples. Right: spread of
-the launch medians, (max - min) / median. A dashed line marks the 5 % limit above which
-the report calls a result unstable. Box plots show the launch medians at a few sizes.
+Left: relative half-width of the 95 % interval of the quoted median over launches
+(results/precision.quoted_interval: what a star and "unstable" are judged by). Right:
+spread of the launch medians, (max - min) / median. A dashed line marks 5 %, the limit
+for a run of fixed counts; a dotted one the run's precision target where it has one: a
+point above the line that applies is starred in `show` and listed in the report with
+its class. Box plots show the launch medians at a few sizes.
 """
 
 from __future__ import annotations
@@ -29,23 +32,18 @@ def spread_figure(curves: dict[str, dict[int, dict]], what: str, target: float |
     for label, points in sorted(curves.items()):
         x = np.array(sorted(points))
         centre = np.array([points[s]["center"] for s in x])
-        ci = np.array(
+        half = np.array(
             [
-                max(
-                    points[s]["center"] - points[s]["ci_low"],
-                    points[s]["ci_high"] - points[s]["center"],
-                )
-                if points[s]["ci_low"] is not None
-                else np.nan
+                points[s]["half_width"] if points[s].get("half_width") is not None else np.nan
                 for s in x
             ]
         )
         spread = np.array([points[s]["high"] - points[s]["low"] for s in x])
         with np.errstate(divide="ignore", invalid="ignore"):
-            left.plot(x, 100 * ci / centre, marker="o", markersize=3, label=label)
+            left.plot(x, 100 * half, marker="o", markersize=3, label=label)
             right.plot(x, 100 * spread / centre, marker="o", markersize=3, label=label)
     for ax, title in (
-        (left, "95% CI half-width of the median"),
+        (left, "95% interval of the median, over launches"),
         (right, "spread of launch medians (max-min)"),
     ):
         ax.axhline(100 * LIMIT, color="0.3", linestyle="--", linewidth=1)

@@ -28,6 +28,7 @@ from hpcscope.analysis import (
     machine_measured,
     mpi_transport,
     node_table,
+    p2p_curves,
     paper_colls,
     paper_compare,
     same_cpus,
@@ -341,13 +342,15 @@ def _p2p(
     judged: list[precision.CellResult] | None = None,
     target: float | None = None,
     launches: list[dict] | None = None,
+    run: dict | None = None,
 ) -> Section | None:
     """figures=False: tables and observations only (a group of runs draws its curves
     overlaid instead, report/over_runs.py). judged/target: a run measured to a precision
     (results/precision.py): the target line in the stability figure, and one table of the
     cells that missed it. launches: the run's, to say where their CPU pair moved
     (analysis/cpu_pair.py) and which placements ran on the same CPUs yet differ
-    (analysis/same_cpus.py)."""
+    (analysis/same_cpus.py). run: its precision target and budget note, which grade the
+    numbers less precise than asked (analysis/p2p_curves.grade)."""
     p2p = [s for s in samples if s["benchmark"] == "p2p"]
     if not p2p:
         return None
@@ -446,7 +449,9 @@ def _p2p(
                     Figure(
                         f"run{w.run_id}-p2p-{metric}-stability",
                         f"{metric} stability",
-                        "Relative CI half-width and launch-to-launch spread; dashed: 5% limit"
+                        "Half-width of the median's 95% interval over launches (what a star "
+                        "is judged by) and launch-to-launch spread; dashed: 5%, the limit for "
+                        "fixed counts"
                         + (f"; dotted: the precision target {target:.1%}." if target else "."),
                         uri,
                         f"{metric} stability",
@@ -512,28 +517,48 @@ def _p2p(
                 "(see Methods); beta '-' means no size dependence in that segment.",
             )
         )
+    # Graded, not stamped (issue 47): a row per curve, test and class where the quoted
+    # median's own 95 % interval over launches is wider than the precision asked; the
+    # curve's instability observation counts those sizes only.
+    how = p2p_curves.grading(run, p2p, launches)
     unstable_rows = []
-    for metric in ("latency", "bandwidth"):
+    for metric in p2p_figs.METRICS:
+        graded: dict[tuple[str, str], list[tuple[int, dict]]] = {}
+        for label, points in sorted(p2p_figs.curves(p2p, metric).items()):
+            for size, point in points.items():
+                cls = p2p_curves.grade(point, label, metric, size, how)
+                if cls is not None:
+                    graded.setdefault((label, cls), []).append((size, point))
+        for (label, cls), marked in graded.items():
+            halves = [p["half_width"] for _, p in marked if p["half_width"] is not None]
+            sizes = sorted(size for size, _ in marked)
+            unstable_rows.append(
+                [
+                    label,
+                    metric,
+                    f"{format_bytes(sizes[0])}-{format_bytes(sizes[-1])} ({len(sizes)})"
+                    if len(sizes) > 1
+                    else format_bytes(sizes[0]),
+                    "/".join(str(n) for n in sorted({p["launches"] for _, p in marked})),
+                    "-"
+                    if not halves
+                    else "-".join(dict.fromkeys((_pct(min(halves)), _pct(max(halves))))),
+                    cls,
+                ]
+            )
+        if metric not in ("latency", "bandwidth"):
+            continue
+        starred = {(label, size) for (label, _), marked in graded.items() for size, _ in marked}
         for label, by_size in sorted(_per_launch(p2p, metric).items()):
-            found = []
+            found_obs = []
             for size, groups in sorted(by_size.items()):
-                found.extend(
-                    obs.instability(f"{label} {metric} at {format_bytes(size)}", groups, size=size)
-                )
-            for o in found:
-                unstable_rows.append(
-                    [
-                        label,
-                        metric,
-                        o.numbers["bytes"],
-                        o.numbers["launches"],
-                        o.numbers["median"],
-                        _pct(o.numbers["cv"]),
-                        _pct(o.numbers["spread"]),
-                        o.text.split(": ", 1)[1],
-                    ]
-                )
-            summary = obs.instability_summary(f"{label} {metric}", found)
+                if (label, size) in starred:
+                    found_obs.extend(
+                        obs.instability(
+                            f"{label} {metric} at {format_bytes(size)}", groups, size=size
+                        )
+                    )
+            summary = obs.instability_summary(f"{label} {metric}", found_obs)
             if summary:
                 sec.observations.append(summary)
     sec.observations.extend(cpu_pair.observations(p2p, launches or []))
@@ -542,20 +567,15 @@ def _p2p(
         sec.tables.append(
             w.table(
                 "unstable",
-                "Unstable measurements",
-                [
-                    "MPI placement",
-                    "metric",
-                    "bytes",
-                    "launches",
-                    "median",
-                    "CV",
-                    "launch spread",
-                    "why",
-                ],
+                "Numbers less precise than asked",
+                ["MPI placement", "metric", "sizes", "launches", "± (95%)", "why"],
                 unstable_rows,
-                "Hoefler & Belli: report variation; these exceed the 5% "
-                "limit on CV, launch spread or CI half-width.",
+                "Hoefler & Belli: report variation. Each row: the sizes whose median's 95% "
+                "interval over launches (t over 2-5 launch medians, order statistics from "
+                f"6; at least the samples' interval) is wider than {how.target_text()}, "
+                "their half-widths, and why: launches bimodal (with the CPU pair's cache-"
+                "line times where they moved), budget ran out before the target, or noise "
+                "above the target.",
             )
         )
     return sec
@@ -994,10 +1014,13 @@ def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple
             "normal. Across launches: median of the launch medians, and the spread of "
             "the launch medians. The seeds' view beside it: one number per launch as OSU "
             "prints one per run (mean time; for rates work over time, i.e. harmonic), and "
-            "the mean and standard deviation of those over the launches. A result is flagged "
-            f"unstable when its CV, its launch spread or its CI half-width exceeds "
-            f"{stats.CV_LIMIT:.0%}. Nothing is dropped or smoothed (Hoefler & Belli, "
-            "SC15, rules 5, 9, 10).",
+            "the mean and standard deviation of those over the launches. A quoted p2p "
+            "median's own interval is over launches (a t-interval over 2-5 launch medians, "
+            "order statistics from 6, at least the samples' interval); it is marked "
+            "unstable only where that interval is wider than the precision asked "
+            f"({stats.CV_LIMIT:.0%} for fixed counts), with its class: launches bimodal, "
+            "budget ran out before the target, noise above the target. Nothing is dropped "
+            "or smoothed (Hoefler & Belli, SC15, rules 5, 9, 10).",
         )
     )
     items.append(
@@ -1051,6 +1074,7 @@ def _run_context(
                 judged=[r for r in judged if r.key[0] == "p2p"],
                 target=target,
                 launches=launches,
+                run=run,
             ),
             _coll(samples, w, [r for r in judged if r.key[0] in COLL_PROGRAMS], target),
             _node(run, samples, w, [r for r in judged if r.key[0] in node_table.OURS], target),

@@ -72,7 +72,7 @@ def print_run(store: Store, run_id: int, console: Console, *, cells: bool = Fals
         return
     from hpcscope.analysis import cpu_pair, same_cpus
 
-    print_summary(run, samples, console)
+    print_summary(run, samples, console, launches)
     print_precision(run, samples, store.summaries(run_id), launches, console)
     for found in cpu_pair.observations(samples, launches):
         console.print(f"[yellow]CPU pair[/yellow]: {S(found.text)}")
@@ -312,7 +312,9 @@ def _pct(x: float | None) -> str:
 # ------------------------------------------------------------------------ summaries
 
 
-def print_summary(run: dict, samples: list[dict], console: Console) -> None:
+def print_summary(
+    run: dict, samples: list[dict], console: Console, launches: list[dict] | None = None
+) -> None:
     from hpcscope.analysis import node_table, verdicts
 
     p2p = [s for s in samples if s["benchmark"] == "p2p" and "bytes" in (s["params"] or {})]
@@ -322,7 +324,7 @@ def print_summary(run: dict, samples: list[dict], console: Console) -> None:
     taken = {id(s) for group in (p2p, coll, lanes, node) for s in group}
     rest = [s for s in samples if id(s) not in taken]
     if p2p:
-        print_p2p(p2p, console)
+        print_p2p(p2p, console, run, launches)
     if coll:
         print_coll(coll, console)
     if lanes:
@@ -392,11 +394,23 @@ def p2p_tables(samples: list[dict]) -> list[tuple[str, str, list[str], list[tupl
     return out
 
 
-def print_p2p(samples: list[dict], console: Console) -> None:
-    from hpcscope.analysis.p2p_curves import unstable_point
+def print_p2p(
+    samples: list[dict],
+    console: Console,
+    run: dict | None = None,
+    launches: list[dict] | None = None,
+) -> None:
+    """The OSU-shaped tables; a star where the quoted median's own 95 % interval (over
+    launches, results/precision.quoted_interval) is wider than the precision asked, and
+    below them one line per curve, test and class with its sizes and half-widths
+    (analysis/p2p_curves.grade), so a CPU move reads differently from a number a little
+    short of the target."""
+    from hpcscope.analysis import p2p_curves
 
-    marked = False
-    launches: set[int] = set()
+    how = p2p_curves.grading(run, samples, launches)
+    graded: dict[tuple[str, str, str], list[tuple[int, float | None]]] = {}
+    seen: set[int] = set()
+    halves: list[float | None] = []  # every point's half-width over launches
     for metric, unit, configs, rows in p2p_tables(samples):
         name, osu = P2P_TESTS.get(metric, (metric.replace("_", " "), ""))
         title = f"p2p {name} ({unit}){', as ' + osu if osu else ''}: median per message size"
@@ -404,28 +418,50 @@ def print_p2p(samples: list[dict], console: Console) -> None:
         body = []
         for size, points in rows:
             cells = [_text(format_bytes(size))]
-            for point in points:
+            for config, point in zip(configs, points, strict=True):
                 if point is None:
                     cells.append(Text("- "))
                     continue
-                launches.add(point["launches"])
-                unstable = unstable_point(point)
-                marked |= unstable
-                mark, style = ("*", "yellow") if unstable else (" ", "")
+                seen.add(point["launches"])
+                halves.append(point["half_width"] if point["launches"] > 1 else None)
+                cls = p2p_curves.grade(point, config, metric, size, how)
+                if cls is not None:
+                    graded.setdefault((config, metric, cls), []).append((size, point["half_width"]))
+                mark, style = ("*", "yellow") if cls else (" ", "")
                 cells.append(Text(_num(point["center"]) + mark, style=style))
             body.append(cells)
         mpis = [c.split(" ", 1)[0] for c in configs]
         print_table(console, title, [Col("size")], cols, body, groups=mpis)
-    counts = "/".join(str(n) for n in sorted(launches))
+    counts = "/".join(str(n) for n in sorted(seen))
     console.print(
         f"median: the median over launches (here {counts}) of each launch's median, as in "
         "the report."
     )
-    if marked:
-        console.print(
-            "[yellow]*[/yellow] unstable: the launch medians spread, or the 95% CI of the "
-            "median reaches, more than 5% from the median; see --cells."
+    known = sorted(h for h in halves if h is not None)
+    if known:
+        within = ", ".join(
+            f"{sum(h <= t for h in known)} within {t:.0%}" for t in sorted({0.02, 0.05, how.target})
         )
+        console.print(
+            f"precision achieved (95% interval of each median over launches): median "
+            f"±{_up(known[len(known) // 2])} over {len(halves)} cells; {within}"
+            + (f"; {len(halves) - len(known)} without one" if len(known) < len(halves) else "")
+            + "."
+        )
+    if not graded:
+        return
+    stars = sum(len(v) for v in graded.values())
+    console.print(
+        f"[yellow]*[/yellow] {stars} cell{'s' if stars != 1 else ''} whose median's 95% "
+        f"interval over launches is wider than {how.target_text()}; by curve, test and why:"
+    )
+    for (config, metric, cls), found in graded.items():
+        widths = [h for _, h in found if h is not None]
+        low, high = (_up(min(widths)), _up(max(widths))) if widths else ("-", "-")
+        wide = low if low == high else f"{low}-{high}"
+        sizes = _sizes_text(sorted(size for size, _ in found))
+        short = P2P_TESTS[metric][1].removeprefix("osu_") if metric in P2P_TESTS else metric
+        console.print(f"  {S(config)} {S(short)} {sizes}: ±{wide} ({S(cls)})")
 
 
 def print_precision(
