@@ -230,14 +230,15 @@ def execute_command(
 @once(
     "--precision",
     default=None,
-    help="Measure each size until the 95% CI of its median is within this of it, e.g. 1% "
-    "(default 1%, --quick 2%; 0: OSU's fixed counts and --repeat launches).",
+    help="Measure each size until the 95% interval of its median over launches is within "
+    "this of it, e.g. 1% (default: OSU's fixed counts and --repeat launches, which reached "
+    "a given precision sooner here; with --budget alone 1%, --quick 2%).",
 )
 @once(
     "--budget",
     default=None,
-    help="Wall time for the whole run, e.g. 90s, 10m (default 10m, --quick 25s); cells "
-    "still short of the precision then say so.",
+    help="Wall time for a run to a precision, e.g. 90s, 10m (default 10m, --quick 25s); "
+    "cells still short of the precision then say so.",
 )
 @common_run_options
 @click.pass_context
@@ -246,12 +247,13 @@ def run_p2p(ctx, **kw) -> None:
     """MPI point-to-point latency and bandwidth at each placement (OSU definitions).
 
     \b
-    Example: hpcscope run p2p --precision 1% --budget 5m
-             hpcscope run p2p --mpi openmpi,mpich --placements core,socket --repeat 5
+    Example: hpcscope run p2p --mpi openmpi,mpich --placements core,socket --repeat 5
+             hpcscope run p2p --precision 1% --budget 5m
              hpcscope run p2p --on slurm --nodes 2 --partition short --wait
-    Each size is measured until its median is as precise as --precision asks, and
-    launches are added where launches differ, within --budget; `show` says how
-    precise every number is and why it stopped.
+    By default OSU's counts in --repeat launches (5, --quick 3); `show` states the
+    precision achieved and stars the numbers whose 95% interval over launches is
+    wider than 5%. With --precision each size is measured until its median is as
+    precise as asked, and launches are added where launches differ, within --budget.
     Placements are derived from hwloc's topology; classes this machine cannot
     offer are reported as skipped with the reason.
     """

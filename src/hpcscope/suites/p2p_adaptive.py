@@ -54,9 +54,17 @@ METRIC_TEST = {
 
 def settings(opts: dict, quick: bool) -> dict | None:
     """The adaptive settings of a p2p run ({target, budget_s, min_launches,
-    max_launches}), or None for fixed counts (--precision 0, --protocol osu)."""
+    max_launches}), or None for fixed counts (the default, --precision 0, --protocol
+    osu). Fixed counts are the default since issue 47: measured side by side on the
+    2-vCPU guest the adaptive runs took 1.63x the fixed runs' time and met 2 % in fewer
+    cells; under load they overran a 25 s budget 3x and ended with 1-2 launches a
+    configuration, whose intervals held another run's median in 59-82 % of cells
+    (docs/osu.md, benchmarks/precision_cost). --budget alone asks for the adaptive
+    protocol at the default target."""
     target = opts.get("precision")
     if target is None:
+        if not opts.get("budget_s"):
+            return None
         target = QUICK_PRECISION if quick else DEFAULT_PRECISION
     if target == 0 or opts.get("protocol") == "osu":
         return None
