@@ -69,7 +69,11 @@ class CollLine:
     def text(self) -> str:
         """'1 finding in 140 guideline checks (Holm-corrected over the run's 280), suggested
         by the run's 1 launch (...): MPI_Scan takes 1.47-1.71x the time of ...'."""
-        corrected = f"Holm-corrected over the run's {self.family}"
+        corrected = (
+            f"Holm-corrected over the run's {self.family}"
+            if self.family
+            else "a simulation's deterministic model: no test to correct"
+        )
         if not self.findings:
             text = f"no guideline finding in {self.checks} checks ({corrected})"
         else:

@@ -615,9 +615,10 @@ def _coll_legend(rows: list[dict], marks: set[str], without_native: bool) -> str
     """What the speed-ups and marks mean, with the correction and the launches behind them."""
     tested = next((r["checks_in_run"] for r in rows if not r.get("deterministic")), 0)
     simulated = any(r.get("deterministic") for r in rows)
-    text = "speed-up: median native / median mock-up (> 1: the mock-up is faster). "
+    text = "speed-up: median native / median mock-up (> 1: the mock-up is faster)."
     if tested:
         text += (
+            " "
             f"{'!: ' if '!' in marks else ''}violation: a mock-up significantly faster "
             f"(Mann-Whitney p < 0.05 after Holm's correction over the run's {tested} checks, "
             "at least 5%) in each of 2 or more launches: the native collective breaks the "
