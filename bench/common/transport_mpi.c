@@ -5,11 +5,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* Environment variables of the transport layers below MPI, recorded when set: UCX picks
- * its own rendezvous threshold when UCX_RNDV_THRESH is unset (nothing is recorded then). */
-static const char *const transport_env[] = { "UCX_RNDV_THRESH", "UCX_TLS", "FI_PROVIDER",
-                                             NULL };
-
 /* ---- allow-list --------------------------------------------------------------------- */
 
 static const char *const exact_names[] = { "pml",
@@ -51,6 +46,12 @@ void hs_mpi_transport_json(hs_json *j, const char *full_version)
     hs_json_null(j, "mpi_transport");
 }
 #else
+
+/* Environment variables of the transport layers below MPI, recorded when set: UCX picks
+ * its own rendezvous threshold when UCX_RNDV_THRESH is unset (nothing is recorded then).
+ * Here, not above: an SMPI build (the stub above) would fail on an unused variable. */
+static const char *const transport_env[] = { "UCX_RNDV_THRESH", "UCX_TLS", "FI_PROVIDER",
+                                             NULL };
 
 /* ---- Open MPI components open after MPI_Init ----------------------------------------- */
 
