@@ -443,8 +443,9 @@ def _disk_cache(rows: list[dict], run: dict | None) -> None:
                 # a recorded fact that explains it: the tool and ours met the host's
                 # cache in different states (fio runs apart from ours, docs/node.md)
                 r["reference_cause"] = (
-                    f"{r['cache_note']}: ours and {r['reference_tool']} ran at different "
-                    "moments of that cache's state; " + cause
+                    f"{r['cache_note']}: ours (in the sweep) and {r['reference_tool']} (apart "
+                    "from it) met that cache in different states; check with "
+                    "benchmarks/node_targets, which alternates them"
                 )
 
 

@@ -808,7 +808,9 @@ def _print_node_notes(rows: list[dict], console: Console) -> None:
             [
                 (r, f"{_pct(r['eff_vs_reference'])} - {r['reference_cause']}")
                 for r in rows
-                if r.get("reference_cause") and r.get("eff_vs_reference") is not None
+                if r.get("reference_cause")
+                and r.get("eff_vs_reference") is not None
+                and not node_table.restates_bandwidth(r)
             ],
         ),
         (
