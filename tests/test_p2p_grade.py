@@ -105,3 +105,24 @@ def test_summary_says_unstable_only_with_its_class():
     assert calm.unstable == []
     (noisy,) = p2p_lines(1, cell([0.1107, 0.1117, 0.1177]), fixed_run(), [])
     assert len(noisy.unstable) == 1 and noisy.unstable[0].endswith(f"({p2p_curves.NOISE})")
+
+
+def test_other_load_in_the_runs_notes_is_named_as_the_cause():
+    """machine/host_load.py leaves a `load` note per job: a class names the other
+    processes' cores beside the launches where they reached half a core."""
+    launches = [
+        {"id": k, "name": f"mpich/core/r{k}", "tags": {**TAGS, "repeat": k}} for k in (1, 2, 3)
+    ]
+    notes = [
+        {"kind": "load", "text": "", "data": {"job": f"mpich/core/r{k}", "others_cores": c}}
+        for k, c in ((1, 0.1), (2, 1.52), (3, 1.71))
+    ]
+    run = {"id": 1, "notes": notes}
+    _, cls = graded(cell([0.094, 0.094, 0.349]), run, launches)
+    assert cls == "launches bimodal (other processes used 1.5-1.7 cores during 2 of its launches)"
+    _, cls = graded(cell([0.1107, 0.1117, 0.1177]), run, launches)
+    assert (
+        cls == f"{p2p_curves.NOISE} (other processes used 1.5-1.7 cores during 2 of its launches)"
+    )
+    quiet = {"id": 1, "notes": notes[:1]}  # 0.1 cores: not named
+    assert graded(cell([0.094, 0.094, 0.349]), quiet, launches)[1] == p2p_curves.BIMODAL_UNEXPLAINED

@@ -12,10 +12,16 @@ A point is graded (issue 47), not stamped: `grade` gives None where its half-wid
 within the precision asked (the run's target; stats.CV_LIMIT, 5 %, for a run of fixed
 counts), else one class in words:
   launches bimodal: CPU pair moved in launch N   (results/cpu_pair.py found the move)
-  launches bimodal (not explained: ...)          (the launch medians form two groups
-                                                  BIMODAL_GAP apart; no recorded move)
+  launches bimodal (other processes used ...)    (the launch medians form two groups
+                                                  BIMODAL_GAP apart; no recorded move;
+                                                  the run's `load` notes show other
+                                                  processes using OTHER_CORES or more
+                                                  beside some of its launches; else
+                                                  "not explained" and what to check)
   budget ran out before the target               (the run's budget ended its launches)
-  noise above the target                         (none of those)
+  noise above the target                         (none of those; the other load
+                                                  beside its launches is named where
+                                                  it was OTHER_CORES or more)
   one launch: no interval over launches          (whatever its samples' interval: one
                                                   launch's held another run's median in
                                                   59 % of cells on the 2-vCPU guest)
@@ -92,6 +98,13 @@ BIMODAL_GAP = 0.10  # launch medians in two groups this far apart (of the centre
 BIMODAL_RATIO = 3.0  # ... with the gap this many times the spread inside the groups
 BUDGET = "budget ran out before the target"
 NOISE = "noise above the target"
+BIMODAL_UNEXPLAINED = (
+    "launches bimodal (not explained: no CPU-pair move and no other load recorded; check "
+    "the launches' placement and the host)"
+)
+# Other processes' CPU use beside a launch (its `load` note) that is named as the likely
+# cause: half a core takes a rank's core for half the time on a 2-vCPU machine.
+OTHER_CORES = 0.5
 ONE_LAUNCH = "one launch: no interval over launches (--repeat 3 or more)"
 
 
@@ -104,6 +117,7 @@ class Grading:
     asked: bool  # a run measured to a precision (else the target is stats.CV_LIMIT)
     budget_ended: bool
     moved: dict[tuple[str, str, int], str] = field(default_factory=dict)
+    others: dict[str, list[float]] = field(default_factory=dict)  # label: cores per launch
 
     def target_text(self) -> str:
         return f"{self.target:.0%}" + ("" if self.asked else " (no precision asked: fixed counts)")
@@ -126,7 +140,24 @@ def grading(run: dict | None, samples: list[dict], launches: list[dict] | None) 
         )
         for metric, size, _, _ in move.following:
             found.moved[(label, metric, size)] = words
+    found.others = _other_load(notes, launches or [])
     return found
+
+
+def _other_load(notes: list[dict], launches: list[dict]) -> dict[str, list[float]]:
+    """{curve label: other processes' cores during each of its launches}, from the run's
+    `load` notes (machine/host_load.py: one per local job, named like its launch)."""
+    label_of = {l.get("name"): curve_label({"tags": l.get("tags") or {}}) for l in launches}
+    out: dict[str, list[float]] = {}
+    for note in notes:
+        data = note.get("data") if isinstance(note, dict) else None
+        if note.get("kind") != "load" or not isinstance(data, dict):
+            continue
+        cores = data.get("others_cores")
+        label = label_of.get(data.get("job"))
+        if label is not None and isinstance(cores, (int, float)):
+            out.setdefault(label, []).append(float(cores))
+    return out
 
 
 def _launch_order(launches: list[dict]) -> dict:
@@ -175,14 +206,23 @@ def grade(point: dict, label: str, metric: str, size: int, how: Grading) -> str 
     moved = how.moved.get((label, metric, size))
     if moved:
         return moved
+    others = [c for c in how.others.get(label, []) if c >= OTHER_CORES]
+    beside = (
+        f"other processes used {_span(others)} cores during {len(others)} of its launches"
+        if others
+        else ""
+    )
     if bimodal(point):
-        return (
-            "launches bimodal (not explained: no CPU-pair move recorded; check other "
-            "load and the launches' placement)"
-        )
+        return f"launches bimodal ({beside})" if beside else BIMODAL_UNEXPLAINED
     if half is None:
         return "no interval: too few samples"
-    return BUDGET if how.budget_ended else NOISE
+    cls = BUDGET if how.budget_ended else NOISE
+    return f"{cls} ({beside})" if beside else cls
+
+
+def _span(values: list[float]) -> str:
+    low, high = f"{min(values):.1f}", f"{max(values):.1f}"
+    return low if low == high else f"{low}-{high}"
 
 
 def grade_text(point: dict, cls: str) -> str:
