@@ -969,8 +969,10 @@ def _values_text(over: Any, shown: int = 5) -> str:
 
 
 _FLAGS = {
-    "unstable": "coefficient of variation above 5%; treat the median with care",
-    "wide-ci": "the 95% CI of the median is wider than 5% of it; take more samples",
+    "scatter": "the raw values' coefficient of variation is above 5%: they scatter, which "
+    "says nothing yet about the median's precision (its interval; for p2p the star of "
+    "`show`, judged over launches)",
+    "wide-ci": "the samples' 95% CI of the median is wider than 5% of it; take more samples",
     "few": "too few samples for a nonparametric 95% CI of the median; use --repeat",
 }
 
@@ -984,7 +986,7 @@ def _flag(warning: str) -> str:
     """Short tag for a Summary warning, explained once below the tables."""
     text = warning.lower()
     if text.startswith("cv "):
-        return "unstable"
+        return "scatter"  # issue 47: "unstable" only where a median's interval says so
     if "ci of the median reaches" in text:
         return "wide-ci"
     if "too few" in text:
