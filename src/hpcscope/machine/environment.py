@@ -152,6 +152,10 @@ def capture() -> dict:
         "kernel": platform.release(),
         "os": _read("/etc/debian_version") and f"Debian {_read('/etc/debian_version')}",
         "cpu_model": cpu_model(),
+        # the memory the OS has; the NUMA nodes hwloc reports can count less (a KVM guest
+        # whose memory grew after boot), so the report's machine line shows both
+        "mem_total_bytes": _meminfo_bytes("MemTotal"),
+        "numa_mem_total_bytes": numa_memory(),
         "compiler": _first_line(["cc", "--version"]),
         "governor": _read(f"{cpufreq}/scaling_governor"),
         "max_freq_khz": _read(f"{cpufreq}/cpuinfo_max_freq"),
@@ -166,16 +170,35 @@ def capture() -> dict:
     }
 
 
-def available_memory() -> int | None:
-    """MemAvailable of /proc/meminfo in bytes (None where it cannot be read)."""
+def _meminfo_bytes(field: str) -> int | None:
+    """One /proc/meminfo field (kB) in bytes; None where it cannot be read."""
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1]) * 1024
-    except OSError:
+    except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def numa_memory() -> int | None:
+    """The memory the kernel counts in its NUMA nodes (the sum of
+    /sys/devices/system/node/node*/meminfo MemTotal), in bytes: what hwloc reports as
+    NUMA memory. Below MemTotal where memory lies in no node's count (seen in a KVM guest
+    whose memory grew after boot). None where sysfs has no node."""
+    total, found = 0, False
+    for meminfo in sorted(Path("/sys/devices/system/node").glob("node[0-9]*/meminfo")):
+        for line in (_read(str(meminfo)) or "").splitlines():
+            fields = line.split()
+            if len(fields) >= 4 and fields[2] == "MemTotal:" and fields[3].isdigit():
+                total, found = total + int(fields[3]) * 1024, True
+    return total if found else None
+
+
+def available_memory() -> int | None:
+    """MemAvailable of /proc/meminfo in bytes (None where it cannot be read)."""
+    return _meminfo_bytes("MemAvailable")
 
 
 def virtualization_text(env: dict) -> str | None:

@@ -170,9 +170,11 @@ class Topology:
         return max((len(c.pus) for c in self.cores), default=1)
 
     # ----- output -------------------------------------------------------------------
-    def summary(self) -> str:
+    def summary(self, os_memory: int | None = None) -> str:
         """One line, e.g. '1 package x 2 cores x 1 hardware thread, 1 NUMA node, 5.6 GiB;
-        L1d 32 KiB, L2 512 KiB per core, L3 32 MiB shared by 2 cores'."""
+        L1d 32 KiB, L2 512 KiB per core, L3 32 MiB shared by 2 cores'. With `os_memory`
+        (/proc/meminfo MemTotal) that differs from the NUMA nodes' by more than 3 %, both:
+        '23.5 GiB (hwloc's NUMA nodes: 5.84 GiB)'."""
         npk = len(self.packages)
         cores_per = _uniform(
             [sum(1 for c in self.cores if c.package == p.index) for p in self.packages]
@@ -184,6 +186,11 @@ class Topology:
             f"{_plural(threads, 'hardware thread')}, {_plural(nnuma, 'NUMA node')}, "
             f"{format_bytes(self.total_memory)}"
         )
+        if os_memory and abs(os_memory - self.total_memory) > 0.03 * os_memory:
+            head = head.rsplit(", ", 1)[0] + (
+                f", {format_bytes(os_memory)} (hwloc's NUMA nodes: "
+                f"{format_bytes(self.total_memory)})"
+            )
         per_core, shared = [], []
         for name, size in self.cache_sizes().items():
             if name.endswith("i"):

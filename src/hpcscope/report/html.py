@@ -48,6 +48,7 @@ from hpcscope.formatting import csv_cell, format_bytes, format_number
 from hpcscope.machine import environment
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
+from hpcscope.report import machine_line
 from hpcscope.report import over_runs as over_runs_parts
 from hpcscope.results import cells, placement_proof, precision, stats
 from hpcscope.results.store import Store
@@ -170,7 +171,10 @@ def _machine(run: dict, w: _Writer, samples: list[dict]) -> Section | None:
             sec.warning = f"the stored topology does not parse: {exc}"
             topo = None
         if topo:
-            sec.intro = topo.summary()
+            env = run.get("environment") or {}
+            memory = env.get("mem_total_bytes")  # the OS's; hwloc's can be less (a guest)
+            sec.intro = topo.summary(memory if isinstance(memory, int) else None)
+            sec.items.append(("memory", machine_line.memory_text(env, topo)))
             uri = lstopo_uri(xml)
             if uri:
                 sec.figures.append(
@@ -263,6 +267,13 @@ def _environment(run: dict, w: _Writer, launches: list[dict] | None = None) -> S
         if key in env:
             value = env.pop(key)
             sec.items.append((name, "not readable" if value is None else str(value)))
+    for key, name in (
+        ("mem_total_bytes", "memory (/proc/meminfo MemTotal)"),
+        ("numa_mem_total_bytes", "memory in NUMA nodes (sysfs)"),
+    ):
+        if key in env:
+            value = env.pop(key)
+            sec.items.append((name, format_bytes(value) if isinstance(value, int) else "-"))
     variables = env.pop("variables", {}) or {}
     virt = env.pop("virtualization", None)
     if isinstance(virt, dict):  # machine/environment.py virtualization()
@@ -1166,10 +1177,26 @@ def _env() -> Environment:
     return env
 
 
-def _title(store: Store, run_ids: list[int]) -> str:
-    hosts = sorted({store.run(r).get("host") or "?" for r in run_ids})
+def _headline_rate(n: summary.NodeLine) -> bool:
+    """The node rates the Summary shows in full (issue 46 part 2): the FP64 peak kernel,
+    DGEMM, DRAM bandwidth (STREAM triad), memory latency, sequential disk read and write,
+    the network; the rest (other precisions, clock, caches, IOPS) stays in the node
+    section's table, which the Summary links to."""
+    if n.workload == "cpu_peak":
+        return n.name.startswith("FP64")
+    if n.workload == "stream":
+        return n.name.startswith("STREAM triad")
+    if n.workload == "disk":
+        return n.name.startswith("disk sequential") and n.unit == "MB/s"
+    return n.workload in ("dgemm", "mem_latency", "net")
+
+
+def _title(machines: list[machine_line.MachineLine], run_ids: list[int]) -> tuple[str, str]:
+    """The page's heading (host and CPU model: what a person reads first) and its
+    <title>, which adds the runs."""
+    heading = "; ".join(m.title for m in machines) or "unknown host"
     what = f"run {run_ids[0]}" if len(run_ids) == 1 else f"runs {', '.join(map(str, run_ids))}"
-    return f"hpcscope report: {', '.join(hosts)} ({what})"
+    return heading, f"hpcscope report: {heading} ({what})"
 
 
 def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
@@ -1258,6 +1285,9 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
     for context in runs:
         headline.extend(context["summary"])
     ranked = highlights_mod.rank(o for context in runs for o in context["observations"])
+    machines = machine_line.machines([loaded[rid] for rid in dict.fromkeys(run_ids)])
+    node_headline = [n for n in headline.node if _headline_rate(n)]
+    heading, title = _title(machines, run_ids)
     html = (
         _env()
         .get_template("report.html")
@@ -1269,7 +1299,11 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
             n_observations=sum(len(context["observations"]) for context in runs),
             comparisons=comparisons,
             generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            title=_title(store, run_ids),
+            title=title,
+            heading=heading,
+            machines=machines,
+            node_headline=node_headline,
+            node_rest=[n for n in headline.node if n not in node_headline],
         )
     )
     path = out_dir / "index.html"
