@@ -174,7 +174,7 @@ def build_hostile(path: Path) -> tuple[Store, int]:
                         "type": "sample",
                         "benchmark": "p2p",
                         "metric": "latency",
-                        "unit": "us" + CLEAR,
+                        "unit": "us",  # one of records.UNITS: a hostile unit is refused (test_bounds)
                         "params": params,
                         "values": values,
                         "warmups": 2,

@@ -8,7 +8,17 @@ import click
 
 from hpcscope import runner, safe_write
 from hpcscope.analysis import tune as tune_mod
-from hpcscope.cli.common import err, handle_errors, out, output_alias, store_of, usable_runs
+from hpcscope.cli.common import (
+    err,
+    handle_errors,
+    need_stdout,
+    nonempty,
+    out,
+    output_alias,
+    store_of,
+    usable_runs,
+    writes_to,
+)
 from hpcscope.formatting import markup_safe as S
 from hpcscope.report import compare as compare_mod
 from hpcscope.report import html
@@ -49,6 +59,7 @@ def tune(ctx, run_refs: tuple[str, ...], output: str | None, mpi: str | None) ->
     if not any(samples):
         raise runner.UsageError("no coll measurements in those runs; run `hpcscope run coll` first")
     table = tune_mod.make_tuning(samples, mpi=mpi)
+    writes_to(f"the tuning file {output}", "choose another file (-o/--out)")
     path = tune_mod.write_tuning(output, table)
     changed = sum(1 for r in table["rules"] if r["algorithm"] != "native")
     err.print(f"{S(path)}: {len(table['rules'])} rules, {changed} choose lane or hier")
@@ -76,13 +87,16 @@ def report(ctx, run_refs: tuple[str, ...], out_dir: str | None) -> None:
     \b
     Example: hpcscope report 12 13 14 -o hpcscope-out/report
     """
+    nonempty(out_dir, "-o/--out", "hpcscope-out/report")
     out_dir = out_dir or ctx.meta.get("output_alias")
     store = store_of(ctx)
     run_ids = usable_runs(store, [store.resolve(r) for r in (run_refs or ("last",))])
     # the default's report/ is this user's own folder, never a link planted in a shared
     # hpcscope-out (safe_write.ensure_dir); a folder the user names may be a link
     folder = Path(out_dir) if out_dir else safe_write.ensure_dir("hpcscope-out", "report")
+    writes_to(f"the report's folder {folder}", "choose another folder (-o/--out)")
     page = html.write_report(store, run_ids, folder)
+    writes_to("standard output", "redirect it to a disk with space")
     err.print("report written:")
     click.echo(str(page.resolve()))
 
@@ -117,6 +131,9 @@ def compare(ctx, run_a: str, run_b: str, threshold: float, html_path: str | None
     """
     if threshold != threshold:  # NaN passes every range check
         raise runner.UsageError("--threshold nan: give a fraction such as 0.05 (5 %)")
+    nonempty(html_path, "--html", "compare.html")
+    need_stdout("compare")
+    writes_to("standard output", "redirect it to a disk with space")
     store = store_of(ctx)
     a, b = store.resolve(run_a), store.resolve(run_b)
     for run_id in (a, b):  # both are needed: a bad one is the error
@@ -124,4 +141,5 @@ def compare(ctx, run_a: str, run_b: str, threshold: float, html_path: str | None
     rows = compare_mod.compare_runs(store, a, b, threshold)
     compare_mod.print_comparison(rows, out, title=f"run {b} relative to run {a}")
     if html_path:
+        writes_to(f"the compare page {html_path}", "choose another file (--html)")
         err.print(f"written {S(compare_mod.write_comparison_html(rows, Path(html_path)))}")

@@ -76,4 +76,13 @@ def main(ctx: click.Context, db: str | None) -> None:
       hpcscope history --suite p2p        the runs where a measurement changed
       hpcscope export last --format osu   OSU-style text
     """
+    from hpcscope.cli.common import EXIT_USAGE, check_environment, err
+    from hpcscope.formatting import markup_safe
+
+    problem = check_environment()
+    if problem is None and db is not None and not db.strip():
+        problem = "--db '': empty; leave --db out for $HPCSCOPE_DB or ./hpcscope.db, or give a file"
+    if problem is not None:  # before any command runs: one line, exit 2
+        err.print(f"[red]error:[/red] {markup_safe(problem)}", soft_wrap=True)
+        ctx.exit(EXIT_USAGE)
     ctx.obj = {"db": db or os.environ.get("HPCSCOPE_DB", "hpcscope.db")}

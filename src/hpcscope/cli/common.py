@@ -3,8 +3,12 @@ exit codes, and the parsers of list-valued options."""
 
 from __future__ import annotations
 
+import errno
 import functools
+import math
+import os
 import sys
+from collections.abc import Callable
 
 import click
 from rich.console import Console
@@ -53,6 +57,85 @@ def _exit_code(exc: BaseException) -> tuple[int, str] | None:
     return None
 
 
+def writes_to(what: str, how: str) -> None:
+    """Names what the running command writes now ("standard output", "the report's folder
+    X") and how to write elsewhere ("choose another -o/--out"), so that a full disk or a
+    folder planted where a file belongs is named for that, not for --db or --out."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta["hpcscope_writes"] = (what, how)
+
+
+def need_stdout(command: str) -> None:
+    """Refuses to run a command whose results go to standard output when it is closed
+    (`>&-`: Python then has no sys.stdout and click would print nothing, exit 0)."""
+    try:
+        closed = sys.stdout is None or not os.fstat(1)
+    except OSError:
+        closed = True
+    if closed:
+        raise usage_error(
+            f"standard output is closed: `hpcscope {command}` writes its results there; "
+            "give it one (a terminal, a pipe or > FILE)"
+        )
+
+
+def _os_fault(exc: OSError) -> str | None:
+    """The line for an OSError in what the command writes (writes_to): a full disk, a
+    folder where a file belongs or a file where a folder belongs; None for others."""
+    ctx = click.get_current_context(silent=True)
+    what, how = (ctx.meta.get("hpcscope_writes") if ctx else None) or (None, None)
+    target = exc.filename2 if exc.filename2 is not None else exc.filename
+    named = os.fsdecode(target) if isinstance(target, (str, bytes)) else None
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT) and what is not None:
+        problem = "no space left" if exc.errno == errno.ENOSPC else "disk quota exceeded"
+        return f"{problem} on {what}{f' ({named})' if named else ''}: free space there or {how}"
+    if exc.errno == errno.EISDIR and named:
+        return (
+            f"{named} is a folder where hpcscope writes a file (left there, or planted): "
+            f"remove it or {how or 'choose another place'}"
+        )
+    if exc.errno == errno.ENOTDIR and named:
+        return (
+            f"{named}: a file stands where hpcscope needs a folder: remove it or "
+            f"{how or 'choose another place'}"
+        )
+    return None
+
+
+# The HPCSCOPE_* variables hpcscope reads, and the form each takes: a value of another
+# form is refused in one line (exit 2) before the command runs, rather than ignored.
+def _seconds(minimum_open: bool) -> Callable[[str], bool]:
+    def check(text: str) -> bool:
+        try:
+            value = float(text)
+        except ValueError:
+            return False
+        return math.isfinite(value) and (value > 0 if minimum_open else value >= 0)
+
+    return check
+
+
+ENVIRONMENT: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "HPCSCOPE_DB": ("a path of the store file, e.g. ~/hpcscope.db", bool),
+    "HPCSCOPE_CACHE": ("a folder for built programs and figures, e.g. ~/.cache/hpcscope", bool),
+    "HPCSCOPE_LAB_DIR": ("a folder for the lab's state, e.g. /run/hpcscope-lab", bool),
+    "HPCSCOPE_LOCK_TIMEOUT": ("seconds to wait for a locked store, >= 0, e.g. 60", _seconds(False)),
+    "HPCSCOPE_HANG_S": ("seconds without a record before a launch is hung, > 0", _seconds(True)),
+    "HPCSCOPE_FIGURE_CACHE": ("0 (off) or 1 (on)", lambda text: text in ("0", "1")),
+}
+
+
+def check_environment() -> str | None:
+    """The line refusing the first HPCSCOPE_* variable of the wrong form, or None."""
+    for name, (form, ok) in ENVIRONMENT.items():
+        value = os.environ.get(name)
+        if value is not None and not ok(value.strip()):
+            shown = value if len(value) <= 60 else value[:57] + "..."
+            return f"{name}={shown!r}: expected {form}; fix or unset it"
+    return None
+
+
 def handle_errors(fn):
     """Maps known failures to the documented exit codes with one clear message, and no
     traceback ever reaches the terminal: a fault outside hpcscope (a full disk, a
@@ -73,7 +156,10 @@ def handle_errors(fn):
             raise
         except Exception as exc:
             known = _exit_code(exc)
-            if known is None or isinstance(exc, OSError):
+            named_here = _os_fault(exc) if isinstance(exc, OSError) else None
+            if named_here is not None:
+                known = (EXIT_USAGE, f"[red]error:[/red] {S(named_here)}")
+            elif known is None or isinstance(exc, OSError):
                 # loaded only now: it brings rich's progress and the plan types
                 from hpcscope.launch.base import fault_log, fault_text
 

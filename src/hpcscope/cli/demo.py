@@ -13,7 +13,7 @@ from rich.console import Console
 from hpcscope import build as build_mod
 from hpcscope import runner, safe_write
 from hpcscope.analysis import summary
-from hpcscope.cli.common import err, handle_errors, store_of
+from hpcscope.cli.common import err, handle_errors, nonempty, store_of
 from hpcscope.cli.run import execute_command, run_coll, run_lanes, run_node, run_p2p
 from hpcscope.formatting import markup_safe as S
 from hpcscope.machine.topology import Topology
@@ -61,6 +61,7 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
     \b
     Example: hpcscope demo --out hpcscope-out/demo --mpi openmpi
     """
+    nonempty(out_dir, "-o/--out", "hpcscope-out/demo")
     folder = Path(out_dir)
     topology = Topology.local()
     err.print(f"[bold]hpcscope demo[/bold]: {S(topology.summary())}", soft_wrap=True)

@@ -7,7 +7,15 @@ import json
 import click
 
 from hpcscope.analysis import history as history_mod
-from hpcscope.cli.common import err, handle_errors, out, store_of, usable_runs
+from hpcscope.cli.common import (
+    err,
+    handle_errors,
+    need_stdout,
+    out,
+    store_of,
+    usable_runs,
+    writes_to,
+)
 from hpcscope.cli.store import parse_since, run_filters
 from hpcscope.formatting import markup_safe as S
 from hpcscope.report import history as history_view
@@ -46,6 +54,8 @@ def history(
     """
     if threshold != threshold:  # NaN passes every range check
         raise ValueError("--threshold nan: give a fraction such as 0.05 (5 %)")
+    need_stdout("history")
+    writes_to("standard output", "redirect it to a disk with space")
     store = store_of(ctx)
     skipped: list[str] = []
     runs, _ = store.list_runs(

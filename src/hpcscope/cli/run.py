@@ -88,9 +88,15 @@ def execute(
             if not kw["dry_run"]:
                 raise
             # A dry run only prints scripts: it may be made away from the cluster.
+            ignored = (
+                f"; --cpuinfo {kw['cpuinfo']} is not used (it goes with the compute nodes' "
+                "topology: give --topology FILE too)"
+                if kw.get("cpuinfo")
+                else ""
+            )
             err.print(
                 f"[yellow]warning[/yellow]: {S(exc)}; this dry run plans for this machine's "
-                "topology instead (--topology FILE plans for the compute nodes)"
+                f"topology instead (--topology FILE plans for the compute nodes){S(ignored)}"
             )
     if node_topo is not None:
         chatter.print(f"planning for the {S(node_topo.text())}")

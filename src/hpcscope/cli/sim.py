@@ -14,7 +14,7 @@ import click
 
 from hpcscope import build, runner, safe_write
 from hpcscope.analysis.sim_calibrate import CalibrationError, fit_alpha_beta, fit_piecewise
-from hpcscope.cli.common import err, handle_errors, store_of
+from hpcscope.cli.common import err, handle_errors, nonempty, store_of, writes_to
 from hpcscope.formatting import format_bytes
 from hpcscope.launch.sim_pingpong import PingPongError, simulated_latency
 from hpcscope.machine import mpi as mpi_mod
@@ -83,6 +83,8 @@ def platform(name: str, out: str, ppn: int | None) -> None:
     Example: hpcscope sim platform hydra -o hydra.xml
              hpcscope sim platform jupiter:nodes=4 -o j4.xml --ppn 16
     """
+    nonempty(out, "-o/--out", "hydra.xml")
+    writes_to(f"the platform file {out}", "choose another file (-o/--out)")
     machine = _platform(name)
     if machine.spec is None:
         raise runner.UsageError(f"{name}: already a platform file; nothing to write")
@@ -179,6 +181,8 @@ def calibrate(
              hpcscope sim calibrate last -o fitted.xml --base jupiter
              hpcscope run p2p --on sim --platform fitted.xml --placements core --tests latency
     """
+    nonempty(out, "-o/--out", "fitted.xml")
+    writes_to(f"the platform file {out}", "choose another file (-o/--out)")
     store = store_of(ctx)
     run_id = store.resolve(run_ref)
     points = latency_points(store.samples(run_id, benchmark="p2p"), placement)

@@ -11,8 +11,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from hpcscope.cli.common import err, handle_errors, out, store_of
-from hpcscope.results.store import RUN_STATUSES
+from hpcscope.cli.common import err, handle_errors, need_stdout, out, store_of, writes_to
+from hpcscope.results.store import RUN_STATUSES, SUITE_NAMES
 
 # show, export and import load their modules when they run: those pull in numpy and
 # scipy, which `list` does not need (list < 1 s, issue 19).
@@ -54,7 +54,12 @@ def run_filters(fn):
     """--suite, --label, --since, --status: which runs a listing or history takes."""
     for option in reversed(
         (
-            click.option("--suite", default=None, help="Only runs of this suite (p2p, coll, ...)."),
+            click.option(
+                "--suite",
+                type=click.Choice(SUITE_NAMES),
+                default=None,
+                help="Only runs of this suite.",
+            ),
             click.option(
                 "--label", default=None, help="Only runs with this label (* and ? match any)."
             ),
@@ -112,6 +117,8 @@ def list_runs(
              hpcscope list --limit 50 --offset 50      the 50 before the newest 50
              hpcscope --db other.db list --format json
     """
+    need_stdout("list")
+    writes_to("standard output", "redirect it to a disk with space")
     if limit is None:
         limit = DEFAULT_PAGE if fmt == "table" else 0
     skipped: list[str] = []  # runs whose stored columns do not decode: one line each
@@ -215,6 +222,9 @@ def show(ctx, run_ref: str, cells: bool) -> None:
     """
     from hpcscope.report import show as show_mod
 
+    need_stdout("show")
+    writes_to("standard output", "redirect it to a disk with space")
+
     store = store_of(ctx)
     show_mod.print_run(store, store.resolve(run_ref), out, cells=cells)
 
@@ -238,6 +248,9 @@ def export(ctx, run_ref: str, fmt: str) -> None:
              hpcscope export 12 --format json | jq '.pooled[0]'
     """
     from hpcscope.results import export as export_mod
+
+    need_stdout("export")
+    writes_to("standard output", "redirect it to a disk with space")
 
     store = store_of(ctx)
     run_id = store.resolve(run_ref)

@@ -35,12 +35,13 @@ def read_bytes(path: str, limit: int = MAX_BYTES) -> bytes:
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InputFileError(f"cannot read it ({reason})") from None
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fd)
+    info = os.fstat(fd)  # before fdopen, which refuses a directory with Errno 21 itself
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
         if stat.S_ISDIR(info.st_mode):
             raise InputFileError("is a directory")
-        if not stat.S_ISREG(info.st_mode):
-            raise InputFileError("is not a regular file (a device, FIFO or socket)")
+        raise InputFileError("is not a regular file (a device, FIFO or socket)")
+    with os.fdopen(fd, "rb") as fh:
         if info.st_size > limit:
             raise InputFileError(too_large)
         try:
