@@ -119,10 +119,8 @@ def test_other_load_in_the_runs_notes_is_named_as_the_cause():
     ]
     run = {"id": 1, "notes": notes}
     _, cls = graded(cell([0.094, 0.094, 0.349]), run, launches)
-    assert cls == "launches bimodal (other processes used 1.5-1.7 cores during 2 of its launches)"
+    assert cls == "launches bimodal; other processes used 1.5-1.7 cores during 2 of its launches"
     _, cls = graded(cell([0.1107, 0.1117, 0.1177]), run, launches)
-    assert (
-        cls == f"{p2p_curves.NOISE} (other processes used 1.5-1.7 cores during 2 of its launches)"
-    )
+    assert cls == f"{p2p_curves.NOISE}; other processes used 1.5-1.7 cores during 2 of its launches"
     quiet = {"id": 1, "notes": notes[:1]}  # 0.1 cores: not named
     assert graded(cell([0.094, 0.094, 0.349]), quiet, launches)[1] == p2p_curves.BIMODAL_UNEXPLAINED

@@ -12,7 +12,7 @@ A point is graded (issue 47), not stamped: `grade` gives None where its half-wid
 within the precision asked (the run's target; stats.CV_LIMIT, 5 %, for a run of fixed
 counts), else one class in words:
   launches bimodal: CPU pair moved in launch N   (results/cpu_pair.py found the move)
-  launches bimodal (other processes used ...)    (the launch medians form two groups
+  launches bimodal; other processes used ...     (the launch medians form two groups
                                                   BIMODAL_GAP apart; no recorded move;
                                                   the run's `load` notes show other
                                                   processes using OTHER_CORES or more
@@ -213,11 +213,11 @@ def grade(point: dict, label: str, metric: str, size: int, how: Grading) -> str 
         else ""
     )
     if bimodal(point):
-        return f"launches bimodal ({beside})" if beside else BIMODAL_UNEXPLAINED
+        return f"launches bimodal; {beside}" if beside else BIMODAL_UNEXPLAINED
     if half is None:
         return "no interval: too few samples"
     cls = BUDGET if how.budget_ended else NOISE
-    return f"{cls} ({beside})" if beside else cls
+    return f"{cls}; {beside}" if beside else cls
 
 
 def _span(values: list[float]) -> str:
