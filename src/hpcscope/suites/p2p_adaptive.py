@@ -95,7 +95,8 @@ def plan_text(adaptive: dict, configurations: int, size_ms: float) -> str:
         "where a cell still misses it"
     )
     return (
-        f"target {adaptive['target']:.1%} (95 % CI half-width of each median), "
+        f"target {adaptive['target']:.1%} (half-width of each median's 95 % interval over "
+        "launches), "
         f"budget {adaptive['budget_s']:.0f} s: {configurations} configuration(s), {each}; "
         f"each size adds blocks for at most {size_ms:.0f} ms per launch"
     )
