@@ -147,7 +147,7 @@ def test_machine_line_says_machine_and_software_above_the_summary(report):
     head = re.sub(r"<[^>]+>", " ", _header(html)).replace("&#39;", "'")
     assert "2 sockets x 6 cores x 2 threads (24 CPUs)" in head
     assert "2.67 GHz nominal (model name)" in head
-    assert "2.5 GHz measured with 12 threads busy (run 2, median of 3)" in head
+    assert "2.50 GHz measured with 12 threads busy (run 2, median of 3)" in head
     # the OS's memory first; hwloc's smaller count beside it with the fact that explains it
     assert "64 GiB (/proc/meminfo MemTotal); hwloc's NUMA nodes report 48 GiB" in head
     assert "the other 16 GiB the OS has lies in no NUMA node" in head

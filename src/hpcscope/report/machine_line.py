@@ -133,19 +133,21 @@ def clock_text(env: dict, peaks: list[dict], node_runs: list[tuple[int, list[dic
         if used and "cpu MHz" in source:
             parts.append(
                 f"no nominal clock in the model name; /proc/cpuinfo 'cpu MHz' "
-                f"{used['clock_ghz']:.3g} GHz"
+                f"{used['clock_ghz']:.2f} GHz"
             )
         elif used and "user value" in source:
-            parts.append(f"{used['clock_ghz']:.3g} GHz as given (--peak freq)")
+            parts.append(f"{used['clock_ghz']:.2f} GHz as given (--peak freq)")
         else:
             parts.append("no nominal clock in the model name")
     for run_id, samples in node_runs:
         measured = clock_peaks.measured_clock(samples)
         if measured:
             ghz, threads, n = measured
+            # the clock the peaks use: measured between FP64 FMA work where the run did so
+            loaded = any(s["params"].get("load") for s in clock_peaks.clock_samples(samples))
             parts.append(
-                f"{ghz:.3g} GHz measured with {_plural(threads, 'thread')} busy "
-                f"(run {run_id}, median of {n})"
+                f"{ghz:.2f} GHz measured{' between FP64 FMA work' if loaded else ''} with "
+                f"{_plural(threads, 'thread')} busy (run {run_id}, median of {n})"
             )
             break
     else:
