@@ -213,3 +213,22 @@ def test_an_import_file_over_the_cap_is_refused_in_one_line(tmp_path: Path, monk
     path.write_text(json.dumps({"schema": "hpcscope.export/1", "pad": "x" * 2000}))
     with pytest.raises(transfer.TransferError, match="more than the cap of 1000 bytes"):
         transfer.read_file(path)
+
+
+def test_a_tool_output_over_the_cap_fails_the_job(tmp_path: Path, monkeypatch) -> None:
+    """A reference tool's whole output is read up to MAX_TOOL_OUTPUT_BYTES from its pipe,
+    the rest drained unread; the job fails naming the cap."""
+    import io
+
+    from hpcscope.launch import ingest
+    from hpcscope.results.store import Store
+
+    monkeypatch.setattr(ingest, "MAX_TOOL_OUTPUT_BYTES", 1 << 20)
+    stream = io.BytesIO(b'{"start": {}, "error": "' + b"x" * (3 << 20) + b'"}')
+    with Store(tmp_path / "x.db") as store:
+        launch = store.add_launch(store.create_run("node"), "ref/iperf3")
+        result = ingest.ingest_tool_output(
+            store, launch, "iperf3", stream, ingest.IngestResult(), []
+        )
+    assert stream.read() == b""  # drained
+    assert any("more than the cap of 1 MiB" in p for p in result.problems), result.problems

@@ -71,6 +71,24 @@ def _not_utf8(program: str, where: str, exc: UnicodeDecodeError, column: int | N
     )
 
 
+# A reference tool's whole output (fio, iperf3 and hpcc write JSON or text of a few kB to
+# a few MB): read up to this, the rest drained unread, so a runaway tool costs at most
+# this much memory.
+MAX_TOOL_OUTPUT_BYTES = 64 << 20
+
+
+def read_capped(stream: IO[Any], cap: int = MAX_TOOL_OUTPUT_BYTES) -> tuple[Any, int]:
+    """(the first `cap` bytes or characters of `stream`, its whole length); the rest is
+    read in blocks and dropped (a pipe must be drained or its writer blocks)."""
+    data = stream.read(cap)
+    size = len(data)
+    while True:
+        block = stream.read(1 << 20)
+        if not block:
+            return data, size
+        size += len(block)
+
+
 class _TooLong:
     """Stands for a line longer than MAX_LINE_CHARS, read past but never held whole."""
 
@@ -183,7 +201,7 @@ def ingest_tool_output(
     store: Store,
     launch_id: int,
     tool: str,
-    text: str | bytes,
+    text: str | bytes | IO[Any],
     result: IngestResult,
     notes: list[str],
     *,
@@ -198,7 +216,19 @@ def ingest_tool_output(
     naming `program`, and what parses of it (undecodable bytes replaced) is kept like
     any failed job's records. OSU's output is checked against the sizes its command line
     (`argv`, -m MIN:MAX) asked for (parsers.check_osu_sizes): a size printed twice or
-    outside the range is an error record, a size missing a warning."""
+    outside the range is an error record, a size missing a warning.
+
+    `text` may be the stream itself (a pipe, a file): it is read up to
+    MAX_TOOL_OUTPUT_BYTES (read_capped); longer output fails the job, naming the cap."""
+    if not isinstance(text, (str, bytes)):
+        data, size = read_capped(text, MAX_TOOL_OUTPUT_BYTES)
+        text = data if isinstance(data, (str, bytes)) else str(data)
+        if size > MAX_TOOL_OUTPUT_BYTES:
+            result.problems.append(
+                f"{tool} output: {size} bytes, more than the cap of "
+                f"{MAX_TOOL_OUTPUT_BYTES >> 20} MiB a tool's output may have; only the "
+                "first part was read"
+            )
     if isinstance(text, bytes):
         raw = text
         try:
@@ -209,6 +239,7 @@ def ingest_tool_output(
             where = f"{tool} output line {line}"
             result.problems.append(_not_utf8(program, where, exc, column))
             text = raw.decode("utf-8", errors="replace")
+    assert isinstance(text, str)  # read and decoded above
     try:
         records = PARSERS[tool](text)
     except Exception as exc:  # a tool printed something its parser does not know

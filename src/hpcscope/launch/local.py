@@ -258,7 +258,7 @@ def run_job(
                 store,
                 launch_id,
                 job.output,
-                stdout.read(),
+                stdout,  # read there up to MAX_TOOL_OUTPUT_BYTES, the rest drained
                 result,
                 stderr_tail,
                 program=program,

@@ -649,9 +649,7 @@ class SlurmBackend:
                     ingest_lines(self.store, launch_id, f, str(out), result)
                 else:
                     assert state.job is not None  # poll() rebuilds the job of every task
-                    ingest_tool_output(
-                        self.store, launch_id, state.job.output, f.read(), result, lines
-                    )
+                    ingest_tool_output(self.store, launch_id, state.job.output, f, result, lines)
         returncode = state.returncode
         rc_file = base.with_suffix(".rc")
         if rc_file.exists():
