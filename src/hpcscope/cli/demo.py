@@ -132,9 +132,9 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
 # Where the measured lane pattern has no k > 1 (one process per emulated node: nothing to
 # split over lanes), the demo runs it on a small simulated cluster so a newcomer sees what
 # lanes do: Hydra's model (2 lanes per node, one per socket) cut to 4 nodes of 2 sockets x
-# 2 cores, 16 ranks, k = 1, 2, 4: two simulated launches of about 1.1 s CPU each, 12-14 s
-# of wall time on the 2-vCPU guest it was measured on while other work loaded it (load
-# 18); the first time also builds the benchmarks against SMPI (~35 s there).
+# 2 cores, 16 ranks, k = 1, 2, 4: two simulated launches of about 1.1 s CPU each, 4.5-5 s
+# of wall time on the 2-vCPU guest it was measured on (12-14 s while other work loaded it
+# to 18); the first time also builds the benchmarks against SMPI (~35 s there).
 SIM_PLATFORM = "hydra:nodes=4,cores_per_socket=2"
 
 
