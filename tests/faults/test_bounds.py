@@ -232,3 +232,26 @@ def test_a_tool_output_over_the_cap_fails_the_job(tmp_path: Path, monkeypatch) -
         )
     assert stream.read() == b""  # drained
     assert any("more than the cap of 1 MiB" in p for p in result.problems), result.problems
+
+
+def test_texts_from_programs_are_cut_to_the_import_bounds(tmp_path: Path) -> None:
+    """A note, a stderr tail and an error message longer than the schema allows are cut
+    where they are stored (marked), so the run's export imports again."""
+    from hpcscope.results.export import to_json
+    from hpcscope.results.store import NOTE_TEXT_CHARS, TEXT_CHARS, Store
+
+    defs = transfer.schema()["$defs"]
+    assert defs["note"]["properties"]["text"]["maxLength"] == NOTE_TEXT_CHARS
+    assert defs["text"]["maxLength"] == TEXT_CHARS
+    with Store(tmp_path / "x.db") as store:
+        run = store.create_run("p2p")
+        store.add_note(run, "warning", "n" * 100_000)
+        launch = store.add_launch(run, "x")
+        store.add_record(launch, {"type": "error", "message": "e" * 100_000})
+        store.finish_launch(launch, "FAILED", 1, "s" * 100_000 + "LAST LINE")
+        doc = json.loads(to_json(store, run))
+        store.finish_run(run, "failed")
+    assert doc["run"]["notes"][0]["text"].endswith("[cut by hpcscope: 100000 characters]")
+    assert doc["launches"][0]["stderr_tail"].endswith("LAST LINE")
+    assert len(doc["launches"][0]["errors"][0]) <= TEXT_CHARS
+    transfer.check_export(doc, "export")  # imports again

@@ -72,6 +72,12 @@ SQLITE_FULL = 13
 # ({"variables.NAME": N}): a variable of 100 kB says nothing a view shows, and the import
 # schema bounds every text (docs/records.md section 6).
 ENV_VALUE_CHARS = 4096
+# The import schema's bounds on the texts hpcscope writes from what programs print (a
+# test keeps them equal to export.schema.json): a note's text, and any other text (a
+# launch's stderr tail, an error record's message). Longer ones are cut where they are
+# stored (_bounded), so every export of a run imports again.
+NOTE_TEXT_CHARS = 16384
+TEXT_CHARS = 65536
 
 
 def lock_timeout_s() -> float:
@@ -720,7 +726,8 @@ class Store:
         self, run_id: int, kind: str, text: str, data: dict[str, Any] | None = None
     ) -> None:
         """Append a note (e.g. kind 'skipped': a placement this machine cannot offer)."""
-        note = {"kind": kind, "text": text, "data": data or {}, "at": _now()}
+        note = {"kind": kind, "text": _bounded(text, NOTE_TEXT_CHARS), "data": data or {}}
+        note["at"] = _now()
         with self._write() as db:
             notes = json.loads(self._need_run(run_id)["notes"])
             notes.append(note)
@@ -985,7 +992,7 @@ class Store:
             else:
                 db.execute(
                     "INSERT INTO errors (launch_id, message) VALUES (?,?)",
-                    (launch_id, record["message"]),
+                    (launch_id, _bounded(record["message"], TEXT_CHARS)),
                 )
 
     def reset_launch(self, launch_id: int) -> None:
@@ -1006,7 +1013,13 @@ class Store:
             db.execute(
                 "UPDATE launches SET status = ?, returncode = ?, finished = ?, "
                 "stderr_tail = ? WHERE id = ?",
-                (status, returncode, _now(), stderr_tail, launch_id),
+                (
+                    status,
+                    returncode,
+                    _now(),
+                    _bounded(stderr_tail, TEXT_CHARS, tail=True),
+                    launch_id,
+                ),
             )
 
     def launches(self, run_id: int) -> list[dict[str, Any]]:
@@ -1275,6 +1288,17 @@ def _check(value: str, allowed: Sequence[str], what: str) -> str:
     if value not in allowed:
         raise StoreError(f"unknown {what} {value!r}; expected one of " + ", ".join(allowed))
     return value
+
+
+def _bounded(text: str, limit: int, tail: bool = False) -> str:
+    """`text` within `limit` characters: cut, with "[cut by hpcscope: N characters]" (N the
+    whole length) at the end, or at the start where the end is what counts (`tail`: a
+    stderr tail keeps its last lines)."""
+    if len(text) <= limit:
+        return text
+    mark = f"[cut by hpcscope: {len(text)} characters]"
+    keep = limit - len(mark) - 1
+    return f"{mark} {text[-keep:]}" if tail else f"{text[:keep]} {mark}"
 
 
 def cut_environment(environment: dict[str, Any]) -> dict[str, Any]:
