@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import sys
@@ -255,3 +256,17 @@ def test_texts_from_programs_are_cut_to_the_import_bounds(tmp_path: Path) -> Non
     assert doc["launches"][0]["stderr_tail"].endswith("LAST LINE")
     assert len(doc["launches"][0]["errors"][0]) <= TEXT_CHARS
     transfer.check_export(doc, "export")  # imports again
+
+
+def test_an_import_from_a_pipe_is_read_once_and_capped(tmp_path: Path, monkeypatch) -> None:
+    """`export ... | import /dev/stdin`: one open, read up to the cap (a pipe has no size
+    to check first); over it, one line."""
+    monkeypatch.setattr(transfer, "MAX_IMPORT_BYTES", 1000)
+    read, write = os.pipe()
+    os.write(write, json.dumps({"schema": "hpcscope.export/1", "pad": "x" * 2000}).encode())
+    os.close(write)
+    try:
+        with pytest.raises(transfer.TransferError, match="more than the cap of 1000 bytes"):
+            transfer.read_file(f"/dev/fd/{read}")
+    finally:
+        os.close(read)

@@ -404,19 +404,25 @@ def read_file(path: str | Path) -> list[dict[str, Any]]:
     where = str(path)
     if not path.exists():
         raise TransferError(f"{where}: no such file; check the path")
+    too_big = (
+        f"more than the cap of {MAX_IMPORT_BYTES} bytes ({MAX_IMPORT_BYTES >> 20} MiB) an "
+        "import file may have; export and import its runs one by one (`hpcscope --db FILE "
+        "export RUN --format json`)"
+    )
+    # One open file, read up to the cap: a pipe (/dev/stdin) has no size to check first
+    # and cannot be opened twice.
     with open(path, "rb") as fh:
         head = fh.read(len(SQLITE_MAGIC))
         size = os.fstat(fh.fileno()).st_size
-    if size > MAX_IMPORT_BYTES:
-        raise TransferError(
-            f"{where}: {size} bytes, more than the cap of {MAX_IMPORT_BYTES} bytes "
-            f"({MAX_IMPORT_BYTES >> 20} MiB) an import file may have; export and import "
-            "its runs one by one (`hpcscope --db FILE export RUN --format json`)"
-        )
+        if size > MAX_IMPORT_BYTES:
+            raise TransferError(f"{where}: {size} bytes, {too_big}")
+        data = b"" if head == SQLITE_MAGIC else head + fh.read(MAX_IMPORT_BYTES + 1 - len(head))
+    if len(data) > MAX_IMPORT_BYTES:
+        raise TransferError(f"{where}: {too_big}")
     if head == SQLITE_MAGIC:
         return [check_export(d, where, i) for i, d in enumerate(_store_docs(path), start=1)]
     try:
-        doc = loads(path.read_bytes().decode("utf-8"))
+        doc = loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise TransferError(
             f"{where}: not an hpcscope export (not JSON: {shorten(str(exc), _SHOW)}); pass "
