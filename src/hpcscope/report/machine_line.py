@@ -159,7 +159,8 @@ def mpi_text(runs: list[dict]) -> str:
     """Each MPI library and version the runs used, once: 'openmpi 4.1.4, mpich 4.0.2'."""
     seen: dict[str, None] = {}
     for run in runs:
-        for m in run.get("mpi") or []:
+        mpis = run.get("mpi")
+        for m in mpis if isinstance(mpis, list) else []:
             if isinstance(m, dict) and m.get("flavor"):
                 version = str(m.get("version") or "version not recorded")
                 seen.setdefault(f"{m['flavor']} {version}")
