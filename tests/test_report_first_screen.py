@@ -150,7 +150,8 @@ def test_machine_line_says_machine_and_software_above_the_summary(report):
     assert "2.50 GHz measured with 12 threads busy (run 2, median of 3)" in head
     # the OS's memory first; hwloc's smaller count beside it with the fact that explains it
     assert "64 GiB (/proc/meminfo MemTotal); hwloc's NUMA nodes report 48 GiB" in head
-    assert "the other 16 GiB the OS has lies in no NUMA node" in head
+    assert "all the kernel counts in its NUMA nodes" in head
+    assert "the other 16 GiB lie in no NUMA node" in head
     assert "openmpi 4.1.4, mpich 4.0.2" in head
     assert "Debian 12.4, Linux 6.1.0-13-amd64; KVM virtual machine" in head
 
@@ -200,6 +201,11 @@ def test_summary_has_no_scroll_box_and_lists_the_headline_rates_in_full(report):
             "24 GiB (/proc/meminfo MemTotal); hwloc's NUMA nodes report 6 GiB: not explained "
             "by a recorded fact",
         ),
+        (  # the kernel's count is not hwloc's: no fact ties them, so no cause
+            {"mem_total_bytes": 24 * GIB, "numa_mem_total_bytes": 20 * GIB},
+            6 * GIB,
+            "24 GiB (/proc/meminfo MemTotal); hwloc's NUMA nodes report 6 GiB: not explained",
+        ),
         (
             {
                 "mem_total_bytes": 24 * GIB,
@@ -207,10 +213,9 @@ def test_summary_has_no_scroll_box_and_lists_the_headline_rates_in_full(report):
                 "virtualization": {"hypervisor": "KVM"},
             },
             6 * GIB,
-            "24 GiB (/proc/meminfo MemTotal); hwloc's NUMA nodes report 6 GiB, as the "
-            "kernel's own NUMA-node count does (6 GiB, /sys/devices/system/node): the other "
-            "18 GiB the OS has lies in no NUMA node (in a virtual machine, memory added "
-            "after boot can)",
+            "24 GiB (/proc/meminfo MemTotal); hwloc's NUMA nodes report 6 GiB, all the "
+            "kernel counts in its NUMA nodes (/sys/devices/system/node): the other 18 GiB "
+            "lie in no NUMA node (in a virtual machine, memory added after boot can)",
         ),
     ],
 )

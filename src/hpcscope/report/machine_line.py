@@ -78,9 +78,8 @@ def memory_text(env: dict, topo: Topology | None) -> str:
     numa = _positive_int(env.get("numa_mem_total_bytes"))
     if numa is not None and abs(numa - hw) <= _SAME_MEMORY * max(numa, hw) and hw < os_total:
         text += (
-            f", as the kernel's own NUMA-node count does ({format_bytes(numa)}, "
-            f"/sys/devices/system/node): the other {format_bytes(os_total - numa)} the OS "
-            "has lies in no NUMA node"
+            ", all the kernel counts in its NUMA nodes (/sys/devices/system/node): the "
+            f"other {format_bytes(os_total - numa)} lie in no NUMA node"
         )
         if _virtual(env):
             text += " (in a virtual machine, memory added after boot can)"
