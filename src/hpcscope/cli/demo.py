@@ -16,6 +16,7 @@ from hpcscope.analysis import summary
 from hpcscope.cli.common import err, handle_errors, nonempty, store_of
 from hpcscope.cli.run import execute_command, run_coll, run_lanes, run_node, run_p2p
 from hpcscope.formatting import markup_safe as S
+from hpcscope.machine import environment
 from hpcscope.machine.topology import Topology
 from hpcscope.plan import placement
 from hpcscope.report import html
@@ -64,7 +65,8 @@ def demo(ctx, out_dir: str, mpi: str) -> None:
     nonempty(out_dir, "-o/--out", "hpcscope-out/demo")
     folder = Path(out_dir)
     topology = Topology.local()
-    err.print(f"[bold]hpcscope demo[/bold]: {S(topology.summary())}", soft_wrap=True)
+    machine = topology.summary(environment.total_memory())  # the OS's memory beside hwloc's
+    err.print(f"[bold]hpcscope demo[/bold]: {S(machine)}", soft_wrap=True)
     err.print(f"  {S(placement_line(topology))}", soft_wrap=True)
     # Demo choices beyond --quick: validate data, and emulate two nodes of one rank so the
     # lane decompositions do real inter-"node" work on a one-machine laptop.

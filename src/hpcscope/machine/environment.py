@@ -154,7 +154,7 @@ def capture() -> dict:
         "cpu_model": cpu_model(),
         # the memory the OS has; the NUMA nodes hwloc reports can count less (a KVM guest
         # whose memory grew after boot), so the report's machine line shows both
-        "mem_total_bytes": _meminfo_bytes("MemTotal"),
+        "mem_total_bytes": total_memory(),
         "numa_mem_total_bytes": numa_memory(),
         "compiler": _first_line(["cc", "--version"]),
         "governor": _read(f"{cpufreq}/scaling_governor"),
@@ -194,6 +194,11 @@ def numa_memory() -> int | None:
             if len(fields) >= 4 and fields[2] == "MemTotal:" and fields[3].isdigit():
                 total, found = total + int(fields[3]) * 1024, True
     return total if found else None
+
+
+def total_memory() -> int | None:
+    """MemTotal of /proc/meminfo in bytes: the memory the OS has (None where unreadable)."""
+    return _meminfo_bytes("MemTotal")
 
 
 def available_memory() -> int | None:
