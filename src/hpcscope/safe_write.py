@@ -93,6 +93,12 @@ def open_for_write(
     if mode not in ("w", "wb"):
         raise ValueError(f"open_for_write: mode {mode!r}; use 'w' or 'wb'")
     target = Path(path)
+    # A device, FIFO or socket under the name is never replaced: as root the rename below
+    # turned `-o /dev/null` into a regular file /dev/null for the whole machine.
+    with contextlib.suppress(FileNotFoundError):
+        kind = os.lstat(target).st_mode
+        if not (stat.S_ISREG(kind) or stat.S_ISLNK(kind) or stat.S_ISDIR(kind)):
+            raise OSError(errno.EINVAL, "not a regular file (a device, FIFO or socket)", str(path))
     fd, tmp = _temporary(target, perms)
     try:
         if mode == "wb":

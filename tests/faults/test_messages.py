@@ -232,3 +232,19 @@ def test_the_suite_names_list_knows_are_the_registered_suites() -> None:
     from hpcscope.suites.registry import SUITES
 
     assert SUITE_NAMES == tuple(SUITES)
+
+
+def test_a_device_or_fifo_under_an_output_name_is_never_replaced(filled: Cli) -> None:
+    """safe_write renames a new file over the name; as root that turned `sim platform
+    -o /dev/null` (the CLI fuzz draws it) into a regular file /dev/null for the machine."""
+    import stat
+
+    fifo = filled.folder / "out.fifo"
+    os.mkfifo(fifo)
+    done = filled("sim", "platform", "hydra", "-o", str(fifo))
+    one_line(done, f"{fifo} is not a regular file", "-o/--out")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    for device in ("/dev/null", "/dev/full"):
+        done = filled("sim", "platform", "hydra", "-o", device)
+        one_line(done, f"{device} is not a regular file")
+        assert stat.S_ISCHR(os.lstat(device).st_mode), f"{device} was replaced"

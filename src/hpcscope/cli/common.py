@@ -95,6 +95,11 @@ def _os_fault(exc: OSError) -> str | None:
             f"{named} is a folder where hpcscope writes a file (left there, or planted): "
             f"remove it or {how or 'choose another place'}"
         )
+    if exc.errno == errno.EINVAL and named and str(exc.strerror).startswith("not a regular"):
+        return (
+            f"{named} is {exc.strerror}: hpcscope writes files and replaces only files; "
+            f"{how or 'choose another place'}"
+        )
     if exc.errno == errno.ENOTDIR and named:
         return (
             f"{named}: a file stands where hpcscope needs a folder: remove it or "
