@@ -99,8 +99,8 @@ def print_header(
     console.print(f"started {S(run['started'])}, finished {S(run.get('finished') or '-')}")
     for m in run.get("mpi") or []:
         console.print(f"MPI: {S(m.get('flavor'))} {S(m.get('version'))} ({S(m.get('mpicc'))})")
-    print_environment(run, launches, console)
     print_mpi_transport(launches, console)
+    print_environment(run, launches, console)
     notes = run.get("notes") or []
     for line in peak_lines(run, samples or []):
         console.print(f"[yellow]peaks[/yellow]: {S(line)}")
@@ -115,18 +115,6 @@ def print_header(
         console.print(
             f"[red]{S(l['name'])}: {S(l['status'])}[/red]\n{S(l.get('stderr_tail') or '')}"
         )
-
-
-def print_mpi_transport(launches: list[dict], console: Console) -> None:
-    """The MPI transport each library ran with, read inside the benchmarks (components in
-    use, requests, eager limits: analysis/mpi_transport.py), one line per library; every
-    fact with its source in the report and the JSON export."""
-    from hpcscope.analysis import mpi_transport
-
-    for label, meta, _ in mpi_transport.by_library(launches):
-        line = mpi_transport.summary_line(meta)
-        if line:
-            console.print(f"[yellow]MPI transport[/yellow] {S(label)}: {S(line)}")
 
 
 def print_environment(run: dict, launches: list[dict], console: Console) -> None:
@@ -148,6 +136,18 @@ def print_environment(run: dict, launches: list[dict], console: Console) -> None
     if blas_vars:
         text = ", ".join(f"{k}={v}" for k, v in sorted(blas_vars.items()))
         console.print(f"[yellow]BLAS/OpenMP variables[/yellow]: {S(text)}")
+
+
+def print_mpi_transport(launches: list[dict], console: Console) -> None:
+    """The MPI transport each library ran with, read inside the benchmarks (components in
+    use, requests, eager limits: analysis/mpi_transport.py), one line per library; every
+    fact with its source in the report and the JSON export."""
+    from hpcscope.analysis import mpi_transport
+
+    for label, meta, _ in mpi_transport.by_library(launches):
+        line = mpi_transport.summary_line(meta)
+        if line:
+            console.print(f"[yellow]MPI transport[/yellow] {S(label)}: {S(line)}")
 
 
 def peak_lines(run: dict, samples: list[dict]) -> list[str]:
