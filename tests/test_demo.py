@@ -130,12 +130,12 @@ def test_report_first_screen_in_a_browser(demo_run, tmp_path):
 
 
 @pytest.mark.mpi
-def test_a_failing_step_fails_the_demo(tmp_path):
-    (tmp_path / "a-file").write_text("")  # every step's --out is under a file: not run
+def test_an_output_folder_under_a_file_fails_the_demo_in_one_line(tmp_path):
+    (tmp_path / "a-file").write_text("")  # --out under a file: refused before any step
     done = _demo(tmp_path / "a-file")
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
-    assert "not run" in done.stderr
+    assert "a file stands where hpcscope needs a folder" in done.stderr
 
 
 def test_demo_choices_are_options_of_the_run_commands():

@@ -251,7 +251,7 @@ def test_mpich_facts_show_the_device_and_hide_other_devices_variables():
     assert "MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE" not in rows
     assert "MPIR_CVAR_NEMESIS_SHM_EAGER_MAX_SZ" not in rows
     assert "MPIR_CVAR_CH4_OFI_EAGER_MAX_MSG_SIZE" not in rows
-    assert rows["other devices"][0] == "4 variables of devices that did not run (not shown)"
+    assert rows["other devices"][0] == "4 variables of devices this launch did not use (not shown)"
     assert rows["MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE"][0] == "69632"
     assert rows["UCX_RNDV_THRESH"] == ("unset: UCX picks its own threshold", "environment")
     assert rows["requested"][0] == (

@@ -257,7 +257,7 @@ def facts_rows(meta: Any) -> list[tuple[str, str, str]]:
         rows.append(
             (
                 "other devices",
-                f"{others} variables of devices that did not run (not shown)",
+                f"{others} variables of devices this launch did not use (not shown)",
                 "MPI_T: MPICH lists every device's variables",
             )
         )
