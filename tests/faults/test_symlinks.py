@@ -429,3 +429,25 @@ def test_a_planted_report_folder(filled, tmp_path: Path, args: list[str]) -> Non
     else:
         assert done.returncode == 0, done.stderr
         assert (elsewhere / "index.html").read_bytes() != b"precious\n"
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+def test_a_planted_store_companion_is_refused(tmp_path: Path, suffix: str) -> None:
+    """SQLite opens the store's -wal/-shm/-journal beside it itself, following links: one
+    planted under such a name is refused (exit 2, after the plan's notes), its target untouched."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    db = tmp_path / "shared" / "x.db"
+    db.parent.mkdir()
+    os.symlink(victim, f"{db}{suffix}")
+    done = subprocess.run(
+        [sys.executable, "-m", "hpcscope.cli", "--db", str(db), "run", "node", "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip().splitlines()[-1]  # after the plan's notes
+    assert f"{db}{suffix} is a symbolic link (planted?)" in line, done.stderr
+    assert "Traceback" not in done.stderr
+    assert victim.read_bytes() == b"precious\n"

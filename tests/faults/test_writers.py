@@ -32,7 +32,8 @@ SRC = REPO / "src" / "hpcscope"
 ALLOWED: dict[tuple[str, str], str] = {
     ("results/store.py", "sqlite3.connect"): (
         "the store the user names with --db (it may be a link, like any folder they "
-        "name); SQLite creates and opens its own -wal and -shm files beside it"
+        "name); SQLite creates and opens its own -wal and -shm files beside it, which "
+        "Store refuses when they exist as anything but a file (a planted link)"
     ),
     ("machine/simgrid.py", "tar.extractall"): (
         "SimGrid's source archive into a folder of the user's own cache; filter='data' "

@@ -29,6 +29,7 @@ import math
 import os
 import socket
 import sqlite3
+import stat
 import sys
 import time
 import urllib.parse
@@ -335,7 +336,30 @@ class Store:
             except StoreError:
                 self._open(True, immutable=True)
 
+    def _refuse_planted_companions(self) -> None:
+        """SQLite creates and opens the store's -wal, -shm and -journal files beside it
+        itself, following a symbolic link (no O_NOFOLLOW): one planted under such a name in
+        a shared folder would take the store's pages into another file. Refused here with
+        the entry named; checked at open, not on every write (someone who can replace
+        entries in that folder later controls the store file itself anyway)."""
+        for suffix in ("-wal", "-shm", "-journal"):
+            companion = Path(f"{self.path}{suffix}")
+            try:
+                mode = companion.lstat().st_mode
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise StoreError(f"cannot check {companion}: {exc.strerror}") from None
+            if not stat.S_ISREG(mode):
+                kind = "a symbolic link (planted?)" if stat.S_ISLNK(mode) else "not a file"
+                raise StoreError(
+                    f"refusing the store {self.path}: {companion} is {kind}; SQLite would "
+                    "write the store's pages through it. Remove it, or pass another --db"
+                )
+
     def _open(self, read_only: bool, immutable: bool) -> None:
+        if not read_only:
+            self._refuse_planted_companions()
         target = (
             f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
             + ("&immutable=1" if immutable else "")
