@@ -88,7 +88,11 @@ def _obs(kind: str, subject: str = "x", severity: str = "warning", **numbers) ->
 
 
 def test_rank_keeps_at_most_twelve_in_tier_order():
-    found = [(_obs("dip", f"c{i}", "notable", shortfall=0.3, bytes=8.0), "a") for i in range(20)]
+    # twenty dips at twenty different size steps: twenty causes (one cause reads as one line)
+    found = [
+        (_obs("dip", f"c{i}", "notable", shortfall=0.3, bytes=float(8 << i)), "a")
+        for i in range(20)
+    ]
     found += [(_obs("unstable", "u", max_spread=0.4, sizes=[1.0]), "b")]
     found += [
         (_obs("guideline", "mpich MPI_Scan N=2 x n=1, count 2", speedup=1.4, mockup="lane"), "c")

@@ -19,7 +19,9 @@ Ranking (first tier first; inside a tier, the larger effect first):
 4. rates more than ABOVE_PEAK above their theoretical peak (one line for all; a rate
    under its peak is in the node table, since the peak is the whole node's and most rows
    use fewer threads);
-5. bandwidth dips deeper than DIP_HIGHLIGHT and placement ratios above 2x.
+5. bandwidth dips deeper than DIP_HIGHLIGHT, one line per cause (the same recorded
+   protocol threshold, or the same unexplained size step) naming the curves and sizes,
+   and placement ratios above 2x.
 
 Everything else (fits, plateaus, flat regions, cache steps, dips a quiet machine also
 shows) stays in its section's Observations. Pure functions over Observation lists.
@@ -92,7 +94,13 @@ def group_dips(found: Sequence[Observation]) -> list[Observation]:
                 "dip",
                 f"{worst.text.rstrip('.')}; {more} more dip{'s' if more > 1 else ''} below the "
                 f"neighbours' trend: {others}.",
-                {**worst.numbers, "count": len(dips), "sizes": [d.numbers["bytes"] for d in dips]},
+                {
+                    **worst.numbers,
+                    "count": len(dips),
+                    "sizes": [d.numbers["bytes"] for d in dips],
+                    # each dip's own numbers, so the highlights can group them by cause
+                    "dips": [d.numbers for d in dips],
+                },
                 worst.severity,
                 o.subject,
             )
@@ -196,6 +204,110 @@ def _above_peak(items: list[tuple[Observation, str]]) -> list[Highlight]:
     ]
 
 
+def _cause(dip: dict) -> tuple[str, ...]:
+    """What a dip is put down to: the recorded protocol threshold within its step
+    (mpi_transport, e.g. 'btl_vader_eager_limit = 4096'), or, with none recorded there,
+    the size step itself (from the size before it to its own): dips of several curves at
+    one step share what to check, though no record names the cause."""
+    if dip.get("switch"):
+        return ("switch", str(dip["switch"]))
+    return ("step", str(dip.get("before_bytes")), str(dip.get("bytes")))
+
+
+def _sizes(dips: Sequence[dict]) -> str:
+    """'4 KiB' or '16-32 KiB': the sizes of one curve's dips of one cause."""
+    sizes = sorted({d["bytes"] for d in dips})
+    if len(sizes) == 1:
+        return format_bytes(sizes[0])
+    lo, hi = format_bytes(sizes[0]), format_bytes(sizes[-1])
+    lo_n, _, lo_unit = lo.partition(" ")
+    hi_n, _, hi_unit = hi.partition(" ")
+    return f"{lo_n}-{hi}" if lo_unit == hi_unit else f"{lo}-{hi}"
+
+
+def _percent_range(values: Sequence[float]) -> str:
+    lo, hi = round(min(values) * 100), round(max(values) * 100)
+    return f"{lo} %" if lo == hi else f"{lo}-{hi} %"
+
+
+def _dip_line(cause: tuple[str, ...], items: list[tuple[Observation, dict]]) -> str:
+    """One line for the dips of one cause on several curves, naming the curves and the
+    sizes: 'Bandwidth drops 64-85 % at the protocol switch (btl_vader_eager_limit =
+    4096): openmpi default and core at 4 KiB.'"""
+    by_curve: dict[str, list[dict]] = defaultdict(list)
+    for o, d in items:
+        by_curve[o.subject or "a curve"].append(d)
+    # each curve's first dip of the cause is where it steps down: a drop from the size
+    # before it; a single low point between higher neighbours is a dip below their trend
+    firsts = [min(dips, key=lambda d: d["bytes"]) for dips in by_curve.values()]
+    if all((d.get("drop") or 0) > 0 for d in firsts):
+        how = (
+            f"Bandwidth drops {_percent_range([d['drop'] for d in firsts])} (from the size before)"
+        )
+    else:
+        deepest = [max(d["shortfall"] for d in dips) for dips in by_curve.values()]
+        how = f"Bandwidth falls {_percent_range(deepest)} below the neighbours' trend"
+    # curves with the same sizes read together: 'openmpi default and core at 4 KiB'
+    by_sizes: dict[str, list[str]] = defaultdict(list)
+    for curve, dips in by_curve.items():
+        by_sizes[_sizes(dips)].append(curve)
+    where = "; ".join(f"{_curves(curves)} at {sizes}" for sizes, curves in by_sizes.items())
+    if cause[0] == "switch":
+        return f"{how} at the protocol switch ({cause[1]}): {where}."
+    return (
+        f"{how} at the same size step, not explained (no recorded protocol threshold lies "
+        f"in it; the section says what to check): {where}."
+    )
+
+
+def _curves(labels: Sequence[str]) -> str:
+    """'openmpi default and core' for curves of one MPI ('mpi placement' labels),
+    'openmpi core and mpich core' otherwise."""
+    heads = {label.split(" ", 1)[0] for label in labels}
+    if len(heads) == 1 and all(" " in label for label in labels):
+        head = heads.pop()
+        rest = [label.split(" ", 1)[1] for label in labels]
+        return f"{head} {_and(rest)}"
+    return _and(labels)
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _dips(items: list[tuple[Observation, str]]) -> list[Highlight]:
+    """The dips deeper than DIP_HIGHLIGHT, one line per cause and section: the protocol
+    switch on four curves is one fact, not four highlights. A cause seen on one curve
+    alone keeps that curve's own sentence (group_dips' line when the curve has several
+    dips). A curve's dips come from numbers['dips'] where group_dips joined them."""
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[Observation, dict]]] = defaultdict(list)
+    for o, anchor in items:
+        # a dip right after another of the same curve (its size before is that dip's
+        # size: the lower plateau of one step) shares that dip's cause
+        last: dict | None = None
+        cause: tuple[str, ...] = ()
+        for d in sorted(o.numbers.get("dips") or [o.numbers], key=lambda d: d["bytes"]):
+            if last is None or d.get("before_bytes") != last["bytes"] or d.get("switch"):
+                cause = _cause(d)
+            last = d
+            if d["shortfall"] > DIP_HIGHLIGHT:
+                groups[(anchor, cause)].append((o, d))
+    out: list[Highlight] = []
+    told: set[int] = set()  # observations whose own sentence is already a highlight
+    for (anchor, cause), found in groups.items():
+        worst = max(found, key=lambda x: x[1]["shortfall"])
+        curves = {id(o) for o, _ in found}
+        if len(curves) == 1:
+            if id(worst[0]) in told:
+                continue
+            told.add(id(worst[0]))
+            text = worst[0].text
+        else:
+            text = _dip_line(cause, found)
+        out.append(Highlight(text, anchor, worst[0].severity, 5, worst[1]["shortfall"]))
+    return out
+
+
 def rank(found: Iterable[tuple[Observation, str]], limit: int = MAX_HIGHLIGHTS) -> list[Highlight]:
     """The highlights of (observation, section anchor) pairs, best first, at most `limit`."""
     by_kind: dict[str, list[tuple[Observation, str]]] = defaultdict(list)
@@ -231,11 +343,7 @@ def rank(found: Iterable[tuple[Observation, str]], limit: int = MAX_HIGHLIGHTS) 
     ]
     efficiency = by_kind["efficiency"]
     out += _above_peak([(o, a) for o, a in efficiency if o.numbers["efficiency"] > ABOVE_PEAK])
-    out += [
-        Highlight(o.text, a, o.severity, 5, o.numbers["shortfall"])
-        for o, a in by_kind["dip"]
-        if o.numbers["shortfall"] > DIP_HIGHLIGHT
-    ]
+    out += _dips(by_kind["dip"])
     out += [
         Highlight(o.text, a, o.severity, 5, o.numbers["ratio"])
         for o, a in by_kind["ratio"]
