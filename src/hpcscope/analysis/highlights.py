@@ -19,9 +19,9 @@ Ranking (first tier first; inside a tier, the larger effect first):
 4. rates more than ABOVE_PEAK above their theoretical peak (one line for all; a rate
    under its peak is in the node table, since the peak is the whole node's and most rows
    use fewer threads);
-5. bandwidth dips deeper than DIP_HIGHLIGHT, one line per cause (the same recorded
-   protocol threshold, or the same unexplained size step) naming the curves and sizes,
-   and placement ratios above 2x.
+5. curves whose deepest bandwidth dip is deeper than DIP_HIGHLIGHT, one line per cause
+   of that dip (the same recorded protocol threshold, or the same unexplained size step)
+   naming the curves and sizes, and placement ratios above 2x.
 
 Everything else (fits, plateaus, flat regions, cache steps, dips a quiet machine also
 shows) stays in its section's Observations. Pure functions over Observation lists.
@@ -254,9 +254,10 @@ def _dip_line(cause: tuple[str, ...], items: list[tuple[Observation, dict]]) -> 
     where = "; ".join(f"{_curves(curves)} at {sizes}" for sizes, curves in by_sizes.items())
     if cause[0] == "switch":
         return f"{how} at the protocol switch ({cause[1]}): {where}."
+    step = "at the same size step, not explained" if len(by_curve) > 1 else "not explained"
     return (
-        f"{how} at the same size step, not explained (no recorded protocol threshold lies "
-        f"in it; the section says what to check): {where}."
+        f"{how} {step} (no recorded protocol threshold lies in that step; the section says "
+        f"what to check): {where}."
     )
 
 
@@ -276,35 +277,35 @@ def _and(names: Sequence[str]) -> str:
 
 
 def _dips(items: list[tuple[Observation, str]]) -> list[Highlight]:
-    """The dips deeper than DIP_HIGHLIGHT, one line per cause and section: the protocol
-    switch on four curves is one fact, not four highlights. A cause seen on one curve
-    alone keeps that curve's own sentence (group_dips' line when the curve has several
-    dips). A curve's dips come from numbers['dips'] where group_dips joined them."""
+    """Each curve whose deepest dip is deeper than DIP_HIGHLIGHT, one line per cause and
+    section: the protocol switch on four curves is one fact, not four highlights. A
+    curve is put under its deepest dip's cause, with that cause's sizes (a step's lower
+    plateau included); its other dips stay in the section. A cause on one curve alone
+    keeps that curve's own sentence (group_dips' line when it has several dips); on more,
+    the line names the curves and sizes. A curve's dips come from numbers['dips'] where
+    group_dips joined them."""
     groups: dict[tuple[str, tuple[str, ...]], list[tuple[Observation, dict]]] = defaultdict(list)
     for o, anchor in items:
         # a dip right after another of the same curve (its size before is that dip's
         # size: the lower plateau of one step) shares that dip's cause
-        last: dict | None = None
-        cause: tuple[str, ...] = ()
-        for d in sorted(o.numbers.get("dips") or [o.numbers], key=lambda d: d["bytes"]):
-            if last is None or d.get("before_bytes") != last["bytes"] or d.get("switch"):
-                cause = _cause(d)
-            last = d
-            if d["shortfall"] > DIP_HIGHLIGHT:
-                groups[(anchor, cause)].append((o, d))
+        dips = sorted(o.numbers.get("dips") or [o.numbers], key=lambda d: d["bytes"])
+        causes: list[tuple[str, ...]] = []
+        for i, d in enumerate(dips):
+            chained = i and d.get("before_bytes") == dips[i - 1]["bytes"] and not d.get("switch")
+            causes.append(causes[-1] if chained else _cause(d))
+        worst = max(range(len(dips)), key=lambda i: dips[i]["shortfall"])
+        if dips[worst]["shortfall"] <= DIP_HIGHLIGHT:
+            continue
+        cause = causes[worst]
+        groups[(anchor, cause)] += [(o, d) for d, c in zip(dips, causes) if c == cause]
     out: list[Highlight] = []
-    told: set[int] = set()  # observations whose own sentence is already a highlight
     for (anchor, cause), found in groups.items():
-        worst = max(found, key=lambda x: x[1]["shortfall"])
-        curves = {id(o) for o, _ in found}
-        if len(curves) == 1:
-            if id(worst[0]) in told:
-                continue
-            told.add(id(worst[0]))
-            text = worst[0].text
+        worst_o, worst_d = max(found, key=lambda x: x[1]["shortfall"])
+        if len({id(o) for o, _ in found}) == 1:
+            text = worst_o.text
         else:
             text = _dip_line(cause, found)
-        out.append(Highlight(text, anchor, worst[0].severity, 5, worst[1]["shortfall"]))
+        out.append(Highlight(text, anchor, worst_o.severity, 5, worst_d["shortfall"]))
     return out
 
 

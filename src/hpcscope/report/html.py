@@ -48,8 +48,9 @@ from hpcscope.formatting import csv_cell, format_bytes, format_number
 from hpcscope.machine import environment
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
-from hpcscope.report import machine_line
+from hpcscope.report import glossary, machine_line
 from hpcscope.report import over_runs as over_runs_parts
+from hpcscope.report.options_text import options_text
 from hpcscope.results import cells, placement_proof, precision, stats
 from hpcscope.results.store import Store
 
@@ -1097,8 +1098,13 @@ def _run_context(
     labels = []
     labels += [n["text"] for n in notes if n.get("kind") == "banner"]
     emulated = verdicts.emulation_text(s["tags"] for s in samples)
+    # where each banner's fact is explained: the collectives' section for emulated nodes
+    label_anchors = {}
     if emulated:
         labels.append(f"collectives and lanes ran on {emulated}")
+        coll = next((s.id for s in sections if s.id.endswith("-coll")), None)
+        if coll:
+            label_anchors[labels[-1]] = coll
     return {
         "id": run_id,
         "anchor": f"run{run_id}",
@@ -1107,6 +1113,7 @@ def _run_context(
         "run": run,
         "sections": sections,
         "labels": labels,
+        "label_anchors": label_anchors,
         "machine_shown_in": machine_shown_in,
         "methods": _methods(run, samples, launches),
         "skipped": [n for n in notes if n.get("kind") == "skipped"],
@@ -1154,13 +1161,15 @@ def _candidates(
     return found
 
 
-def _banners(runs: list[dict]) -> list[tuple[str, list[str]]]:
+def _banners(runs: list[dict]) -> list[tuple[str, list[tuple[str, str]]]]:
     """Each distinct banner once at the top, with the runs it applies to ('Runs 2, 3:
-    partly emulated ...'), not once per run."""
-    found: dict[str, list[str]] = {}
+    partly emulated ...'), not once per run; each run as (name, anchor): the section
+    that explains the banner (the collectives' for emulated nodes), else the run."""
+    found: dict[str, list[tuple[str, str]]] = {}
     for r in runs:
         for label in r["labels"]:
-            found.setdefault(label, []).append(r["name"])
+            anchor = (r.get("label_anchors") or {}).get(label, r["anchor"])
+            found.setdefault(label, []).append((r["name"], anchor))
     return list(found.items())
 
 
@@ -1174,6 +1183,7 @@ def _env() -> Environment:
     env.filters["num"] = _num
     env.filters["fmt"] = format_number
     env.filters["bytes"] = format_bytes
+    env.filters["options"] = options_text
     return env
 
 
@@ -1304,8 +1314,10 @@ def write_report(store: Store, run_ids: list[int], out_dir: Path) -> Path:
             machines=machines,
             node_headline=node_headline,
             node_rest=[n for n in headline.node if n not in node_headline],
+            glossary=glossary.TERMS,
         )
     )
+    html = glossary.link_first(html)  # each word's first use links to its definition
     path = out_dir / "index.html"
     safe_write.write_text(path, html)
     return path

@@ -94,9 +94,20 @@ def binding_text(ranks: list[dict[str, Any]]) -> str:
 
 
 def class_label(tags: dict[str, Any]) -> str:
+    """'openmpi core', 'mpich ranks 4 node size 2 emulated nodes': the launch class in
+    words; a flag that is on reads as its name, one that is off or unset is left out
+    (no Python value such as 'emulated_nodes=True' reaches the reader)."""
     config = {k: v for k, v in config_tags(tags).items() if k != "mpi_version"}
     head = [str(config.pop(k)) for k in ("mpi", "placement") if k in config]
-    return " ".join(head + [f"{k}={v}" for k, v in sorted(config.items())]) or "(no tags)"
+    rest = []
+    for k, v in sorted(config.items()):
+        name = k.replace("_", " ")
+        if v is True:
+            rest.append(name)
+        elif v is not None and v is not False and v != "" and v != [] and v != {}:
+            shown = ", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v)
+            rest.append(f"{name} {shown}")
+    return ", ".join(filter(None, [" ".join(head), *rest])) or "(no tags)"
 
 
 def proof_lines(launches: list[dict[str, Any]], notes: list[dict[str, Any]]) -> list[ProofLine]:
