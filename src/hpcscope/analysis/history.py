@@ -42,6 +42,7 @@ from hpcscope.results.cells import (
     compare_cells,
     identity,
 )
+from hpcscope.results.placement_proof import tag_value
 from hpcscope.results.stats import Comparison, lower_is_better, median_ci_ranks
 
 WINDOW = 5  # runs of the current level a new run is compared with (the newest ones)
@@ -111,7 +112,8 @@ class Series:
 
     @property
     def label(self) -> str:
-        parts = [str(v) for v in self.config.values()]
+        # a flag tag that is on reads as its name ('emulated nodes'), not True
+        parts = [t for t in (tag_value(k, v) for k, v in self.config.items()) if t]
         parts += [f"{k}={v}" for k, v in self.params.items()]
         return " ".join(parts)
 

@@ -9,6 +9,7 @@ from rich.text import Text
 from hpcscope.analysis.history import Change, History, Series, is_key, key_sizes
 from hpcscope.formatting import format_bytes, plain
 from hpcscope.formatting import markup_safe as S
+from hpcscope.results.placement_proof import tag_value
 
 
 def _fmt(x: float | None) -> str:
@@ -18,7 +19,8 @@ def _fmt(x: float | None) -> str:
 
 
 def _config(series: Series) -> str:
-    return " ".join(str(v) for v in series.config.values())
+    # a flag tag that is on reads as its name ('emulated nodes'), not True
+    return " ".join(filter(None, (tag_value(k, v) for k, v in series.config.items())))
 
 
 def _params(series: Series) -> str:

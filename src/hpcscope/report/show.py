@@ -876,6 +876,7 @@ def _cell_tables(
     (--cells), else launches, median, CI and flags; `judged`: the precision columns."""
     judged = judged or {}
     from hpcscope.results.cells import group_cells, summarize_cell
+    from hpcscope.results.placement_proof import tag_pair, tag_value
 
     by_metric: dict[tuple, list] = defaultdict(list)
     for key, g in sorted(group_cells(samples).items(), key=_order):
@@ -895,7 +896,11 @@ def _cell_tables(
             flags = sorted({_flag(w) for w in s.warnings})
             for f in flags:
                 flagged[f] += 1
-            what = " ".join(f"{v}" for k, v in json.loads(tags).items() if k in tag_keys)
+            what = " ".join(
+                filter(
+                    None, (tag_value(k, v) for k, v in json.loads(tags).items() if k in tag_keys)
+                )
+            )
             shown = _params_text({k: v for k, v in prm.items() if k in param_keys})
             if not full:
                 config = [_text(", ".join(x for x in (what, shown) if x) or "-")]
@@ -919,7 +924,10 @@ def _cell_tables(
                         _text(got.reason if got else "-"),
                     ]
             body.append([*config, *stats_cells, _text(" ".join(flags), "yellow")])
-        common = [f"{k}={v}" for k, v in all_tags[0].items() if k not in tag_keys | {"mpi_version"}]
+        common = [
+            tag_pair(k, v) for k, v in all_tags[0].items() if k not in tag_keys | {"mpi_version"}
+        ]
+        common = [c for c in common if c]
         common += [f"{k}={v}" for k, v in all_params[0].items() if k not in param_keys]
         if not full:
             keys = [Col("configuration", numeric=False, wrap_at=40)]

@@ -476,7 +476,12 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
     title = " ".join(
         [
             f"### {markdown_cell(benchmark or 'unknown benchmark')}",
-            *(markdown_cell(f"{k}={v}") for k, v in sorted(tags.items())),
+            # a flag that is on as its name, not 'emulated_nodes=True' (placement_proof)
+            *(
+                markdown_cell(t)
+                for t in (placement_proof.tag_pair(k, v) for k, v in sorted(tags.items()))
+                if t
+            ),
         ]
     )
     size_head = "bytes" if all(set(p) == {"bytes"} for p in rows.values()) else "params"

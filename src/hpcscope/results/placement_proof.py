@@ -93,20 +93,35 @@ def binding_text(ranks: list[dict[str, Any]]) -> str:
     return ", ".join(shown) if shown else "no rank reported where it ran"
 
 
+def tag_value(key: str, value: Any) -> str:
+    """A launch tag's value in words: a flag that is on reads as its name ('emulated
+    nodes'), one that is off or unset as '' (left out), a list as 'a, b'; so no Python
+    value such as 'emulated_nodes=True' reaches the reader."""
+    if value is True:
+        return key.replace("_", " ")
+    if value is None or value is False or value in ("", [], {}):
+        return ""
+    if isinstance(value, list | tuple):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def tag_pair(key: str, value: Any) -> str:
+    """'ranks=2', 'emulated nodes' (a flag that is on), '' (off or unset)."""
+    shown = tag_value(key, value)
+    return shown if value is True or not shown else f"{key}={shown}"
+
+
 def class_label(tags: dict[str, Any]) -> str:
-    """'openmpi core', 'mpich ranks 4 node size 2 emulated nodes': the launch class in
-    words; a flag that is on reads as its name, one that is off or unset is left out
-    (no Python value such as 'emulated_nodes=True' reaches the reader)."""
+    """'openmpi core', 'mpich, emulated nodes, node size 1, ranks 2': the launch class
+    in words (tag_value)."""
     config = {k: v for k, v in config_tags(tags).items() if k != "mpi_version"}
     head = [str(config.pop(k)) for k in ("mpi", "placement") if k in config]
     rest = []
     for k, v in sorted(config.items()):
-        name = k.replace("_", " ")
-        if v is True:
-            rest.append(name)
-        elif v is not None and v is not False and v != "" and v != [] and v != {}:
-            shown = ", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v)
-            rest.append(f"{name} {shown}")
+        shown = tag_value(k, v)
+        if shown:
+            rest.append(shown if v is True else f"{k.replace('_', ' ')} {shown}")
     return ", ".join(filter(None, [" ".join(head), *rest])) or "(no tags)"
 
 
