@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hpcscope.formatting import one_line, sig3
+from hpcscope.formatting import one_line
 
 # a flag that is on, in words (others read as their name with spaces)
 ON = {
@@ -32,9 +32,9 @@ NAMES = {
 
 def _value(key: str, value: Any) -> str:
     if key == "precision" and isinstance(value, int | float):
-        return f"{sig3(value * 100).rstrip('0').rstrip('.')} %" if value else "0 (fixed counts)"
+        return f"{value * 100:.3g} %" if value else "0 (fixed counts)"
     if key == "budget_s" and isinstance(value, int | float):
-        return f"{sig3(value).rstrip('0').rstrip('.')} s"
+        return f"{value:.3g} s" if value < 1000 else f"{value:.0f} s"
     if isinstance(value, Mapping):
         return ", ".join(f"{k} {_value(str(k), v)}" for k, v in value.items())
     if isinstance(value, list | tuple | set):
