@@ -145,3 +145,25 @@ def test_exports_say_no_python_value(store_path, fmt):
         if fmt == "csv":  # a CSV cell is data: a flag tag is True or False (export.py)
             found = [f for f in found if not re.search(r"\b(?:True|False)\b", f)]
         assert found == [], (run, fmt)
+
+
+def test_options_read_as_a_person_says_them():
+    from hpcscope.report.options_text import options_text
+
+    stored = {  # what `run p2p --quick` stores
+        "budget_s": None,
+        "cpus": None,
+        "placements": None,
+        "precision": None,
+        "protocol": "hpcscope",
+        "quick": True,
+        "repeat": None,
+        "sizes": "0:4M",
+        "validate": False,
+    }
+    assert options_text(stored) == "quick; no precision target; protocol hpcscope; sizes 0:4M"
+    asked = {"interleave": True, "precision": 0.02, "budget_s": 25.0, "peaks": {"disk": 2000.0}}
+    assert options_text(asked) == (
+        "interleaved; precision target 2 %; budget 25 s; peaks given disk 2000"
+    )
+    assert options_text(None) == "" and options_text({"quick": False, "peaks": {}}) == ""

@@ -39,6 +39,8 @@ def _value(key: str, value: Any) -> str:
         return ", ".join(f"{k} {_value(str(k), v)}" for k, v in value.items())
     if isinstance(value, list | tuple | set):
         return ", ".join(_value(key, v) for v in value)
+    if isinstance(value, float):
+        return f"{value:.0f}" if value.is_integer() else f"{value:.3g}"
     return one_line(value)
 
 
