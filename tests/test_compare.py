@@ -124,3 +124,29 @@ def test_terminal_and_html(rows_and_store, tmp_path: Path):
     html = page.read_text()
     assert "A &lt;b&gt;vs&lt;/b&gt; B" in html and "<script" not in html
     assert html.count('class="good">faster') == 1 and html.count('class="bad">slower') == 1
+
+
+def test_one_run_against_itself_says_so_and_reads_all_unchanged(rows_and_store):
+    _, store, a, _ = rows_and_store
+    rows = compare.compare_runs(store, a, a)
+    assert compare.same_run_note(a, a).startswith(f"runs A and B are the same run ({a})")
+    assert compare.same_run_note(a, a + 1) == ""
+    texts = [s.text for s in compare.summarize(rows)]
+    assert texts and all("(unchanged); all " in t and t.endswith(" unchanged") for t in texts)
+    assert not any("0.0%" in t for t in texts)
+
+
+def test_terminal_at_100_columns_scales_units_and_cuts_no_configuration(rows_and_store):
+    rows, *_ = rows_and_store
+    out = io.StringIO()
+    compare.print_comparison(rows, Console(file=out, width=100, color_system=None))
+    text = out.getvalue()
+    assert all(len(line) <= 100 for line in text.splitlines())
+    assert "in every row: core" in text  # said once, not on every row
+    # the 8 B latency: 1.00 us in A, 0.70 us in B -> one unit, µs, never 'us'
+    assert "1.00 µs" in text and "700 ns" not in text and " us" not in text
+    assert "4 MiB" in text and "4194304" not in text  # sizes in binary units
+    assert "…" not in text and "n A/B" in text  # no column or label cut
+    row = _row(rows, "latency", 8)
+    assert row.label == "core bytes=8 B"  # tag values bare, sizes in binary units
+    assert compare._p(0.0) == "< 1e-10"

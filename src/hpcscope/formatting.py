@@ -6,6 +6,7 @@ One function per kind of quantity so that the same size never reads two ways.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from typing import Any
 
@@ -25,23 +26,167 @@ def format_bytes(n: float) -> str:
     raise AssertionError("unreachable")
 
 
-def size_tick(n: int) -> str:
-    """Short axis label for a message size: 0, 512, 16K, 4M."""
-    for unit, scale in (("M", 1 << 20), ("K", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale}{unit}"
-    return str(n)
+def size_tick(n: float) -> str:
+    """Axis label for a size in bytes, in the units of format_bytes: 0, 512, 16 KiB,
+    4 MiB (a size between powers of two with three digits: 1.5 MiB)."""
+    n = float(n)
+    if n < 1024:
+        return sig3(n) if n != int(n) else str(int(n))
+    return format_bytes(n)
 
 
 def format_number(x: float, unit: str = "") -> str:
     """Three significant digits; MB/s and Mbit/s above 1000 as GB/s and Gbit/s since that
-    is how people read them; 1000-99999 as whole numbers ('1048 GFLOP/s', not '1.05e+03')."""
+    is how people read them; 1000 and up as whole numbers ('1048 GFLOP/s', not '1.05e+03')."""
     if unit in ("MB/s", "Mbit/s") and abs(x) >= 1000:
         return f"{x / 1000:.3g} G{unit[1:]}"
-    text = f"{x:.3g}" if abs(x) < 1e5 else f"{x:.3e}"
-    if 999 < abs(x) < 1e5:  # .3g writes 999.6 and up with an exponent
-        text = f"{x:.0f}"
+    text = f"{x:.3g}" if abs(x) < 1e3 else f"{x:.0f}"
+    if "e" in text:  # below 0.0001: .3g writes an exponent
+        text = sig3(x)
     return f"{text} {unit}".strip()
+
+
+def sig3(x: float) -> str:
+    """Three significant digits, trailing zeros kept (0.110 beside 0.112, 16.0 beside
+    15.8), never an exponent: whole numbers from 100 on (12140, not 1.214e+04); below
+    0.001 as many decimals as three digits need."""
+    if x is None or not math.isfinite(x):
+        return str(x)
+    if x == 0:
+        return "0"
+    x = float(f"{x:.3g}")  # round first: 9.996 -> 10.0, not 10.00
+    decimals = max(0, 2 - math.floor(math.log10(abs(x))))
+    return f"{x:.{decimals}f}"
+
+
+# Time units people read, from the microseconds the benchmarks record. "µs", not "us".
+_TIME_SCALES = (("ns", 1e-3), ("µs", 1.0), ("ms", 1e3), ("s", 1e6))
+# Rate units scaled by 1000 (decimal, as OSU and iperf write them).
+_RATE_SCALES = {
+    "MB/s": (("MB/s", 1.0), ("GB/s", 1e3), ("TB/s", 1e6)),
+    "Mbit/s": (("Mbit/s", 1.0), ("Gbit/s", 1e3)),
+    "GFLOP/s": (("GFLOP/s", 1.0), ("TFLOP/s", 1e3)),
+    "messages/s": (("messages/s", 1.0), ("k messages/s", 1e3), ("M messages/s", 1e6)),
+    "msg/s": (("msg/s", 1.0), ("k msg/s", 1e3), ("M msg/s", 1e6)),
+}
+# Units as stored -> the family they scale in (times stored in us, ns, ms or s).
+_TIME_IN_US = {"us": 1.0, "µs": 1.0, "ns": 1e-3, "ms": 1e3, "s": 1e6}
+
+
+def unit_scale(magnitude: float, unit: str) -> tuple[str, float]:
+    """(unit to show, factor to divide a value in `unit` by) for a value of this
+    magnitude: a time in us of 0.095 -> ('ns', 0.001); 15800 MB/s -> ('GB/s', 1000).
+    Units it does not know stay as they are (factor 1)."""
+    m = abs(magnitude) if magnitude is not None and math.isfinite(magnitude) else 0.0
+    m = float(f"{m:.3g}")  # as it will be written: 999.6 us is 1.00 ms, not 1000 µs
+    if unit in _TIME_IN_US:
+        us = m * _TIME_IN_US[unit]
+        name, per = _TIME_SCALES[0]
+        for cand, cand_per in _TIME_SCALES:
+            if us >= cand_per or cand == "ns":
+                name, per = cand, cand_per
+        return name, per / _TIME_IN_US[unit]
+    if unit in _RATE_SCALES:
+        name, per = _RATE_SCALES[unit][0]
+        for cand, cand_per in _RATE_SCALES[unit]:
+            if m >= cand_per:
+                name, per = cand, cand_per
+        return name, per
+    return unit, 1.0
+
+
+def format_quantity(x: float | None, unit: str) -> str:
+    """One value with its unit scaled to its own size: 0.0951 us -> '95.1 ns',
+    15800 MB/s -> '15.8 GB/s', 1048576 B -> '1 MiB'."""
+    if x is None:
+        return "-"
+    if unit in ("B", "bytes"):
+        return format_bytes(x)
+    shown, per = unit_scale(x, unit)
+    return f"{sig3(x / per)} {shown}".strip()
+
+
+def column_unit(values: list[Any], unit: str) -> tuple[str, float]:
+    """The one unit a column of values in `unit` is shown in, chosen from the column's
+    median magnitude (so a column reads '95.1, 120, 1510' in ns rather than mixing ns
+    and µs)."""
+    numbers = sorted(
+        abs(float(v))
+        for v in values
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    )
+    nonzero = [v for v in numbers if v > 0]
+    if not nonzero:
+        return unit_scale(0.0, unit) if unit in _TIME_IN_US else (unit, 1.0)
+    return unit_scale(nonzero[len(nonzero) // 2], unit)
+
+
+def format_column(values: list[Any], unit: str) -> tuple[str, list[str]]:
+    """(unit shown, cells): every number of the column in the unit column_unit chose,
+    three significant digits; None as '-', text as it is."""
+    shown, per = column_unit(values, unit)
+    cells = []
+    for v in values:
+        if v is None:
+            cells.append("-")
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            cells.append(sig3(v / per))
+        else:
+            cells.append(str(v))
+    return shown, cells
+
+
+def format_span(low: float, high: float, unit: str) -> str:
+    """A range in one unit, three digits each: 24.0009062-25.9892031 ns -> '24.0-26.0 ns'."""
+    shown, per = unit_scale(max(abs(low), abs(high)), unit)
+    a, b = sig3(low / per), sig3(high / per)
+    return f"{a} {shown}" if a == b else f"{a}-{b} {shown}"
+
+
+# A table header's unit: "alpha (us)", "beta (MB/s)", "median_us", "from bytes".
+_HEADER_UNIT = re.compile(
+    r"\((us|µs|ns|ms|MB/s|Mbit/s|GFLOP/s|messages/s|bytes|B)\)|_(us|ns|bytes)$|\b(bytes)$"
+)
+
+
+def table_column(header: str, values: list[Any]) -> tuple[str, list[str]] | None:
+    """A table column for people: (header, cells) with its unit scaled as format_column
+    does and named in the header ('alpha (us)' of 0.09 -> 'alpha (ns)', cells '95.1');
+    byte sizes each as format_bytes ('1 MiB', not 1048576). None when the header names
+    no unit this knows (the caller formats the cells as plain numbers)."""
+    found = _HEADER_UNIT.search(header)
+    if found is None:
+        return None
+    unit = next(g for g in found.groups() if g)
+    if unit in ("bytes", "B"):
+        cells = [
+            format_bytes(v)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            else ("-" if v is None else str(v))
+            for v in values
+        ]
+        return header, cells
+    shown, cells = format_column(values, unit)
+    if found.group(1):
+        header = header[: found.start(1)] + shown + header[found.end(1) :]
+    else:
+        header = header[: found.start()] + f" ({shown})"
+    return header, cells
+
+
+P_FLOOR = 1e-10
+
+
+def format_p(p: float | None) -> str:
+    """A p-value for people: 'p < 1e-10' rather than 'p = 0' (a test's p is never 0; the
+    float underflowed), else two significant digits."""
+    if p is None or not math.isfinite(p):
+        return "p = -"
+    if p < P_FLOOR:
+        return "p < 1e-10"
+    if p < 1e-3:
+        return f"p = {p:.1e}".replace("e-0", "e-")
+    return f"p = {p:.2g}"
 
 
 def markdown_table(head: list[str], rows: list[list[str]], numeric: list[bool]) -> str:

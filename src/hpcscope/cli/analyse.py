@@ -139,7 +139,11 @@ def compare(ctx, run_a: str, run_b: str, threshold: float, html_path: str | None
     for run_id in (a, b):  # both are needed: a bad one is the error
         usable_runs(store, [run_id])
     rows = compare_mod.compare_runs(store, a, b, threshold)
-    compare_mod.print_comparison(rows, out, title=f"run {b} relative to run {a}")
+    if a == b:
+        out.print(compare_mod.same_run_note(a, b))
+    compare_mod.print_comparison(
+        rows, out, title=f"run {b} against itself" if a == b else f"run {b} relative to run {a}"
+    )
     if html_path:
         writes_to(f"the compare page {html_path}", "choose another file (--html)")
         err.print(f"written {S(compare_mod.write_comparison_html(rows, Path(html_path)))}")

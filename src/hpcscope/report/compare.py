@@ -19,18 +19,20 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from hpcscope import safe_write
-from hpcscope.formatting import markup_safe, plain
+from hpcscope.formatting import format_bytes, format_p, markup_safe, plain, sig3, unit_scale
 from hpcscope.results import stats
 from hpcscope.results.cells import LAUNCH_TAGS, compare_cells, group_cells
 from hpcscope.results.store import Store
@@ -62,9 +64,29 @@ class Row:
 
     @property
     def label(self) -> str:
-        parts = [f"{k}={v}" for k, v in self.config.items() if k not in _HIDDEN]
-        parts += [f"{k}={v}" for k, v in self.params.items() if k not in ("iterations", "block")]
-        return ", ".join(parts)
+        """The configuration in few characters: mpi and placement as bare values
+        ('openmpi core'), the rest name=value with sizes as format_bytes ('bytes=4 KiB')
+        and yes/no for flags."""
+        return self.label_without(())
+
+    def parts(self) -> dict[str, str]:
+        """{name: value as text} of the configuration and the parameters."""
+        found = {k: _text(k, v) for k, v in self.config.items() if k not in _HIDDEN}
+        for k, v in self.params.items():
+            if k not in ("iterations", "block"):
+                found[k] = _text(k, v)
+        return found
+
+    def label_without(self, shared: Iterable[str]) -> str:
+        """The label less the names in `shared` (the same in every row, said once)."""
+        skip = set(shared)
+        return " ".join(
+            v if k in _BARE else f"{k}={v}" for k, v in self.parts().items() if k not in skip
+        )
+
+    def medians(self) -> tuple[str, str]:
+        """Both medians in one unit scaled to the larger (0.0951 us -> '95.1 ns')."""
+        return _pair(self.median_a, self.median_b, self.unit)
 
 
 @dataclass
@@ -82,14 +104,17 @@ class Summary:
     def text(self) -> str:
         better = (self.geomean_ratio < 1) == self.lower_is_better
         change = abs(self.geomean_ratio - 1)
-        direction = "better" if better else "worse"
-        if change < 0.005:
-            direction, change = "unchanged", 0.0
+        overall = (
+            "unchanged" if change < 0.005 else f"{change:.1%} {'better' if better else 'worse'}"
+        )
+        counts = (
+            f"all {self.rows} unchanged"
+            if self.same == self.rows
+            else f"{self.faster} faster, {self.slower} slower, {self.same} not significant"
+        )
         return (
-            f"{self.metric} ({self.unit}): geometric mean of B/A = "
-            f"{self.geomean_ratio:.3f} over {self.rows} measurements "
-            f"({change:.1%} {direction}); {self.faster} faster, {self.slower} slower, "
-            f"{self.same} not significant"
+            f"{self.metric} ({'µs' if self.unit == 'us' else self.unit}): geometric mean of B/A = "
+            f"{self.geomean_ratio:.3f} over {self.rows} measurements ({overall}); {counts}"
         )
 
 
@@ -209,8 +234,50 @@ def changed_first(rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda r: rank.get(r.verdict, 2))
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.4g}" if abs(x) < 1e5 else f"{x:.3e}"
+_SIZES = ("bytes", "size", "array_bytes", "file_bytes")
+_BARE = ("mpi", "placement")  # values that name themselves: 'openmpi core'
+
+
+def _text(name: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if name in _SIZES and isinstance(value, (int, float)):
+        return format_bytes(value)
+    return str(value)
+
+
+def shared_parts(rows: list[Row]) -> dict[str, str]:
+    """The configuration and parameters with one value in every row (more than one
+    row): said once above the table, so each row's label keeps what tells it apart (a
+    100-column terminal then shows it whole)."""
+    if len(rows) < 2:
+        return {}
+    first = rows[0].parts()
+    return {k: v for k, v in first.items() if all(r.parts().get(k) == v for r in rows[1:])}
+
+
+def _pair(a: float, b: float, unit: str) -> tuple[str, str]:
+    """Two medians of one measurement in one scaled unit (formatting.unit_scale of the
+    larger), three digits each, the unit after each: '95.1 ns', '120 ns'."""
+    if unit in ("B", "bytes"):
+        return format_bytes(a), format_bytes(b)
+    shown, per = unit_scale(max(abs(a), abs(b)), unit)
+    return f"{sig3(a / per)} {shown}".strip(), f"{sig3(b / per)} {shown}".strip()
+
+
+def _p(p: float) -> str:
+    """The p column: '< 1e-10' rather than '0' (formatting.format_p)."""
+    return format_p(p).removeprefix("p = ").replace("p ", "")
+
+
+def same_run_note(a: int, b: int) -> str:
+    """One line when both sides are one run (every measurement against itself)."""
+    return (
+        f"runs A and B are the same run ({a}): every measurement is compared with itself, "
+        "so all are unchanged; name two different runs to see a change"
+        if a == b
+        else ""
+    )
 
 
 _STYLE = {"faster": "green", "slower": "red", "same": "dim"}
@@ -224,30 +291,44 @@ def print_comparison(rows: list[Row], console: Console, title: str = "B relative
             "suites, sizes or placements?)"
         )
         return
-    table = Table(
-        "benchmark",
-        "metric",
-        "configuration",
-        "median A",
-        "median B",
-        "B/A",
-        "p",
-        "verdict",
-        "n A/B",
-        title=markup_safe(title),
-    )
+    shared = shared_parts(rows)
+    if shared:
+        console.print(
+            Text(
+                "in every row: "
+                + " ".join(v if k in _BARE else f"{k}={v}" for k, v in shared.items())
+            )
+        )
+    cells = []
     for r in changed_first(rows):
-        style = _STYLE.get(r.verdict, "")
+        cells.append(
+            [
+                plain(f"{r.benchmark} {r.metric}"),  # the medians carry their unit
+                plain(r.label_without(shared)),
+                *r.medians(),
+                f"{r.ratio:.3f}",
+                _p(r.p_value),
+                r.verdict,
+                f"{r.n_a}/{r.n_b}",
+            ]
+        )
+    heads = ["measurement", "configuration", "median A", "median B", "B/A", "p", "verdict"]
+    heads.append("n A/B")
+    # Every column at its own width, one line a cell, and the configuration in what is
+    # left (wrapped between its words, at least 16 characters): a 100-column terminal
+    # shows every column and every configuration whole.
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(heads)]
+    # each column: 1 space either side and 1 between (SIMPLE_HEAD draws no vertical rule)
+    rest = console.width - sum(w for i, w in enumerate(widths) if i != 1) - 3 * len(heads)
+    table = Table(title=markup_safe(title), box=box.SIMPLE_HEAD, show_edge=False)
+    for i, head in enumerate(heads):
+        if i == 1:
+            table.add_column(head, width=max(16, min(widths[1], rest)), overflow="fold")
+        else:
+            table.add_column(head, width=widths[i], no_wrap=True)
+    for c in cells:
         table.add_row(
-            Text(plain(r.benchmark)),
-            Text(plain(f"{r.metric} ({r.unit})")),
-            Text(plain(r.label)),
-            _fmt(r.median_a),
-            _fmt(r.median_b),
-            f"{r.ratio:.3f}",
-            f"{r.p_value:.2g}",
-            Text(r.verdict, style=style),
-            f"{r.n_a}/{r.n_b}",
+            *(Text(t, style=_STYLE.get(t, "") if i == 6 else "") for i, t in enumerate(c))
         )
     console.print(table)
     for s in summarize(rows):
@@ -267,7 +348,7 @@ def render_comparison(rows: list[Row], heading: str = "Comparison") -> Markup:
     return Markup(
         _env()
         .get_template("compare_section.html")
-        .render(rows=changed_first(rows), summaries=summarize(rows), heading=heading, fmt=_fmt)
+        .render(rows=changed_first(rows), summaries=summarize(rows), heading=heading, p=_p)
     )
 
 
@@ -282,7 +363,7 @@ def write_comparison_html(rows: list[Row], path: Path, title: str = "hpcscope co
             title=title,
             rows=changed_first(rows),
             summaries=summarize(rows),
-            fmt=_fmt,
+            p=_p,
             heading=title,
         )
     )

@@ -7,15 +7,16 @@ from rich.table import Table
 from rich.text import Text
 
 from hpcscope.analysis.history import Change, History, Series, is_key, key_sizes
-from hpcscope.formatting import format_bytes, plain
+from hpcscope.formatting import column_unit, format_bytes, format_p, plain, sig3
 from hpcscope.formatting import markup_safe as S
 from hpcscope.results.placement_proof import tag_value
 
 
-def _fmt(x: float | None) -> str:
+def _fmt(x: float | None, per: float = 1.0) -> str:
+    """Three digits, no exponent (formatting.sig3), in a unit `per` times the stored one."""
     if x is None:
         return "-"
-    return f"{x:.4g}" if abs(x) < 1e5 else f"{x:.3e}"
+    return sig3(x / per)
 
 
 def _config(series: Series) -> str:
@@ -114,17 +115,18 @@ def print_history(result: History, console: Console) -> None:
         if not is_key(s, keys) or not s.points:
             continue
         medians = [p.median for p in s.points]
+        shown, per = column_unit(medians, s.unit)  # one scaled unit per row: 95.1 ns
         table.add_row(
             *(
                 Text(plain(c))
                 for c in (
-                    f"{s.metric} ({s.unit})",
+                    f"{s.metric} ({shown})",
                     _config(s),
                     _size(s),
                     str(len(s.points)),
-                    _fmt(medians[0]),
-                    _fmt(medians[-1]),
-                    f"{_fmt(min(medians))} .. {_fmt(max(medians))}",
+                    _fmt(medians[0], per),
+                    _fmt(medians[-1], per),
+                    f"{_fmt(min(medians), per)} .. {_fmt(max(medians), per)}",
                     str(len(s.changes)),
                 )
             )
@@ -154,7 +156,7 @@ def print_history(result: History, console: Console) -> None:
             Text(plain(r["config"])),
             Text(plain(", ".join(r["sizes"]))),
             ratio_text(r["ratios"]),
-            f"{r['p_max']:.2g}",
+            format_p(r["p_max"]).removeprefix("p = ").replace("p ", ""),
             Text(r["verdict"], style=_STYLE.get(r["verdict"], "")),
             Text(plain("; ".join(sorted(r["notes"])))),
         )

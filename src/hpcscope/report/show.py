@@ -30,7 +30,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from hpcscope.formatting import format_bytes, plain
+from hpcscope.formatting import format_bytes, plain, sig3
 
 if TYPE_CHECKING:
     from hpcscope.results.store import Store
@@ -291,18 +291,15 @@ def print_table(
 
 
 def _num(x: float | None) -> str:
-    """3 to 4 significant digits, whole numbers from 1000 on (OSU's MB/s, messages/s),
-    e-notation beyond 10^10 or below 10^-3."""
+    """3 significant digits, whole numbers from 1000 on (OSU's MB/s, messages/s), never
+    an exponent (formatting.sig3)."""
     if x is None:
         return "-"
     if not math.isfinite(x):
         return str(x)
-    a = abs(x)
-    if a >= 1e10 or (0 < a < 1e-3):
-        return f"{x:.3e}"
-    if a >= 1000:
-        return f"{x:.0f}"
-    return f"{x:.4g}"
+    if abs(x) >= 1000 or float(x).is_integer():
+        return f"{x:.0f}"  # counts and sizes stored as floats read whole
+    return sig3(x)  # never an exponent a reader has to decode
 
 
 def _pct(x: float | None) -> str:
