@@ -150,6 +150,7 @@ def test_a_report_after_the_runs_outputs_redraws_none_of_their_figures(tmp_path,
         (coll_figs, "_coll_grid"),
         (coll_figs, "_lanes_grid"),
         (node_figs, "pointer_chase_figure"),
+        (node_figs, "_plot"),  # memory, disk, network, STREAM, FLOP/s: in the report too
     ):
         original = getattr(module, name)
 
@@ -160,6 +161,7 @@ def test_a_report_after_the_runs_outputs_redraws_none_of_their_figures(tmp_path,
         monkeypatch.setattr(module, name, counted)
     assert list(tmp_path.glob("out*/coll_*.png")) and list(tmp_path.glob("out*/p2p_*.png"))
     assert list(tmp_path.glob("out*/node_pointer_chase.png"))
+    assert list(tmp_path.glob("out*/node_flops_vs_threads.png"))
     html.write_report(store, runs, tmp_path / "report")
     assert drawn == []
     store.close()

@@ -21,9 +21,15 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import EngFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from hpcscope.analysis.verdicts import coll_table, lanes_table  # noqa: E402
-from hpcscope.figures.common import Drawing, save_drawings  # noqa: E402
+from hpcscope.figures.common import (  # noqa: E402
+    MIN_FONT_PT,
+    Drawing,
+    quantity_formatter,
+    save_drawings,
+)
 
 COLORS = {
     "native": "#1f77b4",
@@ -67,12 +73,21 @@ def _drawings(kind: str, groups: dict, stem: Callable, draw: Callable) -> list[D
     ]
 
 
+# At most 3 panels a row, 3.6 in each: the grid is at most PAGE_WIDTH_IN wide, so the
+# report shows it at its own size and its smallest text (MIN_FONT_PT) stays >= 9 px.
+# (5 a row of 3.4 in shrank to 0.65 of its size: 7 pt text read as 6 px.)
+GRID_COLUMNS = 3
+PANEL_IN = (3.6, 2.9)
+
+
 def _coll_grid(setup: tuple, by_coll: dict[str, list[dict]]) -> Any:
     mpi, nodes, ppn, p = setup
     names = sorted(by_coll)
-    cols = min(5, len(names))
+    cols = min(GRID_COLUMNS, len(names))
     nrows = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(3.4 * cols, 2.9 * nrows), dpi=110, squeeze=False)
+    fig, axes = plt.subplots(
+        nrows, cols, figsize=(PANEL_IN[0] * cols, PANEL_IN[1] * nrows), dpi=110, squeeze=False
+    )
     used = {a for rows in by_coll.values() for r in rows for a in r["algorithms"]}
     others = sorted(used - COLORS.keys())
     colors = {a: OTHER_COLORS[i % len(OTHER_COLORS)] for i, a in enumerate(others)}
@@ -104,30 +119,58 @@ def _coll_grid(setup: tuple, by_coll: dict[str, list[dict]]) -> Any:
                 )
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("count (MPI_INT)", fontsize=8)
-        ax.set_ylabel("time (us)", fontsize=8)
-        ax.tick_params(labelsize=7)
+        _plain_log_ticks(ax)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("count (MPI_INT)", fontsize=9)
+        ax.set_ylabel("time", fontsize=9)
+        ax.tick_params(labelsize=MIN_FONT_PT + 1)
         ax.grid(True, which="major", alpha=0.25)  # minor lines: half the SVG of 13 panels
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=MIN_FONT_PT + 1)
     for ax in list(axes.flat)[len(names) :]:
         ax.set_visible(False)
     fig.suptitle(
         f"{mpi}: N={nodes} nodes x n={ppn} (p={p}); line = median, "
         "dash = min, red ring = guideline violation",
-        fontsize=9,
+        fontsize=10,
     )
     fig.tight_layout()
     return fig
 
 
-def lanes_drawings(rows: list[dict]) -> list[Drawing]:
-    """Time and factor against one lane per (MPI, benchmark, N, n) of
-    verdicts.lanes_table's rows."""
+def _plain_log_ticks(ax: Any) -> None:
+    """Log axes labelled as people write numbers: counts 1, 100, 10k (not 10^2 or
+    2 x 10^0 on minor ticks), times with their unit (100 ns, 1.5 ms)."""
+    ax.xaxis.set_major_formatter(EngFormatter(places=0, sep=""))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    # 1-2-5 ticks: a panel spans less than a decade of time, where ticks at powers of
+    # ten alone left one labelled tick
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(quantity_formatter("us"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _lane_groups(rows: list[dict]) -> dict[tuple, list[dict]]:
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for row in rows:
         groups[(row["mpi"], row["benchmark"], row["N"], row["n"])].append(row)
+    return groups
+
+
+def lanes_drawings(rows: list[dict]) -> list[Drawing]:
+    """Time and factor against one lane per (MPI, benchmark, N, n) of
+    verdicts.lanes_table's rows; not where only k = 1 was measured (a flat 1.00 line
+    with nothing to compare: lanes_left_out names them)."""
+    groups = {g: pts for g, pts in _lane_groups(rows).items() if len({r["k"] for r in pts}) > 1}
     return _drawings("lanes_grid", groups, lambda g: f"{g[1]}_{g[0]}_N{g[2]}_n{g[3]}", _lanes_grid)
+
+
+def lanes_left_out(rows: list[dict]) -> list[str]:
+    """'multi_coll openmpi N=2 x n=1' for each group with one lane count only."""
+    return [
+        f"{bench} {mpi} N={nodes} x n={ppn}"
+        for (mpi, bench, nodes, ppn), pts in sorted(_lane_groups(rows).items())
+        if len({r["k"] for r in pts}) <= 1
+    ]
 
 
 def _lanes_grid(group: tuple, points: list[dict]) -> Any:
@@ -145,19 +188,22 @@ def _lanes_grid(group: tuple, points: list[dict]) -> Any:
         xscale="log",
         yscale="log",
         xlabel="count c (MPI_INT)",
-        ylabel="median (us)",
+        ylabel="median time",
         title=title,
     )
+    _plain_log_ticks(left)
     right.set(
         xscale="log",
         xlabel="count c (MPI_INT)",
         ylabel="t(1)/t(k): speed-up" if bench == "lane_pattern" else "t(k)/t(1)",
         title="factor vs one lane",
     )
+    right.xaxis.set_major_formatter(EngFormatter(places=0, sep=""))
+    right.xaxis.set_minor_formatter(NullFormatter())
     right.axhline(1.0, color="grey", linewidth=0.8)
     for ax in (left, right):
         ax.grid(True, which="both", alpha=0.25)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=MIN_FONT_PT + 1)
     fig.suptitle(f"{mpi} {bench}: N={nodes} x n={ppn}", fontsize=10)
     fig.tight_layout()
     return fig

@@ -41,6 +41,36 @@ _ON_ATTR = re.compile(r"\s+on[a-z]+\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s>]+)", re.I)
 _EXT_HREF = re.compile(r"""\s+(?:xlink:)?href\s*=\s*("(?!#)[^"]*"|'(?!#)[^']*')""", re.I)
 
 
+# The report shows a figure at most this wide (style.css: body max-width 1120 px less
+# 2 x 2rem padding at 15 px) and never wider than its own size; 1 pt of SVG is 4/3 px.
+# A figure at most PAGE_WIDTH_IN wide shows at its own size, so MIN_FONT_PT (7 pt =
+# 9.3 px) is the smallest text a reader gets; wider figures shrink and their text with
+# them (the browser test, tests/test_report_figures.py, measures it).
+PAGE_WIDTH_IN = 1056 / 96
+MIN_FONT_PT = 7
+
+
+def quantity_formatter(unit: str) -> Any:
+    """A matplotlib tick formatter writing each tick with its scaled unit, as the tables
+    scale them (formatting.unit_scale): 0.1 us -> '100 ns', 15800 MB/s -> '15.8 GB/s',
+    bytes -> '16 KiB', messages/s -> '10 M/s' (matplotlib's EngFormatter); never
+    '1e+07' beside '100000'."""
+    from matplotlib.ticker import EngFormatter, FuncFormatter
+
+    from hpcscope.formatting import size_tick, unit_scale
+
+    if unit == "messages/s":
+        return EngFormatter(unit="/s", places=0)
+
+    def tick(value: float, _pos: Any) -> str:
+        if unit in ("B", "bytes"):
+            return size_tick(value) if value >= 0 else ""
+        shown, per = unit_scale(value, unit)
+        return f"{value / per:.3g} {shown}".strip()
+
+    return FuncFormatter(tick)
+
+
 @dataclass
 class Figure:
     id: str
@@ -48,6 +78,7 @@ class Figure:
     caption: str
     uri: str  # data:image/svg+xml;base64,...
     alt: str = ""
+    stem: str = ""  # the file a run wrote of it (STEM.svg/.png), where it wrote one
 
 
 @dataclass
@@ -242,7 +273,7 @@ def _remember(key: str, uri: str | None) -> None:
     _MEMORY[key] = uri
 
 
-CACHE_VERSION = 2  # bump when a figure's drawing changes, so old cached ones are not used
+CACHE_VERSION = 3  # bump when a figure's drawing changes, so old cached ones are not used
 _MEMORY: dict[str, str | None] = {}
 
 # Every run caches its figures (a demo about 3 MB), and an installed hpcscope caches under

@@ -18,11 +18,17 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from matplotlib.ticker import MaxNLocator, NullFormatter  # noqa: E402
+from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 from hpcscope.analysis import node_table  # noqa: E402
-from hpcscope.figures.common import Drawing, save_drawings, save_png_svg  # noqa: E402
-from hpcscope.formatting import format_bytes  # noqa: E402
+from hpcscope.figures.common import (  # noqa: E402
+    MIN_FONT_PT,
+    Drawing,
+    quantity_formatter,
+    save_drawings,
+)
+from hpcscope.formatting import format_bytes, format_number  # noqa: E402
 
 
 def _series(samples: list[dict], pick, x_key: str, label) -> dict[str, list[tuple[float, float]]]:
@@ -44,7 +50,11 @@ def _plot(
     ylabel: str,
     logx: bool = False,
     peaks: Sequence[tuple[str, float]] = (),
+    unit: str = "",
 ) -> Any:
+    """unit: what the y values are in (MB/s, Mbit/s, ns, ...): the ticks scale it as the
+    tables do (15.8 GB/s, not 15800); logx: the x values are sizes in bytes, ticked in
+    KiB/MiB."""
     if not series:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4.0), dpi=100)
@@ -61,25 +71,133 @@ def _plot(
         )
     for name, value in peaks:
         ax.axhline(value, color="0.3", linestyle="--", linewidth=1)
-        ax.text(ax.get_xlim()[0], value, f" peak {name}: {value:.4g}", fontsize=7, va="bottom")
+        ax.text(
+            ax.get_xlim()[0],
+            value,
+            f" peak {name}: {format_number(value, unit)}",
+            fontsize=MIN_FONT_PT + 1,
+            va="bottom",
+        )
     if logx:
-        ax.set_xscale("log", base=2)
+        _bytes_axis(ax)
     else:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if unit:
+        ax.yaxis.set_major_formatter(quantity_formatter(unit))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=MIN_FONT_PT + 1)
     fig.tight_layout()
     return fig
 
 
+def _bytes_axis(ax: Any) -> None:
+    """A log-2 axis of sizes in bytes ticked at powers of 4 as 4 KiB, 1 MiB (not 2^12)."""
+    ax.set_xscale("log", base=2)
+    low, high = ax.get_xlim()
+    ticks = [4.0**k for k in range(0, 32) if low <= 4.0**k <= high]
+    if len(ticks) > 9:  # wide ranges: every other power of 4 keeps the labels apart
+        ticks = ticks[::2]
+    ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(quantity_formatter("bytes"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+# stem -> (title, x label, y label, byte sizes on x, the unit of y)
+_LOOKS = {
+    "node_flops_vs_threads": (
+        "Floating-point rate vs threads",
+        "threads",
+        "GFLOP/s (median)",
+        False,
+        "GFLOP/s",
+    ),
+    "node_int_vs_threads": (
+        "Integer operations vs threads",
+        "threads",
+        "GOP/s (median)",
+        False,
+        "",
+    ),
+    "node_stream_vs_threads": (
+        "STREAM bandwidth vs threads",
+        "threads",
+        "bandwidth (median)",
+        False,
+        "MB/s",
+    ),
+    "node_mem_vs_block": (
+        "Memory bandwidth vs block size",
+        "block",
+        "bandwidth (median)",
+        True,
+        "MB/s",
+    ),
+    "node_disk_vs_block": (
+        "Disk throughput (O_DIRECT) vs block size",
+        "block",
+        "throughput (median)",
+        True,
+        "MB/s",
+    ),
+    "node_net_vs_streams": (
+        "Network throughput vs streams (loopback, and between 2 nodes where run)",
+        "streams",
+        "throughput (median)",
+        False,
+        "Mbit/s",
+    ),
+    "node_mem_wss": (
+        "Copy bandwidth vs working set (ours and likwid-bench copy)",
+        "working set (both arrays)",
+        "bandwidth (median)",
+        True,
+        "MB/s",
+    ),
+    "node_latency_vs_threads": (
+        "Pointer-chase latency vs working set, per number of threads chasing at once",
+        "working set",
+        "latency per load (median)",
+        True,
+        "ns",
+    ),
+}
+
+
+def title(stem: str) -> str:
+    """A node figure's title (its heading in the report)."""
+    return _LOOKS[stem][0]
+
+
+def drawings(samples: list[dict], peaks: list[dict]) -> list[Drawing]:
+    """The node figures as Drawings (drawn once for the run's files and the report,
+    common.save_drawings / Drawing.uri), for whatever the samples contain."""
+    found = []
+    for stem, (series, peak_lines) in _series_by_stem(samples, peaks).items():
+        title, xlabel, ylabel, logx, unit = _LOOKS[stem]
+        draw = functools.partial(_plot, series, title, xlabel, ylabel, logx, peak_lines, unit)
+        found.append(Drawing(stem, "node_plot", [stem, series, peak_lines], draw))
+    return found
+
+
 def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> dict[str, Any]:
-    """{file stem: matplotlib figure} for whatever the samples contain. Our runs beside a
+    """{file stem: matplotlib figure} for whatever the samples contain (drawn now)."""
+    return {d.stem: d.draw() for d in drawings(samples, peaks)}
+
+
+def _series_by_stem(samples: list[dict], peaks: list[dict]) -> dict[str, tuple[dict, list]]:
+    """{file stem: (series, peak lines)} of the figures the samples have. Our runs beside a
     reference tool (param `beside`) are not curves of their own: the node table shows them."""
-    samples = [s for s in samples if not (s.get("params") or {}).get("beside")]
-    figs: dict[str, Any] = {}
+    # node samples only (the report's selection too, so that the run's files and the
+    # report draw one figure between them: common.Drawing)
+    samples = [
+        s
+        for s in samples
+        if node_table.is_node_sample(s) and not (s.get("params") or {}).get("beside")
+    ]
+    figs: dict[str, tuple[dict, list]] = {}
     flops = _series(
         samples,
         lambda s: s["metric"] == "flops",
@@ -95,21 +213,17 @@ def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> d
         and p.get("value")
         and any(p["name"] in label for label in flops)
     ]
-    figs["node_flops_vs_threads"] = _plot(
-        flops, "Floating-point rate vs threads", "threads", "GFLOP/s (median)", peaks=peak_lines
-    )
-    figs["node_int_vs_threads"] = _plot(
+    figs["node_flops_vs_threads"] = (flops, peak_lines)
+    figs["node_int_vs_threads"] = (
         _series(
             samples,
             lambda s: s["metric"] == "throughput" and s["unit"] == "GOP/s",
             "threads",
             lambda s: f"{s['benchmark']} {s['params'].get('precision', '')}",
         ),
-        "Integer operations vs threads",
-        "threads",
-        "GOP/s (median)",
+        [],
     )
-    figs["node_stream_vs_threads"] = _plot(
+    figs["node_stream_vs_threads"] = (
         _series(
             samples,
             lambda s: (
@@ -120,11 +234,9 @@ def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> d
             "threads",
             lambda s: f"{s['benchmark']} {s['params'].get('op', '')}",
         ),
-        "STREAM bandwidth vs threads",
-        "threads",
-        "MB/s (median)",
+        [],
     )
-    figs["node_mem_vs_block"] = _plot(
+    figs["node_mem_vs_block"] = (
         _series(
             samples,
             lambda s: (
@@ -136,12 +248,9 @@ def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> d
                 f"{s['params'].get('threads', '')}t"
             ),
         ),
-        "Memory bandwidth vs block size",
-        "block (bytes)",
-        "MB/s (median)",
-        logx=True,
+        [],
     )
-    figs["node_disk_vs_block"] = _plot(
+    figs["node_disk_vs_block"] = (
         _series(
             samples,
             lambda s: s["metric"] == "bandwidth" and s["benchmark"] in ("disk", "fio"),
@@ -151,37 +260,29 @@ def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> d
                 f"{s['params'].get('op', '')} d{s['params'].get('depth', '')}"
             ),
         ),
-        "Disk throughput (O_DIRECT) vs block size",
-        "block (bytes)",
-        "MB/s (median)",
-        logx=True,
+        [],
     )
-    figs["node_net_vs_streams"] = _plot(
+    figs["node_net_vs_streams"] = (
         _series(
             samples,
             lambda s: s["metric"] == "throughput" and s["unit"] == "Mbit/s",
             "streams",
             lambda s: (
                 f"{s['benchmark']} {s['params'].get('protocol', '')} "
-                f"{s['params'].get('block', '')}B"
+                + (format_bytes(s["params"]["block"]) if "block" in s["params"] else "")
                 + (" between 2 nodes" if s["params"].get("nodes") else "")
             ),
         ),
-        "Network throughput vs streams (loopback, and between 2 nodes where run)",
-        "streams",
-        "Mbit/s (median)",
+        [],
     )
-    figs["node_mem_wss"] = _plot(
+    figs["node_mem_wss"] = (
         _series(
             samples,
             lambda s: s["metric"] == "bandwidth" and s["params"].get("workload") == "mem_wss",
             "bytes",
             lambda s: f"{s['benchmark']} copy {s['params'].get('threads', '')}t",
         ),
-        "Copy bandwidth vs working set (ours and likwid-bench copy)",
-        "working set (bytes, both arrays)",
-        "MB/s (median)",
-        logx=True,
+        [],
     )
     loaded = _series(
         samples,
@@ -190,14 +291,8 @@ def figures(samples: list[dict], peaks: list[dict], caches: dict[str, int]) -> d
         lambda s: f"mem {s['params'].get('threads', 1)} thread(s) chasing at once",
     )
     if len(loaded) > 1:  # one curve is the pointer-chase figure below
-        figs["node_latency_vs_threads"] = _plot(
-            loaded,
-            "Pointer-chase latency vs working set, per number of threads chasing at once",
-            "working set (bytes)",
-            "ns per load (median)",
-            logx=True,
-        )
-    return {k: v for k, v in figs.items() if v is not None}
+        figs["node_latency_vs_threads"] = (loaded, [])
+    return {k: v for k, v in figs.items() if v[0]}
 
 
 def pointer_chase(samples: list[dict]) -> tuple[list[float], list[float], str] | None:
@@ -220,25 +315,30 @@ def chase_drawing(samples: list[dict], caches: dict[str, int]) -> Drawing | None
 def pointer_chase_figure(x: list[float], y: list[float], unit: str, caches: dict[str, int]) -> Any:
     fig, ax = plt.subplots(figsize=(7.5, 3.8), dpi=100)
     ax.plot(x, y, marker="o", markersize=3)
-    ymax = max(y)
+    # the cache names above the plot area, where no curve can cross them
+    above = blended_transform_factory(ax.transData, ax.transAxes)
     for name, size in caches.items():
         if name.endswith("i"):
             continue
         ax.axvline(size, color="0.5", linestyle="--", linewidth=1)
         ax.text(
             size,
-            ymax,
-            f" {name} {format_bytes(size)}",
-            fontsize=7,
-            rotation=90,
-            va="top",
-            ha="right",
+            1.01,
+            f"{name} {format_bytes(size)}",
+            transform=above,
+            fontsize=MIN_FONT_PT + 1,
+            va="bottom",
+            ha="center",
+            color="0.3",
         )
-    ax.set_xscale("log", base=2)
+    ax.set_xlim(min(x) / 1.5, max(x) * 1.5)
+    _bytes_axis(ax)
     ax.set_yscale("log")
-    ax.set_xlabel("Working set (bytes)")
-    ax.set_ylabel(f"Latency per load ({unit}, median)")
-    ax.set_title("Pointer chase: latency vs working set, with cache sizes", fontsize=10)
+    ax.yaxis.set_major_formatter(quantity_formatter(unit))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("Working set")
+    ax.set_ylabel("Latency per load (median)")
+    ax.set_title("Pointer chase: latency vs working set, with cache sizes", fontsize=10, pad=16)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     return fig
@@ -250,12 +350,12 @@ def efficiency_figure(rows: list[dict]) -> Any:
     if not with_peak:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 0.35 * len(with_peak) + 1.2), dpi=100)
-    labels = [node_table.row_label(r)[:60] for r in with_peak]
+    labels = [node_table.human_name(r)[:60] for r in with_peak]  # words, not field names
     eff = [100 * r["eff_vs_peak"] for r in with_peak]
     ax.barh(range(len(eff)), eff, color=["C3" if e > 100 else "C0" for e in eff])
     ax.axvline(100, color="0.2", linestyle="--", linewidth=1)
     ax.set_yticks(range(len(eff)))
-    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_yticklabels(labels, fontsize=MIN_FONT_PT + 1)
     ax.invert_yaxis()
     ax.set_xlabel("% of theoretical peak (best)")
     ax.set_title("Efficiency vs theoretical peak", fontsize=10)
@@ -266,8 +366,5 @@ def efficiency_figure(rows: list[dict]) -> Any:
 def write(
     samples: list[dict], peaks: list[dict], caches: dict[str, int], out_dir: Path
 ) -> list[Path]:
-    written: list[Path] = []
-    for stem, fig in figures(samples, peaks, caches).items():
-        written += save_png_svg(fig, out_dir, stem)
     chase = chase_drawing(samples, caches)
-    return written + (save_drawings([chase], out_dir) if chase else [])
+    return save_drawings(drawings(samples, peaks) + ([chase] if chase else []), out_dir)

@@ -44,7 +44,14 @@ from hpcscope.figures import node as node_figs
 from hpcscope.figures import p2p as p2p_figs
 from hpcscope.figures import stability as stability_figs
 from hpcscope.figures.common import Figure, cached_uri, lstopo_uri
-from hpcscope.formatting import csv_cell, format_bytes, format_number
+from hpcscope.formatting import (
+    csv_cell,
+    format_bytes,
+    format_number,
+    format_span,
+    sig3,
+    table_column,
+)
 from hpcscope.machine import environment
 from hpcscope.machine.topology import Topology, TopologyError
 from hpcscope.report import compare as compare_mod
@@ -92,7 +99,7 @@ def _num(x: Any, digits: int = 4) -> str:
     if isinstance(x, float):
         if x.is_integer() and abs(x) < 1e15:
             return str(int(x))  # sizes and counts stored as floats
-        return f"{x:.{digits}g}" if abs(x) < 1e6 else f"{x:.3e}"
+        return sig3(x)  # three digits, never an exponent (formatting.sig3)
     if isinstance(x, (list, tuple)):
         return ", ".join(_num(v) for v in x)
     return str(x)
@@ -137,10 +144,22 @@ class _Writer:
             w.writerow(columns)
             for row in rows:
                 w.writerow([_csv_cell(v) for v in row])
+        # A column whose header names a unit is shown in one scaled unit (formatting.
+        # table_column: 'alpha (us)' of 0.09 reads 'alpha (ns)' 90.0); the CSV above
+        # keeps the recorded units.
+        shown = list(columns)
+        texts = [[_num(v) for v in row] for row in rows]
+        for j, header in enumerate(columns):
+            scaled = table_column(header, [row[j] if j < len(row) else None for row in rows])
+            if scaled is not None:
+                shown[j] = scaled[0]
+                for i, text in enumerate(scaled[1]):
+                    if j < len(texts[i]):
+                        texts[i][j] = text
         cells = [
             [
                 Cell(
-                    _num(v),
+                    texts[i][j],
                     " ".join(
                         c
                         for c in ((classes[i][j] if classes else ""), "" if _numeric(v) else "text")
@@ -151,7 +170,7 @@ class _Writer:
             ]
             for i, row in enumerate(rows)
         ]
-        return Table(f"run{self.run_id}-{tid}", title, columns, cells, name, caption)
+        return Table(f"run{self.run_id}-{tid}", title, shown, cells, name, caption)
 
 
 # ------------------------------------------------------------------------ sections
@@ -392,6 +411,7 @@ def _p2p(
                     f"{p2p_figs.METRICS[metric][0]} vs message size.",
                     uri,
                     f"{metric} vs message size",
+                    f"p2p_{metric}",
                 )
             )
         unit = next(s["unit"] for s in p2p if s["metric"] == metric)
@@ -804,6 +824,16 @@ def _coll(
         sec.observations.extend(paper_colls.observations(paper))
     if judged and target:
         sec.tables.append(_precision_table(judged, target, w))
+    flat = coll_figs.lanes_left_out(lanes)
+    if flat:
+        sec.items.append(
+            (
+                "lane figures",
+                "left out where only k = 1 was measured (a flat line, nothing to compare): "
+                + "; ".join(flat)
+                + ".",
+            )
+        )
     for kind, drawings in (
         ("coll", coll_figs.coll_drawings(rows)),
         ("lanes", coll_figs.lanes_drawings(lanes)),
@@ -820,6 +850,7 @@ def _coll(
                     if kind == "coll"
                     else "Median time per lane count k and the factor against one lane.",
                     uri,
+                    drawing.stem,
                     drawing.stem,
                 )
             )
@@ -899,11 +930,13 @@ def _node(
         sec.tables.append(_precision_table(judged, target, w))
     uri = cached_uri("node_eff", rows, functools.partial(node_figs.efficiency_figure, rows))
     if uri is not None:
+        above = any((r.get("eff_vs_peak") or 0) > 1 for r in node_table.with_theoretical_peak(rows))
         sec.figures.append(
             Figure(
                 f"run{w.run_id}-node-eff",
                 "Efficiency vs peak",
-                "Best value as % of the theoretical peak; red: above peak.",
+                "Best value as % of the theoretical peak; dashed line: 100 %"
+                + ("; red: above the peak (the table says why)." if above else "."),
                 uri,
                 "efficiency bars",
             )
@@ -948,6 +981,22 @@ def _node(
                     "the topology.",
                     uri,
                     "pointer chase",
+                    "node_pointer_chase",
+                )
+            )
+    # the run's other node figures (suites/node.py writes the same drawings to its folder)
+    for drawing in node_figs.drawings(node, peaks):
+        uri = drawing.uri()
+        if uri is not None:
+            sec.figures.append(
+                Figure(
+                    f"run{w.run_id}-{drawing.stem}",
+                    node_figs.title(drawing.stem),
+                    "Each point: the median of the repetitions; open markers and dotted "
+                    "lines: reference tools.",
+                    uri,
+                    drawing.stem,
+                    drawing.stem,
                 )
             )
     return sec
@@ -992,14 +1041,16 @@ def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple
         ticks = sorted({t["wtick_s"] for t in timers if t.get("wtick_s") is not None})
         costs = sorted({t["wtime_cost_ns"] for t in timers if t.get("wtime_cost_ns") is not None})
         mpi_clock = (
-            f"; MPI_Wtick {_span(ticks)} s, one MPI_Wtime call {_span(costs)} ns"
+            f"; MPI_Wtick {_quantity_span(ticks, 's')}, one MPI_Wtime call "
+            f"{_quantity_span(costs, 'ns')}"
             if ticks and costs
             else ""
         )
         items.append(
             (
                 "timer",
-                f"resolution {_span(res)} ns, overhead {_span(ovh)} ns{mpi_clock} "
+                f"resolution {_quantity_span(res, 'ns')}, overhead "
+                f"{_quantity_span(ovh, 'ns')}{mpi_clock} "
                 "(measured by each benchmark at start).",
             )
         )
@@ -1050,6 +1101,15 @@ def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple
         )
     )
     return items
+
+
+def _quantity_span(values: list[Any], unit: str) -> str:
+    """Lowest-highest of measured times in one scaled unit, three digits each
+    ('24.0-26.0 ns', not '24.0009062-25.9892031 ns')."""
+    numbers = [float(v) for v in values if isinstance(v, (int, float))]
+    if not numbers:
+        return "unknown"
+    return format_span(min(numbers), max(numbers), unit)
 
 
 def _span(values: list[Any]) -> str:
