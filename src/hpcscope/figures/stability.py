@@ -54,7 +54,7 @@ def spread_figure(curves: dict[str, dict[int, dict]], what: str, target: float |
         ax.set_ylabel("% of median")
         # Symmetric log: one wild size must not flatten the rest against the 5% line.
         ax.set_yscale("symlog", linthresh=1)
-        ax.set_xlabel("Message size (bytes)")
+        ax.set_xlabel("Message size")
         ax.grid(True, alpha=0.3)
         ticks = [0] + [2**k for k in range(0, 23, 4)]
         ax.set_xticks(ticks)
@@ -110,7 +110,7 @@ def box_figure(samples: list[dict], metric: str, sizes_wanted: int = 6):
             ax.plot([], [], color=colour, linewidth=6, alpha=0.5, label=label)
     ax.set_xticks(range(len(pick)))
     ax.set_xticklabels([size_tick(s) for s in pick])
-    ax.set_xlabel("Message size (bytes)")
+    ax.set_xlabel("Message size")
     ax.set_ylabel("% from median")
     ax.set_yscale("symlog", linthresh=10)
     ax.set_title(f"{metric}: distribution of all samples over all launches", fontsize=9)
