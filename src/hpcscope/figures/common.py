@@ -273,7 +273,7 @@ def _remember(key: str, uri: str | None) -> None:
     _MEMORY[key] = uri
 
 
-CACHE_VERSION = 3  # bump when a figure's drawing changes, so old cached ones are not used
+CACHE_VERSION = 4  # bump when a figure's drawing changes, so old cached ones are not used
 _MEMORY: dict[str, str | None] = {}
 
 # Every run caches its figures (a demo about 3 MB), and an installed hpcscope caches under

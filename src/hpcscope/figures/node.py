@@ -18,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import MaxNLocator, NullFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter  # noqa: E402
 from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 from hpcscope.analysis import node_table  # noqa: E402
@@ -81,7 +81,12 @@ def _plot(
     if logx:
         _bytes_axis(ax)
     else:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        xs = sorted({p[0] for pts in series.values() for p in pts})
+        if len(xs) <= 12:  # threads or streams: the counts measured, not 0.97 ... 1.03
+            ax.set_xticks(xs)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if unit:
         ax.yaxis.set_major_formatter(quantity_formatter(unit))
     ax.set_xlabel(xlabel)
