@@ -66,7 +66,7 @@ def test_same_cpus_and_3x_apart_is_said_with_the_binding_and_the_numbers():
     assert found.text.startswith(
         "openmpi core and openmpi default ran on the same CPUs in every launch "
         "(rank 0 on vm CPU 0, rank 1 on vm CPU 1), yet their latency at 8 B reads "
-        "0.344 us against 0.103 us (3.3x)."
+        "344 ns against 103 ns (3.3x)."
     )
     (top,) = highlights.rank([(found, "#p2p")])
     assert top.tier == 2 and top.text == found.text

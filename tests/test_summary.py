@@ -253,6 +253,6 @@ def test_headline_numbers_of_a_thousand_and_more_are_whole_numbers():
     assert format_number(999.6, "GFLOP/s") == "1000 GFLOP/s"
     assert format_number(12345.6, "IOPS") == "12346 IOPS"
     assert format_number(44402, "MB/s") == "44.4 GB/s"
-    assert format_number(0.1234, "us") == "0.123 us"
-    assert format_number(1e-5, "s") == "1e-05 s"
-    assert format_number(2.5e6, "msg/s") == "2.500e+06 msg/s"
+    assert format_number(0.1234, "us") == "123 ns"  # times scaled, never 'us'
+    assert format_number(1e-5, "s") == "10.0 µs"
+    assert format_number(2.5e6, "msg/s") == "2.50 M msg/s"  # no exponent

@@ -36,8 +36,12 @@ def size_tick(n: float) -> str:
 
 
 def format_number(x: float, unit: str = "") -> str:
-    """Three significant digits; MB/s and Mbit/s above 1000 as GB/s and Gbit/s since that
+    """Three significant digits; times scaled (format_quantity: 0.0951 us -> '95.1 ns');
+    MB/s and Mbit/s above 1000 as GB/s and Gbit/s since that
     is how people read them; 1000 and up as whole numbers ('1048 GFLOP/s', not '1.05e+03')."""
+    # a time or a message rate as people read it: 95.1 ns, 1.94 µs, 2.50 M msg/s
+    if unit in _TIME_IN_US or unit in ("msg/s", "messages/s"):
+        return format_quantity(x, unit)
     if unit in ("MB/s", "Mbit/s") and abs(x) >= 1000:
         return f"{x / 1000:.3g} G{unit[1:]}"
     text = f"{x:.3g}" if abs(x) < 1e3 else f"{x:.0f}"

@@ -37,7 +37,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from hpcscope.analysis import mpi_transport
-from hpcscope.formatting import format_bytes, format_number
+from hpcscope.formatting import format_bytes, format_number, format_span
 
 SEVERITIES = ("info", "notable", "warning")
 CV_LIMIT_DEFAULT = 0.05
@@ -204,7 +204,7 @@ def flat_region(
     return Observation(
         "flat",
         f"{subject + ': ' if subject else ''}latency is flat within "
-        f"{tolerance:.0%} up to {format_bytes(x[end])} ({format_number(lo)}-{format_number(hi, 'us')}){nxt}.",
+        f"{tolerance:.0%} up to {format_bytes(x[end])} ({format_span(lo, hi, 'us')}){nxt}.",
         {
             "up_to_bytes": float(x[end]),
             "min_us": lo,
