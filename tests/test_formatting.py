@@ -107,3 +107,44 @@ def test_size_ticks_in_binary_units():
 @pytest.mark.parametrize("value", [1.2e7, 2e-5, 123456.0, 0.00042])
 def test_format_number_writes_no_exponent(value):
     assert not re.search(r"\de[+-]?\d", format_number(value))
+
+
+def test_report_tables_show_scaled_units_and_keep_the_csv_raw(tmp_path):
+    """The report's tables (html._Writer.table): a header's unit scales its column, a
+    shared unit spans a median and its CI, a row's own unit column scales that row; the
+    CSV beside the page keeps the recorded numbers."""
+    from hpcscope.report import html
+
+    w = html._Writer(tmp_path, 1)
+    hockney = w.table(
+        "hockney",
+        "Hockney",
+        ["from bytes", "alpha (us)", "beta (MB/s)"],
+        [[1048576.0, 0.326, 12140.0], [0.0, 0.43, 9418.0]],
+    )
+    assert hockney.columns == ["from bytes", "alpha (ns)", "beta (GB/s)"]
+    assert [[c.text for c in r] for r in hockney.rows] == [
+        ["1 MiB", "326", "12.1"],
+        ["0 B", "430", "9.42"],
+    ]
+    p2p = w.table(
+        "p2p",
+        "latency",
+        ["median", "CI low"],
+        [[0.112, 0.11], [2.5, 2.4]],
+        shared_unit=([0, 1], "us"),
+    )
+    assert p2p.columns == ["median (µs)", "CI low (µs)"]
+    assert [c.text for c in p2p.rows[0]] == ["0.112", "0.110"]
+    node = w.table(
+        "node",
+        "node",
+        ["unit", "measured_median", "peak", "block"],
+        [["MB/s", 15800.0, 16000.0, 1048576], ["ns", 85.2, None, None]],
+        row_unit=([1, 2], 0),
+    )
+    assert [[c.text for c in r] for r in node.rows] == [
+        ["GB/s", "15.8", "16.0", "1 MiB"],
+        ["ns", "85.2", "-", "-"],
+    ]
+    assert "0.326,12140.0" in (tmp_path / "run1_hockney.csv").read_text()

@@ -150,6 +150,7 @@ def format_span(low: float, high: float, unit: str) -> str:
 # A table header's unit: "alpha (us)", "beta (MB/s)", "median_us", "from bytes".
 _HEADER_UNIT = re.compile(
     r"\((us|µs|ns|ms|MB/s|Mbit/s|GFLOP/s|messages/s|bytes|B)\)|_(us|ns|bytes)$|\b(bytes)$"
+    r"|^(block)$"  # a disk or network block: a size in bytes
 )
 
 
@@ -162,7 +163,7 @@ def table_column(header: str, values: list[Any]) -> tuple[str, list[str]] | None
     if found is None:
         return None
     unit = next(g for g in found.groups() if g)
-    if unit in ("bytes", "B"):
+    if unit in ("bytes", "B", "block"):
         cells = [
             format_bytes(v)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from hpcscope.analysis import observations as obs
-from hpcscope.formatting import format_number
+from hpcscope.formatting import format_number, format_p
 from hpcscope.results import stats
 from hpcscope.results.cells import compare_cells, summarize_cell
 
@@ -420,7 +420,9 @@ class Finding:
                 "in the simulation's deterministic model (at least 5% faster there; "
                 "no significance test)"
             )
-        p = f"Holm-corrected p <= {self.p_max:.2g} over {self.family} checks"
+        # 'p < 1e-10' where it is that small (formatting.format_p), not 'p <= 3.1e-170'
+        shown = format_p(self.p_max).replace("p = ", "p <= ")
+        p = f"Holm-corrected {shown} over {self.family} checks"
         if self.status == "suggested":
             return (
                 f"suggested by one launch ({p}): repeat with --repeat 2 or more to tell "

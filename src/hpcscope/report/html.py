@@ -45,12 +45,14 @@ from hpcscope.figures import p2p as p2p_figs
 from hpcscope.figures import stability as stability_figs
 from hpcscope.figures.common import Figure, cached_uri, lstopo_uri
 from hpcscope.formatting import (
+    column_unit,
     csv_cell,
     format_bytes,
     format_number,
     format_span,
     sig3,
     table_column,
+    unit_scale,
 )
 from hpcscope.machine import environment
 from hpcscope.machine.topology import Topology, TopologyError
@@ -137,7 +139,16 @@ class _Writer:
         rows: list[list[Any]],
         caption: str = "",
         classes: list[list[str]] | None = None,
+        shared_unit: tuple[list[int], str] | None = None,
+        row_unit: tuple[list[int], int] | None = None,
     ) -> Table:
+        """shared_unit=(columns, unit): those columns hold values in `unit` and are shown
+        in one scaled unit, chosen from the first one's median (a median beside its CI
+        and range reads in one unit), named in their headers.
+        row_unit=(columns, unit column): each row's values in those columns are in the
+        unit its unit column names (a table of mixed quantities): shown in one unit per
+        row, scaled to the first column's value (1580 MB/s -> 1.58 GB/s), the unit cell
+        naming it."""
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"run{self.run_id}_{tid}") + ".csv"
         with safe_write.open_for_write(self.out_dir / name, newline="") as fh:
             w = csv.writer(fh)
@@ -156,6 +167,24 @@ class _Writer:
                 for i, text in enumerate(scaled[1]):
                     if j < len(texts[i]):
                         texts[i][j] = text
+        if row_unit is not None:
+            listed, at = row_unit
+            for i, row in enumerate(rows):
+                first = row[listed[0]]
+                if not isinstance(row[at], str) or not isinstance(first, (int, float)):
+                    continue
+                texts[i][at], per = unit_scale(first, row[at])
+                for j in listed:
+                    if isinstance(row[j], (int, float)) and not isinstance(row[j], bool):
+                        texts[i][j] = sig3(row[j] / per)
+        if shared_unit is not None:
+            listed, unit = shared_unit
+            unit_shown, per = column_unit([row[listed[0]] for row in rows], unit)
+            for j in listed:
+                shown[j] = f"{columns[j]} ({unit_shown})"
+                for i, row in enumerate(rows):
+                    if isinstance(row[j], (int, float)) and not isinstance(row[j], bool):
+                        texts[i][j] = sig3(row[j] / per)
         cells = [
             [
                 Cell(
@@ -416,6 +445,8 @@ def _p2p(
             )
         unit = next(s["unit"] for s in p2p if s["metric"] == metric)
         by_launch = _by_launch(p2p, metric)
+        # the table's one unit (its medians'), also for the per-launch values' text
+        per = column_unit([v["center"] for pts in data.values() for v in pts.values()], unit)[1]
         rows = []
         classes = []
         for label in sorted(data, key=obs._placement_rank):
@@ -435,7 +466,7 @@ def _p2p(
                         _pct(rel),
                         over.mean if over else None,
                         over.std if over else None,
-                        ", ".join(_num(x) for x in over.values) if over else "",
+                        ", ".join(sig3(x / per) for x in over.values) if over else "",
                     ]
                 )
                 classes.append(
@@ -446,7 +477,7 @@ def _p2p(
         sec.tables.append(
             w.table(
                 f"p2p_{metric}",
-                f"{metric.replace('_', ' ')} ({unit})",
+                metric.replace("_", " "),  # the unit is in the value columns' headers
                 [
                     "MPI placement",
                     "bytes",
@@ -468,6 +499,7 @@ def _p2p(
                 "stability view, over one number per launch computed as OSU prints one per "
                 "run (mean time; for rates work over time), listed in launch order.",
                 classes,
+                shared_unit=([2, 3, 4, 5, 6, 9, 10, 11], unit),
             )
         )
         if figures and metric in ("latency", "bandwidth"):
@@ -857,6 +889,17 @@ def _coll(
     return sec
 
 
+# node_table columns in the row's unit; the first picks the row's scale
+_NODE_VALUES = (
+    "measured_median",
+    "measured_best",
+    "reference_median",
+    "reference_best",
+    "measured_beside",
+    "ours_compared_median",
+    "peak",
+)
+
 DETERMINISTIC_TEXT = (
     "a deterministic model (its repetitions repeat), so no significance test: a mock-up "
     "at least 5% faster in the model is a violation of the model, not of a library."
@@ -924,6 +967,13 @@ def _node(
                 "median / ours), ranges and modes beside it; reference_cause: why "
                 "outside 0.9-1.1.",
                 classes,
+                # one unit per row, from its median: 1.58 GB/s beside 1.40 GB/s
+                row_unit=(
+                    [columns.index(c) for c in _NODE_VALUES if c in columns],
+                    columns.index("unit"),
+                )
+                if "unit" in columns and "measured_median" in columns
+                else None,
             )
         )
     if judged and target:
