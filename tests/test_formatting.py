@@ -69,6 +69,8 @@ def test_a_column_shares_one_unit_chosen_from_its_median():
     shown, cells = format_column([15800.0, 16000.0, 900.0], "MB/s")
     assert shown == "GB/s" and cells == ["15.8", "16.0", "0.900"]  # not 16 beside 15.8
     assert column_unit([], "us") == ("ns", 0.001)
+    # over many decades: the largest value's unit, not 739000 ns
+    assert column_unit([0.2, 0.3, 0.3, 0.4, 739.0], "us") == ("µs", 1.0)
 
 
 def test_table_column_renames_the_header_unit():

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "report"))
 import build_store  # noqa: E402
 import lcc3  # noqa: E402
 
-TITLE = "p2p latency (us), as osu_latency: median per message size"
+TITLE = "p2p latency (µs), as osu_latency: median per message size"  # one scaled unit
 HOSTILE = "evil \x1b]0;owned\x07\x1b[5mblink [red]not red[/red] \u202eexe.txt"
 
 
@@ -157,7 +157,8 @@ def test_p2p_table_has_sizes_as_rows_and_one_column_per_mpi_and_placement(store)
     centre = curves(store.samples(run), "latency")["openmpi core"][1024]["center"]
     one_k = next(r for r in rows if r.lstrip().startswith("1 KiB")).split()
     assert one_k[2 + 3].rstrip("*") == _num(centre)
-    assert "p2p bandwidth (MB/s), as osu_bw: median per message size" in text
+    # one unit per table, scaled from its medians (formatting.column_unit)
+    assert re.search(r"p2p bandwidth \((MB|GB)/s\), as osu_bw: median per message size", text)
     assert "median: the median over launches (here 3) of each launch's median" in text
 
 

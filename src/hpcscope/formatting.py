@@ -113,7 +113,8 @@ def format_quantity(x: float | None, unit: str) -> str:
 def column_unit(values: list[Any], unit: str) -> tuple[str, float]:
     """The one unit a column of values in `unit` is shown in, chosen from the column's
     median magnitude (so a column reads '95.1, 120, 1510' in ns rather than mixing ns
-    and µs)."""
+    and µs); one unit up where its largest would read 10000 or more (a latency column
+    from 0.2 to 739 µs reads in µs, not up to '739000' ns)."""
     numbers = sorted(
         abs(float(v))
         for v in values
@@ -122,7 +123,13 @@ def column_unit(values: list[Any], unit: str) -> tuple[str, float]:
     nonzero = [v for v in numbers if v > 0]
     if not nonzero:
         return unit_scale(0.0, unit) if unit in _TIME_IN_US else (unit, 1.0)
-    return unit_scale(nonzero[len(nonzero) // 2], unit)
+    middle = nonzero[len(nonzero) // 2]
+    shown, per = unit_scale(middle, unit)
+    for step in (1e3, 1e6):  # a column over many decades: the next unit up, not '739000 ns'
+        if nonzero[-1] / per < 1e4:
+            break
+        shown, per = unit_scale(middle * step, unit)
+    return shown, per
 
 
 def format_column(values: list[Any], unit: str) -> tuple[str, list[str]]:

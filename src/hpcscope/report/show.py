@@ -30,7 +30,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from hpcscope.formatting import format_bytes, plain, sig3
+from hpcscope.formatting import column_unit, format_bytes, plain, sig3
 
 if TYPE_CHECKING:
     from hpcscope.results.store import Store
@@ -410,7 +410,10 @@ def print_p2p(
     halves: list[float | None] = []  # every point's half-width over launches
     for metric, unit, configs, rows in p2p_tables(samples):
         name, osu = P2P_TESTS.get(metric, (metric.replace("_", " "), ""))
-        title = f"p2p {name} ({unit}){', as ' + osu if osu else ''}: median per message size"
+        # one unit for the table, from its medians (µs, GB/s; OSU's own text export keeps
+        # OSU's us and MB/s)
+        shown, per = column_unit([p["center"] for _, ps in rows for p in ps if p], unit)
+        title = f"p2p {name} ({shown}){', as ' + osu if osu else ''}: median per message size"
         cols = [Col(_header(c)) for c in configs]
         body = []
         for size, points in rows:
@@ -425,7 +428,7 @@ def print_p2p(
                 if cls is not None:
                     graded.setdefault((config, metric, cls), []).append((size, point["half_width"]))
                 mark, style = ("*", "yellow") if cls else (" ", "")
-                cells.append(Text(_num(point["center"]) + mark, style=style))
+                cells.append(Text(_num(point["center"] / per) + mark, style=style))
             body.append(cells)
         mpis = [c.split(" ", 1)[0] for c in configs]
         print_table(console, title, [Col("size")], cols, body, groups=mpis)
