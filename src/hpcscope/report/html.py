@@ -776,7 +776,7 @@ def _coll(
                 "Collective times, speed-ups and guideline verdicts",
                 [t for _, t in cols],
                 [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in rows],
-                "avg and min over all repetitions (us; each repetition the max over ranks); "
+                "avg and min over all repetitions (each repetition the max over ranks); "
                 "speed-up = median native / median mock-up.",
                 [[_verdict_class(k, r.get(k)) for k, _ in cols] for r in rows],
             )
