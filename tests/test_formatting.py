@@ -79,6 +79,9 @@ def test_table_column_renames_the_header_unit():
     assert table_column("from bytes", [0.0, 1048576.0]) == ("from bytes", ["0 B", "1 MiB"])
     assert table_column("native_median_us", [3.5, 20.0]) == ("native_median (µs)", ["3.50", "20.0"])
     assert table_column("verdict", ["ok"]) is None
+    # cells the caller wrote as text keep their unit (spelled µs), never a scaled header
+    assert table_column("native avg (us)", ["0.67", None]) == ("native avg (µs)", ["0.67", "-"])
+    assert table_column("x (MB/s)", ["12.5"]) is None
 
 
 def test_span_is_one_unit_three_digits():

@@ -178,6 +178,13 @@ def table_column(header: str, values: list[Any]) -> tuple[str, list[str]] | None
             for v in values
         ]
         return header, cells
+    if not any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        # cells written by the caller (text): their unit stays, spelled for people
+        if unit != "us" or not found.group(1):
+            return None
+        return header[: found.start(1)] + "µs" + header[found.end(1) :], [
+            "-" if v is None else str(v) for v in values
+        ]
     shown, cells = format_column(values, unit)
     if found.group(1):
         header = header[: found.start(1)] + shown + header[found.end(1) :]

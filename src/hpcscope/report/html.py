@@ -143,8 +143,8 @@ class _Writer:
         row_unit: tuple[list[int], int] | None = None,
     ) -> Table:
         """shared_unit=(columns, unit): those columns hold values in `unit` and are shown
-        in one scaled unit, chosen from the first one's median (a median beside its CI
-        and range reads in one unit), named in their headers.
+        in one scaled unit, chosen from the median of all their values (a median beside
+        its CI and range, native beside lane, reads in one unit), named in their headers.
         row_unit=(columns, unit column): each row's values in those columns are in the
         unit its unit column names (a table of mixed quantities): shown in one unit per
         row, scaled to the first column's value (1580 MB/s -> 1.58 GB/s), the unit cell
@@ -179,9 +179,9 @@ class _Writer:
                         texts[i][j] = sig3(row[j] / per)
         if shared_unit is not None:
             listed, unit = shared_unit
-            unit_shown, per = column_unit([row[listed[0]] for row in rows], unit)
+            unit_shown, per = column_unit([row[j] for row in rows for j in listed], unit)
             for j in listed:
-                shown[j] = f"{columns[j]} ({unit_shown})"
+                shown[j] = _UNIT_SUFFIX.sub("", columns[j]) + f" ({unit_shown})"
                 for i, row in enumerate(rows):
                     if isinstance(row[j], (int, float)) and not isinstance(row[j], bool):
                         texts[i][j] = sig3(row[j] / per)
@@ -775,10 +775,20 @@ def _coll(
                 "coll",
                 "Collective times, speed-ups and guideline verdicts",
                 [t for _, t in cols],
-                [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in rows],
+                [
+                    [
+                        # times as numbers: the column's one scaled unit (table_column)
+                        r.get(k)
+                        if "(us)" in t and isinstance(r.get(k), float)
+                        else coll_tables.cell(r.get(k), k)
+                        for k, t in cols
+                    ]
+                    for r in rows
+                ],
                 "avg and min over all repetitions (each repetition the max over ranks); "
                 "speed-up = median native / median mock-up.",
                 [[_verdict_class(k, r.get(k)) for k, _ in cols] for r in rows],
+                shared_unit=([i for i, (_, t) in enumerate(cols) if "(us)" in t], "us"),
             )
         )
         sec.observations.extend(verdicts.guideline_observations(rows))
@@ -888,6 +898,8 @@ def _coll(
             )
     return sec
 
+
+_UNIT_SUFFIX = re.compile(r"\s*\((?:us|µs|ns|ms|MB/s|GB/s)\)$")
 
 # node_table columns in the row's unit; the first picks the row's scale
 _NODE_VALUES = (
