@@ -150,3 +150,27 @@ def test_demo_choices_are_options_of_the_run_commands():
     assert _defaults(ctx, run_p2p, quick=True)["quick"] is True
     with pytest.raises(TypeError, match="no option no_such_option"):
         _defaults(ctx, run_p2p, no_such_option=1)
+
+
+@pytest.mark.mpi
+@pytest.mark.browser
+@pytest.mark.skipif(cdp.chromium() is None, reason="Chromium is not installed")
+def test_every_figure_the_runs_wrote_is_in_the_report_with_text_of_9_px(demo_run):
+    """Issue 46 parts 6 and 8 on the demo itself: each STEM.svg a step wrote is a figure
+    of the report (data-file="STEM"), and each figure's smallest text is at least 9 px
+    where Chromium lays the page out 1400 px wide."""
+    import test_report_figures as figures
+
+    tmp, _ = demo_run
+    page = tmp / "out" / "report" / "index.html"
+    html = page.read_text(encoding="utf-8")
+    written = {p.stem for p in (tmp / "out").glob("*/*.svg") if p.parent.name != "report"}
+    shown = {stem for _f, stem, _k, _d in figures._FIGURE.findall(html) if stem}
+    assert written and written - shown == set()
+    result = cdp.load(page.resolve().as_uri(), width=1400, checks={"shown": figures.SHOWN})
+    widths = dict(result["values"]["shown"])
+    small = {
+        fid: round(figures.smallest_text_px(svg, widths[fid]), 1)
+        for fid, svg in figures._svgs(html).items()
+    }
+    assert small and {f: px for f, px in small.items() if px < figures.MIN_PX} == {}, small
