@@ -130,7 +130,7 @@ def test_no_ratio_when_ours_before_and_after_the_tool_disagree():
     assert row["eff_vs_reference"] is None and row["measured_beside"] is None
     assert row["beside_changed"] == [47200.0, 83500.0]  # medians, in launch order
     (o,) = highlights.reference_observations([row])
-    assert "47.2 GB/s right before likwid-bench and 83.5 GB/s right after it" in o.text
+    assert "ours read 47.2 GB/s and 83.5 GB/s in its runs around likwid-bench's, in order" in o.text
     assert "not compared" in o.text
     (line,) = summary.node_lines(1, {"notes": []}, samples)
     assert line.reference_text().startswith("no ratio to likwid-bench")

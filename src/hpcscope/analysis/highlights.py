@@ -357,12 +357,11 @@ def rank(found: Iterable[tuple[Observation, str]], limit: int = MAX_HIGHLIGHTS) 
 def _changed_during(row: dict) -> Observation:
     """Ours right before and right after the reference tool disagree: no comparison."""
     name, tool, changed = node_table.human_name(row), row["reference_tool"], row["beside_changed"]
-    before, after = (format_number(v, row["unit"]) for v in (changed[0], changed[-1]))
     factor = max(changed) / min(changed)
     return Observation(
         "reference",
-        f"{name}: ours read {before} right before {tool} and {after} right after it "
-        f"({factor:.2f}x): the machine's rate changed while {tool} ran, so the two are not "
+        f"{name}: ours read {node_table.changed_text(row)} in its runs around {tool}'s, in "
+        f"order ({factor:.2f}x): the machine's rate changed while {tool} ran, so the two are not "
         "compared. Run again; on a virtual machine the host may be moving it.",
         {"efficiency": None, "tool": tool, "rate_change": factor},
         "warning",

@@ -608,6 +608,14 @@ def quoted_text(row: dict) -> str:
     return format_number(quoted(row), row["unit"])
 
 
+def changed_text(row: dict) -> str:
+    """Our runs around the tool's, in launch order, where they disagree (beside_changed):
+    '21.2 Gbit/s, 24.5 Gbit/s and 21.9 Gbit/s'. All of them: with the tool run several times
+    between ours, the first and last alone can look alike while the middle ones moved."""
+    values = [format_number(v, row["unit"]) for v in row["beside_changed"]]
+    return ", ".join(values[:-1]) + f" and {values[-1]}" if len(values) > 1 else values[0]
+
+
 def beside_drift(row: dict) -> float | None:
     """Median of the sweep over the median right beside the tool, where they differ by
     more than BESIDE_DRIFT, else None (medians on both sides: like for like)."""

@@ -179,12 +179,10 @@ class NodeLine:
         """'111% of likwid-bench (medians: ours 57.7 GB/s, 45.2-88 GB/s; likwid-bench 51.9
         GB/s, 49.2-54.6 GB/s)' with the cause where outside 0.9-1.1, or why no ratio."""
         if self.changed:
-            before, after = (
-                format_number(v, self.unit) for v in (self.changed[0], self.changed[-1])
-            )
+            values = node_table.changed_text({"beside_changed": self.changed, "unit": self.unit})
             return (
                 f"no ratio to {self.reference_tool}: the machine's rate changed while it ran "
-                f"(ours {before} right before, {after} right after)"
+                f"(ours read {values} in its runs around the tool's, in order)"
             )
         text = f"{self.vs_reference:.0%} of {self.reference_tool}"
         if self.ours_median is not None and self.ours_range and self.reference_range:

@@ -739,8 +739,7 @@ def print_node(run: dict, samples: list[dict], console: Console) -> None:
         if node_table.beside_drift(r):
             reference += f"; ours beside it {_num(r['measured_beside'])}"
         if r.get("beside_changed"):
-            changed = r["beside_changed"]
-            reference += f"; ours {_num(changed[0])} before, {_num(changed[-1])} after it"
+            reference += f"; ours around it {node_table.changed_text(r)}"
         peak = _num(r.get("peak"))
         if r.get("peak_name") == node_table.MEASURED_BEST:
             peak, seen_best = peak + "~", True
