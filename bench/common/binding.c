@@ -175,6 +175,12 @@ void hs_meta_end_mpi(hs_json *j, const hs_option *options, double wtick_s,
 int hs_write_meta_self(FILE *out, const char *benchmark, const char *version,
                        const hs_option *options)
 {
+    return hs_write_meta_self_with(out, benchmark, version, options, NULL);
+}
+
+int hs_write_meta_self_with(FILE *out, const char *benchmark, const char *version,
+                            const hs_option *options, void (*extra)(hs_json *j))
+{
     hs_binding b;
     if (hs_binding_read(&b, 0) != 0) {
         hs_json_error(out, "cannot read this process's binding: %s", strerror(errno));
@@ -187,6 +193,7 @@ int hs_write_meta_self(FILE *out, const char *benchmark, const char *version,
     hs_json_open_array(&j, "ranks");
     hs_binding_json(&j, NULL, &b);
     hs_json_close(&j);
+    if (extra) extra(&j);
     hs_meta_end(&j, options);
     hs_binding_free(&b);
     return hs_json_emit(&j, out);

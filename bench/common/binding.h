@@ -67,5 +67,9 @@ void hs_meta_end_mpi(hs_json *j, const hs_option *options, double wtick_s,
  * write failed (an error record is written in the first case). */
 int hs_write_meta_self(FILE *out, const char *benchmark, const char *version,
                        const hs_option *options);
+/* The same with `extra` (may be NULL) adding fields of the program's own to the record
+ * after "ranks" (cpu: the BLAS it runs with). */
+int hs_write_meta_self_with(FILE *out, const char *benchmark, const char *version,
+                            const hs_option *options, void (*extra)(hs_json *j));
 
 #endif

@@ -262,24 +262,11 @@ static void blas_json(hs_json *j)
 /* The meta record of node_meta (hs_write_meta_self) plus, with OpenBLAS, `blas`. */
 static int cpu_meta(const hs_option *options)
 {
-    hs_binding b;
-    if (hs_binding_read(&b, 0) != 0) {
-        hs_json_error(out, "cannot read this process's binding: %s", strerror(errno));
-        return -1;
-    }
-    hs_json j;
-    hs_json_begin(&j, "meta");
-    hs_meta_begin(&j, "cpu", NODE_VERSION);
-    hs_json_null(&j, "mpi");
-    hs_json_open_array(&j, "ranks");
-    hs_binding_json(&j, NULL, &b);
-    hs_json_close(&j);
 #ifndef HS_NO_BLAS
-    blas_json(&j);
+    return hs_write_meta_self_with(out, "cpu", NODE_VERSION, options, blas_json);
+#else
+    return hs_write_meta_self(out, "cpu", NODE_VERSION, options);
 #endif
-    hs_meta_end(&j, options);
-    hs_binding_free(&b);
-    return hs_json_emit(&j, out);
 }
 
 /* Exact small integers so sampled entries of C can be checked exactly. */
