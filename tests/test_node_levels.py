@@ -250,6 +250,11 @@ def test_a_virtual_disk_writing_4x_its_reads_says_a_cache_above_the_device():
         in (write["reference_cause"])
     )
     assert "not explained" not in write["reference_cause"]
+    # the summary says the cache once, beside the value, and calls it "that cache" after
+    line = next(l for l in summary.node_lines(1, run, with_fio) if "write" in l.name)
+    text = f"{line.value_text()}, {line.reference_text()}"
+    assert text.count("a cache above the device") == 1, text
+    assert ": that cache: ours (in the sweep) and fio" in text, text
     # a file past RAM on a real disk reading as fast as it writes: nothing to say
     big = [_disk("write", [2000.0], 32 << 30), _disk("read", [1900.0], 32 << 30)]
     facts = {**FACTS, "virtual": False, "kind": "NVMe"}

@@ -199,7 +199,10 @@ class NodeLine:
                 "machine's rate changed after the sweep)"
             )
         if self.reference_cause:
-            text += f": {self.reference_cause}"
+            cause = self.reference_cause
+            if self.caveat and cause.startswith(self.caveat):  # said beside the value
+                cause = "that cache" + cause[len(self.caveat) :]
+            text += f": {cause}"
         return text
 
 
