@@ -210,7 +210,7 @@ def calibrate(
         f"{fit.lane_bandwidth / 1e9:.3f} GB/s, {len(fit.segments)} size segment(s)"
     )
     if not check:
-        click.echo(f"{'size':>10}  {'measured (us)':>14}  {'model (us)':>11}  {'error':>7}")
+        click.echo(f"{'size':>10}  {'measured (µs)':>14}  {'model (µs)':>11}  {'error':>7}")
         for size, t, m in zip(sizes, times, fit.predicted(sizes)):
             click.echo(
                 f"{format_bytes(size):>10}  {t * 1e6:>14.3f}  {m * 1e6:>11.3f}  {m / t - 1:>+7.1%}"
@@ -230,7 +230,7 @@ def calibrate(
         _write(out, spec)
         simulated = _simulate(out, placement, max(sizes))
         click.echo("corrected once by the simulated/measured ratio per size (SMPI's own costs)")
-    click.echo(f"{'size':>10}  {'measured (us)':>14}  {'simulated (us)':>15}  {'error':>7}")
+    click.echo(f"{'size':>10}  {'measured (µs)':>14}  {'simulated (µs)':>15}  {'error':>7}")
     for size, t in zip(sizes, times):
         sim_t = simulated.get(size)
         if sim_t is None:

@@ -576,7 +576,7 @@ def print_coll(samples: list[dict], console: Console) -> None:
         print_table(
             console,
             f"coll {name}, {clean(mpi)}, N={nodes} nodes x n={ppn} ranks (p={p}): "
-            "native median (us) and speed-up of each mock-up",
+            "native median (µs) and speed-up of each mock-up",
             [Col("count"), Col("size"), Col("native")],
             [Col(clean(alg)) for alg in mockups] + [Col("verdict", numeric=False, wrap_at=12)],
             body,
@@ -631,7 +631,7 @@ def _coll_legend(rows: list[dict], marks: set[str], without_native: bool) -> str
             "a mock-up at least 5% faster in the model is a violation of the model."
         )
     if without_native:
-        text += " Rows without native (verdict 'no native') give each algorithm's median (us)."
+        text += " Rows without native (verdict 'no native') give each algorithm's median (µs)."
     return text
 
 
@@ -688,7 +688,7 @@ def print_lanes(samples: list[dict], console: Console) -> None:
             f"{name} {clean(mpi)}: N={nodes} nodes x n={ppn} ranks (p={p}); factor {factor}"
             + (" (simulated: deterministic model, no significance test)" if model else ""),
             [Col("count"), Col("size"), Col("k")],
-            [Col("median\n(us)"), Col("avg\n(us)"), Col("min\n(us)"), Col("factor")]
+            [Col("median\n(µs)"), Col("avg\n(µs)"), Col("min\n(µs)"), Col("factor")]
             + ([] if model else [Col("p vs\nk=1")]),
             body,
         )
