@@ -105,6 +105,19 @@ def test_load_between_snapshots_tells_steal_from_other_processes():
     assert "steal time 10.0 %, other processes 0.40 cores" in host_load.text("node/cpu", facts)
 
 
+def test_show_sums_the_load_notes_up_in_one_line():
+    def note(job, others, steal):
+        data = {"job": job, "others_cores": others, "steal_pct": steal, "wall_s": 1.0}
+        return {"kind": "load", "text": job, "data": data}
+
+    notes = [note("node/cpu", 0.2, 0.0), note("node/mem", 1.3, 0.5), note("node/disk", 0.6, 4.0)]
+    assert host_load.summary_text(notes + [{"kind": "info", "text": "x"}]) == (
+        "3 jobs (/proc/stat); other processes used half a core or more during 2 of them, "
+        "at most 1.30 cores (node/mem); steal time at most 4.0 % (node/disk)"
+    )
+    assert host_load.summary_text([{"kind": "info", "text": "x"}]) is None
+
+
 def test_hpl_states_n_nb_grid_and_time_and_a_quick_one_says_it_is_not_the_machines():
     # HPL's rate formula backwards: N = 3072 at 82.77 GFLOP/s took 0.234 s
     assert node_hpl.lu_seconds(3072, 82.77) == pytest.approx(0.2336, rel=1e-3)

@@ -95,6 +95,26 @@ def text(job: str, facts: dict) -> str:
     )
 
 
+def summary_text(notes: list[dict]) -> str | None:
+    """The run's `load` notes in one line for `show` (one per job is a screenful in a node
+    run): the jobs counted, the most other processes' cores and steal time, each with its
+    job; None without load notes."""
+    facts = [
+        n["data"] for n in notes if n.get("kind") == "load" and isinstance(n.get("data"), dict)
+    ]
+    facts = [f for f in facts if isinstance(f.get("others_cores"), int | float)]
+    if not facts:
+        return None
+    others = max(facts, key=lambda f: f["others_cores"])
+    steal = max(facts, key=lambda f: f.get("steal_pct") or 0.0)
+    busy = sum(f["others_cores"] >= 0.5 for f in facts)
+    return (
+        f"{len(facts)} jobs (/proc/stat); other processes used half a core or more during "
+        f"{busy} of them, at most {others['others_cores']:.2f} cores ({others.get('job')}); "
+        f"steal time at most {steal.get('steal_pct') or 0.0:.1f} % ({steal.get('job')})"
+    )
+
+
 class JobLoads:
     """A `load` note per job of a run on this machine (backend "local"): the facts of
     between() around the job, with data {job, wall_s, steal_pct, others_cores, ours_cores,

@@ -105,9 +105,15 @@ def print_header(
     for line in peak_lines(run, samples or []):
         console.print(f"[yellow]peaks[/yellow]: {S(line)}")
     for note in notes:
-        # placements: one line per launch class below, not per launch; peaks: above
-        if note["kind"] not in ("placement", "peak"):
+        # placements: one line per launch class below, not per launch; peaks: above;
+        # load: one line for all jobs (each job's stays in the store and the export)
+        if note["kind"] not in ("placement", "peak", "load"):
             console.print(f"[yellow]{S(note['kind'])}[/yellow]: {S(note['text'])}")
+    from hpcscope.machine import host_load
+
+    load = host_load.summary_text(notes)
+    if load:
+        console.print(f"[yellow]load[/yellow]: {S(load)}")
     print_placements(launches, notes, console)
     bad = [l for l in launches if l["status"] != "COMPLETED"]
     console.print(f"{len(launches)} launches, {len(bad)} not completed")
