@@ -8,6 +8,21 @@
  *                           2*bytes*W*iterations/time in MB/s
  *   mbw_mr   [osu_mbw_mr]   bw with one pair and an untimed MPI_Barrier before every
  *                           iteration (as OSU 7 does); W*iterations/time in messages/s
+ * and, as IMB-MPI1 defines them (opt-in: not in the default --tests):
+ *   pingping [IMB PingPing] both ranks MPI_Isend to each other, MPI_Recv, MPI_Wait;
+ *                           t = time per iteration in us, bandwidth = bytes/t
+ *   sendrecv [IMB Sendrecv] periodic chain: each rank MPI_Sendrecv to its right neighbour
+ *                           and from its left (with 2 ranks both are the other rank);
+ *                           t per iteration, bandwidth = 2*bytes/t
+ *   exchange [IMB Exchange] each rank MPI_Isend to its right and left neighbours, MPI_Recv
+ *                           from left then right, MPI_Waitall; t per iteration,
+ *                           bandwidth = 4*bytes/t
+ *   Their sample values are t (metric time, us); the summary adds IMB's Mbytes/sec as
+ *   bandwidth_mb_per_s (IMB: scale_bw*bytes/t, MB = 10^6). IMB takes t as the maximum
+ *   over ranks of each rank's own loop time; here rank 0's clock times the loop, as for
+ *   every test here (with 2 ranks in lockstep the two differ by the last iteration's
+ *   skew). Counts: osu_latency's (10000, >8K 1000; IMB runs 1000, fewer above 40 KB).
+ *   They have no OSU counterpart: --format osu and --protocol osu refuse them.
  * MB = 10^6 bytes. Counts default to OSU's (LAT/BW_LOOP/SKIP_SMALL and _LARGE, "large"
  * meaning > 8192 bytes); bw and bibw start at 1 byte like OSU (an empty message carries no
  * bandwidth). Warm-ups run first and are discarded.
@@ -81,7 +96,8 @@ static const hs_option options[] = {
       "hpcscope (blocks timed back to back, sizes in --order) or osu (OSU 7.4's loops: "
       "MPI_Wtime around every iteration, sizes from 1 B ascending, its barriers)" },
     { "tests", HS_OPT_STR, &o_tests, "latency,bw,bibw,mbw_mr",
-      "comma-separated tests: latency, bw, bibw, mbw_mr" },
+      "comma-separated tests: latency, bw, bibw, mbw_mr, pingping, sendrecv, exchange "
+      "(the last three IMB-MPI1's)" },
     { "min-size", HS_OPT_SIZE, &o_min, "0",
       "smallest message in bytes; sizes double from it" },
     { "max-size", HS_OPT_SIZE, &o_max, "4M", "largest message in bytes" },
@@ -140,7 +156,7 @@ static const hs_option options[] = {
 
 /* ---- the tests ----------------------------------------------------------------------- */
 
-enum { LAT, BW, BIBW, MBW_MR, NTESTS };
+enum { LAT, BW, BIBW, MBW_MR, PINGPING, SENDRECV, EXCHANGE, NTESTS };
 static const struct {
     const char *name, *metric, *unit, *osu_title, *osu_column;
     int windowed, min_bytes;
@@ -151,7 +167,14 @@ static const struct {
       "Bandwidth (MB/s)", 1, 1 },
     { "mbw_mr", "message_rate", "msg/s", "# OSU MPI Multiple Bandwidth / Message Rate Test",
       NULL, 1, 0 },
+    { "pingping", "time", "us", NULL, NULL, 0, 0 },
+    { "sendrecv", "time", "us", NULL, NULL, 0, 0 },
+    { "exchange", "time", "us", NULL, NULL, 0, 0 },
 };
+/* IMB-MPI1's scale_bw: messages of `bytes` one iteration counts in its Mbytes/sec (0: not
+ * an IMB test). */
+static const int imb_messages[NTESTS] = { 0, 0, 0, 0, 1, 2, 4 };
+#define IMB(test) (imb_messages[test] > 0)
 
 typedef struct {
     int rank;
@@ -235,6 +258,24 @@ static void one_iter(int test, int n, int osu)
             TRY(MPI_Waitall(2 * W, C.req, C.stat));
         }
         break;
+    case PINGPING: /* IMB_pingping: Isend, Recv, Wait */
+        TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[0]));
+        TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, MPI_STATUS_IGNORE));
+        TRY(MPI_Wait(&C.req[0], MPI_STATUS_IGNORE));
+        break;
+    case SENDRECV: /* IMB_sendrecv: to (rank+1)%P, from (rank-1+P)%P; with P=2 the peer */
+        TRY(MPI_Sendrecv(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.rbuf, n, MPI_CHAR, peer,
+                         TAG_DATA, C.comm, MPI_STATUS_IGNORE));
+        break;
+    case EXCHANGE: /* IMB_exchange: Isend right, Isend left, Recv left, Recv right, Waitall.
+                    * Both sends read one buffer (IMB uses two halves of its buffer): sends
+                    * only read, and both messages carry the same bytes either way. */
+        TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[0]));
+        TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.req[1]));
+        TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, MPI_STATUS_IGNORE));
+        TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, MPI_STATUS_IGNORE));
+        TRY(MPI_Waitall(2, C.req, C.stat));
+        break;
     }
 }
 
@@ -264,7 +305,10 @@ static double run_iters(int test, int n, int64_t count, int per_iter, int osu)
 }
 
 /* Does this rank receive the test's data (and so can check it)? */
-static int receives(int test, int rank) { return test == LAT || test == BIBW || rank == 1; }
+static int receives(int test, int rank)
+{
+    return test == LAT || test == BIBW || IMB(test) || rank == 1;
+}
 
 /* ---- buffer contents ----------------------------------------------------------------- */
 
@@ -358,8 +402,9 @@ static plan make_plan(int test, int n, int64_t block)
 {
     plan p;
     int large = n > LARGE_MESSAGE;
-    int64_t iters = test == LAT ? (large ? 1000 : 10000) : (large ? 20 : 100);
-    int64_t warm = test == LAT ? (large ? 10 : 100) : (large ? 2 : 10);
+    int lat = test == LAT || IMB(test); /* the IMB patterns: osu_latency's counts */
+    int64_t iters = lat ? (large ? 1000 : 10000) : (large ? 20 : 100);
+    int64_t warm = lat ? (large ? 10 : 100) : (large ? 2 : 10);
     if (o_iters > 0) iters = o_iters;
     if (o_warmup >= 0) warm = o_warmup;
     p.iters = scaled(iters, 1);
@@ -384,7 +429,8 @@ static double metric(int test, int n, int64_t count, double seconds)
     case LAT: return seconds * 1e6 / (2.0 * (double)count);
     case BW: return (double)n * msgs / 1e6 / seconds;
     case BIBW: return 2.0 * (double)n * msgs / 1e6 / seconds;
-    default: return msgs / seconds;
+    case MBW_MR: return msgs / seconds;
+    default: return seconds * 1e6 / (double)count; /* IMB's t: per iteration, no halving */
     }
 }
 
@@ -459,9 +505,15 @@ static int emit(int test, int n, const plan *p, const double *block_s)
         hs_json_double(&j, "value", osu);
         hs_json_double(&j, "time_s", total);
         hs_json_str(&j, "method",
-                    C.per_iter ? "osu 7.4: per-iteration MPI_Wtime intervals, summed"
-                               : "osu: timed iterations over their total time");
+                    IMB(test)    ? "imb-mpi1: time per iteration over the timed iterations"
+                    : C.per_iter ? "osu 7.4: per-iteration MPI_Wtime intervals, summed"
+                                 : "osu: timed iterations over their total time");
         if (test == MBW_MR) hs_json_double(&j, "bandwidth_mb_per_s", (double)n * osu / 1e6);
+        if (IMB(test)) { /* IMB's Mbytes/sec: scale_bw * bytes / t(us) */
+            hs_json_double(&j, "bandwidth_mb_per_s",
+                           osu > 0 ? imb_messages[test] * (double)n / osu : 0);
+            hs_json_int(&j, "bytes_per_iteration", (int64_t)imb_messages[test] * n);
+        }
         if (p->stop) {
             hs_json_open_object(&j, "precision");
             hs_json_double(&j, "target", o_precision);
@@ -716,13 +768,24 @@ static int parse_tests(int selected[NTESTS], int quiet)
         if (!found) {
             if (!quiet)
                 fprintf(stderr,
-                        "p2p: --tests: unknown test '%.*s' (latency, bw, bibw, mbw_mr)\n",
+                        "p2p: --tests: unknown test '%.*s' (latency, bw, bibw, mbw_mr, "
+                        "pingping, sendrecv, exchange)\n",
                         (int)len, p);
             return -1;
         }
         p += len + (p[len] == ',');
     }
     if (!any && !quiet) fprintf(stderr, "p2p: --tests: no test selected\n");
+    if (any && (!strcmp(o_format, "osu") || !strcmp(o_protocol, "osu")))
+        for (int t = 0; t < NTESTS; t++)
+            if (selected[t] && IMB(t)) {
+                if (!quiet)
+                    fprintf(stderr,
+                            "p2p: --tests %s is IMB-MPI1's and has no OSU counterpart: "
+                            "drop --format osu and --protocol osu for it\n",
+                            tests[t].name);
+                return -1;
+            }
     return any ? 0 : -1;
 }
 
@@ -820,8 +883,9 @@ static int parse_quietly_unless_rank0(int rank, int argc, char **argv, int selec
     int rc = hs_options_parse_quiet(
         options, argc, argv, "p2p",
         "MPI point-to-point latency, bandwidth, bidirectional bandwidth and "
-        "message rate between exactly 2 ranks (OSU definitions), as JSONL "
-        "records.\nexample: mpirun -np 2 --bind-to core p2p --tests latency "
+        "message rate between exactly 2 ranks (OSU definitions), and IMB-MPI1's "
+        "PingPing, Sendrecv and Exchange, as JSONL records.\nexample: mpirun -np 2 "
+        "--bind-to core p2p --tests latency "
         "--max-size 64K --scale-iterations 0.1",
         rank != 0);
     if (rc < 0) rc = check_options(selected, rank != 0);
