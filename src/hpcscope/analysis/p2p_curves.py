@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hpcscope.results import precision, stats
-from hpcscope.results.cells import canonical, config_tags
+from hpcscope.results.cells import IMB_P2P_TESTS, canonical, config_tags
 from hpcscope.results.cpu_pair import pair_moves
 from hpcscope.results.precision import quoted_interval
 
@@ -59,6 +59,13 @@ def small_size(sizes) -> int | None:
     return SMALL_BYTES if SMALL_BYTES in positive else (positive[0] if positive else None)
 
 
+def what(sample: dict) -> str:
+    """The curve family a sample belongs to: its metric, or for IMB-MPI1's patterns
+    (pingping, sendrecv, exchange: all metric `time`) its test, so they never pool."""
+    test = (sample.get("params") or {}).get("test")
+    return str(test) if test in IMB_P2P_TESTS else sample["metric"]
+
+
 def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:
     """{label: {bytes: {"center", "low", "high", "ci_low", "ci_high", "q_low", "q_high",
     "half_width", "interval", "launches", "launch_medians"}}} (module doc; launch_medians:
@@ -66,7 +73,7 @@ def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:
     one) is no point of a curve."""
     per_launch: dict[str, dict[int, dict]] = defaultdict(lambda: defaultdict(dict))
     for s in samples:
-        if s["metric"] != metric or "bytes" not in (s["params"] or {}):
+        if what(s) != metric or "bytes" not in (s["params"] or {}):
             continue
         label = curve_label(s)
         size = int(s["params"]["bytes"])

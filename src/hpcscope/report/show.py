@@ -31,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hpcscope.formatting import column_unit, format_bytes, plain, sig3
+from hpcscope.results.cells import IMB_P2P_TESTS
 
 if TYPE_CHECKING:
     from hpcscope.results.store import Store
@@ -368,6 +369,10 @@ P2P_TESTS = {
     "bandwidth": ("bandwidth", "osu_bw"),
     "bibandwidth": ("bidirectional bandwidth", "osu_bibw"),
     "message_rate": ("message rate", "osu_mbw_mr"),
+    # IMB-MPI1's patterns (metric time, one table per test: p2p_curves.what)
+    "pingping": ("PingPing time per iteration", "IMB-MPI1 PingPing"),
+    "sendrecv": ("Sendrecv time per iteration", "IMB-MPI1 Sendrecv"),
+    "exchange": ("Exchange time per iteration", "IMB-MPI1 Exchange"),
 }
 
 
@@ -375,7 +380,7 @@ def p2p_tables(samples: list[dict]) -> list[tuple[str, str, list[str], list[tupl
     """[(metric, unit, configurations, [(bytes, [curve point or None per configuration])])]:
     the p2p curves of analysis/p2p_curves.py (the report's numbers) as OSU-shaped tables."""
     from hpcscope.analysis.observations import PLACEMENT_ORDER
-    from hpcscope.analysis.p2p_curves import curve_label, curves
+    from hpcscope.analysis.p2p_curves import curve_label, curves, what
 
     order: dict[str, tuple] = {}
     units: dict[str, str] = {}
@@ -384,7 +389,7 @@ def p2p_tables(samples: list[dict]) -> list[tuple[str, str, list[str], list[tupl
         place = str(tags.get("placement", "?"))
         rank = PLACEMENT_ORDER.index(place) if place in PLACEMENT_ORDER else len(PLACEMENT_ORDER)
         order.setdefault(curve_label(s), (str(tags.get("mpi", "?")), rank, curve_label(s)))
-        units.setdefault(s["metric"], s["unit"])
+        units.setdefault(what(s), s["unit"])
     known = list(P2P_TESTS)
     metrics = sorted(units, key=lambda m: (known.index(m) if m in known else len(known), m))
     out = []
@@ -1011,7 +1016,8 @@ def _order(item: tuple) -> tuple:
     (bench, metric, unit, tags, params), _ = item
     p = json.loads(params)
     size = p.get("bytes", 0)
-    return (bench, metric, tags, size if isinstance(size, (int, float)) else 0, params)
+    test = p["test"] if p.get("test") in IMB_P2P_TESTS else ""  # one test after another
+    return (bench, metric, tags, test, size if isinstance(size, (int, float)) else 0, params)
 
 
 def _shown_params(params_json: str) -> dict[str, Any]:
@@ -1020,6 +1026,7 @@ def _shown_params(params_json: str) -> dict[str, Any]:
         k: v
         for k, v in json.loads(params_json).items()
         if k not in ("iterations", "block", "test", "window")
+        or (k == "test" and v in IMB_P2P_TESTS)  # IMB-MPI1's patterns: the test is the cell
     }
 
 

@@ -25,6 +25,7 @@ from hpcscope.results.stats import Comparison, Pooled, Summary, compare, is_rate
 
 LAUNCH_TAGS = ("repeat",)
 SETTING_PARAMS = ("iterations", "block", "window", "repeat", "test")
+IMB_P2P_TESTS = ("pingping", "sendrecv", "exchange")  # suites/p2p.IMB_TESTS
 
 
 def config_tags(tags: dict[str, Any]) -> dict[str, Any]:
@@ -35,7 +36,13 @@ def identity(params: dict[str, Any]) -> dict[str, Any]:
     """What a sample measures. A node point (params with a `workload`) keeps `block`:
     there it is the copy, I/O or send size measured, not a p2p block length."""
     node = "workload" in params
-    return {k: v for k, v in params.items() if k not in SETTING_PARAMS or (node and k == "block")}
+    # IMB-MPI1's p2p patterns all write metric `time`: there the test is what is measured
+    imb = params.get("test") in IMB_P2P_TESTS
+    return {
+        k: v
+        for k, v in params.items()
+        if k not in SETTING_PARAMS or (node and k == "block") or (imb and k == "test")
+    }
 
 
 def canonical(value: Any) -> str:

@@ -82,7 +82,8 @@ def sizes_per_launch(tests: list[str], low: int, high: int) -> int:
     """How many (test, size) a full launch measures: powers of two from max(low, 1) to
     high, and 0 B for the tests that have it (latency, mbw_mr) when low is 0."""
     powers = sum(1 for e in range(32) if max(low, 1) <= 1 << e <= high)
-    zero = sum(1 for t in tests if t in ("latency", "mbw_mr")) if low == 0 else 0
+    has_zero = ("latency", "mbw_mr", "pingping", "sendrecv", "exchange")
+    zero = sum(1 for t in tests if t in has_zero) if low == 0 else 0
     return powers * len(tests) + zero
 
 
@@ -155,11 +156,13 @@ def missing(
     for key, per_launch in group_cells(samples).items():
         _, metric, _, tags_json, params_json = key
         cell = cell_precision(per_launch, target)
-        if metric not in METRIC_TEST or cell.met:
+        params = json.loads(params_json)
+        # the IMB patterns all write metric time; their test is in params
+        test = METRIC_TEST.get(metric) or (params.get("test") if metric == "time" else None)
+        if test is None or cell.met:
             continue
         config = _configuration(json.loads(tags_json))
-        size = json.loads(params_json).get("bytes")
-        out.setdefault(config, {}).setdefault(METRIC_TEST[metric], set()).add(int(size))
+        out.setdefault(config, {}).setdefault(test, set()).add(int(params.get("bytes")))
         levels.setdefault(config, []).append(cell.level)
     blocks = {c for c, got in levels.items() if 2 * got.count("samples") > len(got)}
     return out, blocks
