@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 
-from hpcscope.analysis.p2p_curves import curve_label, curves  # noqa: E402, F401
+from hpcscope.analysis.p2p_curves import curve_label, curves, what  # noqa: E402, F401
 from hpcscope.figures.common import (  # noqa: E402
     MIN_FONT_PT,
     Drawing,
@@ -34,6 +34,10 @@ METRICS = {
     "bandwidth": ("Bandwidth (1 MB = 1,000,000 B)", "log", "MB/s"),
     "bibandwidth": ("Bidirectional bandwidth", "log", "MB/s"),
     "message_rate": ("Message rate (messages/s)", "log", "messages/s"),
+    # IMB-MPI1's patterns: metric time, one figure per test (p2p_curves.what)
+    "pingping": ("IMB-MPI1 PingPing time per iteration", "log", "us"),
+    "sendrecv": ("IMB-MPI1 Sendrecv time per iteration", "log", "us"),
+    "exchange": ("IMB-MPI1 Exchange time per iteration", "log", "us"),
 }
 
 
@@ -41,7 +45,7 @@ def drawings(samples: list[dict]) -> list[Drawing]:
     """One figure per metric the samples have."""
     found = []
     for metric in METRICS:
-        shown = [[s["tags"], s["params"], s["values"]] for s in samples if s["metric"] == metric]
+        shown = [[s["tags"], s["params"], s["values"]] for s in samples if what(s) == metric]
         if shown:
             draw = functools.partial(plot_metric, samples, metric)
             found.append(Drawing(f"p2p_{metric}", "p2p_metric", [metric, shown], draw))

@@ -443,7 +443,7 @@ def _p2p(
                     f"p2p_{metric}",
                 )
             )
-        unit = next(s["unit"] for s in p2p if s["metric"] == metric)
+        unit = next(s["unit"] for s in p2p if p2p_curves.what(s) == metric)
         by_launch = _by_launch(p2p, metric)
         # the table's one unit (its medians'), also for the per-launch values' text
         per = column_unit([v["center"] for pts in data.values() for v in pts.values()], unit)[1]
@@ -708,7 +708,7 @@ def _by_launch(samples: list[dict], metric: str) -> dict[tuple[str, int], dict[i
     """{(MPI placement label, bytes): {launch id: raw values}} for the over-launch view."""
     out: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for s in samples:
-        if s["metric"] == metric and "bytes" in s["params"]:
+        if p2p_curves.what(s) == metric and "bytes" in s["params"]:  # IMB's: by test
             label = f"{s['tags'].get('mpi', '?')} {s['tags'].get('placement', '?')}"
             out[(label, int(s["params"]["bytes"]))][s["launch_id"]].extend(s["values"])
     return out
@@ -717,7 +717,7 @@ def _by_launch(samples: list[dict], metric: str) -> dict[tuple[str, int], dict[i
 def _per_launch(samples: list[dict], metric: str) -> dict[str, dict[int, list[list[float]]]]:
     out: dict[str, dict[int, list[list[float]]]] = defaultdict(lambda: defaultdict(list))
     for s in samples:
-        if s["metric"] == metric:
+        if p2p_curves.what(s) == metric:
             label = p2p_figs.curve_label(s)
             out[label][int(s["params"]["bytes"])].append(list(s["values"]))
     return out
