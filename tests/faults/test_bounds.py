@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcscope.results import records, transfer
+from hpcscope.results import export_schema, records, transfer
 from hpcscope.results.records import METRICS, UNITS, RecordError, parse_line
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "fixtures" / "report"))
@@ -57,7 +57,7 @@ def _written_by_the_programs() -> set[tuple[str, str]]:
 
 
 def test_metrics_and_units_are_one_list_in_code_schema_docs_and_programs() -> None:
-    sample = transfer.schema()["$defs"]["sample"]["properties"]
+    sample = export_schema.schema()["$defs"]["sample"]["properties"]
     assert sample["metric"]["enum"] == list(METRICS)
     assert sample["unit"]["enum"] == list(UNITS)
     written = _written_by_the_programs()
@@ -135,7 +135,7 @@ def test_a_label_over_the_import_bound_is_refused_before_anything_runs(tmp_path:
     from conftest import Cli
 
     cli = Cli(tmp_path)
-    limit = transfer.schema()["$defs"]["run"]["properties"]["label"]["maxLength"]
+    limit = export_schema.schema()["$defs"]["run"]["properties"]["label"]["maxLength"]
     done = cli("run", "node", "--cpu", "--quick", "--dry-run", "--label", "L" * (limit + 1))
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -241,7 +241,7 @@ def test_texts_from_programs_are_cut_to_the_import_bounds(tmp_path: Path) -> Non
     from hpcscope.results.export import to_json
     from hpcscope.results.store import NOTE_TEXT_CHARS, TEXT_CHARS, Store
 
-    defs = transfer.schema()["$defs"]
+    defs = export_schema.schema()["$defs"]
     assert defs["note"]["properties"]["text"]["maxLength"] == NOTE_TEXT_CHARS
     assert defs["text"]["maxLength"] == TEXT_CHARS
     with Store(tmp_path / "x.db") as store:

@@ -28,7 +28,7 @@ from rich.console import Console
 
 from hpcscope.cli.commands import main
 from hpcscope.report.show import print_run
-from hpcscope.results import transfer
+from hpcscope.results import export_schema, transfer
 from hpcscope.results.export import to_csv, to_json, to_markdown, to_osu
 from hpcscope.results.store import BACKENDS, LAUNCH_STATUSES, RUN_STATUSES, Store
 from hpcscope.suites.registry import SUITES
@@ -258,15 +258,15 @@ def test_a_wrong_type_or_value_is_refused_naming_run_and_field(
     _set(path, value)(doc)
     run_id = doc["run"]["id"]
     refuse_import(db, json.dumps(doc), f"bad.json: run {run_id}: ", said)
-    assert _plain_validator().is_valid(doc) == transfer._validator().is_valid(doc)
+    assert _plain_validator().is_valid(doc) == export_schema._validator().is_valid(doc)
 
 
 def _plain_validator() -> Any:
     """The schema file as it is, without the "$ref"s transfer inlines for speed."""
     from jsonschema import Draft202012Validator
 
-    checker = transfer._validator().format_checker
-    return Draft202012Validator(transfer.schema(), format_checker=checker)
+    checker = export_schema._validator().format_checker
+    return Draft202012Validator(export_schema.schema(), format_checker=checker)
 
 
 @pytest.mark.parametrize(
@@ -473,20 +473,20 @@ def test_a_run_stored_malformed_reads_as_one_clear_error(db: Path) -> None:
 
 
 def test_the_published_schema_is_the_packaged_one() -> None:
-    packaged = REPO / "src" / "hpcscope" / "results" / transfer.SCHEMA_FILE
+    packaged = REPO / "src" / "hpcscope" / "results" / export_schema.SCHEMA_FILE
     published = REPO / "docs" / "export.schema.json"
     assert published.read_bytes() == packaged.read_bytes(), (
         "docs/export.schema.json differs from the packaged schema: copy "
         "src/hpcscope/results/export.schema.json to docs/"
     )
-    assert transfer.schema() == json.loads(packaged.read_text())
+    assert export_schema.schema() == json.loads(packaged.read_text())
     assert "export.schema.json" in (REPO / "docs" / "records.md").read_text()
 
 
 def test_the_schema_is_draft_2020_12_and_knows_the_codes_names() -> None:
     from jsonschema import Draft202012Validator
 
-    schema = transfer.schema()
+    schema = export_schema.schema()
     Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     run = schema["$defs"]["run"]["properties"]
@@ -513,10 +513,10 @@ def test_the_schema_is_draft_2020_12_and_knows_the_codes_names() -> None:
 )
 def test_date_times_are_really_checked(text: str, ok: bool) -> None:
     """jsonschema checks "date-time" only with an optional package; ours is registered."""
-    assert transfer._date_time(text) is ok
+    assert export_schema._date_time(text) is ok
     doc = {"schema": "hpcscope.export/1", "launches": [], "samples": []}
     doc["run"] = {"started": text, "status": "ok", "suite": "p2p"}
-    problem = transfer._schema_problem(doc)
+    problem = export_schema._schema_problem(doc)
     if ok:
         assert problem is None
     else:
@@ -524,11 +524,11 @@ def test_date_times_are_really_checked(text: str, ok: bool) -> None:
 
 
 def test_a_real_export_validates_and_round_trips(db: Path, exported: dict[str, Any]) -> None:
-    assert transfer._schema_problem(_export(exported)) is None
+    assert export_schema._schema_problem(_export(exported)) is None
     assert _plain_validator().is_valid(_export(exported))
     with Store(db) as store:
         again = json.loads(to_json(store, 1))
-    assert transfer._schema_problem(again) is None
+    assert export_schema._schema_problem(again) is None
 
 
 # -- fuzzing --------------------------------------------------------------------------------

@@ -328,7 +328,7 @@ def check_shared(shared: dict) -> None:
         nonempty(shared.get(key), option, example)
     label = shared.get("label")
     if label is not None:
-        from hpcscope.results.transfer import max_length
+        from hpcscope.results.export_schema import max_length
 
         # the import schema's bound: what is stored must import again (issue 43)
         limit = max_length("label")

@@ -24,6 +24,7 @@ from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
 from hpcscope.results import placement_proof, precision
 from hpcscope.results.cells import LAUNCH_TAGS as POOLED_TAGS
 from hpcscope.results.cells import canonical, cell_key, identity, launch_value, summarize_cell
+from hpcscope.results.export_schema import EXPORT_SCHEMA
 from hpcscope.results.stats import is_rate, summarize
 from hpcscope.results.store import Store
 
@@ -189,10 +190,6 @@ def p2p_table(
 
 
 # -- JSON and CSV: one entry per launch x metric x params ------------------------------
-
-
-EXPORT_SCHEMA = "hpcscope.export/1"
-EXPORT_SCHEMA_PREFIX = "hpcscope.export/"
 
 
 def launch_entry(

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcscope import safe_write
+from hpcscope.results.export_schema import run_fields_problem
 from hpcscope.results.records import RecordError, validate
 
 SCHEMA_VERSION = 1
@@ -1347,8 +1348,6 @@ def cut_environment(environment: dict[str, Any]) -> dict[str, Any]:
 
 def _check_fields(**fields: Any) -> None:
     """StoreError naming the first run field the import schema refuses."""
-    from hpcscope.results.transfer import run_fields_problem  # it imports this module
-
     problem = run_fields_problem(fields)
     if problem:
         raise StoreError(
