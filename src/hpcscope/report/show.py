@@ -443,6 +443,8 @@ def print_p2p(
             body.append(cells)
         mpis = [c.split(" ", 1)[0] for c in configs]
         print_table(console, title, [Col("size")], cols, body, groups=mpis)
+        if metric in IMB_MESSAGES:
+            _print_imb_bandwidth(console, metric, configs, rows, mpis)
     counts = "/".join(str(n) for n in sorted(seen))
     console.print(
         f"median: the median over launches (here {counts}) of each launch's median, as in "
@@ -473,6 +475,33 @@ def print_p2p(
         sizes = _sizes_text(sorted(size for size, _ in found))
         short = P2P_TESTS[metric][1].removeprefix("osu_") if metric in P2P_TESTS else metric
         console.print(f"  {S(config)} {S(short)} {sizes}: ±{wide} ({S(cls)})")
+
+
+# IMB-MPI1's scale_bw: messages of `bytes` its Mbytes/sec counts per iteration
+IMB_MESSAGES = {"pingping": 1, "sendrecv": 2, "exchange": 4}
+
+
+def _print_imb_bandwidth(
+    console: Console, test: str, configs: list[str], rows: list[tuple[int, list]], mpis: list[str]
+) -> None:
+    """IMB-MPI1's Mbytes/sec beside its t: k x bytes / the table's median t (us), MB =
+    10^6 B, as IMB_output.c computes it from its t; sizes above 0 only."""
+    k = IMB_MESSAGES[test]
+    found = [
+        (size, [k * size / p["center"] if p and p["center"] > 0 else None for p in points])
+        for size, points in rows
+        if size > 0
+    ]
+    shown, per = column_unit([v for _, vs in found for v in vs if v is not None], "MB/s")
+    name = P2P_TESTS[test][1]
+    body = [
+        [_text(format_bytes(size))] + [Text("- " if v is None else _num(v / per) + " ") for v in vs]
+        for size, vs in found
+    ]
+    title = f"p2p {name} bandwidth ({shown}): {k} x bytes / median time, as IMB's Mbytes/sec"
+    print_table(
+        console, title, [Col("size")], [Col(_header(c)) for c in configs], body, groups=mpis
+    )
 
 
 def print_precision(
