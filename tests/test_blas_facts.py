@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO, have
 
+from hpcscope.analysis import hpl_facts
 from hpcscope.machine import blas_probe, environment, host_load, node_facts
 from hpcscope.machine.peaks import identify_uarch, parse_cpuinfo
 from hpcscope.results import parsers
-from hpcscope.suites import node_hpl
 
 HPCC_HASWELL = (Path(__file__).parent / "fixtures" / "node" / "hpcc_n256_haswell.txt").read_text()
 CPU_BINARIES = sorted(REPO.glob(".cache/build/*/node/cpu"))
@@ -120,11 +120,11 @@ def test_show_sums_the_load_notes_up_in_one_line():
 
 def test_hpl_states_n_nb_grid_and_time_and_a_quick_one_says_it_is_not_the_machines():
     # HPL's rate formula backwards: N = 3072 at 82.77 GFLOP/s took 0.234 s
-    assert node_hpl.lu_seconds(3072, 82.77) == pytest.approx(0.2336, rel=1e-3)
+    assert hpl_facts.lu_seconds(3072, 82.77) == pytest.approx(0.2336, rel=1e-3)
     params = {"n": 3072, "nb": 128, "grid": "1x2", "threads": 2}
-    quick = node_hpl.label(node_hpl.hpl_facts(params, 82.77, {"quick": True}))
+    quick = hpl_facts.label(hpl_facts.hpl_facts(params, 82.77, {"quick": True}))
     assert quick == "quick HPL (N = 3072, NB = 128, P x Q = 1 x 2, 0.23 s), not the machine's HPL"
-    full = node_hpl.label(node_hpl.hpl_facts({**params, "n": 40960}, 150.0, {"quick": False}))
+    full = hpl_facts.label(hpl_facts.hpl_facts({**params, "n": 40960}, 150.0, {"quick": False}))
     assert full == "HPL (N = 40960, NB = 128, P x Q = 1 x 2, 305 s)"
 
 

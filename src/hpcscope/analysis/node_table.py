@@ -21,12 +21,11 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from hpcscope.analysis import clock_peaks, machine_measured, memory_level, modes
+from hpcscope.analysis import clock_peaks, hpl_facts, machine_measured, memory_level, modes
 from hpcscope.analysis import observations as obs
 from hpcscope.formatting import format_bytes, format_number
 from hpcscope.machine.peaks import Peak
 from hpcscope.results.parsers import PARSERS
-from hpcscope.suites import node_hpl
 
 OURS = ("cpu", "mem", "disk", "net")
 MEASURED_BEST = "measured best"  # peak_name of rows whose theoretical peak is unknown
@@ -508,7 +507,7 @@ def _reference_only_rows(
                 "peak": value,
                 "peak_formula": formula,
                 "eff_vs_peak": best / value if value else None,
-                "hpl": node_hpl.hpl_facts(p, best, s.get("tags"))
+                "hpl": hpl_facts.hpl_facts(p, best, s.get("tags"))
                 if p.get("workload") == "hpl"
                 else None,
             }
@@ -549,7 +548,7 @@ def human_name(row: dict) -> str:
     threads', 'disk sequential read, 1 MiB blocks'."""
     workload, op, variant = row.get("workload"), row.get("op"), row.get("variant")
     if workload == "hpl" and row.get("hpl"):
-        return node_hpl.label(row["hpl"])  # N, NB, P x Q, time; a quick one says so
+        return hpl_facts.label(row["hpl"])  # N, NB, P x Q, time; a quick one says so
     names = {
         "cpu_peak": f"{str(variant or '').upper()} {str(op or '').upper()} peak kernel",
         "dgemm": "DGEMM (OpenBLAS)",
