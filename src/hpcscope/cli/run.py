@@ -223,7 +223,8 @@ def execute_command(
     "--tests",
     "latency,bw",
     default=None,
-    help="Comma list of latency, bw, bibw, mbw_mr (default all).",
+    help="Comma list of latency, bw, bibw, mbw_mr (the default) and IMB-MPI1's pingping, "
+    "sendrecv, exchange; all = the seven.",
 )
 @click.option("--validate", is_flag=True, help="Untimed pass that checks every received byte.")
 @once(
@@ -377,7 +378,7 @@ def check_ranks(ranks: int) -> None:
 
 def check_osu_dir(osu_dir: str, tests: str | None) -> str:
     """Refuses a folder without OSU programs before anything is built or launched."""
-    p2p_osu.find_programs(osu_dir, csv_list(tests, "--tests") or list(p2p_suite.TESTS))
+    p2p_osu.find_programs(osu_dir, csv_list(tests, "--tests") or list(p2p_suite.DEFAULT_TESTS))
     return osu_dir
 
 

@@ -22,8 +22,15 @@ from typing import Any
 from hpcscope.formatting import csv_cell, markdown_cell, markdown_table, one_line
 from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
 from hpcscope.results import placement_proof, precision
+from hpcscope.results.cells import (
+    IMB_P2P_TESTS,
+    canonical,
+    cell_key,
+    identity,
+    launch_value,
+    summarize_cell,
+)
 from hpcscope.results.cells import LAUNCH_TAGS as POOLED_TAGS
-from hpcscope.results.cells import canonical, cell_key, identity, launch_value, summarize_cell
 from hpcscope.results.export_schema import EXPORT_SCHEMA
 from hpcscope.results.stats import is_rate, summarize
 from hpcscope.results.store import Store
@@ -461,9 +468,11 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
     cells: dict[str, dict[tuple[str, str, str], list[dict[str, Any]]]] = {}
     rows: dict[str, dict[str, Any]] = {}
     for s in samples:
-        col = (s["metric"], s["unit"], str(s["tags"].get("placement", "")))
+        # IMB-MPI1's p2p patterns (all metric time): a column per test, rows by size
+        test = s["params"].get("test") if s["params"].get("test") in IMB_P2P_TESTS else None
+        col = (test or s["metric"], s["unit"], str(s["tags"].get("placement", "")))
         columns[col] = None
-        params = _identity(s["params"])
+        params = {k: v for k, v in _identity(s["params"]).items() if not (test and k == "test")}
         row = _key(params)
         rows[row] = params
         cells.setdefault(row, {}).setdefault(col, []).append(s)
@@ -552,6 +561,9 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
     blocks of their own. Samples without params "bytes" have no OSU form: left out.
     """
     samples = [s for s in _samples(source, run_id) if "bytes" in s["params"]]
+    # IMB-MPI1's p2p patterns have no OSU program whose text to imitate: named, not shown
+    imb = sorted({s["params"]["test"] for s in samples if s["params"].get("test") in IMB_P2P_TESTS})
+    samples = [s for s in samples if s["params"].get("test") not in IMB_P2P_TESTS]
     blocks: dict[str, list[dict[str, Any]]] = {}
     order: dict[str, tuple[Any, ...]] = {}
     for s in samples:
@@ -594,6 +606,11 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
             median = _cell(sizes[size])["median"]
             lines.append(f"{size:<10d}{median:>{OSU_FIELD_WIDTH}.2f}")
         out.append("\n".join(lines) + "\n")
+    if imb:
+        out.append(
+            f"# not exported: p2p {', '.join(imb)} (IMB-MPI1's patterns) have no OSU "
+            "counterpart; --format json, csv or markdown has them\n"
+        )
     return "\n".join(out)
 
 
