@@ -208,7 +208,7 @@ def test_coll_ranks_alternate_over_the_sockets_and_are_verified(two_socket_clust
         ("n2", [1], 1),
     ]
     show = cli("show", "last").stdout
-    assert "openmpi rank_layout=alternate ranks=4: verified 1/1" in show
+    assert "openmpi, rank layout alternate, ranks 4: verified 1/1" in show
 
 
 def test_node_peaks_come_from_the_compute_node_not_this_one(two_socket_cluster, cli) -> None:
