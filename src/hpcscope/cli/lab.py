@@ -49,14 +49,25 @@ def lab() -> None:
     help="per-process: process r of a node uses lane r mod L only; striped: every "
     "process may use every lane (the MPI library stripes).",
 )
+@click.option(
+    "--degrade",
+    "degrade",
+    multiple=True,
+    metavar="nK:laneL=RATE|nK:cpu=P%",
+    help="Make one link or node bad on purpose (repeatable): n3:lane1=50mbit puts node 3's "
+    "lane 1 at 50mbit; n2:cpu=50% gives node 2's processes half the CPU time of another "
+    "node's (a cgroup). Shown by `lab status` and recorded in every run.",
+)
 @handle_errors
-def up(nodes: int, lanes: int, rate: str, binding: str) -> None:
+def up(nodes: int, lanes: int, rate: str, binding: str, degrade: tuple[str, ...]) -> None:
     """Build the lab (nothing happens when the same lab is up already).
 
     \b
     Example: sudo hpcscope lab up --nodes 4 --lanes 2 --rate 200mbit --lane-binding striped
+             sudo hpcscope lab up --nodes 6 --lanes 1 --degrade n3:lane1=50mbit
     """
-    state, built = lab_net.up(lab_net.LabSpec(nodes, lanes, rate, binding), on_wait=_waiting)
+    spec = lab_net.LabSpec(nodes, lanes, rate, binding, list(degrade))
+    state, built = lab_net.up(spec, on_wait=_waiting)
     err.print(("lab built: " if built else "lab already up: ") + state.spec.describe())
     click.echo(lab_net.status_text(state))
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from hpcscope import safe_write
 from hpcscope.build import TreeGuard
-from hpcscope.launch import lab_net, launcher, placement_check
+from hpcscope.launch import every_node, lab_degrade, lab_net, launcher, placement_check
 from hpcscope.launch.base import JobState
 from hpcscope.launch.command import kill_group, start
 from hpcscope.launch.local import LocalBackend, run_job
@@ -164,12 +164,20 @@ class LabBackend(LocalBackend):
         return self.lab.spec.hosts
 
     @property
+    def cgroup_procs(self) -> dict[str, str]:
+        """node -> the cgroup.procs file its processes join (a CPU-degraded node)."""
+        return {h: lab_net.cgroup_join(h) for h in self.lab.cgroups}
+
+    @property
     def lanes(self) -> list[str]:
         return [lab_net.lane_if(l) for l in range(1, self.lab.spec.lanes + 1)]
 
     def submit(self, run_id: int, jobs: list[Job]) -> None:
         spec = self.lab.spec
         self.store.add_note(run_id, "banner", banner(spec), {"lab": asdict(spec)})
+        # a link or node degraded on purpose (lab up --degrade): said in every run
+        for fact in lab_degrade.facts(spec, self.lab.cgroups):
+            self.store.add_note(run_id, "lab_degrade", f"degraded on purpose: {fact['text']}", fact)
         self.store.set_run_backend_data(run_id, {"lab": self.lab.to_json()})
         try:
             for job in jobs:
@@ -185,6 +193,8 @@ class LabBackend(LocalBackend):
         job = replace(job, tags={**job.tags, **lab_tags(self.lab.spec)})
         if job.mpi is None and job.tags.get("net2"):
             return self._net2(run_id, job)
+        if job.mpi is None and job.tags.get("every_node"):
+            return self._every_node(run_id, job)
         if job.mpi is None:
             return self._skip(
                 run_id,
@@ -216,7 +226,14 @@ class LabBackend(LocalBackend):
             argv = (
                 command_line[0]
                 if command_line
-                else launcher.lab_argv(job, workdir, self.hosts, self.lanes, self.lab.spec.binding)
+                else launcher.lab_argv(
+                    job,
+                    workdir,
+                    self.hosts,
+                    self.lanes,
+                    self.lab.spec.binding,
+                    self.cgroup_procs,
+                )
             )
         except ValueError as exc:
             return self._skip(run_id, job, str(exc))
@@ -270,6 +287,32 @@ class LabBackend(LocalBackend):
             return self._skip(run_id, job, "the network test needs 2 lab nodes")
         argv = net2_argv(net2["binary"], net2["args"], hosts[0], hosts[1])
         return self._launch(run_id, job, command_line=(argv, {}))
+
+    def node_argv(self, host: str) -> list[str]:
+        """A program in one node's namespace with the node's host name, in the node's CPU
+        cgroup first when it is degraded (lab_degrade.py)."""
+        procs = self.cgroup_procs.get(host)
+        join = f'echo $$ >"{procs}" || exit 3; ' if procs else ""
+        script = f'hostname "$0"; {join}exec "$@"'
+        return ["ip", "netns", "exec", host, "unshare", "--uts", "sh", "-c", script, host]
+
+    def _every_node(self, run_id: int, job: Job) -> JobState:
+        """A node program on every lab node at once (issue 45 part 3, every_node.py): one
+        launch per node, tagged with it. The JobState returned is the worst of them."""
+        states = every_node.run_at_once(
+            self.store,
+            run_id,
+            job,
+            self.hosts,
+            lambda host: self.node_argv(host) + list(job.program),
+            not_checked="CPU binding: the lab's nodes share this machine's CPUs",
+        )
+        bad = [s for s in states if s.state != "COMPLETED"]
+        if bad:
+            lab_net.kill_jobs(self.lab)
+        worst = bad[0] if bad else states[0]
+        detail = "; ".join(f"{h}: {s.state}" for h, s in zip(self.hosts, states, strict=True))
+        return JobState(job, worst.state, worst.returncode, detail, worst.backend_id)
 
     def _note_decomposition(self, run_id: int, launch_id: int, job: Job) -> None:
         """What lanecoll saw (the coll program's decomposition summary, or the nodes and ppn

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcscope import safe_write
+from hpcscope.launch import lab_degrade
 from hpcscope.launch.base import BackendError, kill_namespaces
 
 PREFIX = "hpcs-"
@@ -105,6 +106,8 @@ class LabSpec:
     lanes: int
     rate: str
     binding: str = "per-process"
+    # one node or link made bad on purpose (lab_degrade.py): "n3:lane1=50mbit", "n2:cpu=50%"
+    degrade: list[str] = field(default_factory=list)
 
     def check(self) -> None:
         if not 2 <= self.nodes <= MAX_NODES:
@@ -114,16 +117,20 @@ class LabSpec:
         if self.binding not in BINDINGS:
             raise LabError(f"--lane-binding {self.binding!r}: choose {' or '.join(BINDINGS)}")
         rate_bits(self.rate)
+        for item in lab_degrade.parse_all(self.degrade, self.nodes, self.lanes):
+            if item.rate is not None:
+                rate_bits(item.rate)
 
     @property
     def hosts(self) -> list[str]:
         return [node_name(n) for n in range(1, self.nodes + 1)]
 
     def describe(self) -> str:
-        return (
+        text = (
             f"{self.nodes} nodes x {self.lanes} lane(s) at {self.rate} each, "
             f"lane binding {self.binding}"
         )
+        return text + (f", degraded: {', '.join(self.degrade)}" if self.degrade else "")
 
 
 @dataclass
@@ -131,6 +138,9 @@ class LabState:
     spec: LabSpec
     status: str = "building"  # building (a journal) or up
     namespaces: list[str] = field(default_factory=list)  # made by us, in order
+    # node -> the cgroup folder limiting its CPU (--degrade nK:cpu=P%), journalled like
+    # the namespaces so `down` removes a crashed `up`'s too
+    cgroups: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -144,11 +154,18 @@ class LabState:
                 for n in range(1, self.spec.nodes + 1)
             },
             "rate_bits": rate_bits(self.spec.rate),
+            "cgroups": self.cgroups,
+            "degraded": lab_degrade.facts(self.spec, self.cgroups),
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LabState:
-        return cls(LabSpec(**data["spec"]), data.get("status", "building"), data["namespaces"])
+        return cls(
+            LabSpec(**data["spec"]),
+            data.get("status", "building"),
+            data["namespaces"],
+            dict(data.get("cgroups") or {}),
+        )
 
 
 def load_state() -> LabState | None:
@@ -369,6 +386,30 @@ def _build(state: LabState) -> None:
             _run(["ip", "-n", ns, "link", "set", dev, "up"], f"bringing up {dev} in {ns}")
             _shape(FABRIC, cable, spec.rate)
             _shape(ns, dev, spec.rate)
+    _degrade(state)
+
+
+def _degrade(state: LabState) -> None:
+    """The --degrade items: a lane's tbf at the lower rate on both ends of its cable, a
+    node's CPU through a cgroup (lab_degrade.limit_cpu, journalled in the state first)."""
+    for item in lab_degrade.parse_all(state.spec.degrade, state.spec.nodes, state.spec.lanes):
+        ns = node_name(item.node)
+        if item.kind == "lane":
+            assert item.rate is not None
+            _shape(FABRIC, f"n{item.node}l{item.lane}", item.rate)
+            _shape(ns, lane_if(item.lane), item.rate)
+        else:
+            folder = lab_degrade.cgroup_folder(ns)
+            state.cgroups[ns] = str(folder)
+            _save(state)  # journal first, like a namespace
+            point = safe_write.ensure_dir(state_dir(), f"cgroup/{ns}")
+            lab_degrade.limit_cpu(folder, item, state.spec.nodes, point)
+
+
+def cgroup_join(node: str) -> str:
+    """The file a process writes its pid into to join a CPU-degraded node's cgroup: the
+    group's bind mount below the state folder, visible inside the namespaces too."""
+    return lab_degrade.procs_file(state_dir() / "cgroup" / node)
 
 
 def _hosts_file(spec: LabSpec) -> str:
@@ -424,6 +465,7 @@ def _down() -> list[str]:
         NETNS_ETC.rmdir()  # we made it: nothing else was there
     for folder in session_dirs():  # no job of the lab runs any more (killed above)
         shutil.rmtree(folder, ignore_errors=True)
+    lab_degrade.remove_cgroups(state.cgroups if state else {}, state_dir() / "cgroup")
     state_path().unlink(missing_ok=True)
     return removed
 
@@ -502,5 +544,6 @@ def status_text(state: LabState | None) -> str:
             for l in range(1, spec.lanes + 1)
         )
         lines.append(f"{ns}: {lanes}")
+    lines += [f"degraded on purpose: {f['text']}" for f in lab_degrade.facts(spec, state.cgroups)]
     lines.append(f"state: {state_path()}")
     return "\n".join(lines)

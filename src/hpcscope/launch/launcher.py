@@ -272,7 +272,7 @@ case " {hosts} " in
 *" $host "*) ;;
 *) echo "hpcscope lab agent: $host is not a node of the lab ({hosts})" >&2; exit 255 ;;
 esac
-exec ip netns exec "$host" unshare --uts sh -c "hostname $host; $*"
+{join}exec ip netns exec "$host" unshare --uts sh -c "hostname $host; $*"
 """
 
 LAB_LANE_WRAPPER = """#!/bin/sh
@@ -284,8 +284,24 @@ exec "$@"
 """
 
 
+def _cgroup_join(cgroups: dict[str, str] | None) -> str:
+    """The agent's lines that put a CPU-degraded node's processes into its cgroup
+    (launch/lab_degrade.py) before anything of the job starts there."""
+    if not cgroups:
+        return ""
+    cases = "".join(
+        f'{host}) echo $$ >"{procs}" || exit 255 ;;\n' for host, procs in cgroups.items()
+    )
+    return f'case "$host" in\n{cases}esac\n'
+
+
 def lab_argv(
-    job: Job, workdir: Path, hosts: list[str], lanes: list[str], binding: str
+    job: Job,
+    workdir: Path,
+    hosts: list[str],
+    lanes: list[str],
+    binding: str,
+    cgroups: dict[str, str] | None = None,
 ) -> list[str]:
     """mpirun (Open MPI) or mpiexec (MPICH hydra) across the lab's node namespaces.
 
@@ -297,7 +313,8 @@ def lab_argv(
     with UCX_TLS=tcp,self (UCX would otherwise take shared memory between namespaces of
     one machine and bypass the lanes). `binding`: "striped", every process may use every
     lane (the library stripes); "per-process", a wrapper gives process r of a node only
-    lane r mod L (btl_tcp_if_include / UCX_NET_DEVICES).
+    lane r mod L (btl_tcp_if_include / UCX_NET_DEVICES). `cgroups`: node -> the
+    cgroup.procs file a CPU-degraded node's processes join (lab up --degrade nK:cpu=P%).
     """
     mpi = job.mpi
     assert mpi is not None
@@ -308,13 +325,15 @@ def lab_argv(
         raise ValueError(f"{job.name}: {job.ranks} ranks do not divide over {nodes} lab nodes")
     per = job.ranks // nodes
     used = hosts[:nodes]
-    files = {"agent.sh": LAB_AGENT.format(hosts=" ".join(hosts))}
+    files = {"agent.sh": LAB_AGENT.format(hosts=" ".join(hosts), join=_cgroup_join(cgroups))}
     wrapper: list[str] = []
     if binding == "per-process":
         files["lanes.sh"] = LAB_LANE_WRAPPER.format(count=len(lanes))
         wrapper = ["{lanes.sh}"]
     argv = ["ip", "netns", "exec", used[0], "unshare", "--uts", "sh", "-c"]
-    argv += ['hostname "$0"; exec "$@"', used[0], mpi.mpirun]
+    first = (cgroups or {}).get(used[0])
+    join = f'echo $$ >"{first}" || exit 3; ' if first else ""
+    argv += [f'hostname "$0"; {join}exec "$@"', used[0], mpi.mpirun]
     if mpi.flavor == "openmpi":
         files["hostfile"] = "".join(f"{h} slots={per}\n" for h in used)
         argv += ["-np", str(job.ranks), "--hostfile", "{hostfile}"]
