@@ -116,6 +116,14 @@ def _no_pinning(name: str, why: str, plan_options: Callable) -> Callable:
     return wrapped
 
 
+def _lab_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, None]:
+    """The node suite on the lab runs on every lab node at once (suites/node_alloc.py),
+    one thread per node unless --threads says otherwise: the nodes share this machine."""
+    if suite == "node":
+        opts = {**opts, "every_node": True, "threads": opts.get("threads") or [1]}
+    return kw, opts, None
+
+
 BACKENDS: dict[str, BackendEntry] = {
     "local": BackendEntry("local", "this machine, one job at a time", _local, lambda o: 1),
     "lab": BackendEntry(
@@ -123,9 +131,7 @@ BACKENDS: dict[str, BackendEntry] = {
         lab.DESCRIPTION,
         lab.make,
         lab.lab_nodes,
-        _no_pinning(
-            "lab", "its nodes share this machine's CPUs", lambda s, kw, opts: (kw, opts, None)
-        ),
+        _no_pinning("lab", "its nodes share this machine's CPUs", _lab_plan_options),
     ),
     "slurm": BackendEntry(
         "slurm",

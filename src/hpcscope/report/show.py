@@ -327,6 +327,9 @@ def print_summary(
     node = [s for s in samples if node_table.is_node_sample(s)]
     taken = {id(s) for group in (p2p, coll, lanes, node) for s in group}
     rest = [s for s in samples if id(s) not in taken]
+    # every node of an allocation at once (issue 45): node x rate, not one node's table
+    per_node = [s for s in node if (s.get("tags") or {}).get("node")]
+    node = [s for s in node if not (s.get("tags") or {}).get("node")]
     if p2p:
         print_p2p(p2p, console, run, launches)
     if coll:
@@ -335,8 +338,41 @@ def print_summary(
         print_lanes(lanes, console)
     if node:
         print_node(run, node, console)
+    if per_node:
+        print_node_outliers(per_node, console)
     if rest:
         print_generic(rest, console)
+
+
+def print_node_outliers(samples: list[dict], console: Console) -> None:
+    """The node x rate table of an every-node run, outliers marked '!', then the outliers
+    with their numbers and the rule (analysis/node_outliers.py)."""
+    from hpcscope.analysis import node_outliers
+
+    found = node_outliers.analyse(samples)
+    if found is None:
+        return
+    rows = [
+        [_text(r["rate"]), _text(r["unit"])]
+        + [_text(r[n], style="red" if r[n].endswith("!") else "") for n in found.nodes]
+        for r in node_outliers.table_rows(found)
+    ]
+    print_table(
+        console,
+        "node x rate: each node's median (! an outlier)",
+        [Col("rate", numeric=False, wrap_at=36), Col("unit", numeric=False)],
+        [Col(n) for n in found.nodes],
+        rows,
+    )
+    for line in node_outliers.summary_lines(found):
+        console.print(
+            _text(
+                line,
+                style="bold red"
+                if "outliers: none" not in line and line.startswith("node outliers")
+                else "",
+            )
+        )
 
 
 def _is_coll(s: dict) -> bool:

@@ -25,7 +25,14 @@ from hpcscope.formatting import format_bytes
 from hpcscope.machine import disk_facts, node_facts
 from hpcscope.machine.peaks import node_peaks, parse_cpuinfo
 from hpcscope.plan.job import Job
-from hpcscope.suites import node_hpl, node_net2, node_parts, node_precision, node_refs
+from hpcscope.suites import (
+    node_alloc,
+    node_hpl,
+    node_net2,
+    node_parts,
+    node_precision,
+    node_refs,
+)
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 OURS = node_table.OURS
@@ -180,6 +187,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     if not any(parts.values()):
         parts = {k: True for k in OURS}
     quick = bool(opts.get("quick") or ctx.quick)
+    if opts.get("every_node"):  # every node of an allocation at once (issue 45 part 3)
+        return node_alloc.plan(ctx, opts, parts, quick)
     n = _ncores(ctx.topology)
     threads = _threads(opts, n, quick)
     tl = ",".join(map(str, threads))
