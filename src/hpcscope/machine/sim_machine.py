@@ -29,7 +29,7 @@ from hpcscope.machine.sim_platform import (
 )
 
 _INT_FIELDS = ("nodes", "sockets", "cores_per_socket", "lanes")
-_TEXT_FIELDS = ("lane_placement", "switch", "lat_factor", "bw_factor")
+_TEXT_FIELDS = ("lane_placement", "switch", "lat_factor", "bw_factor", "slow_link", "slow_host")
 _NOT_OVERRIDABLE = ("name", "source")
 
 
@@ -107,6 +107,7 @@ class SimMachine:
         }
         if self.spec is not None:
             base["spec"] = {f.name: getattr(self.spec, f.name) for f in fields(self.spec)}
+            base["degraded"] = self.spec.degraded_text()  # made bad on purpose (issue 45)
         return base
 
 

@@ -105,9 +105,16 @@ class PlatformSpec:
     lat_factor: str = NEUTRAL_FACTORS
     bw_factor: str = NEUTRAL_FACTORS
     source: str = ""  # where every number comes from
+    # Made bad on purpose (issue 45): "n3-n5:0.25" the route between nodes 3 and 5 at 0.25
+    # x the lane bandwidth; "n7:0.5" node 7's hosts at 0.5 x their speed and NIC
+    # bandwidth. ';' between items. See degraded_links / degraded_hosts.
+    slow_link: str = ""
+    slow_host: str = ""
 
     def validate(self) -> None:
         """Raises PlatformError naming the first bad parameter and how to fix it."""
+        self.degraded_links()
+        self.degraded_hosts()
         if not self.name or any(c.isspace() or c in "<>&\"'" for c in self.name):
             raise PlatformError(
                 f"name {self.name!r}: use a non-empty name without spaces or XML special characters"
@@ -206,9 +213,73 @@ class PlatformSpec:
     def hosts(self) -> list[str]:
         return [self.host(i, j) for i in range(self.nodes) for j in range(self.hosts_per_node)]
 
+    def degraded_links(self) -> dict[frozenset[int], float]:
+        """{frozenset({3, 5}): 0.25} from slow_link; PlatformError for a bad item."""
+        out: dict[frozenset[int], float] = {}
+        for item in _items(self.slow_link):
+            pair, factor = _factor_item(item, "slow_link", "n3-n5:0.25")
+            a, sep, b = pair.partition("-")
+            nodes = (
+                _node_index(a, self.nodes, "slow_link", item),
+                _node_index(b, self.nodes, "slow_link", item),
+            )
+            if not sep or nodes[0] == nodes[1]:
+                raise PlatformError(
+                    f"slow_link={item!r}: name two different nodes, e.g. n3-n5:0.25"
+                )
+            out[frozenset(nodes)] = factor
+        return out
+
+    def degraded_hosts(self) -> dict[int, float]:
+        """{7: 0.5} from slow_host; PlatformError for a bad item."""
+        out: dict[int, float] = {}
+        for item in _items(self.slow_host):
+            node, factor = _factor_item(item, "slow_host", "n7:0.5")
+            out[_node_index(node, self.nodes, "slow_host", item)] = factor
+        return out
+
+    def degraded_text(self) -> list[str]:
+        """The degradations in words (XML comment, the run's platform note)."""
+        lines = [
+            f"link n{min(p)}-n{max(p)} at {_num(f)} x the lane bandwidth (both directions)"
+            for p, f in self.degraded_links().items()
+        ]
+        lines += [
+            f"node n{n} at {_num(f)} x its hosts' speed and NIC bandwidth"
+            for n, f in self.degraded_hosts().items()
+        ]
+        return lines
+
     def with_(self, **changes) -> PlatformSpec:
         """A copy with some parameters changed (e.g. spec.with_(nodes=4))."""
         return replace(self, **changes)
+
+
+def _items(text: str) -> list[str]:
+    return [i.strip() for i in text.split(";") if i.strip()]
+
+
+def _factor_item(item: str, name: str, example: str) -> tuple[str, float]:
+    what, sep, raw = item.rpartition(":")
+    try:
+        factor = float(raw)
+    except ValueError:
+        factor = math.nan
+    if not sep or not math.isfinite(factor) or not 0 < factor < 1:
+        raise PlatformError(
+            f"{name}={item!r}: write WHAT:FACTOR with a factor above 0 and below 1, e.g. "
+            f"{example} (';' between several)"
+        )
+    return what.strip(), factor
+
+
+def _node_index(text: str, nodes: int, name: str, item: str) -> int:
+    digits = text.strip().removeprefix("n")
+    if not digits.isascii() or not digits.isdigit() or not 0 <= int(digits) < nodes:
+        raise PlatformError(
+            f"{name}={item!r}: {text!r} is not a node of this platform (n0..n{nodes - 1})"
+        )
+    return int(digits)
 
 
 def _finite(x) -> bool:
@@ -242,6 +313,9 @@ def platform_xml(spec: PlatformSpec) -> str:
     ]
     if spec.source:
         out.append(f"<!-- source: {_xml_comment(spec.source)} -->")
+    for line in spec.degraded_text():
+        out.append(f"<!-- degraded on purpose: {_xml_comment(line)} -->")
+    slow_links, slow_hosts = spec.degraded_links(), spec.degraded_hosts()
     if not per_socket:
         out.append(
             f"<!-- lanes per node: one NIC of {spec.lanes} x {_num(spec.lane_bandwidth)} "
@@ -255,8 +329,8 @@ def platform_xml(spec: PlatformSpec) -> str:
         out.append(f'  <prop id="smpi/bw-factor" value="{spec.bw_factor}"/>')
         out.append("</config>")
     out.append(f'<zone id="{spec.name}" routing="Full">')
-    speed = _num(spec.core_speed)
     for h in spec.hosts():
+        speed = _num(spec.core_speed * slow_hosts.get(_node_of(h), 1.0))
         out.append(f'  <host id="{h}" speed="{speed}f" core="{spec.cores_per_host}"/>')
 
     def link(name: str, bw: float, lat: float, policy: str = "SHARED") -> None:
@@ -266,9 +340,17 @@ def platform_xml(spec: PlatformSpec) -> str:
         )
 
     for h in spec.hosts():
-        link(f"{h}-up", nic_bw, half_lat)
-        link(f"{h}-down", nic_bw, half_lat)
+        nic = nic_bw * slow_hosts.get(_node_of(h), 1.0)
+        link(f"{h}-up", nic, half_lat)
+        link(f"{h}-down", nic, half_lat)
         link(f"{h}-loop", spec.loopback_bandwidth, spec.loopback_latency, "FATPIPE")
+    # a slow link: the route between two nodes crosses one more link per direction and
+    # lane, at the factor of the lane bandwidth (no latency of its own)
+    for pair, factor in slow_links.items():
+        a, b = sorted(pair)
+        for src, dst in ((a, b), (b, a)):
+            for lane in range(spec.hosts_per_node):
+                link(f"slow-n{src}-n{dst}-l{lane}", nic_bw * factor, 0)
     if per_socket and spec.sockets > 1:
         for i in range(spec.nodes):
             for a in range(spec.sockets):
@@ -304,6 +386,8 @@ def platform_xml(spec: PlatformSpec) -> str:
                         if spec.switch == "tapered":
                             links.append(f"lane{a}-core")
                         links.append(f"{spec.host(j, a)}-down")
+                        if frozenset((i, j)) in slow_links:
+                            links.append(f"slow-n{i}-n{j}-l{a}")
                         if a != b:
                             links.append(intra(j, a, b))
                     ctn = "".join(f'<link_ctn id="{n}"/>' for n in links)
@@ -311,6 +395,11 @@ def platform_xml(spec: PlatformSpec) -> str:
     out.append("</zone>")
     out.append("</platform>")
     return "\n".join(out) + "\n"
+
+
+def _node_of(host: str) -> int:
+    """n3-s1 / n3-node -> 3."""
+    return int(host.split("-", 1)[0].removeprefix("n"))
 
 
 def rank_hosts(spec: PlatformSpec, ppn: int, layout: str = "alternating") -> list[str]:
