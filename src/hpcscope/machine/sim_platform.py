@@ -347,10 +347,10 @@ def platform_xml(spec: PlatformSpec) -> str:
     # a slow link: the route between two nodes crosses one more link per direction and
     # lane, at the factor of the lane bandwidth (no latency of its own)
     for pair, factor in slow_links.items():
-        a, b = sorted(pair)
-        for src, dst in ((a, b), (b, a)):
+        first, second = sorted(pair)
+        for one, other in ((first, second), (second, first)):
             for lane in range(spec.hosts_per_node):
-                link(f"slow-n{src}-n{dst}-l{lane}", nic_bw * factor, 0)
+                link(f"slow-n{one}-n{other}-l{lane}", nic_bw * factor, 0)
     if per_socket and spec.sockets > 1:
         for i in range(spec.nodes):
             for a in range(spec.sockets):
