@@ -80,6 +80,12 @@ def test_degraded_lab_names_the_slow_node_and_down_removes_everything(cli):
         assert found is not None and found.flagged_nodes == ["hpcs-n3"], found.to_dict()
         shown = cli("show", str(run_id))
         assert "node outliers: hpcs-n3" in shown.stdout
+        csv = (cli.folder / "hpcscope-out" / f"run-{run_id}" / "node_outliers.csv").read_text()
+        assert csv.splitlines()[0] == "rate,unit,hpcs-n1,hpcs-n2,hpcs-n3" and " !" in csv
+        report = cli("report", str(run_id), "-o", str(cli.folder / "rep"))
+        assert report.returncode == 0, report.stderr
+        page = (cli.folder / "rep" / "index.html").read_text()
+        assert "Nodes side by side" in page and "hpcs-n3: clock (1 thread)" in page
     finally:
         lab_net.down()
     assert not Path(state.cgroups["hpcs-n3"]).exists()

@@ -930,6 +930,42 @@ def _verdict_class(key: str, value: Any) -> str:
     return ""
 
 
+# ------------------------------------------- every node at once (issue 45 part 3)
+def _node_outliers(samples: list[dict], w: _Writer) -> Section | None:
+    """The node x rate table of an every-node run with the outliers marked, the rule
+    stated, and one warning observation per outlier (analysis/node_outliers.py)."""
+    from hpcscope.analysis import node_outliers
+
+    found = node_outliers.analyse(samples)
+    if found is None:
+        return None
+    sec = Section(
+        f"run{w.run_id}-node-outliers",
+        "Nodes side by side",
+        f"The node programs ran on {len(found.nodes)} nodes at once; each cell is that "
+        f"node's median. Outlier rule: {node_outliers.RULE_TEXT}.",
+    )
+    rows = node_outliers.table_rows(found)
+    columns = ["rate", "unit", *found.nodes]
+    sec.tables.append(
+        w.table(
+            "node-outliers",
+            "Node x rate",
+            columns,
+            [[r[c] for c in columns] for r in rows],
+            "! (red): an outlier by the rule above; - : not measured on that node.",
+            [["bad" if str(r[c]).endswith("!") else "" for c in columns] for r in rows],
+        )
+    )
+    sec.notes += [f"{r.label}: {r.note}" for r in found.rates if r.note][:1]
+    sec.observations += [
+        obs.Observation("node_outlier", f.text, f.to_dict(), "warning", f.node) for f in found.flags
+    ]
+    if not found.flags:
+        sec.notes.append(f"No outlier among the {len(found.nodes)} nodes.")
+    return sec
+
+
 def _node(
     run: dict,
     samples: list[dict],
@@ -937,7 +973,10 @@ def _node(
     judged: list[precision.CellResult] | None = None,
     target: float | None = None,
 ) -> Section | None:
-    node = [s for s in samples if node_table.is_node_sample(s)]
+    # every-node runs (samples tagged `node`) have their own section (_node_outliers)
+    node = [
+        s for s in samples if node_table.is_node_sample(s) and not (s.get("tags") or {}).get("node")
+    ]
     if not node:
         return None
     peaks = [
@@ -1212,6 +1251,7 @@ def _run_context(
             ),
             _coll(samples, w, [r for r in judged if r.key[0] in COLL_PROGRAMS], target),
             _node(run, samples, w, [r for r in judged if r.key[0] in node_table.OURS], target),
+            _node_outliers(samples, w),
         )
         if s is not None
     ]

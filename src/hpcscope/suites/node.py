@@ -475,9 +475,10 @@ def outputs(store, run_id: int, out_dir):
 
     run = store.run(run_id)
     samples = store.samples(run_id)
+    written = node_alloc.write_outputs(samples, out_dir)  # every node at once: node x rate
+    samples = [s for s in samples if not (s.get("tags") or {}).get("node")]
     peaks = [n["data"] for n in run.get("notes") or [] if n["kind"] == "peak"]
     rows = node_table.node_table(samples, peaks, run)
-    written = []
     if rows:
         columns = list(rows[0].keys())
         with safe_write.open_for_write(out_dir / "node_table.csv", newline="") as fh:

@@ -19,6 +19,10 @@ on one node), no disk (the lab's nodes share one disk); the network between node
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from hpcscope import safe_write
+from hpcscope.analysis import node_outliers
 from hpcscope.plan.job import Job
 from hpcscope.suites import node_net2, node_parts
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
@@ -94,3 +98,23 @@ def plan(ctx: PlanContext, opts: dict, parts: dict[str, bool], quick: bool) -> S
             )
         )
     return out
+
+
+def write_outputs(samples: list[dict], out_dir: Path) -> list[Path]:
+    """node_outliers.csv (rate, unit, one column per node, '!' on an outlier) and
+    node_outliers.json (the medians, the flags with their numbers and the rule) of an
+    every-node run; nothing for a one-node run."""
+    import csv
+    import json
+
+    found = node_outliers.analyse(samples)
+    if found is None:
+        return []
+    table = out_dir / "node_outliers.csv"
+    with safe_write.open_for_write(table, newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["rate", "unit", *found.nodes])
+        writer.writeheader()
+        writer.writerows(node_outliers.table_rows(found))
+    facts = out_dir / "node_outliers.json"
+    safe_write.write_text(facts, json.dumps(found.to_dict(), indent=2) + "\n")
+    return [table, facts]
