@@ -206,7 +206,13 @@ def execute_command(
 ) -> runner.Outcome | None:
     """A run subcommand's options -> the suite's opts (its *_opts builder) -> execute."""
     shared, own = split_options(kw)
-    builder = {"p2p": p2p_opts, "coll": coll_opts, "lanes": lanes_opts, "node": node_opts}[suite]
+    builder = {
+        "p2p": p2p_opts,
+        "coll": coll_opts,
+        "lanes": lanes_opts,
+        "node": node_opts,
+        "rma": rma_opts,
+    }[suite]
     return execute(ctx, suite, builder(own, shared), shared, chatter)
 
 
@@ -294,6 +300,83 @@ def p2p_opts(own: dict, shared: dict) -> dict:
         "repeat": shared["repeat"],
         "precision": precision,
         "budget_s": budget_s,
+    }
+
+
+@run.command("rma")
+@once_list(
+    "--placements",
+    "core,socket",
+    default=None,
+    help="Comma list of smt, core, numa, socket, node (default: all this machine offers).",
+)
+@once_list("--cpus", "0,7", default=None, help="Explicit CPUs for rank 0 and 1, e.g. 0,7.")
+@once("--sizes", default="1:4M", show_default=True, help="Message size range MIN:MAX.")
+@once_list(
+    "--tests",
+    "put_latency,get_bw",
+    default=None,
+    help="Comma list of put_latency, get_latency, put_bw, get_bw, put_bibw, acc_latency, "
+    "get_acc_latency, fop_latency, cas_latency, get_mbw, get_multi_lat (default: all).",
+)
+@once(
+    "--sync",
+    default="auto",
+    show_default=True,
+    help="lock, flush, flush_local, lock_all, fence, pscw; auto = each OSU program's default.",
+)
+@once("--window", default="allocate", show_default=True, help="create, allocate or dynamic.")
+@click.option(
+    "--pairs",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Pairs of get_mbw and get_multi_lat (a launch of 2 x PAIRS ranks when above 1).",
+)
+@once(
+    "--protocol",
+    default="hpcscope",
+    show_default=True,
+    help="hpcscope (blocks, random size order per launch) or osu (OSU 7.4's loops).",
+)
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_rma(ctx, **kw) -> None:
+    """MPI one-sided latency and bandwidth at each placement (OSU 7.4's one-sided tests).
+
+    \b
+    Example: hpcscope run rma --tests put_latency,get_bw --sync lock --placements core
+             hpcscope run rma --protocol osu --window dynamic --sizes 1:64K
+    """
+    finish(execute_command(ctx, "rma", kw))
+
+
+def rma_opts(own: dict, shared: dict) -> dict:
+    from hpcscope.suites import rma as rma_suite
+
+    check_shared(shared)
+    sizes = nonempty(own["sizes"], "--sizes", "1:4M")
+    tests = csv_list(own["tests"], "--tests", "put_latency,get_bw")
+    try:  # refused before anything is built
+        p2p_suite.parse_size_range(sizes or "1:4M")
+        checked = rma_suite.check_tests(tests)
+        sync = rma_suite.check_sync(nonempty(own["sync"], "--sync", "flush"), checked)
+        window = rma_suite.check_window(nonempty(own["window"], "--window", "allocate"))
+        protocol = p2p_suite.check_protocol(nonempty(own["protocol"], "--protocol", "osu"))
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    return {
+        "placements": csv_list(own["placements"], "--placements", "core,socket"),
+        "cpus": cpu_list(own["cpus"]),
+        "sizes": sizes,
+        "tests": tests,
+        "sync": sync,
+        "window": window,
+        "pairs": own["pairs"],
+        "protocol": protocol,
+        "quick": shared["quick"],
+        "repeat": shared["repeat"],
     }
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from hpcscope.results.rma_tests import is_rma
 from hpcscope.results.stats import Comparison, Pooled, Summary, compare, is_rate, pooled, summarize
 
 LAUNCH_TAGS = ("repeat",)
@@ -37,7 +38,8 @@ def identity(params: dict[str, Any]) -> dict[str, Any]:
     there it is the copy, I/O or send size measured, not a p2p block length."""
     node = "workload" in params
     # IMB-MPI1's p2p patterns all write metric `time`: there the test is what is measured
-    imb = params.get("test") in IMB_P2P_TESTS
+    # and the rma suite's tests share p2p's metrics: there too the test is what is measured
+    imb = params.get("test") in IMB_P2P_TESTS or is_rma(params)
     return {
         k: v
         for k, v in params.items()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hpcscope.suites import coll, lanes, node, p2p
+from hpcscope.suites import coll, lanes, node, p2p, rma
 from hpcscope.suites.base import PlanContext, SuitePlan
 
 
@@ -35,6 +35,13 @@ SUITES: dict[str, Suite] = {
         p2p.outputs,
         True,
         p2p.follow_up,
+    ),
+    "rma": Suite(
+        "rma",
+        "MPI one-sided (RMA) latency and bandwidth, OSU 7.4's one-sided programs",
+        rma.plan,
+        rma.outputs,
+        True,
     ),
     "coll": Suite(
         "coll",

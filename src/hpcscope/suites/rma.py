@@ -1,0 +1,171 @@
+"""The rma suite: MPI one-sided latency and bandwidth (OSU 7.4's one-sided programs,
+bench/mpi/rma.c) at each placement, in --repeat launches.
+
+It plans like p2p and borrows p2p's pieces (placements, sizes, protocols, launch order
+round-robin over MPI libraries and placements) rather than copying them. Each launch runs
+the chosen tests between two ranks; with --pairs P > 1 the multi-pair tests (get_mbw,
+get_multi_lat) get a launch of their own with 2P ranks, binding left to the launcher
+(placement `default`: where the ranks ran is read from inside and reported).
+
+Not offered (said here so that nobody looks for it): measuring to a precision
+(p2p's --precision needs the program's adaptive blocks, which rma.c does not have), and
+a validation pass (OSU 7.4 has none for these programs either).
+"""
+
+from __future__ import annotations
+
+from hpcscope.plan import placement as placement_mod
+from hpcscope.plan.job import Job
+from hpcscope.results.rma_tests import RMA_TESTS, TEST_NAMES, WINDOW_KINDS
+from hpcscope.suites.base import Note, PlanContext, SuitePlan
+from hpcscope.suites.p2p import (
+    DEFAULT_REPEAT,
+    QUICK_REPEAT,
+    check_protocol,
+    parse_size_range,
+    protocol_args,
+)
+
+PAIR_TESTS = tuple(t for t in TEST_NAMES if not RMA_TESTS[t].pairs)
+DEFAULT_TESTS = TEST_NAMES  # all eleven: a 2-rank launch runs the pair ones with P = 1
+SYNCS = ("auto", "lock", "flush", "flush_local", "lock_all", "fence", "pscw")
+MAX_PAIRS = 64
+
+
+def check_tests(tests: list[str] | None) -> list[str]:
+    tests = list(tests or DEFAULT_TESTS)
+    if tests == ["all"]:
+        return list(TEST_NAMES)
+    unknown = [t for t in tests if t not in RMA_TESTS]
+    if unknown:
+        raise ValueError(
+            f"unknown rma test(s) {', '.join(unknown)}; choose from {', '.join(TEST_NAMES)}, or all"
+        )
+    return tests
+
+
+def check_sync(sync: str | None, tests: list[str]) -> str:
+    """auto (each OSU program's default) or one sync every chosen test offers."""
+    sync = sync or "auto"
+    if sync not in SYNCS:
+        raise ValueError(f"--sync '{sync}': choose {', '.join(SYNCS)}")
+    refusing = [t for t in tests if sync != "auto" and sync not in RMA_TESTS[t].syncs]
+    if refusing:
+        offers = "; ".join(f"{t}: {', '.join(RMA_TESTS[t].syncs)}" for t in refusing)
+        raise ValueError(
+            f"--sync {sync}: OSU 7.4 has no such variant of {', '.join(refusing)} ({offers}); "
+            "leave them out (--tests) or use --sync auto"
+        )
+    return sync
+
+
+def check_window(window: str | None) -> str:
+    window = window or "allocate"
+    if window not in WINDOW_KINDS:
+        raise ValueError(f"--window '{window}': choose create, allocate (OSU's default) or dynamic")
+    return window
+
+
+def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
+    """opts: placements, cpus, sizes 'MIN:MAX' (default 1:4M), tests, sync, window, pairs,
+    protocol, quick, repeat."""
+    low, high = parse_size_range(opts.get("sizes") or "1:4M")
+    if low < 1:
+        raise ValueError(
+            f"--sizes {opts.get('sizes')}: one-sided sizes start at 1 byte, as OSU's; e.g. 1:4M"
+        )
+    if high > 32 * 2**20 - 1:
+        raise ValueError(
+            f"--sizes {opts.get('sizes')}: at most 32M (a bandwidth window holds 64 messages)"
+        )
+    protocol = check_protocol(opts.get("protocol"))
+    tests = check_tests(opts.get("tests"))
+    sync = check_sync(opts.get("sync"), tests)
+    window = check_window(opts.get("window"))
+    pairs = int(opts.get("pairs") or 1)
+    if not 1 <= pairs <= MAX_PAIRS:
+        raise ValueError(f"--pairs {pairs}: give 1 to {MAX_PAIRS}")
+    if opts.get("cpus") is not None and len(opts["cpus"]) != 2:
+        raise ValueError(
+            f"--cpus {','.join(map(str, opts['cpus']))}: rma's pair tests run two ranks, so "
+            "give two CPUs, e.g. --cpus 0,7"
+        )
+    quick = bool(opts.get("quick"))
+    repeat = opts.get("repeat") or (QUICK_REPEAT if quick else DEFAULT_REPEAT)
+    if repeat < 1:
+        raise ValueError("--repeat must be at least 1")
+    classes = opts.get("placements") or list(placement_mod.PLACEMENTS)
+    placements = placement_mod.plan_placements(
+        ctx.topology, classes, opts.get("cpus"), nodes_available=ctx.nodes_available
+    )
+    result = SuitePlan()
+    usable = []
+    for place in placements:
+        if place.skipped:
+            result.notes.append(
+                Note(
+                    "skipped", f"placement {place.name}: {place.skipped}", {"placement": place.name}
+                )
+            )
+        else:
+            usable.append(place)
+    multi = [t for t in tests if RMA_TESTS[t].pairs]
+    two_rank = [t for t in tests if not RMA_TESTS[t].pairs or pairs == 1]
+    common = ["--sync", sync, "--window", window, "--min-size", str(low), "--max-size", str(high)]
+    if quick:
+        common += ["--scale-iterations", "0.2"]
+    for rep in range(1, repeat + 1):
+        for mpi in ctx.mpis:
+            tags = {"mpi": mpi.flavor, "mpi_version": mpi.version}
+            if protocol == "osu":
+                tags["protocol"] = "osu"
+            binary = str(ctx.binary("rma", mpi))
+            for place in usable if two_rank else []:
+                result.jobs.append(
+                    Job(
+                        suite="rma",
+                        name=f"{mpi.flavor}/{place.name}/r{rep}",
+                        program=[binary, "--tests", ",".join(two_rank), *common]
+                        + protocol_args(protocol),
+                        mpi=mpi,
+                        ranks=2,
+                        cpus=place.cpus,
+                        nodes=place.nodes,
+                        tags={**tags, "placement": place.name, "repeat": rep},
+                        timeout_s=900,
+                    )
+                )
+            if multi and pairs > 1:
+                result.jobs.append(
+                    Job(
+                        suite="rma",
+                        name=f"{mpi.flavor}/pairs{pairs}/r{rep}",
+                        program=[binary, "--tests", ",".join(multi), *common]
+                        + protocol_args(protocol),
+                        mpi=mpi,
+                        ranks=2 * pairs,
+                        cpus=[],
+                        nodes=1,
+                        launcher_binding=True,
+                        tags={**tags, "placement": placement_mod.DEFAULT, "repeat": rep},
+                        timeout_s=900,
+                    )
+                )
+    return result
+
+
+def outputs(store, run_id: int, out_dir):
+    """One figure per test (PNG+SVG) and the size x configuration tables."""
+    from hpcscope import safe_write
+    from hpcscope.figures import rma as rma_figures
+    from hpcscope.results import export
+
+    samples = store.samples(run_id, benchmark="rma")
+    written = rma_figures.write(samples, out_dir)
+    for name, text in (
+        ("rma_table.md", export.to_markdown(samples)),
+        ("rma_samples.csv", export.to_csv(samples)),
+    ):
+        safe_write.write_text(out_dir / name, text)
+        written.append(out_dir / name)
+    return written
