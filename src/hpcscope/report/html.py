@@ -42,6 +42,7 @@ from hpcscope.analysis import tables as coll_tables
 from hpcscope.figures import coll as coll_figs
 from hpcscope.figures import node as node_figs
 from hpcscope.figures import p2p as p2p_figs
+from hpcscope.figures import rma as rma_figs
 from hpcscope.figures import stability as stability_figs
 from hpcscope.figures.common import Figure, cached_uri, lstopo_uri
 from hpcscope.formatting import (
@@ -390,6 +391,74 @@ def _environment(run: dict, w: _Writer, launches: list[dict] | None = None) -> S
                 "Environment variables read by MPI, BLAS and schedulers",
                 ["variable", "value"],
                 [[k, v] for k, v in sorted(variables.items())],
+            )
+        )
+    return sec
+
+
+def _rma(samples: list[dict], w: _Writer) -> Section | None:
+    """The rma suite: per test, sync and window kind one figure (the p2p curves' code)
+    and one table of the medians over launches with their interval and launch range."""
+    rma = [s for s in samples if s["benchmark"] == "rma" and "bytes" in s["params"]]
+    if not rma:
+        return None
+    sec = Section(
+        f"run{w.run_id}-rma",
+        "One-sided (RMA) by placement",
+        "OSU 7.4's one-sided programs (docs/rma.md): one curve per MPI and placement for "
+        "each test, synchronization and window kind; the median over launches of each "
+        "launch's median, band: smallest to largest launch median.",
+    )
+    drawings = {d.stem: d for d in rma_figs.drawings(rma)}
+    for family, group in rma_figs.families(rma).items():
+        test = group[0]["params"]["test"]
+        metric, unit = group[0]["metric"], group[0]["unit"]
+        stem = rma_figs.stem(family)
+        uri = drawings[stem].uri()
+        if uri is not None:
+            sec.figures.append(
+                Figure(
+                    f"run{w.run_id}-{stem}",
+                    family,
+                    f"{family} vs message size.",
+                    uri,
+                    f"{family} vs message size",
+                    stem,
+                )
+            )
+        data = p2p_figs.curves(group, metric)
+        rows = [
+            [
+                label,
+                size,
+                v["center"],
+                v["ci_low"],
+                v["ci_high"],
+                v["low"],
+                v["high"],
+                v["launches"],
+            ]
+            for label in sorted(data, key=obs._placement_rank)
+            for size, v in sorted(data[label].items())
+        ]
+        sec.tables.append(
+            w.table(
+                stem,
+                f"{family}, as {rma_figs.RMA_TESTS[test].program}",
+                [
+                    "MPI placement",
+                    "bytes",
+                    "median",
+                    "CI low",
+                    "CI high",
+                    "min launch",
+                    "max launch",
+                    "launches",
+                ],
+                rows,
+                "median: of launch medians; CI: nonparametric 95% CI of the median of all "
+                "samples; min/max launch: the smallest and largest launch median.",
+                shared_unit=([2, 3, 4, 5, 6], unit),
             )
         )
     return sec
@@ -1122,6 +1191,10 @@ def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple
             "= bytes x window (64 non-blocking sends, 1-byte ack) / time; MB = 10^6 B. "
             "Timed in blocks of iterations so timer overhead stays out of sub-microsecond "
             "values.",
+            "rma": "OSU 7.4's one-sided definitions (docs/rma.md): latency = time per "
+            "operation with its synchronization (fence and pscw ping-pongs halved); "
+            "bandwidth = bytes x window (64 operations) / time; MB = 10^6 B. Timed in "
+            "blocks of iterations.",
             "coll": "Each repetition starts after MPI_Barrier; its time is the completion time "
             "of the slowest process (max over ranks); the first calls (communicator "
             "set-up) are warm-ups.",
@@ -1249,6 +1322,7 @@ def _run_context(
                 launches=launches,
                 run=run,
             ),
+            _rma(samples, w),
             _coll(samples, w, [r for r in judged if r.key[0] in COLL_PROGRAMS], target),
             _node(run, samples, w, [r for r in judged if r.key[0] in node_table.OURS], target),
             _node_outliers(samples, w),

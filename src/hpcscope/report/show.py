@@ -325,13 +325,16 @@ def print_summary(
     coll = [s for s in samples if _is_coll(s)]
     lanes = [s for s in samples if _is_lanes(s, verdicts.LANE_BENCHMARKS)]
     node = [s for s in samples if node_table.is_node_sample(s)]
-    taken = {id(s) for group in (p2p, coll, lanes, node) for s in group}
+    rma = [s for s in samples if s["benchmark"] == "rma" and "bytes" in (s["params"] or {})]
+    taken = {id(s) for group in (p2p, coll, lanes, node, rma) for s in group}
     rest = [s for s in samples if id(s) not in taken]
     # every node of an allocation at once (issue 45): node x rate, not one node's table
     per_node = [s for s in node if (s.get("tags") or {}).get("node")]
     node = [s for s in node if not (s.get("tags") or {}).get("node")]
     if p2p:
         print_p2p(p2p, console, run, launches)
+    if rma:
+        print_rma(rma, console)
     if coll:
         print_coll(coll, console)
     if lanes:
@@ -515,6 +518,45 @@ def print_p2p(
 
 # IMB-MPI1's scale_bw: messages of `bytes` its Mbytes/sec counts per iteration
 IMB_MESSAGES = {"pingping": 1, "sendrecv": 2, "exchange": 4}
+
+
+# ---- rma (one-sided): one table per test, sync and window kind
+
+
+def print_rma(samples: list[dict], console: Console) -> None:
+    """OSU-shaped tables of the rma suite: per family (test, sync, window kind) sizes as
+    rows, a column per MPI x placement, each cell the median over launches of each launch's
+    median (the curves of analysis/p2p_curves.py, as p2p's tables and the report)."""
+    from hpcscope.analysis.p2p_curves import curves
+    from hpcscope.figures.rma import families
+    from hpcscope.results.rma_tests import RMA_TESTS
+
+    seen: set[int] = set()
+    for family, group in families(samples).items():
+        test = RMA_TESTS[group[0]["params"]["test"]]
+        data = curves(group, test.metric)
+        configs = sorted(data)
+        sizes = sorted({size for points in data.values() for size in points})
+        rows = [(size, [data[c].get(size) for c in configs]) for size in sizes]
+        shown, per = column_unit([p["center"] for _, ps in rows for p in ps if p], test.unit)
+        body = []
+        for size, points in rows:
+            cells = [_text(format_bytes(size))]
+            for point in points:
+                if point is not None:
+                    seen.add(point["launches"])
+                cells.append(Text("- " if point is None else _num(point["center"] / per) + " "))
+            body.append(cells)
+        title = f"rma {family} ({shown}), as {test.program}: median per message size"
+        mpis = [c.split(" ", 1)[0] for c in configs]
+        print_table(
+            console, title, [Col("size")], [Col(_header(c)) for c in configs], body, groups=mpis
+        )
+    counts = "/".join(str(n) for n in sorted(seen))
+    console.print(
+        f"median: the median over launches (here {counts}) of each launch's median, as in "
+        "the report."
+    )
 
 
 def _print_imb_bandwidth(

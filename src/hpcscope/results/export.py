@@ -32,6 +32,7 @@ from hpcscope.results.cells import (
 )
 from hpcscope.results.cells import LAUNCH_TAGS as POOLED_TAGS
 from hpcscope.results.export_schema import EXPORT_SCHEMA
+from hpcscope.results.rma_tests import RMA_TESTS, SYNC_TEXT, WINDOW_TEXT
 from hpcscope.results.stats import is_rate, summarize
 from hpcscope.results.store import Store
 
@@ -594,11 +595,20 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
             ]
         )
         launches = len({s["launch_id"] for s in group})
+        title = f"# OSU MPI {test}"
+        rma = RMA_TESTS.get(str(other.get("test"))) if first["benchmark"] == "rma" else None
+        if rma:  # the one-sided program's own title and its window/sync lines
+            title, column = f"# {rma.title}", column if metric == "latency" else "Bandwidth"
         lines = [
-            f"# OSU MPI {test} (hpcscope: {one_line(described)})",
+            f"{title} (hpcscope: {one_line(described)})",
             f"# median of all values per size over {launches} launch(es)",
             f"{'# Size':<10}{column + ' (' + unit + ')':>{OSU_FIELD_WIDTH}}",
         ]
+        if rma:
+            lines[2:2] = [
+                f"# Window creation: {WINDOW_TEXT.get(str(other.get('window_kind')), '?')}",
+                f"# Synchronization: {SYNC_TEXT.get(str(other.get('sync')), '?')}",
+            ]
         sizes: dict[int, list[dict[str, Any]]] = {}
         for s in group:
             sizes.setdefault(s["params"]["bytes"], []).append(s)
