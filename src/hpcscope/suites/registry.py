@@ -36,13 +36,6 @@ SUITES: dict[str, Suite] = {
         True,
         p2p.follow_up,
     ),
-    "rma": Suite(
-        "rma",
-        "MPI one-sided (RMA) latency and bandwidth, OSU 7.4's one-sided programs",
-        rma.plan,
-        rma.outputs,
-        True,
-    ),
     "coll": Suite(
         "coll",
         "collectives: native vs lanecoll's decompositions, with verdicts",
@@ -59,6 +52,13 @@ SUITES: dict[str, Suite] = {
         node.plan,
         node.outputs,
         False,
+    ),
+    "rma": Suite(
+        "rma",
+        "MPI one-sided (RMA) latency and bandwidth, OSU 7.4's one-sided programs",
+        rma.plan,
+        rma.outputs,
+        True,
     ),
 }
 
