@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import requires_mpich, requires_openmpi
 
+from hpcscope.machine.mpi import MpiSpec
 from hpcscope.results.rma_tests import RMA_TESTS, SYNC_TEXT
 from hpcscope.suites import rma
+from hpcscope.suites.base import PlanContext
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = "put_latency,get_bw,put_bibw,fop_latency,get_multi_lat"
@@ -95,14 +97,31 @@ def test_a_bad_option_is_one_line_and_exit_2(cli):
     assert "put_bibw" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_dry_run_plans_pairs_in_a_launch_of_their_own(cli):
-    done = cli("run", "rma", "--dry-run", "--mpi", "openmpi", "--placements", "core",
-               "--pairs", "2", "--repeat", "1", "--tests", "put_latency,get_mbw")  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    jobs = [l for l in done.stdout.splitlines() if l.startswith("openmpi/")]
-    assert len(jobs) == 2
-    assert "ranks=2" in jobs[0] and "--tests put_latency " in jobs[0]
-    assert "ranks=4" in jobs[1] and "--tests get_mbw " in jobs[1]
+def plan_of(**opts):
+    specs = [MpiSpec(f, f"mpicc.{f}", f"mpirun.{f}", "1") for f in ("openmpi", "mpich")]
+    ctx = PlanContext(topology=None, mpis=specs, binary=lambda n, m: Path(f"/b/{m.flavor}/{n}"))
+    return rma.plan(ctx, {"placements": ["default"], "repeat": 2, **opts})
+
+
+def test_plan_pairs_get_a_launch_of_their_own_round_robin():
+    jobs = plan_of(tests=["put_latency", "get_mbw"], pairs=2, sync="flush").jobs
+    # per repeat, per MPI: the 2-rank launch, then the 2P-rank one; MPIs alternate
+    assert [(j.mpi.flavor, j.ranks, j.tags["repeat"]) for j in jobs] == [
+        (m, r, rep) for rep in (1, 2) for m in ("openmpi", "mpich") for r in (2, 4)
+    ]
+    two, four = jobs[0].program, jobs[1].program
+    assert two[0] == "/b/openmpi/rma" and two[two.index("--tests") + 1] == "put_latency"
+    assert four[four.index("--tests") + 1] == "get_mbw"
+    assert two[two.index("--sync") + 1] == "flush" and "random" in two  # p2p's protocol args
+
+
+def test_plan_one_pair_runs_in_the_two_rank_launch_and_osu_keeps_sizes_up():
+    jobs = plan_of(tests=["get_multi_lat", "put_bw"], protocol="osu", sizes="1:64K").jobs
+    assert len(jobs) == 4 and all(j.ranks == 2 and j.tags["protocol"] == "osu" for j in jobs)
+    program = jobs[0].program
+    assert program[program.index("--tests") + 1] == "get_multi_lat,put_bw"
+    assert program[-2:] == ["--protocol", "osu"] and "--order" not in program
+    assert program[program.index("--max-size") + 1] == str(64 * 1024)
 
 
 def test_titles_and_syncs_agree_with_the_program():
