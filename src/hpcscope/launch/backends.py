@@ -77,6 +77,9 @@ def _slurm_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, N
     if kw.get("ntasks_per_node"):
         nodes = kw.get("nodes") or 1
         opts = {**opts, "ranks": nodes * kw["ntasks_per_node"], "nodes": nodes}
+    if suite == "node" and (kw.get("nodes") or 1) >= 2:
+        # every node of the allocation at once, one step per node (suites/node_alloc.py)
+        opts = {**opts, "every_node": True}
     return kw, opts, None
 
 

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import IO, Any
 
 from hpcscope.build import TreeGuard
 from hpcscope.launch import command, placement_check
@@ -110,39 +111,83 @@ def run_at_once(
 def _store(
     store: Store, run_id: int, job: Job, item: _Running, timed_out: bool, not_checked: str
 ) -> JobState:
-    name = launch_name(job, item.host)
-    launch_id = store.add_launch(run_id, name, {**job.tags, NODE_TAG: item.host})
+    return store_node_output(
+        store,
+        run_id,
+        job,
+        item.host,
+        io.BytesIO(bytes(item.out)),
+        None if timed_out else item.proc.returncode,
+        [f"command: {subprocess.list2cmdline(item.argv)}"],
+        item.err,
+        timed_out,
+        not_checked,
+    )
+
+
+def store_node_output(
+    store: Store,
+    run_id: int,
+    job: Job,
+    host: str,
+    stream: IO[Any],
+    returncode: int | None,
+    head: list[str],
+    stderr_tail: list[str],
+    timed_out: bool = False,
+    not_checked: str = "",
+    placed_by: str = "",
+) -> JobState:
+    """One node's output as a launch of its own tagged `node: host`, with the placement
+    note of its host name (the lab's run_at_once, SLURM's collection of an every-node
+    task). `head`: the detail's first lines (the command, the SLURM state). `placed_by`:
+    what else proved the node (SLURM: the step's SLURMD_NODENAME check), so a program
+    reporting another host name is not a wrong placement."""
+    name = launch_name(job, host)
+    launch_id = store.add_launch(run_id, name, {**job.tags, NODE_TAG: host})
     program = job.program[0].rsplit("/", 1)[-1] if job.program else job.name
     result = IngestResult()
-    ingest_lines(store, launch_id, io.BytesIO(bytes(item.out)), name, result, program=program)
-    rc = item.proc.returncode
-    state = "TIMEOUT" if timed_out else "COMPLETED" if rc == 0 else "FAILED"
-    lines = [f"command: {subprocess.list2cmdline(item.argv)}"]
+    ingest_lines(store, launch_id, stream, name, result, program=program)
+    state = "TIMEOUT" if timed_out else "COMPLETED" if returncode == 0 else "FAILED"
+    lines = list(head)
     if timed_out:
         lines.append(f"killed after the time limit of {job.timeout_s:.0f} s")
     lines += [f"benchmark error: {e}" for e in result.errors]
     lines += [f"malformed output: {p}" for p in result.problems[:5]]
-    if item.err:
-        lines += ["stderr:"] + item.err
+    if stderr_tail:
+        lines += ["stderr:"] + stderr_tail
     if state == "COMPLETED" and (result.errors or result.problems):
         state = "FAILED"
     if state == "COMPLETED":
-        verdict = host_verdict(job, result.meta, item.host, not_checked)
+        verdict = host_verdict(job, result.meta, host, not_checked, placed_by)
         placement_check.record(store, run_id, launch_id, name, verdict)
         if not verdict.ok:
             state = "FAILED"
             lines.insert(0, verdict.reason)
     detail = "\n".join(lines)
-    store.finish_launch(launch_id, state, rc, detail)
-    return JobState(job, state, rc, detail, str(launch_id))
+    store.finish_launch(launch_id, state, returncode, detail)
+    return JobState(job, state, returncode, detail, str(launch_id))
 
 
 def host_verdict(
-    job: Job, meta: dict | None, host: str, not_checked: str
+    job: Job, meta: dict | None, host: str, not_checked: str, placed_by: str = ""
 ) -> placement_check.Verdict:
     """The program's own host name (its meta record) against the node planned for it."""
     ranks = (meta or {}).get("ranks") or []
     seen = ranks[0].get("host") if ranks and isinstance(ranks[0], dict) else None
+    if seen != host and placed_by and seen:
+        # SLURM: the step checked SLURM's node name; a fake node, or a NodeHostname that
+        # is not the node name, reports another host name
+        return placement_check.Verdict(
+            "verified",
+            "",
+            "node",
+            [],
+            1,
+            "node",
+            placed_by,
+            f"host name: the program reported {seen!r}, not the SLURM node name {host}",
+        )
     if seen != host:
         reason = (
             f"the program reported host {seen!r} but was planned on {host}"
@@ -150,4 +195,5 @@ def host_verdict(
             else f"the program wrote no host name (no meta record): not proven to run on {host}"
         )
         return placement_check.Verdict("wrong", reason, "node", [], 1, "", "host", not_checked)
-    return placement_check.Verdict("verified", "", "node", [], 1, "node", "host", not_checked)
+    checked = "host" + (f", {placed_by}" if placed_by else "")
+    return placement_check.Verdict("verified", "", "node", [], 1, "node", checked, not_checked)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcscope import safe_write
-from hpcscope.launch import placement_check
+from hpcscope.launch import every_node, placement_check
 from hpcscope.launch import slurm_parse as sp
 from hpcscope.launch.base import BackendError, CollectReport, JobState, progress_bar
 from hpcscope.launch.ingest import IngestResult, ingest_lines, ingest_tool_output
@@ -688,10 +688,42 @@ class SlurmBackend:
             if slurm_out:
                 detail += ["batch output:"] + slurm_out
         detail += lines
+        if state.job is not None and state.job.tags.get("every_node") and run_id is not None:
+            # every node of the allocation at once (issue 45): a launch per node
+            nodes = self._ingest_nodes(state, base, run_id)
+            detail.append("; ".join(f"{h}: {s.state}" for h, s in nodes))
+            if status == "COMPLETED" and any(s.state != "COMPLETED" for _, s in nodes):
+                status = "FAILED"
         self.store.finish_launch(launch_id, status, returncode, "\n".join(detail))
         report.new_tasks += 1
         report.new_records += result.records
         return JobState(state.job, status, returncode, "\n".join(detail), state.backend_id)
+
+    def _ingest_nodes(self, state: JobState, base: Path, run_id: int) -> list[tuple[str, JobState]]:
+        """An every-node task's per-node files (slurm_script.every_node_lines), each a
+        launch tagged with its node (launch/every_node.store_node_output)."""
+        assert state.job is not None
+        prefix = f"{base.name}.node-"
+        found = []
+        for out in sorted(base.parent.glob(f"{prefix}*.jsonl")):
+            host = out.name[len(prefix) : -len(".jsonl")]
+            rc_text = _tail(out.with_suffix(".rc"), 1)
+            rc = int(rc_text[0]) if rc_text and rc_text[0].lstrip("-").isdigit() else None
+            with open(out, "rb") as stream:
+                node_state = every_node.store_node_output(
+                    self.store,
+                    run_id,
+                    state.job,
+                    host,
+                    stream,
+                    rc,
+                    [f"SLURM step on {host} of job {state.backend_id}"],
+                    _tail(out.with_suffix(".err")),
+                    not_checked="CPU binding: the step has the node's CPUs",
+                    placed_by="the step's SLURMD_NODENAME",
+                )
+            found.append((host, node_state))
+        return found
 
     # -- status for humans ----------------------------------------------------------
 

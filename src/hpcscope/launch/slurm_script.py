@@ -266,6 +266,46 @@ def launch_line(job: Job, options: SlurmOptions) -> list[str]:
     )
 
 
+# Inside each step: SLURM's own name of the node it runs on must be the one asked for
+# (the collection then records the placement as checked by SLURMD_NODENAME).
+STEP_CHECK = (
+    '[ "$SLURMD_NODENAME" = "$0" ] || { echo "hpcscope: step for node $0 ran on '
+    '${SLURMD_NODENAME:-an unnamed node}" >&2; exit 3; }; exec "$@"'
+)
+
+
+def every_node_lines(job: Job) -> list[str]:
+    """An every-node job (the node suite over an allocation, suites/node_alloc.py): one
+    step per node of the allocation, all at once (srun -N1 -n1 --nodelist=NODE &), each
+    writing task-<i>.node-<NODE>.{jsonl,err,rc}; the task's own jsonl stays empty and
+    its rc is the first failing step's. Node names are checked to be plain host names
+    before any file is named after them, and every file is new (`new`, noclobber)."""
+    program = " ".join(shlex.quote(a) for a in job.program)
+    node = '"$group/task-$task.node-$h'
+    return [
+        'mapfile -t hosts < <(scontrol show hostnames "$SLURM_JOB_NODELIST") || exit 2',
+        'for h in "${hosts[@]}"; do',
+        '  case $h in ""|*[!A-Za-z0-9._-]*) refuse "node $h" "not a plain host name" ;; esac',
+        f'  for f in jsonl err rc; do new {node}.$f"; done',
+        "done",
+        "pids=()",
+        'for h in "${hosts[@]}"; do',
+        '  { srun --nodes=1 --ntasks=1 --nodelist="$h" --cpus-per-task="${SLURM_CPUS_ON_NODE:-1}"'
+        f' --kill-on-bad-exit=1 sh -c {shlex.quote(STEP_CHECK)} "$h" {program}'
+        f' >{node}.jsonl" 2>{node}.err";',
+        f'    echo "$?" >{node}.rc"; }} &',
+        "  pids+=($!)",
+        "done",
+        'for p in "${pids[@]}"; do wait "$p"; done',
+        "rc=0",
+        'for h in "${hosts[@]}"; do',
+        f'  r=$(cat {node}.rc" 2>/dev/null || echo 1); [ "$rc" = 0 ] && rc=$r',
+        "done",
+        ': >"$group/task-$task.jsonl"  # the records are per node (task-<i>.node-<NODE>.jsonl)',
+        ': >"$group/task-$task.err"',
+    ]
+
+
 def render(group: JobGroup, run_id: int | str, rundir: Path, options: SlurmOptions) -> str:
     """The complete batch script for one group."""
     q = shlex.quote
@@ -315,10 +355,15 @@ def render(group: JobGroup, run_id: int | str, rundir: Path, options: SlurmOptio
         and options.exclusive
     ):
         lines += launcher.rankfile_script(job)
+    if job.tags.get("every_node"):
+        lines += every_node_lines(job)
+    else:
+        lines += [
+            " ".join(launch_line(job, options))
+            + ' >"$group/task-$task.jsonl" 2>"$group/task-$task.err"',
+            "rc=$?",
+        ]
     lines += [
-        " ".join(launch_line(job, options))
-        + ' >"$group/task-$task.jsonl" 2>"$group/task-$task.err"',
-        "rc=$?",
         'new "$group/task-$task.rc"',
         'echo "$rc" >"$group/task-$task.rc" || exit 2',
         'exit "$rc"',

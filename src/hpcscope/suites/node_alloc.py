@@ -1,6 +1,7 @@
 """The node suite over every node of an allocation at once (issue 45 part 3).
 
-`run node --on lab` (every lab node) plans this instead of the one-node suite: our cpu and
+`run node --on lab` (every lab node) and `--on slurm --nodes N` (N >= 2: one allocation,
+a job step per node, launch/slurm_script.every_node_lines) plan this instead of the one-node suite: our cpu and
 mem programs, each one Job tagged `every_node`, which the backend runs on every node at
 the same time (launch/every_node.py: one launch per node, tagged `node`), so that the
 nodes are measured under the same conditions and can be compared with each other
@@ -35,7 +36,9 @@ SECONDS = {True: 0.1, False: 0.2}
 def plan(ctx: PlanContext, opts: dict, parts: dict[str, bool], quick: bool) -> SuitePlan:
     nodes = ctx.nodes_available
     out = SuitePlan()
-    threads = sorted({int(t) for t in opts.get("threads") or [1]})
+    # the lab asks for 1 (backends: its nodes share this machine); else 1 and all cores
+    cores = len(getattr(ctx.topology, "cores", None) or []) or 1
+    threads = sorted({int(t) for t in opts.get("threads") or {1, cores}})
     tl = ",".join(map(str, threads))
     tags = {"suite": "node", "quick": quick, "every_node": True}
 
@@ -46,6 +49,9 @@ def plan(ctx: PlanContext, opts: dict, parts: dict[str, bool], quick: bool) -> S
             program=[str(ctx.binary(prog, None)), *args],
             tags={**tags, "part": prog},
             timeout_s=300 + 60 * nodes,  # the nodes share the machine on the lab
+            # SLURM: an allocation of every node, one task each (a step per node)
+            nodes=nodes,
+            ranks=nodes,
         )
 
     if parts["cpu"]:
