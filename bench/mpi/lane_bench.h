@@ -41,7 +41,7 @@ static int hs_lane_bench_start(int argc, char **argv, const char *program,
 /* The lane counts k of --lanes: "all" = 1..min_ppn, else a list (1,2,4) whose every k
  * is in 1..min_ppn. Returns how many (*out to free), or -1 after rank 0 wrote the error
  * record. */
-static int hs_lane_bench_lanes(const char *spec, int min_ppn, int64_t **out)
+static inline int hs_lane_bench_lanes(const char *spec, int min_ppn, int64_t **out)
 {
     const char *why = NULL;
     int n;
