@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import click
@@ -43,6 +44,7 @@ from hpcscope.plan.placement import RANK_LAYOUTS
 from hpcscope.results.precision import parse_budget, parse_precision
 from hpcscope.suites import p2p as p2p_suite
 from hpcscope.suites import p2p_osu
+from hpcscope.suites.registry import suite_for
 
 
 @click.group()
@@ -129,6 +131,9 @@ def execute(
                     f"{job.name}: ranks={job.ranks} cpus={job.cpus} "
                     f"limit={job.timeout_s:.0f}s {' '.join(job.program)}"
                 )
+        describe = suite_for(suite).describe
+        for line in describe(plan) if describe else []:
+            click.echo(line)
         return None
     if kw["out_dir"]:
         runner.check_writable(Path(kw["out_dir"]))
@@ -212,6 +217,7 @@ def execute_command(
         "lanes": lanes_opts,
         "node": node_opts,
         "rma": rma_opts,
+        "links": links_opts,
     }[suite]
     return execute(ctx, suite, builder(own, shared), shared, chatter)
 
@@ -684,4 +690,76 @@ def node_opts(own: dict, shared: dict) -> dict:
         "budget_s": budget_s,
         "quick": shared["quick"],
         **node_knobs(own),
+    }
+
+
+# ---- links (docs/links.md)
+
+
+@run.command("links")
+@once(
+    "--ranks",
+    type=int,
+    default=None,
+    help="--on local only: emulated nodes of one rank each (default 4).",
+)
+@once("--bw-bytes", default=None, help="Bandwidth ping-pong size, e.g. 1M (--quick 256K).")
+@once("--lat-bytes", default=None, help="Latency ping-pong size (default 8).")
+@once("--bw-iterations", type=int, default=None, help="Bandwidth values per pair (default 5).")
+@once("--k", "k", type=float, default=None, help="Flag rule: MADs beyond the median (default 3).")
+@once("--floor", type=float, default=None, help="Flag rule: and this share of the median (0.2).")
+@once("--retest-max", type=int, default=None, help="At most this many pairs re-tested alone (64).")
+@once("--alltoall-bytes", default=None, help="MPI_Alltoall block (default 64K; 0: none).")
+@click.option("--no-bisection", is_flag=True, help="Skip the bisection phase.")
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_links(ctx, **kw) -> None:
+    """Every pair of nodes of an allocation, in parallel rounds, in one launch.
+
+    One rank per node (and lane). A 1-factorization pairs every node with every other in
+    N-1 rounds (N odd: N rounds, one idle); each pair's latency and bandwidth is measured
+    beside the other pairs of its round. The slowest pairs are re-measured alone, then
+    half of the nodes send to the other half at once (bisection), and an all-to-all runs.
+    `show` names the flagged pairs and whether a node or the link is at fault.
+    With --dry-run the schedule is printed, a line per round.
+
+    \b
+    Example: hpcscope run links --on lab
+             hpcscope run links --on sim --platform jupiter:nodes=16
+             hpcscope run links --on slurm --nodes 64 --dry-run
+    """
+    finish(execute_command(ctx, "links", kw))
+
+
+def links_opts(own: dict, shared: dict) -> dict:
+    check_shared(shared)
+    if own["ranks"] is not None and own["ranks"] < 2:
+        raise usage_error(
+            f"--ranks {own['ranks']}: links needs 2 or more nodes: use --on lab, --on sim or "
+            "--on slurm, or --ranks N >= 2 emulated nodes on this machine"
+        )
+    for key in ("bw_bytes", "lat_bytes", "alltoall_bytes"):
+        value = own[key]
+        if value is not None and not re.fullmatch(r"\d+[KMG]?", value):
+            raise usage_error(f"--{key.replace('_', '-')} {value!r}: give bytes, e.g. 4096 or 1M")
+    for key in ("bw_iterations", "retest_max"):
+        if own[key] is not None and not 0 <= own[key] <= 10000:
+            raise usage_error(f"--{key.replace('_', '-')} {own[key]}: give 0 to 10000")
+    if own["k"] is not None and not own["k"] > 0:
+        raise usage_error(f"--k {own['k']}: give a number of MADs above 0, e.g. 3")
+    if own["floor"] is not None and not 0 <= own["floor"] < 1:
+        raise usage_error(f"--floor {own['floor']}: give a share from 0 to below 1, e.g. 0.2")
+    return {
+        "ranks": own["ranks"],
+        "bw_bytes": own["bw_bytes"],
+        "lat_bytes": own["lat_bytes"],
+        "bw_iterations": own["bw_iterations"],
+        "k": own["k"],
+        "floor": own["floor"],
+        "retest_max": own["retest_max"],
+        "alltoall_bytes": own["alltoall_bytes"],
+        "bisection": not own["no_bisection"],
+        "quick": shared["quick"],
+        "repeat": shared["repeat"],
     }

@@ -255,12 +255,30 @@ def export(ctx, run_ref: str, fmt: str) -> None:
     store = store_of(ctx)
     run_id = store.resolve(run_ref)
     text = getattr(export_mod, f"to_{fmt}")(store, run_id)
+    if fmt == "json":
+        text = with_links(store, run_id, text)
     if fmt == "osu" and not text:
         raise ValueError(
             f"run {run_id} has no message-size measurements, so it has no OSU form: "
             "--format osu is for p2p runs; use csv, json or markdown"
         )
     click.echo(text, nl=False)
+
+
+def with_links(store, run_id: int, text: str) -> str:
+    """A links run's JSON export gains "links": per launch its matrices, flagged pairs with
+    their cause, nodes at fault and ratios under load (analysis/links.py; derived, like
+    "pooled": import ignores it)."""
+    import json
+
+    from hpcscope.analysis import links
+
+    found = links.by_launch(store.samples(run_id, benchmark=links.BENCHMARK))
+    if not found:
+        return text
+    doc = json.loads(text)
+    doc["links"] = [{"launch": name, **result.to_json()} for name, result in found]
+    return json.dumps(doc, indent=1) + "\n"
 
 
 @click.command("import")

@@ -73,7 +73,10 @@ def _slurm(ctx: BackendContext) -> Backend:
 
 
 def _slurm_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, None]:
-    """--ntasks-per-node: the ranks of coll and lanes are nodes x tasks per node."""
+    """--ntasks-per-node: the ranks of coll and lanes are nodes x tasks per node; links:
+    the lanes of a node (one rank per node and lane)."""
+    if suite == "links":
+        return kw, {**opts, "lanes_per_node": kw.get("ntasks_per_node") or 1}, None
     if kw.get("ntasks_per_node"):
         nodes = kw.get("nodes") or 1
         opts = {**opts, "ranks": nodes * kw["ntasks_per_node"], "nodes": nodes}
@@ -124,6 +127,8 @@ def _lab_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, Non
     one thread per node unless --threads says otherwise: the nodes share this machine."""
     if suite == "node":
         opts = {**opts, "every_node": True, "threads": opts.get("threads") or [1]}
+    if suite == "links":
+        return lab.plan_options(suite, kw, opts)
     return kw, opts, None
 
 

@@ -60,6 +60,16 @@ def lab_nodes(options: dict[str, Any]) -> int:
     return require_lab().spec.nodes
 
 
+def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, None]:
+    """links: one rank per node and lane where each process has its lane (per-process
+    binding), else one per node (striped: every process uses every lane)."""
+    if suite == "links":
+        spec = require_lab().spec
+        lanes = spec.lanes if spec.binding == "per-process" else 1
+        opts = {**opts, "lanes_per_node": lanes}
+    return kw, opts, None
+
+
 def require_lab() -> lab_net.LabState:
     state = lab_net.current()
     if state is None:

@@ -32,6 +32,9 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
         raise ValueError("--on sim: the node suite measures this machine; not simulated")
     try:
         machine = machine_of(kw)
+        if suite == "links" and not kw.get("ppn"):
+            # links: one rank per node and lane (a host per socket and lane)
+            kw = {**kw, "ppn": machine.hosts_per_node}
         ppn = ppn_of(kw)
         machine.check_ppn(ppn)
     except PlatformError as exc:
@@ -69,7 +72,9 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
         # one coll job per collective: each its own count sweep, memory check and time limit
         opts = {**opts, "warmup": SIM_WARMUP[suite], "job_per_collective": suite == "coll"}
         opts["defaults"] = suite_defaults(suite, ppn)
-    if suite != "p2p":
+    if suite == "links":
+        opts = {**opts, "lanes_per_node": ppn}
+    elif suite != "p2p":
         opts = {**opts, "ranks": ranks or cores}
     else:
         opts = {**opts, "placements": p2p_placements(opts)}

@@ -968,6 +968,79 @@ def _coll(
     return sec
 
 
+# ---- links (docs/links.md)
+
+
+def _links(samples: list[dict], w: _Writer) -> Section | None:
+    """Per launch of `run links`: the heatmaps, the flagged pairs with their cause, and
+    what the fabric loses under load (analysis/links.py, figures/links.py)."""
+    from hpcscope.analysis import links
+    from hpcscope.figures import links as links_figs
+
+    found = links.by_launch(samples)
+    if not found:
+        return None
+    sec = Section(
+        f"run{w.run_id}-links",
+        "Links: every pair of nodes",
+        "Every pair of nodes (and lanes) measured in parallel rounds of a 1-factorization, "
+        "the slowest pairs again alone, then bisection and all-to-all under load. "
+        f"Rule: {links.Rule().text()} (the run's own k and floor in the table).",
+    )
+    for i, (name, result) in enumerate(found):
+        tag = f"{i}_" if len(found) > 1 else ""
+        sec.items.append((name, "; ".join(links.summary_lines(result)[:3])))
+        sec.tables.append(
+            w.table(
+                f"links_{tag}flags",
+                f"Flagged pairs ({name})",
+                ["metric", "pair", "lane", "round", "value", "median", "alone", "cause", "why"],
+                [
+                    [
+                        f.metric,
+                        f"{f.node_a}-{f.node_b}",
+                        f.lane,
+                        f.round,
+                        f.value,
+                        f.median,
+                        f.serial,
+                        f"{f.cause} {f.culprit}".strip(),
+                        f.why,
+                    ]
+                    for f in result.flags
+                ],
+                caption=result.rule.text() + ("; no pair flagged" if not result.flags else ""),
+            )
+        )
+        load = [
+            [f"bisection {b.pairing}", b.aggregate, b.sum_alone, b.ratio] for b in result.bisection
+        ]
+        if result.alltoall and result.alltoall.ratio is not None:
+            a = result.alltoall
+            load.append([f"all-to-all {a.bytes} B x {a.p}", None, a.reference_bw, a.ratio])
+        if load:
+            sec.tables.append(
+                w.table(
+                    f"links_{tag}load",
+                    f"Under load ({name})",
+                    ["test", "together (MB/s)", "alone (MB/s)", "ratio"],
+                    load,
+                    caption="ratio 1: nothing lost under load; bisection: aggregate of the "
+                    "pairs together / sum of the same pairs alone; all-to-all: ideal time at "
+                    "one pair's bandwidth alone / measured time",
+                )
+            )
+        caption = "Median of each pair in its round; grey: not measured; red: flagged."
+        sec.figures += [
+            Figure(
+                f"run{w.run_id}-{d.stem}", d.stem.replace("_", " "), caption, uri, d.stem, d.stem
+            )
+            for d in links_figs.drawings(result, tag)
+            if (uri := d.uri()) is not None
+        ]
+    return sec
+
+
 _UNIT_SUFFIX = re.compile(r"\s*\((?:us|µs|ns|ms|MB/s|GB/s)\)$")
 
 # node_table columns in the row's unit; the first picks the row's scale
@@ -1326,6 +1399,7 @@ def _run_context(
             _coll(samples, w, [r for r in judged if r.key[0] in COLL_PROGRAMS], target),
             _node(run, samples, w, [r for r in judged if r.key[0] in node_table.OURS], target),
             _node_outliers(samples, w),
+            _links(samples, w),
         )
         if s is not None
     ]

@@ -326,7 +326,8 @@ def print_summary(
     lanes = [s for s in samples if _is_lanes(s, verdicts.LANE_BENCHMARKS)]
     node = [s for s in samples if node_table.is_node_sample(s)]
     rma = [s for s in samples if s["benchmark"] == "rma" and "bytes" in (s["params"] or {})]
-    taken = {id(s) for group in (p2p, coll, lanes, node, rma) for s in group}
+    links = [s for s in samples if s["benchmark"] == "links"]
+    taken = {id(s) for group in (p2p, coll, lanes, node, rma, links) for s in group}
     rest = [s for s in samples if id(s) not in taken]
     # every node of an allocation at once (issue 45): node x rate, not one node's table
     per_node = [s for s in node if (s.get("tags") or {}).get("node")]
@@ -343,6 +344,8 @@ def print_summary(
         print_node(run, node, console)
     if per_node:
         print_node_outliers(per_node, console)
+    if links:
+        print_links(links, console)
     if rest:
         print_generic(rest, console)
 
@@ -757,6 +760,20 @@ def _algorithms(rows: list[dict]) -> list[str]:
     from hpcscope.analysis.verdicts import alg_key
 
     return sorted({a for r in rows for a in r.get("algorithms", [])}, key=alg_key)
+
+
+# ---- links (docs/links.md)
+
+
+def print_links(samples: list[dict], console: Console) -> None:
+    """Per launch: the medians and the rule, the flagged pairs with their cause, the
+    nodes at fault, rounds, bisection and all-to-all (analysis/links.summary_lines)."""
+    from hpcscope.analysis import links
+
+    for name, result in links.by_launch(samples):
+        console.print(f"[bold]links {S(name)}[/bold]")
+        for line in links.summary_lines(result):
+            console.print("  " + S(line))
 
 
 # ---- lanes

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hpcscope.suites import coll, lanes, node, p2p, rma
+from hpcscope.suites import coll, lanes, links, node, p2p, rma
 from hpcscope.suites.base import PlanContext, SuitePlan
 
 
@@ -25,6 +25,8 @@ class Suite:
     # Measuring to a precision: (store, run_id, jobs so far, monotonic start) -> more jobs
     # after a round ([] = done); only on backends that run jobs now (runner.more_rounds).
     follow_up: Callable[..., list] | None = None
+    # What a dry run prints after the jobs (links: the schedule, a line per round).
+    describe: Callable[[SuitePlan], list[str]] | None = None
 
 
 SUITES: dict[str, Suite] = {
@@ -59,6 +61,14 @@ SUITES: dict[str, Suite] = {
         rma.plan,
         rma.outputs,
         True,
+    ),
+    "links": Suite(
+        "links",
+        "every pair of nodes in parallel rounds, slow pairs alone, bisection",
+        links.plan,
+        links.outputs,
+        True,
+        describe=links.describe,
     ),
 }
 

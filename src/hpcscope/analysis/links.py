@@ -1,0 +1,540 @@
+"""What `run links` found: the N x N matrices, the slow pairs, who is at fault, and what
+the fabric loses under load. Fed only by the recorded samples of bench/mpi/links.c
+(docs/records.md section 4, links; docs/links.md).
+
+The rule (one for both metrics, stated in every view): over the parallel phase's pairs,
+each pair's value is the median of its samples; a pair is flagged when it is worse than
+the median of all pairs by more than K x 1.4826 x MAD (MAD: median absolute deviation;
+1.4826 x MAD estimates a normal spread's sigma) AND by more than FLOOR x the median:
+bandwidth below, latency above. K = 3 and FLOOR = 20 % by default. The floor keeps a
+tight machine (or a deterministic simulation, MAD = 0) from flagging a pair 1 % slower;
+the MAD keeps a noisy one from flagging its noise. Fewer than MIN_PAIRS pairs: no flag.
+
+Attribution of a flagged pair (per metric, per lane):
+  - node: one of its endpoints (node, lane) is in flagged pairs for at least half of its
+    pairs (and in at least 2): "node n3" when every lane of the node is so, else
+    "node n3, lane 1";
+  - link: neither endpoint is, and the pair re-measured alone (serial phase) is still
+    beyond the rule: the pair itself;
+  - round: re-measured alone it is within the rule: it was slow only beside the other
+    pairs of its round (congestion), not by itself;
+  - not explained: not re-measured alone, so link and round cannot be told apart.
+
+Bisection ratio per pairing: the aggregate bandwidth of the senders together / the sum
+of the same pairs' bandwidths alone. All-to-all ratio: the time p-1 blocks would take at
+one pair's bandwidth alone (the median of the bisection pairs alone, else of the
+ping-pong pairs) / the measured MPI_Alltoall time. 1 = nothing lost under load.
+
+Cost: O(P log P) for P pairs (1,024 nodes: 523,776 pairs, a few seconds with the
+samples' values as lists); matrices N x N per lane.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hpcscope.analysis import links_schedule
+
+BENCHMARK = "links"
+K_DEFAULT = 3.0
+FLOOR_DEFAULT = 0.2
+MAD_TO_SIGMA = 1.4826
+MIN_PAIRS = 3  # fewer pairs: no median to stand against
+NODE_SHARE = 0.5  # an endpoint in flagged pairs for at least this share of its pairs
+METRICS = (("bandwidth", "MB/s", False), ("latency", "us", True))  # name, unit, higher worse
+
+
+@dataclass(frozen=True)
+class Rule:
+    k: float = K_DEFAULT
+    floor: float = FLOOR_DEFAULT
+
+    def text(self) -> str:
+        return (
+            f"flagged when worse than the median of all pairs by more than {self.k:g} x "
+            f"1.4826 x MAD and by more than {100 * self.floor:g} % of the median"
+        )
+
+
+@dataclass
+class Pair:
+    rank_a: int
+    rank_b: int
+    node_a: int
+    node_b: int
+    lane: int
+    round: int | None
+    bandwidth: float | None  # MB/s, median of the parallel phase
+    latency: float | None  # us
+    serial_bandwidth: float | None = None  # re-measured alone
+    serial_latency: float | None = None
+
+
+@dataclass
+class Flag:
+    metric: str
+    unit: str
+    node_a: str
+    node_b: str
+    lane: int
+    round: int | None
+    value: float
+    median: float
+    threshold: float
+    serial: float | None
+    cause: str  # node | link | round | not explained
+    culprit: str  # "n3", "n3 lane 1", "n1-n4", "round 5" or ""
+    why: str
+
+
+@dataclass
+class Bisection:
+    pairing: str
+    pairs: int
+    aggregate: float  # MB/s, median over repetitions
+    sum_alone: float  # MB/s
+    ratio: float
+
+
+@dataclass
+class Alltoall:
+    p: int
+    bytes: int
+    time_us: float
+    reference_bw: float | None  # MB/s of one pair alone
+    ratio: float | None
+    why: str
+
+
+@dataclass
+class LinksResult:
+    nodes: list[str]
+    lanes: int
+    rule: Rule
+    medians: dict[str, float]
+    thresholds: dict[str, float]
+    pairs: list[Pair]
+    flags: list[Flag]
+    at_fault: list[str]  # nodes (or node lanes) named at fault
+    rounds: list[dict[str, Any]]
+    retested: int
+    bisection: list[Bisection] = field(default_factory=list)
+    alltoall: Alltoall | None = None
+    schedule_ok: bool = True
+
+    def matrix(self, metric: str, lane: int = 0, serial: bool = False) -> np.ndarray:
+        """N x N of the pairs' medians (NaN on the diagonal and where not measured)."""
+        n = len(self.nodes)
+        m = np.full((n, n), np.nan)
+        for p in self.pairs:
+            if p.lane != lane:
+                continue
+            v = getattr(p, f"serial_{metric}" if serial else metric)
+            if v is not None:
+                m[p.node_a, p.node_b] = m[p.node_b, p.node_a] = v
+        return m
+
+    def to_json(self) -> dict[str, Any]:
+        """Machine-readable (export --format json, benchmarks/links_targets)."""
+        return {
+            "nodes": self.nodes,
+            "lanes": self.lanes,
+            "rule": {**asdict(self.rule), "text": self.rule.text()},
+            "medians": self.medians,
+            "thresholds": self.thresholds,
+            "flags": [asdict(f) for f in self.flags],
+            "at_fault": self.at_fault,
+            "retested": self.retested,
+            "rounds": self.rounds,
+            "bisection": [asdict(b) for b in self.bisection],
+            "alltoall": asdict(self.alltoall) if self.alltoall else None,
+            "schedule_ok": self.schedule_ok,
+            "matrices": {
+                metric: [
+                    [[None if math.isnan(v) else v for v in row] for row in self.matrix(metric, l)]
+                    for l in range(self.lanes)
+                ]
+                for metric, _, _ in METRICS
+            },
+        }
+
+
+def is_links(sample: dict) -> bool:
+    return sample.get("benchmark") == BENCHMARK
+
+
+def _median(values: list[float]) -> float | None:
+    return float(np.median(values)) if values else None
+
+
+def node_labels(samples: list[dict]) -> list[str]:
+    """A name per node index: its host name (the common part of its lanes' host names,
+    'n3' of 'n3-s0' and 'n3-s1'); 'node I' where names repeat (emulated nodes)."""
+    hosts: dict[int, set[str]] = defaultdict(set)
+    for s in samples:
+        prm = s["params"]
+        for end in ("a", "b"):
+            if f"node_{end}" in prm:
+                hosts[prm[f"node_{end}"]].add(str(prm.get(f"host_{end}", "")))
+    n = max(hosts) + 1 if hosts else 0
+    names = []
+    for i in range(n):
+        found = sorted(hosts.get(i, set()))
+        name = found[0] if len(found) == 1 else _common(found)
+        names.append(name)
+    if len(set(names)) != len(names) or not all(names):
+        return [f"node {i}" for i in range(n)]
+    return names
+
+
+def _common(names: list[str]) -> str:
+    if not names:
+        return ""
+    prefix = names[0]
+    for other in names[1:]:
+        while not other.startswith(prefix):
+            prefix = prefix[:-1]
+    # back to the last separator: 'n3' of 'n3-s0' and 'n3-s1', not 'n3-s'
+    cut = max(prefix.rfind(c) for c in "-_.")
+    return prefix[:cut] if cut > 0 else prefix
+
+
+def _thresholds(values: np.ndarray, worse_high: bool, rule: Rule) -> tuple[float, float]:
+    med = float(np.median(values))
+    scale = MAD_TO_SIGMA * float(np.median(np.abs(values - med)))
+    if worse_high:
+        return med, max(med + rule.k * scale, med * (1 + rule.floor))
+    return med, min(med - rule.k * scale, med * (1 - rule.floor))
+
+
+def _beyond(value: float, threshold: float, worse_high: bool) -> bool:
+    return value > threshold if worse_high else value < threshold
+
+
+def analyse(samples: list[dict], rule: Rule | None = None) -> LinksResult | None:
+    """The links view of one run's samples (None without ping-pong samples)."""
+    rule = rule or Rule()
+    mine = [s for s in samples if is_links(s)]
+    ping = [s for s in mine if s["params"].get("test") == "pingpong"]
+    if not ping:
+        return None
+    nodes = node_labels(ping)
+    lanes = max(int(s["params"].get("lanes", 1)) for s in ping)
+    pairs: dict[tuple[int, int], Pair] = {}
+    for s in ping:
+        prm = s["params"]
+        key = (prm["rank_a"], prm["rank_b"])
+        p = pairs.get(key)
+        if p is None:
+            p = pairs[key] = Pair(
+                prm["rank_a"],
+                prm["rank_b"],
+                prm["node_a"],
+                prm["node_b"],
+                int(prm.get("lane", 0)),
+                prm.get("round"),
+                None,
+                None,
+            )
+        value = _median(s["values"])
+        prefix = "serial_" if prm.get("phase") == "serial" else ""
+        if prm.get("phase") != "serial" and prm.get("round") is not None:
+            p.round = prm["round"]
+        if s["metric"] in ("bandwidth", "latency"):
+            setattr(p, prefix + s["metric"], value)
+    plist = sorted(pairs.values(), key=lambda p: (p.lane, p.node_a, p.node_b))
+    medians: dict[str, float] = {}
+    thresholds: dict[str, float] = {}
+    flagged: dict[str, list[Pair]] = {}
+    for metric, _, high in METRICS:
+        measured = [p for p in plist if getattr(p, metric) is not None]
+        if len(measured) < MIN_PAIRS:
+            continue
+        values = np.array([getattr(p, metric) for p in measured])
+        medians[metric], thresholds[metric] = _thresholds(values, high, rule)
+        flagged[metric] = [
+            p for p in measured if _beyond(getattr(p, metric), thresholds[metric], high)
+        ]
+    flags, at_fault = _attribute(plist, flagged, medians, thresholds, nodes, lanes)
+    return LinksResult(
+        nodes=nodes,
+        lanes=lanes,
+        rule=rule,
+        medians=medians,
+        thresholds=thresholds,
+        pairs=plist,
+        flags=flags,
+        at_fault=at_fault,
+        rounds=_rounds(mine),
+        retested=sum(1 for p in plist if p.serial_bandwidth is not None),
+        bisection=_bisection(mine),
+        alltoall=_alltoall(mine, plist),
+        schedule_ok=_schedule_ok(plist, len(nodes)),
+    )
+
+
+def _attribute(
+    plist: list[Pair],
+    flagged: dict[str, list[Pair]],
+    medians: dict[str, float],
+    thresholds: dict[str, float],
+    nodes: list[str],
+    lanes: int,
+) -> tuple[list[Flag], list[str]]:
+    """Each flagged pair's cause (module docstring) and the nodes at fault."""
+    degree: dict[tuple[int, int], int] = defaultdict(int)  # (node, lane) -> pairs
+    for p in plist:
+        degree[(p.node_a, p.lane)] += 1
+        degree[(p.node_b, p.lane)] += 1
+    flags: list[Flag] = []
+    faulty_ends: set[tuple[int, int]] = set()
+    for metric, unit, high in METRICS:
+        slow = flagged.get(metric, [])
+        count: dict[tuple[int, int], int] = defaultdict(int)
+        for p in slow:
+            count[(p.node_a, p.lane)] += 1
+            count[(p.node_b, p.lane)] += 1
+        bad = {end for end, c in count.items() if c >= 2 and c >= NODE_SHARE * degree[end]}
+        faulty_ends |= bad
+        for p in slow:
+            serial = getattr(p, f"serial_{metric}")
+            ends = [e for e in ((p.node_a, p.lane), (p.node_b, p.lane)) if e in bad]
+            value = getattr(p, metric)
+            said = f"{metric} {value:.4g} {unit} vs median {medians[metric]:.4g} {unit}"
+            if ends:
+                node, lane = ends[0]
+                share = f"{count[ends[0]]} of its {degree[ends[0]]} pairs"
+                cause, culprit = "node", _end_name(nodes, node, lane, lanes)
+                why = f"{culprit} is in {share} flagged for {metric}"
+            elif serial is not None and _beyond(serial, thresholds[metric], high):
+                cause, culprit = "link", f"{nodes[p.node_a]}-{nodes[p.node_b]}"
+                why = (
+                    f"alone (serial re-test) still {serial:.4g} {unit}, and neither node "
+                    "is slow with its other peers"
+                )
+            elif serial is not None:
+                cause, culprit = "round", f"round {p.round}"
+                why = (
+                    f"alone (serial re-test) {serial:.4g} {unit}, within the rule: slow only "
+                    "beside the other pairs of its round"
+                )
+            else:
+                cause, culprit = "not explained", ""
+                why = "not re-measured alone, so the link and its round are not told apart"
+            flags.append(
+                Flag(
+                    metric,
+                    unit,
+                    nodes[p.node_a],
+                    nodes[p.node_b],
+                    p.lane,
+                    p.round,
+                    value,
+                    medians[metric],
+                    thresholds[metric],
+                    serial,
+                    cause,
+                    culprit,
+                    f"{said}; {why}",
+                )
+            )
+    named = sorted({_end_name(nodes, n, l, lanes) for n, l in faulty_ends})
+    return flags, named
+
+
+def _end_name(nodes: list[str], node: int, lane: int, lanes: int) -> str:
+    return nodes[node] if lanes == 1 else f"{nodes[node]} lane {lane}"
+
+
+def _rounds(samples: list[dict]) -> list[dict[str, Any]]:
+    out = []
+    for s in samples:
+        prm = s["params"]
+        if prm.get("test") == "round":
+            out.append(
+                {"round": prm["round"], "pairs": prm.get("pairs"), "time_us": s["values"][0]}
+            )
+    return sorted(out, key=lambda r: r["round"])
+
+
+def _bisection(samples: list[dict]) -> list[Bisection]:
+    agg: dict[str, float] = {}
+    alone: dict[str, list[float]] = defaultdict(list)
+    for s in samples:
+        prm = s["params"]
+        if prm.get("test") != "bisection":
+            continue
+        value = _median(s["values"])
+        if value is None:
+            continue
+        if prm.get("scope") == "aggregate":
+            agg[prm["pairing"]] = value
+        elif prm.get("phase") == "alone":
+            alone[prm["pairing"]].append(value)
+    out = []
+    for pairing, together in agg.items():
+        total = sum(alone.get(pairing, []))
+        if total > 0:
+            out.append(Bisection(pairing, len(alone[pairing]), together, total, together / total))
+    return out
+
+
+def _alltoall(samples: list[dict], plist: list[Pair]) -> Alltoall | None:
+    found = [s for s in samples if s["params"].get("test") == "alltoall"]
+    if not found:
+        return None
+    s = found[0]
+    p, block = int(s["params"].get("p", 0)), int(s["params"].get("bytes", 0))
+    t = float(np.median(s["values"]))
+    alone = [
+        float(np.median(x["values"]))
+        for x in samples
+        if x["params"].get("test") == "bisection" and x["params"].get("phase") == "alone"
+    ]
+    source = "the bisection pairs alone"
+    if not alone:
+        alone = [q.bandwidth for q in plist if q.bandwidth is not None]
+        source = "the ping-pong pairs in their rounds"
+    if not alone or t <= 0 or p < 2:
+        return Alltoall(p, block, t, None, None, "no pair bandwidth to compare with")
+    ref = float(np.median(alone))
+    ideal_us = (p - 1) * block / ref  # bytes / (MB/s) = us
+    return Alltoall(
+        p,
+        block,
+        t,
+        ref,
+        ideal_us / t,
+        f"ideal (p-1) x {block} B at {ref:.4g} MB/s (median of {source}) = {ideal_us:.4g} us",
+    )
+
+
+def _schedule_ok(plist: list[Pair], n: int) -> bool:
+    """The recorded rounds are the circle method's (links_schedule), pair for pair."""
+    for p in plist:
+        if p.round is not None and links_schedule.partner(p.node_a, p.round, n) != p.node_b:
+            return False
+    return True
+
+
+def matrix_csv(result: LinksResult, metric: str) -> str:
+    """The N x N matrix of one metric as CSV: a row per (lane, node), a column per node,
+    empty where not measured (the diagonal)."""
+    unit = dict((m, u) for m, u, _ in METRICS)[metric]
+    lines = [",".join(["lane", f"node ({metric} {unit})", *result.nodes])]
+    for lane in range(result.lanes):
+        m = result.matrix(metric, lane)
+        for i, name in enumerate(result.nodes):
+            cells = ["" if math.isnan(v) else f"{v:.6g}" for v in m[i]]
+            lines.append(",".join([str(lane), name, *cells]))
+    return "\n".join(lines) + "\n"
+
+
+FLAG_COLUMNS = (
+    "metric",
+    "unit",
+    "node_a",
+    "node_b",
+    "lane",
+    "round",
+    "value",
+    "median",
+    "threshold",
+    "serial",
+    "cause",
+    "culprit",
+    "why",
+)
+
+
+def flags_csv(result: LinksResult) -> str:
+    import csv
+    import io
+
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(FLAG_COLUMNS)
+    for f in result.flags:
+        row = asdict(f)
+        w.writerow(["" if row[c] is None else row[c] for c in FLAG_COLUMNS])
+    return out.getvalue()
+
+
+def write_files(result: LinksResult, out_dir, tag: str = "") -> list:
+    """links_[TAG]bandwidth.csv, ..._latency.csv, ..._flags.csv and links_[TAG]json in
+    out_dir (TAG: the launch, where a run has several)."""
+    import json
+
+    from hpcscope import safe_write
+
+    safe_write.ensure_dir(out_dir)  # the run's folder, made by its caller
+    written = {
+        f"links_{tag}bandwidth.csv": matrix_csv(result, "bandwidth"),
+        f"links_{tag}latency.csv": matrix_csv(result, "latency"),
+        f"links_{tag}flags.csv": flags_csv(result),
+        f"links_{tag}analysis.json": json.dumps(result.to_json(), indent=1) + "\n",
+    }
+    return [safe_write.write_text(out_dir / name, text) for name, text in written.items()]
+
+
+def by_launch(samples: list[dict], rule: Rule | None = None) -> list[tuple[str, LinksResult]]:
+    """One result per launch (its name; each launch is one allocation-wide measurement:
+    two MPI libraries or repeats are not pooled into one matrix)."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for s in samples:
+        if is_links(s):
+            groups[str(s.get("launch") or s.get("launch_id") or "")].append(s)
+    found = [(name, analyse(group, rule)) for name, group in groups.items()]
+    return [(name, r) for name, r in found if r is not None]
+
+
+def summary_lines(result: LinksResult) -> list[str]:
+    """What `show` prints of one launch: the medians, the rule, each flagged pair with its
+    cause, the nodes at fault, the rounds, the bisection and all-to-all ratios."""
+    n = len(result.nodes)
+    lines = [
+        f"{n} nodes x {result.lanes} lane(s), {len(result.pairs)} pairs in "
+        f"{links_schedule.rounds(n)} rounds, {result.retested} re-measured alone"
+        + ("" if result.schedule_ok else "; WARNING: recorded rounds are not the schedule's")
+    ]
+    for metric, unit, _ in METRICS:
+        if metric in result.medians:
+            lines.append(
+                f"{metric}: median {result.medians[metric]:.4g} {unit}, flag beyond "
+                f"{result.thresholds[metric]:.4g} {unit}"
+            )
+    lines.append(f"rule: {result.rule.text()}")
+    if not result.flags:
+        lines.append("flagged pairs: none")
+    for f in result.flags:
+        lane = f" lane {f.lane}" if result.lanes > 1 else ""
+        lines.append(
+            f"flagged {f.metric}: {f.node_a}-{f.node_b}{lane} (round {f.round}): {f.cause}"
+            + (f" {f.culprit}" if f.culprit and f.cause != "round" else "")
+            + f"; {f.why}"
+        )
+    if result.at_fault:
+        lines.append(f"at fault: {', '.join(result.at_fault)}")
+    if result.rounds:
+        times = [r["time_us"] for r in result.rounds]
+        lines.append(
+            f"rounds: {len(times)}, median {np.median(times) / 1e3:.4g} ms, slowest "
+            f"{max(times) / 1e3:.4g} ms, all {sum(times) / 1e6:.4g} s"
+        )
+    for b in result.bisection:
+        lines.append(
+            f"bisection {b.pairing}: {b.pairs} pairs together {b.aggregate:.4g} MB/s, "
+            f"alone {b.sum_alone:.4g} MB/s in sum: ratio {b.ratio:.2f}"
+        )
+    a = result.alltoall
+    if a is not None:
+        ratio = f"ratio {a.ratio:.2f} ({a.why})" if a.ratio is not None else a.why
+        lines.append(
+            f"all-to-all of {a.bytes} B blocks over {a.p} ranks: {a.time_us:.4g} us; {ratio}"
+        )
+    return lines
