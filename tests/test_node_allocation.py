@@ -106,3 +106,16 @@ def test_every_node_plan_is_cheap_and_tagged():
     named = node_alloc.plan(ctx, {}, {"cpu": False, "mem": False, "disk": True, "net": True}, True)
     assert [j.name for j in named.jobs] == ["node/net/two-nodes"]
     assert any(n.kind == "skipped" and n.text.startswith("disk:") for n in named.notes)
+
+
+def test_a_clock_under_load_on_shared_cpus_is_shown_not_judged():
+    """The lab: one node's loaded clock read in short windows between another node's
+    slices is the scheduler's, not the node's (node_outliers.SHARED_CLOCK)."""
+    loaded = {**{n: [3.7, 3.6] for n in ("n1", "n2", "n3")}, "n4": [0.35, 0.36]}
+    samples = _nodes(loaded, metric="frequency", unit="GHz", workload="cpu_clock", load="fp64")
+    for s in samples:
+        s["tags"]["shared_cpus"] = True
+    found = node_outliers.analyse(samples)
+    assert found is not None and found.flags == []
+    assert found.rates[0].note == node_outliers.SHARED_CLOCK
+    assert found.rates[0].medians["n4"] == 0.355

@@ -126,7 +126,12 @@ def _lab_plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, Non
     """The node suite on the lab runs on every lab node at once (suites/node_alloc.py),
     one thread per node unless --threads says otherwise: the nodes share this machine."""
     if suite == "node":
-        opts = {**opts, "every_node": True, "threads": opts.get("threads") or [1]}
+        opts = {
+            **opts,
+            "every_node": True,
+            "threads": opts.get("threads") or [1],
+            "shared_cpus": True,  # node_outliers: a clock in short windows is not compared
+        }
     if suite == "links":
         return lab.plan_options(suite, kw, opts)
     return kw, opts, None

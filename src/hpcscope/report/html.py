@@ -1099,7 +1099,7 @@ def _node_outliers(samples: list[dict], w: _Writer) -> Section | None:
             [["bad" if str(r[c]).endswith("!") else "" for c in columns] for r in rows],
         )
     )
-    sec.notes += [f"{r.label}: {r.note}" for r in found.rates if r.note][:1]
+    sec.notes += [f"{r.label}: {r.note}" for r in found.rates if r.note]
     sec.observations += [
         obs.Observation("node_outlier", f.text, f.to_dict(), "warning", f.node) for f in found.flags
     ]

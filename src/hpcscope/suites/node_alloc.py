@@ -41,6 +41,8 @@ def plan(ctx: PlanContext, opts: dict, parts: dict[str, bool], quick: bool) -> S
     threads = sorted({int(t) for t in opts.get("threads") or {1, cores}})
     tl = ",".join(map(str, threads))
     tags = {"suite": "node", "quick": quick, "every_node": True}
+    if opts.get("shared_cpus"):  # the lab: every node runs on this machine's CPUs
+        tags["shared_cpus"] = True
 
     def job(prog: str, args: list[str]) -> Job:
         return Job(
