@@ -22,6 +22,8 @@ from hpcscope.cli.common import (
     usage_error,
 )
 from hpcscope.cli.node_knobs import node_knob_options, node_knobs
+from hpcscope.cli.options import POSITIVE as POSITIVE_TYPE
+from hpcscope.cli.options import REPETITIONS as REPETITIONS_TYPE
 from hpcscope.cli.options import (
     coll_options,
     common_run_options,
@@ -218,6 +220,7 @@ def execute_command(
         "node": node_opts,
         "rma": rma_opts,
         "links": links_opts,
+        "nbc": nbc_opts,
     }[suite]
     return execute(ctx, suite, builder(own, shared), shared, chatter)
 
@@ -536,6 +539,106 @@ def coll_opts(own: dict, shared: dict) -> dict:
         "rank_layout": rank_layout(own["rank_layout"]),
         "validate": not own["no_validate"],
         "interleave": own["interleave"],
+        "quick": shared["quick"],
+        "repeat": shared["repeat"],
+    }
+
+
+@run.command("nbc")
+@once_list(
+    "--collectives",
+    "ibcast,iallreduce",
+    default=None,
+    help="Comma list: nonblocking, persistent, neighborhood, all (default), or names: "
+    "i<coll>, <coll>_persistent, <coll> for allgather(v), allreduce, alltoall(v,w), barrier, "
+    "bcast, gather(v), reduce, reduce_scatter(_block), scatter(v); neighbor_<c> and "
+    "ineighbor_<c> for allgather(v), alltoall(v,w); alltoallv_neighbors. The blocking "
+    "counterparts of the variants are added.",
+)
+@once(
+    "--sizes",
+    default=None,
+    help="Message sizes MIN:MAX in bytes (default 1:1M, OSU's; --quick 1:4K).",
+)
+@once(
+    "--iterations",
+    type=REPETITIONS_TYPE,
+    default=None,
+    help="Timed calls per size (default OSU's 1000, 100 above 8 KiB; --quick 100).",
+)
+@once(
+    "--protocol",
+    default="hpcscope",
+    show_default=True,
+    help="hpcscope (barrier before each call, random size order per launch) or osu (OSU "
+    "7.4's loops).",
+)
+@once(
+    "--probes",
+    type=click.IntRange(0, 10000),
+    default=None,
+    help="MPI_Test calls inside the compute of the overlap loop (OSU's -t; default 0, OSU's).",
+)
+@once(
+    "--neighbor-dims",
+    type=click.IntRange(1, 8),
+    default=None,
+    help="Dimensions of OSU's Cartesian neighbourhood (default 1).",
+)
+@once(
+    "--neighbor-radius",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="Its radius (default 1: 3 ranks or more in 1 dimension).",
+)
+@once(
+    "--ranks",
+    type=POSITIVE_TYPE,
+    default=None,
+    help="MPI ranks (default: the cores of this machine, at least 2).",
+)
+@once("--rank-layout", default=None, help="alternate (default), block or default, as for coll.")
+@click.option(
+    "--no-validate", is_flag=True, help="Skip the untimed check against the blocking collective."
+)
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_nbc(ctx, **kw) -> None:
+    """Non-blocking, persistent and neighbourhood collectives (OSU 7.4's definitions).
+
+    Non-blocking: pure I<coll> + MPI_Wait, then a compute calibrated to it between post
+    and wait: overall, compute and overlap % as OSU defines them. Each variant is
+    checked against its blocking collective (Holm-corrected guideline verdicts).
+
+    \b
+    Example: hpcscope run nbc --quick --collectives ibcast,iallreduce
+             hpcscope run nbc --collectives neighborhood --ranks 4
+             hpcscope run nbc --protocol osu --sizes 1:64K
+    """
+    finish(execute_command(ctx, "nbc", kw))
+
+
+def nbc_opts(own: dict, shared: dict) -> dict:
+    check_shared(shared)
+    sizes = nonempty(own["sizes"], "--sizes", "1:64K")
+    if sizes:
+        try:
+            p2p_suite.parse_size_range(sizes)
+        except ValueError as exc:
+            raise usage_error(f"--sizes: {exc}") from None
+    protocol = p2p_suite.check_protocol(nonempty(own["protocol"], "--protocol", "osu"))
+    return {
+        "collectives": csv_list(own["collectives"], "--collectives", "ibcast,iallreduce"),
+        "sizes": sizes,
+        "iterations": own["iterations"],
+        "protocol": protocol,
+        "probes": own["probes"],
+        "neighbor_dims": own["neighbor_dims"],
+        "neighbor_radius": own["neighbor_radius"],
+        "ranks": own["ranks"],
+        "rank_layout": rank_layout(own["rank_layout"]),
+        "validate": not own["no_validate"],
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }

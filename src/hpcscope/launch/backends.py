@@ -110,7 +110,7 @@ def _no_pinning(name: str, why: str, plan_options: Callable) -> Callable:
 
     def wrapped(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int | None]:
         kw, opts, cores = plan_options(suite, kw, opts)
-        if suite in ("coll", "lanes"):
+        if suite in ("coll", "lanes", "nbc"):
             if opts.get("rank_layout"):
                 raise ValueError(
                     f"--rank-layout {opts['rank_layout']}: --on {name} does not pin ranks "

@@ -21,7 +21,7 @@ from typing import Any
 
 from hpcscope.formatting import csv_cell, markdown_cell, markdown_table, one_line
 from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
-from hpcscope.results import placement_proof, precision
+from hpcscope.results import nbc_osu, placement_proof, precision
 from hpcscope.results.cells import (
     IMB_P2P_TESTS,
     canonical,
@@ -562,6 +562,9 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
     blocks of their own. Samples without params "bytes" have no OSU form: left out.
     """
     samples = [s for s in _samples(source, run_id) if "bytes" in s["params"]]
+    # nbc: OSU's non-blocking/persistent/neighbourhood programs' own columns (nbc_osu)
+    nbc = [s for s in samples if s["benchmark"] == "nbc"]
+    samples = [s for s in samples if s["benchmark"] != "nbc"]
     # IMB-MPI1's p2p patterns have no OSU program whose text to imitate: named, not shown
     imb = sorted({s["params"]["test"] for s in samples if s["params"].get("test") in IMB_P2P_TESTS})
     samples = [s for s in samples if s["params"].get("test") not in IMB_P2P_TESTS]
@@ -616,6 +619,7 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
             median = _cell(sizes[size])["median"]
             lines.append(f"{size:<10d}{median:>{OSU_FIELD_WIDTH}.2f}")
         out.append("\n".join(lines) + "\n")
+    out += nbc_osu.blocks(nbc)
     if imb:
         out.append(
             f"# not exported: p2p {', '.join(imb)} (IMB-MPI1's patterns) have no OSU "

@@ -116,8 +116,24 @@ METRICS: tuple[str, ...] = (
     "throughput",
     "frequency",
     "iops",
+    # nbc: OSU's overlap measure of a non-blocking collective (docs/nbc.md)
+    "pure_time",
+    "overall_time",
+    "compute_time",
+    "overlap",
 )
-UNITS: tuple[str, ...] = ("us", "ns", "MB/s", "msg/s", "GFLOP/s", "GOP/s", "GHz", "IOPS", "Mbit/s")
+UNITS: tuple[str, ...] = (
+    "us",
+    "ns",
+    "MB/s",
+    "msg/s",
+    "GFLOP/s",
+    "GOP/s",
+    "GHz",
+    "IOPS",
+    "Mbit/s",
+    "%",
+)
 MAX_LINE_CHARS = 16 << 20  # a record line; a sample of a million values is ~20 MB
 MAX_DEPTH = 16  # nesting of objects and lists in a record (ours use 3)
 INT_LIMIT = 2**63  # integers must fit the store (SQLite INTEGER is 64-bit)

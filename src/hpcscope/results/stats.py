@@ -52,6 +52,8 @@ def lower_is_better(unit: str) -> bool:
         return False
     if unit.strip() in _TIME_UNITS:
         return True
+    if unit.strip() == "%":  # nbc's overlap: the share of communication hidden
+        return False
     raise ValueError(
         f"cannot tell whether a lower or a higher value in {unit!r} is "
         "better; pass lower_is_better explicitly"

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hpcscope.suites import coll, lanes, links, node, p2p, rma
+from hpcscope.suites import coll, lanes, links, nbc, node, p2p, rma
 from hpcscope.suites.base import PlanContext, SuitePlan
 
 
@@ -69,6 +69,13 @@ SUITES: dict[str, Suite] = {
         links.outputs,
         True,
         describe=links.describe,
+    ),
+    "nbc": Suite(
+        "nbc",
+        "non-blocking (overlap), persistent and neighbourhood collectives, OSU 7.4's",
+        nbc.plan,
+        nbc.outputs,
+        True,
     ),
 }
 
