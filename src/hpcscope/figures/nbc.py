@@ -3,8 +3,8 @@
 nbc_overlap_<mpi>: OSU's overlap (%) against the message size, one line per non-blocking
     collective (median of the per-iteration overlaps);
 nbc_times_<mpi>: time against size, one panel per family: non-blocking (pure I<coll> +
-    MPI_Wait, solid, beside the blocking <coll>, dashed), persistent (Start + Wait) and
-    neighbourhood collectives. Nothing is smoothed.
+    MPI_Wait), persistent (Start + Wait) and neighbourhood collectives, each variant
+    beside its blocking collective (dashed, same colour). Nothing is smoothed.
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import EngFormatter, NullFormatter  # noqa: E402
 
 from hpcscope.figures.coll import GRID_COLUMNS, PANEL_IN, _plain_log_ticks, _safe  # noqa: E402
 from hpcscope.figures.common import MIN_FONT_PT, Drawing  # noqa: E402
+from hpcscope.results.nbc_names import blocking_of  # noqa: E402
 
 FAMILY_TITLES = {
-    "nonblocking": "non-blocking: I<coll> + MPI_Wait (solid), <coll> (dashed)",
+    "nonblocking": "non-blocking: I<coll> + MPI_Wait",
     "persistent": "persistent: MPI_Start + MPI_Wait",
     "neighborhood": "neighbourhood collectives",
 }
@@ -68,6 +70,8 @@ def _series(rows: list[dict], key: str) -> dict[str, list[tuple[int, float]]]:
 
 def _size_axis(ax: Any) -> None:
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(EngFormatter(places=0, sep=""))  # 1, 64, 1k: not 2^6
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("message size (bytes)", fontsize=9)
     ax.tick_params(labelsize=MIN_FONT_PT + 1)
     ax.grid(True, which="major", alpha=0.25)
@@ -90,14 +94,10 @@ def _overlap(mpi: str, rows: list[dict]) -> Any:
 
 def _times(mpi: str, rows: list[dict]) -> Any:
     families = [f for f in FAMILY_TITLES if any(r["family"] == f for r in rows)]
-    panels = []  # (family, rows of the panel)
-    for family in families:
-        mine = [r for r in rows if r["family"] == family]
-        if family == "nonblocking":
-            mine += [r for r in rows if r["family"] == "blocking"]
-        panels.append((family, mine))
+    panels = [(f, [r for r in rows if r["family"] == f]) for f in families]
     if not panels:  # only blocking collectives were asked for
         panels = [("blocking", rows)]
+    base_rows = [r for r in rows if r["family"] == "blocking"]
     cols = min(GRID_COLUMNS, len(panels))
     nrows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(
@@ -108,20 +108,14 @@ def _times(mpi: str, rows: list[dict]) -> Any:
         squeeze=False,
     )
     for ax, (family, mine) in zip(axes.flat, panels):
-        colors: dict[str, Any] = {}
-        for name, points in _series(mine, "pure_us").items():
+        pure = _series(mine, "pure_us")
+        lines = {**_series(mine, "time_us"), **pure}  # a variant's own time
+        bases = _series(base_rows, "time_us")
+        for name, points in lines.items():
             (line,) = ax.plot(*zip(*points), marker="o", markersize=3, label=name)
-            colors[name[1:]] = line.get_color()
-        for name, points in _series(mine, "time_us").items():
-            style = "--" if name in colors else "-"
-            ax.plot(
-                *zip(*points),
-                linestyle=style,
-                marker=".",
-                markersize=3,
-                color=colors.get(name),
-                label=None if name in colors else name,
-            )
+            base = blocking_of(name)
+            if base in bases and base not in lines:  # its blocking collective, dashed
+                ax.plot(*zip(*bases[base]), linestyle="--", color=line.get_color())
         _size_axis(ax)
         ax.set_yscale("log")
         _plain_log_ticks(ax)
@@ -130,6 +124,9 @@ def _times(mpi: str, rows: list[dict]) -> Any:
         ax.legend(fontsize=MIN_FONT_PT, ncol=2)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    fig.suptitle(f"{mpi}: median time per call against message size", fontsize=10)
+    fig.suptitle(
+        f"{mpi}: median time per call against message size; dashed: the blocking collective",
+        fontsize=10,
+    )
     fig.tight_layout()
     return fig

@@ -27,6 +27,7 @@ from hpcscope.analysis import (
     cpu_pair,
     machine_measured,
     mpi_transport,
+    nbc_analysis,
     node_table,
     p2p_curves,
     paper_colls,
@@ -40,6 +41,7 @@ from hpcscope.analysis import observations as obs
 from hpcscope.analysis import over_runs as over_runs_analysis
 from hpcscope.analysis import tables as coll_tables
 from hpcscope.figures import coll as coll_figs
+from hpcscope.figures import nbc as nbc_figs
 from hpcscope.figures import node as node_figs
 from hpcscope.figures import p2p as p2p_figs
 from hpcscope.figures import rma as rma_figs
@@ -1041,6 +1043,91 @@ def _links(samples: list[dict], w: _Writer) -> Section | None:
     return sec
 
 
+# ---- nbc: non-blocking (overlap), persistent and neighbourhood collectives (docs/nbc.md)
+
+
+def _nbc(samples: list[dict], w: _Writer) -> Section | None:
+    mine = [s for s in samples if s["benchmark"] == "nbc"]
+    rows = nbc_analysis.table(mine)
+    if not rows:
+        return None
+    sec = Section(
+        f"run{w.run_id}-nbc",
+        "Non-blocking, persistent and neighbourhood collectives",
+        "OSU 7.4's definitions. Non-blocking: pure = I<coll> + MPI_Wait; a compute "
+        "calibrated to it runs between post and wait; overall = post + compute + wait; "
+        "overlap = max(0, 100 - (overall - compute) / pure x 100). Persistent: MPI_Start + "
+        "MPI_Wait of a request made once per size. Neighbourhood: OSU's Cartesian "
+        "neighbourhood. Each value is the median over the iterations of the slowest rank. "
+        "Guideline: a variant is not slower than its blocking collective (and "
+        "neighbor_alltoall not slower than MPI_Alltoallv on the same neighbours): a "
+        "reference significantly faster (Mann-Whitney, Holm over the run's checks, at "
+        "least 5%) in two launches or more is a violation, from one launch suggested.",
+    )
+    timed = [k for k, t in nbc_analysis.COLUMNS if "(us)" in t]
+    cols = nbc_analysis.COLUMNS
+    sec.tables.append(
+        w.table(
+            "nbc",
+            "Times and overlap by collective and size",
+            [t for _, t in cols],
+            [
+                [r.get(k) if k in timed else coll_tables.cell(r.get(k), k) for k, _ in cols]
+                for r in rows
+            ],
+            "Medians of all iterations (each the slowest rank's); blocking = the blocking "
+            "collective of the same launch.",
+            shared_unit=([i for i, (k, _) in enumerate(cols) if k in timed], "us"),
+        )
+    )
+    checks = nbc_analysis.guidelines(mine)
+    if checks:
+        gcols = nbc_analysis.GUIDELINE_COLUMNS
+        gtimed = [k for k, t in gcols if "(us)" in t]
+        sec.tables.append(
+            w.table(
+                "nbc-guidelines",
+                "Guideline checks: each variant against its blocking collective",
+                [t for _, t in gcols],
+                [
+                    [r.get(k) if k in gtimed else coll_tables.cell(r.get(k), k) for k, _ in gcols]
+                    for r in checks
+                ],
+                f"Holm over the run's {len(checks)} checks; verdict from the raw "
+                "iterations of every launch (analysis/nbc_analysis.py).",
+                [
+                    [
+                        "bad"
+                        if r["verdict"] == "violation" and k == "status"
+                        else "warn"
+                        if r["verdict"] == "suggested" and k == "status"
+                        else ""
+                        for k, _ in gcols
+                    ]
+                    for r in checks
+                ],
+                shared_unit=([i for i, (k, _) in enumerate(gcols) if k in gtimed], "us"),
+            )
+        )
+    for drawing in nbc_figs.drawings(rows):
+        uri = drawing.uri()
+        if uri is None:
+            continue
+        sec.figures.append(
+            Figure(
+                f"run{w.run_id}-{drawing.stem}",
+                drawing.stem.replace("_", " "),
+                "Overlap (%) by message size, median per size."
+                if drawing.kind == "nbc_overlap"
+                else "Median time per call by message size.",
+                uri,
+                drawing.stem,
+                drawing.stem,
+            )
+        )
+    return sec
+
+
 _UNIT_SUFFIX = re.compile(r"\s*\((?:us|µs|ns|ms|MB/s|GB/s)\)$")
 
 # node_table columns in the row's unit; the first picks the row's scale
@@ -1397,6 +1484,7 @@ def _run_context(
             ),
             _rma(samples, w),
             _coll(samples, w, [r for r in judged if r.key[0] in COLL_PROGRAMS], target),
+            _nbc(samples, w),
             _node(run, samples, w, [r for r in judged if r.key[0] in node_table.OURS], target),
             _node_outliers(samples, w),
             _links(samples, w),
