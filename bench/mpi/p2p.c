@@ -23,6 +23,31 @@
  *   every test here (with 2 ranks in lockstep the two differ by the last iteration's
  *   skew). Counts: osu_latency's (10000, >8K 1000; IMB runs 1000, fewer above 40 KB).
  *   They have no OSU counterpart: --format osu and --protocol osu refuse them.
+ * and OSU 7.4's other two-rank programs (opt-in as well):
+ *   latency_persistent, bw_persistent, bibw_persistent [osu_*_persistent]  latency, bw
+ *                           and bibw with requests made once per size (MPI_Send_init /
+ *                           MPI_Recv_init) and MPI_Start(all) + MPI_Wait(all) per
+ *                           iteration; bibw_persistent waits for its sends, then its
+ *                           receives, on both ranks (OSU's order); same metrics
+ *   latency_mt [osu_latency_mt]  latency with --threads M:N: M threads on rank 0 and
+ *                           N on rank 1 (OSU -t M:N, default 1:2), under
+ *                           MPI_THREAD_MULTIPLE (asked for only when latency_mt runs; a
+ *                           library that provides less is refused before anything is
+ *                           measured, the level it gave in the error record). Iteration i
+ *                           of a block is thread i mod M's (rank 0) and i mod N's (rank 1);
+ *                           with M > 1 the tag is i, as OSU. The block is timed on rank
+ *                           0 from releasing its threads to their last reply, and
+ *                           latency = t * M / (2 * count): each sender thread's half round
+ *                           trip. The threads share the rank's CPUs (its binding), as in OSU.
+ *   latency_mp [osu_latency_mp]  latency while rank 0 has M and rank 1 N children forked
+ *                           after MPI_Init (--processes M:N, OSU's -t M:N, default
+ *                           2:2). As in OSU the children never call MPI: they wait on a pipe
+ *                           and _exit when the test ends; the ranks measure with a copy-on-
+ *                           write image of themselves alive (what fork does to registered or
+ *                           shared memory). osu protocol: OSU's barrier before every
+ *                           iteration, outside the clock. Refused in SimGrid builds (every
+ *                           rank is a thread of one simulator process: fork copies all).
+ *   Their titles are OSU's (--format/--protocol osu reproduce them).
  * MB = 10^6 bytes. Counts default to OSU's (LAT/BW_LOOP/SKIP_SMALL and _LARGE, "large"
  * meaning > 8192 bytes); bw and bibw start at 1 byte like OSU (an empty message carries no
  * bandwidth). Warm-ups run first and are discarded.
@@ -59,6 +84,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <pthread.h>
+#include <sys/wait.h>
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
@@ -82,12 +109,16 @@
 #define ADAPTIVE_CAP 20    /* --precision: at most this many times the fixed count */
 #define TAG_DATA 100
 #define TAG_ACK 101
+#define TAG_MT 200      /* latency_mt with several sender threads: TAG_MT + i mod 16384 */
+#define MAX_THREADS 128 /* OSU's MAX_NUM_THREADS and MAX_NUM_PROCESSES (exclusive) */
 
 /* ---- options (one table drives parsing, --help and the echo in meta) ----------------- */
 
 static const char *o_tests, *o_data, *o_format, *o_out, *o_protocol, *o_timer, *o_order,
     *o_buffers, *o_sizes;
 static int64_t o_min, o_max, o_iters, o_warmup, o_block, o_window, o_repeat, o_seed;
+static const char *o_threads_mn, *o_procs_mn;
+static int64_t o_threads, o_sender_threads, o_procs, o_sender_procs; /* parsed from them */
 static double o_scale, o_warmup_ms, o_precision, o_size_budget_ms;
 static int o_validate, o_alternate, o_alternate_timer;
 
@@ -97,7 +128,12 @@ static const hs_option options[] = {
       "MPI_Wtime around every iteration, sizes from 1 B ascending, its barriers)" },
     { "tests", HS_OPT_STR, &o_tests, "latency,bw,bibw,mbw_mr",
       "comma-separated tests: latency, bw, bibw, mbw_mr, pingping, sendrecv, exchange "
-      "(the last three IMB-MPI1's)" },
+      "(IMB-MPI1's), latency_persistent, bw_persistent, bibw_persistent, latency_mt, "
+      "latency_mp" },
+    { "threads", HS_OPT_STR, &o_threads_mn, "1:2",
+      "latency_mt: threads, sender (rank 0) : receiver (rank 1), or N receivers (OSU -t)" },
+    { "processes", HS_OPT_STR, &o_procs_mn, "2:2",
+      "latency_mp: forked children, sender : receiver, or N receivers (OSU -t)" },
     { "min-size", HS_OPT_SIZE, &o_min, "0",
       "smallest message in bytes; sizes double from it" },
     { "max-size", HS_OPT_SIZE, &o_max, "4M", "largest message in bytes" },
@@ -156,7 +192,21 @@ static const hs_option options[] = {
 
 /* ---- the tests ----------------------------------------------------------------------- */
 
-enum { LAT, BW, BIBW, MBW_MR, PINGPING, SENDRECV, EXCHANGE, NTESTS };
+enum {
+    LAT,
+    BW,
+    BIBW,
+    MBW_MR,
+    PINGPING,
+    SENDRECV,
+    EXCHANGE,
+    LAT_P,
+    BW_P,
+    BIBW_P,
+    LAT_MT,
+    LAT_MP,
+    NTESTS
+};
 static const struct {
     const char *name, *metric, *unit, *osu_title, *osu_column;
     int windowed, min_bytes;
@@ -170,11 +220,26 @@ static const struct {
     { "pingping", "time", "us", NULL, NULL, 0, 0 },
     { "sendrecv", "time", "us", NULL, NULL, 0, 0 },
     { "exchange", "time", "us", NULL, NULL, 0, 0 },
+    { "latency_persistent", "latency", "us", "# OSU MPI Latency Persistent Test",
+      "Latency (us)", 0, 0 },
+    { "bw_persistent", "bandwidth", "MB/s", "# OSU MPI Bandwidth Persistent Test",
+      "Bandwidth (MB/s)", 1, 1 },
+    { "bibw_persistent", "bibandwidth", "MB/s",
+      "# OSU MPI Bi-Directional Bandwidth Persistent Test", "Bandwidth (MB/s)", 1, 1 },
+    { "latency_mt", "latency", "us", "# OSU MPI Multi-threaded Latency Test",
+      "Latency (us)", 0, 0 },
+    { "latency_mp", "latency", "us", "# OSU MPI Multi-process Latency Test", "Latency (us)",
+      0, 0 },
 };
 /* IMB-MPI1's scale_bw: messages of `bytes` one iteration counts in its Mbytes/sec (0: not
  * an IMB test). */
-static const int imb_messages[NTESTS] = { 0, 0, 0, 0, 1, 2, 4 };
+static const int imb_messages[NTESTS] = { 0, 0, 0, 0, 1, 2, 4, 0, 0, 0, 0, 0 };
 #define IMB(test) (imb_messages[test] > 0)
+/* The ping-pongs (metric latency, osu_latency's counts) and the windowed bandwidths. */
+#define PINGPONG(test) \
+    ((test) == LAT || (test) == LAT_P || (test) == LAT_MT || (test) == LAT_MP)
+#define ONEWAY(test) ((test) == BW || (test) == BW_P || (test) == MBW_MR)
+#define TWOWAY(test) ((test) == BIBW || (test) == BIBW_P)
 
 typedef struct {
     int rank;
@@ -192,6 +257,9 @@ typedef struct {
     double size_budget_s; /* --size-budget-ms, in s; 0 = none */
     int64_t sizes[64];    /* --sizes, parsed; nsizes = 0: --min-size..--max-size */
     int nsizes;
+    MPI_Request *preq; /* 2 * window: the persistent tests' requests of one size, [sends,
+                          receives] (latency_persistent: [send, receive]) */
+    int provided;      /* MPI_Init_thread's level (MPI_THREAD_SINGLE without latency_mt) */
 } ctx;
 
 static ctx C;
@@ -276,22 +344,220 @@ static void one_iter(int test, int n, int osu)
         TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, MPI_STATUS_IGNORE));
         TRY(MPI_Waitall(2, C.req, C.stat));
         break;
+    case LAT_P: /* osu_latency_persistent: Start + Wait the send, then the receive */
+        for (int k = 0; k < 2; k++) {
+            MPI_Request *r = &C.preq[(C.rank + k) % 2]; /* rank 0: send first */
+            TRY(MPI_Start(r));
+            TRY(MPI_Wait(r, MPI_STATUS_IGNORE));
+        }
+        break;
+    case BW_P: /* osu_bw_persistent: Startall + Waitall of the window, then the ack */
+        TRY(MPI_Startall(W, C.preq + (C.rank == 0 ? 0 : W)));
+        TRY(MPI_Waitall(W, C.preq + (C.rank == 0 ? 0 : W), C.stat));
+        if (C.rank == 0)
+            TRY(MPI_Recv(C.rbuf, 1, MPI_CHAR, peer, TAG_ACK, C.comm, MPI_STATUS_IGNORE));
+        else
+            TRY(MPI_Send(C.sbuf, 1, MPI_CHAR, peer, TAG_ACK, C.comm));
+        break;
+    case BIBW_P: /* osu_bibw_persistent: receives started, sends started; OSU waits for
+                  * the sends, then the receives, on both ranks */
+        TRY(MPI_Startall(W, C.preq + W));
+        TRY(MPI_Startall(W, C.preq));
+        if (osu) {
+            TRY(MPI_Waitall(W, C.preq, C.stat));
+            TRY(MPI_Waitall(W, C.preq + W, C.stat + W));
+        } else {
+            TRY(MPI_Waitall(2 * W, C.preq, C.stat));
+        }
+        break;
+    case LAT_MP: /* osu_latency_mp: osu_latency's ping-pong, the children forked aside */
+        one_iter(LAT, n, osu);
+        break;
     }
+}
+
+/* The persistent tests' requests for messages of n bytes (OSU makes them per size,
+ * before its barrier; MPI_Request_free after the size). */
+static void persistent_init(int test, int n)
+{
+    const int peer = 1 - C.rank, W = C.window;
+    for (int j = 0; j < 2 * W; j++) C.preq[j] = MPI_REQUEST_NULL;
+    if (test == LAT_P) {
+        TRY(MPI_Send_init(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.preq[0]));
+        TRY(MPI_Recv_init(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.preq[1]));
+        return;
+    }
+    for (int j = 0; j < W; j++) {
+        if (test == BIBW_P || C.rank == 0)
+            TRY(MPI_Send_init(C.sbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.preq[j]));
+        if (test == BIBW_P || C.rank == 1)
+            TRY(MPI_Recv_init(C.rbuf, n, MPI_CHAR, peer, TAG_DATA, C.comm, &C.preq[W + j]));
+    }
+}
+
+static void persistent_free(void)
+{
+    for (int j = 0; j < 2 * C.window; j++)
+        if (C.preq[j] != MPI_REQUEST_NULL) TRY(MPI_Request_free(&C.preq[j]));
+}
+
+/* ---- latency_mt: a pool of threads per rank ------------------------------------------
+ * Thread 0 is the main thread; threads 1..T-1 wait at a barrier for each run of
+ * iterations (a block, a warm-up, a validation pass), run their share (iteration i is
+ * thread i mod T's) and meet again. Cost: two pthread barriers per run on each rank with
+ * more than one thread (rank 1 by default), inside the block's time on rank 0 as its
+ * first message waits for rank 1's threads. */
+typedef struct {
+    pthread_t th[MAX_THREADS];
+    pthread_barrier_t go, done;
+    int threads, senders; /* threads on this rank; sender threads (rank 0's) */
+    int n, per_iter, quit;
+    int64_t count;
+    double busy[MAX_THREADS]; /* --protocol osu: each sender thread's summed intervals */
+    char *rbuf[MAX_THREADS];  /* each thread receives into its own; thread 0 in C.rbuf */
+} mt_pool;
+
+static mt_pool MT;
+static char *page_buffer(size_t bytes);
+
+static void mt_share(int k)
+{
+    const int peer = 1 - C.rank, n = MT.n;
+    char *rbuf = k == 0 ? C.rbuf : MT.rbuf[k];
+    MT.busy[k] = 0;
+    for (int64_t i = k; i < MT.count; i += MT.threads) {
+        /* one sender thread: any receiver thread takes any message (OSU's tags 1 and 2);
+         * several: iteration i's tag pairs its sender and receiver threads */
+        int tag = MT.senders > 1 ? TAG_MT + (int)(i % 32000) : TAG_DATA;
+        int back = MT.senders > 1 ? tag : TAG_ACK;
+        if (C.rank == 0) {
+            double t0 = MT.per_iter ? MPI_Wtime() : 0;
+            TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer, tag, C.comm));
+            TRY(MPI_Recv(rbuf, n, MPI_CHAR, peer, back, C.comm, MPI_STATUS_IGNORE));
+            if (MT.per_iter) MT.busy[k] += MPI_Wtime() - t0;
+        } else {
+            TRY(MPI_Recv(rbuf, n, MPI_CHAR, peer, tag, C.comm, MPI_STATUS_IGNORE));
+            TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer, back, C.comm));
+        }
+    }
+}
+
+static void *mt_helper(void *arg)
+{
+    int k = (int)(intptr_t)arg;
+    for (;;) {
+        pthread_barrier_wait(&MT.go);
+        if (MT.quit) return NULL;
+        mt_share(k);
+        pthread_barrier_wait(&MT.done);
+    }
+}
+
+/* count iterations of latency_mt over the pool; returns thread 0's summed intervals
+ * (--protocol osu: OSU prints one sender thread's own sum) or 0. */
+static double mt_run(int n, int64_t count, int per_iter)
+{
+    MT.n = n;
+    MT.count = count;
+    MT.per_iter = per_iter;
+    if (MT.threads > 1) pthread_barrier_wait(&MT.go);
+    mt_share(0);
+    if (MT.threads > 1) pthread_barrier_wait(&MT.done);
+    return MT.busy[0];
+}
+
+/* Starts the pool (rank 0: --sender-threads, rank 1: --threads). Returns 0 or -1. */
+static int mt_start(size_t bytes)
+{
+    MT.senders = (int)o_sender_threads;
+    MT.threads = C.rank == 0 ? (int)o_sender_threads : (int)o_threads;
+    MT.quit = 0;
+    if (MT.threads == 1) return 0;
+    pthread_barrier_init(&MT.go, NULL, (unsigned)MT.threads);
+    pthread_barrier_init(&MT.done, NULL, (unsigned)MT.threads);
+    for (int k = 1; k < MT.threads; k++) {
+        MT.rbuf[k] = page_buffer(bytes);
+        if (!MT.rbuf[k] ||
+            pthread_create(&MT.th[k], NULL, mt_helper, (void *)(intptr_t)k)) {
+            fprintf(stderr, "p2p: rank %d cannot start latency_mt thread %d\n", C.rank, k);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    return 0;
+}
+
+static void mt_stop(void)
+{
+    if (MT.threads <= 1) return;
+    MT.quit = 1;
+    pthread_barrier_wait(&MT.go);
+    for (int k = 1; k < MT.threads; k++) {
+        pthread_join(MT.th[k], NULL);
+        free(MT.rbuf[k]);
+    }
+    pthread_barrier_destroy(&MT.go);
+    pthread_barrier_destroy(&MT.done);
+}
+
+/* ---- latency_mp: children forked aside ----------------------------------------------
+ * The children wait for the end of the pipe's write side and _exit: they never touch MPI
+ * (OSU's sleep for 2 s the same way), so the ranks measure with their forked copies
+ * alive. Returns the write end of the pipe (closed by mp_stop); a failed pipe or fork
+ * aborts the launch with a line on stderr. */
+static pid_t mp_kids[MAX_THREADS];
+static int mp_count;
+
+static int mp_start(void)
+{
+    int fds[2];
+    mp_count = C.rank == 0 ? (int)o_sender_procs : (int)o_procs;
+    if (pipe(fds) != 0) {
+        fprintf(stderr, "p2p: rank %d: pipe: %s\n", C.rank, strerror(errno));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    fflush(NULL); /* nothing buffered is written twice by a child */
+    for (int k = 0; k < mp_count; k++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, "p2p: rank %d: fork: %s\n", C.rank, strerror(errno));
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        if (pid == 0) {
+            char c;
+            close(fds[1]);
+            while (read(fds[0], &c, 1) < 0 && errno == EINTR) continue;
+            _exit(0);
+        }
+        mp_kids[k] = pid;
+    }
+    close(fds[0]);
+    return fds[1];
+}
+
+static void mp_stop(int fd)
+{
+    close(fd);
+    for (int k = 0; k < mp_count; k++) waitpid(mp_kids[k], NULL, 0);
+    mp_count = 0;
 }
 
 /* Runs count iterations. Returns the seconds spent inside the timed part when the
  * iterations time themselves, 0 otherwise (the caller then times the block from outside):
  *  - per_iter (--timer iteration, OSU): MPI_Wtime before and after every iteration on
  *    rank 0, the two readings' cost (~36 ns each here) inside what is summed, as in OSU;
- *  - mbw_mr: barrier(s) before every iteration, outside the clock. */
+ *  - mbw_mr: barrier(s) before every iteration, outside the clock; latency_mp under
+ *    --protocol osu: osu_latency_mp's one barrier before every iteration, likewise;
+ *  - latency_mt: the thread pool runs them (mt_run). */
 static double run_iters(int test, int n, int64_t count, int per_iter, int osu)
 {
     double busy = 0;
-    int self_timed = per_iter || test == MBW_MR;
+    if (test == LAT_MT) return mt_run(n, count, per_iter);
+    int barrier = test == MBW_MR || (test == LAT_MP && osu);
+    int self_timed = per_iter || barrier;
     for (int64_t it = 0; it < count; it++) {
-        if (test == MBW_MR) {
+        if (barrier) {
             TRY(MPI_Barrier(C.comm));
-            if (osu) TRY(MPI_Barrier(C.comm)); /* OSU 7.4 has two per iteration */
+            if (osu && test == MBW_MR) TRY(MPI_Barrier(C.comm)); /* OSU 7.4: two */
         }
         if (!self_timed) {
             one_iter(test, n, osu);
@@ -307,7 +573,7 @@ static double run_iters(int test, int n, int64_t count, int per_iter, int osu)
 /* Does this rank receive the test's data (and so can check it)? */
 static int receives(int test, int rank)
 {
-    return test == LAT || test == BIBW || IMB(test) || rank == 1;
+    return PINGPONG(test) || TWOWAY(test) || IMB(test) || rank == 1;
 }
 
 /* ---- buffer contents ----------------------------------------------------------------- */
@@ -402,7 +668,7 @@ static plan make_plan(int test, int n, int64_t block)
 {
     plan p;
     int large = n > LARGE_MESSAGE;
-    int lat = test == LAT || IMB(test); /* the IMB patterns: osu_latency's counts */
+    int lat = PINGPONG(test) || IMB(test); /* IMB's patterns: osu_latency's counts */
     int64_t iters = lat ? (large ? 1000 : 10000) : (large ? 20 : 100);
     int64_t warm = lat ? (large ? 10 : 100) : (large ? 2 : 10);
     if (o_iters > 0) iters = o_iters;
@@ -426,9 +692,15 @@ static double metric(int test, int n, int64_t count, double seconds)
 {
     double msgs = (double)C.window * (double)count;
     switch (test) {
-    case LAT: return seconds * 1e6 / (2.0 * (double)count);
-    case BW: return (double)n * msgs / 1e6 / seconds;
-    case BIBW: return 2.0 * (double)n * msgs / 1e6 / seconds;
+    case LAT:
+    case LAT_P:
+    case LAT_MP: return seconds * 1e6 / (2.0 * (double)count);
+    /* each of M sender threads ran count / M round trips in the block */
+    case LAT_MT: return seconds * 1e6 * (double)o_sender_threads / (2.0 * (double)count);
+    case BW:
+    case BW_P: return (double)n * msgs / 1e6 / seconds;
+    case BIBW:
+    case BIBW_P: return 2.0 * (double)n * msgs / 1e6 / seconds;
     case MBW_MR: return msgs / seconds;
     default: return seconds * 1e6 / (double)count; /* IMB's t: per iteration, no halving */
     }
@@ -447,6 +719,13 @@ static void params_json(hs_json *j, int test, int n, const plan *p)
     else if (C.per_iter)
         hs_json_str(j, "timer", "iteration");
     if (tests[test].windowed) hs_json_int(j, "window", C.window);
+    if (test == LAT_MT) { /* what is measured: part of the cell */
+        hs_json_int(j, "threads", o_threads);
+        hs_json_int(j, "sender_threads", o_sender_threads);
+    } else if (test == LAT_MP) {
+        hs_json_int(j, "processes", o_procs);
+        hs_json_int(j, "sender_processes", o_sender_procs);
+    }
     if (o_repeat > 1 || o_alternate || o_alternate_timer)
         hs_json_int(j, "repeat", p->repeat);
     hs_json_close(j);
@@ -485,8 +764,8 @@ static int emit(int test, int n, const plan *p, const double *block_s)
         if (test == MBW_MR)
             fprintf(C.out, "%-*d%*.*f%*.*f\n", 10, n, 20, 2, (double)n * osu / 1e6, 20, 2,
                     osu);
-        else
-            fprintf(C.out, "%-*d%*.*f\n", 10, n, 20, 2, osu);
+        else /* osu_latency_mp prints its latency 10 wide, the others FIELD_WIDTH (20) */
+            fprintf(C.out, "%-*d%*.*f\n", 10, n, test == LAT_MP ? 10 : 20, 2, osu);
         rc = fflush(C.out) == 0 ? 0 : -1;
     } else {
         hs_json j;
@@ -509,6 +788,7 @@ static int emit(int test, int n, const plan *p, const double *block_s)
                     : C.per_iter ? "osu 7.4: per-iteration MPI_Wtime intervals, summed"
                                  : "osu: timed iterations over their total time");
         if (test == MBW_MR) hs_json_double(&j, "bandwidth_mb_per_s", (double)n * osu / 1e6);
+        if (test == LAT_MT) hs_json_str(&j, "thread_level", "MPI_THREAD_MULTIPLE");
         if (IMB(test)) { /* IMB's Mbytes/sec: scale_bw * bytes / t(us) */
             hs_json_double(&j, "bandwidth_mb_per_s",
                            osu > 0 ? imb_messages[test] * (double)n / osu : 0);
@@ -669,14 +949,25 @@ static int fresh_buffers(size_t bytes)
 /* Every repetition of one (test, size): validation first (if asked), then the timed runs.
  * With --alternate-whole each repetition is timed twice, block-wise and as one block,
  * the order swapping every repetition so that neither variant always goes first. */
+static int measure_reps(int test, int n);
+
 static int measure_size(int test, int n)
 {
-    int varying = !strcmp(o_data, "varying");
     if (!strcmp(o_buffers, "fresh") && fresh_buffers((size_t)(n > 0 ? n : 1)) != 0) {
         if (C.rank == 0 && !C.osu)
             hs_json_error(C.out, "cannot allocate 2 buffers of %d bytes", n);
         return 1;
     }
+    int persistent = test == LAT_P || test == BW_P || test == BIBW_P;
+    if (persistent) persistent_init(test, n); /* on the size's buffers, as OSU */
+    int rc = measure_reps(test, n);
+    if (persistent) persistent_free();
+    return rc;
+}
+
+static int measure_reps(int test, int n)
+{
+    int varying = !strcmp(o_data, "varying");
     if (o_validate && validate(test, n, varying)) return 1;
     fill(C.sbuf, varying, C.rank, n, 0, 0);
     fill(C.rbuf, varying, C.rank, n, 0, 1); /* touched, and different from what arrives */
@@ -702,6 +993,15 @@ static int measure_size(int test, int n)
 
 static void osu_header(int test)
 {
+    if (test == LAT_MT) /* OSU prints these two lines before its title */
+        fprintf(C.out,
+                "# Number of Sender threads: %d \n# Number of Receiver threads: %d\n",
+                (int)o_sender_threads, (int)o_threads);
+    if (test == LAT_MP)
+        fprintf(C.out,
+                "# Number of forked processes in sender: %d\n"
+                "# Number of forked processes in receiver: %d\n",
+                (int)o_sender_procs, (int)o_procs);
     fprintf(C.out, "%s\n", tests[test].osu_title);
     if (test == MBW_MR) {
         fprintf(C.out, "# [ pairs: 1 ] [ window size: %d ]\n", C.window);
@@ -769,7 +1069,8 @@ static int parse_tests(int selected[NTESTS], int quiet)
             if (!quiet)
                 fprintf(stderr,
                         "p2p: --tests: unknown test '%.*s' (latency, bw, bibw, mbw_mr, "
-                        "pingping, sendrecv, exchange)\n",
+                        "pingping, sendrecv, exchange, latency_persistent, bw_persistent, "
+                        "bibw_persistent, latency_mt, latency_mp)\n",
                         (int)len, p);
             return -1;
         }
@@ -813,6 +1114,25 @@ static const char *parse_sizes(void)
     return NULL;
 }
 
+/* OSU's -t: "N" (receivers; the sender keeps `sender_default`) or "M:N". 0 or -1. */
+static int parse_counts(const char *text, int64_t sender_default, int64_t *sender,
+                        int64_t *receiver)
+{
+    long m = sender_default, n = 0;
+    char tail = 0;
+    int got = sscanf(text, "%ld:%ld%c", &m, &n, &tail);
+    if (got == 1 && !strchr(text, ':')) {
+        n = m;
+        m = sender_default;
+    } else if (got != 2) {
+        return -1;
+    }
+    if (m < 1 || m >= MAX_THREADS || n < 1 || n >= MAX_THREADS) return -1;
+    *sender = m;
+    *receiver = n;
+    return 0;
+}
+
 /* Checks option values beyond their types. Returns -1 to go on, or 2 (bad usage). */
 static int check_options(int selected[NTESTS], int quiet)
 {
@@ -838,6 +1158,10 @@ static int check_options(int selected[NTESTS], int quiet)
         why = "--repeat must be >= 1";
     else if (o_window < 1 || o_window > 1 << 20)
         why = "--window must be in 1..1048576";
+    else if (parse_counts(o_threads_mn, 1, &o_sender_threads, &o_threads))
+        why = "--threads must be N or M:N, counts in 1..127 (OSU's -t)";
+    else if (parse_counts(o_procs_mn, 2, &o_sender_procs, &o_procs))
+        why = "--processes must be N or M:N, counts in 1..127 (OSU's -t)";
     else if (strcmp(o_data, "constant") && strcmp(o_data, "varying"))
         why = "--data must be constant or varying";
     else if (strcmp(o_format, "jsonl") && strcmp(o_format, "osu"))
@@ -892,6 +1216,66 @@ static int parse_quietly_unless_rank0(int rank, int argc, char **argv, int selec
     return rc;
 }
 
+/* Does argv ask for latency_mt? Read before MPI_Init (the option table is parsed after
+ * it): only then is MPI_THREAD_MULTIPLE requested, so no other test runs under a thread
+ * level it did not ask for (Open MPI and MPICH take locks on every call under it). */
+static int wants_threads(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (!strcmp(argv[i], "--tests") && i + 1 < argc)
+            v = argv[i + 1];
+        else if (!strncmp(argv[i], "--tests=", 8))
+            v = argv[i] + 8;
+        if (v && strstr(v, "latency_mt")) return 1;
+    }
+    return 0;
+}
+
+static const char *thread_level_name(int level)
+{
+    return level == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
+           : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+           : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                                            : "MPI_THREAD_SINGLE";
+}
+
+/* latency_mt and latency_mp need what a library or build may not give: refused before
+ * anything is measured, with one error record (rank 0) naming what was provided. */
+static int refuse_unsupported(const int selected[NTESTS])
+{
+    const char *why = NULL;
+    char msg[256];
+    if (selected[LAT_MT] && C.provided != MPI_THREAD_MULTIPLE) {
+        snprintf(msg, sizeof msg,
+                 "latency_mt needs MPI_THREAD_MULTIPLE; this MPI library provided %s",
+                 thread_level_name(C.provided));
+        why = msg;
+    }
+#ifdef SMPI_SHARED_MALLOC
+    if (selected[LAT_MP])
+        why = "latency_mp forks processes per rank; under SimGrid SMPI every rank is a "
+              "thread of the one simulator process, which fork would copy whole";
+#endif
+    if (!why) return 0;
+    if (C.rank == 0) {
+        if (C.osu) {
+            fprintf(stderr, "p2p: %s\n", why);
+        } else {
+            hs_json j;
+            hs_json_begin(&j, "error");
+            hs_json_str(&j, "message", why);
+            hs_json_str(&j, "test",
+                        selected[LAT_MT] && C.provided != MPI_THREAD_MULTIPLE
+                            ? "latency_mt"
+                            : "latency_mp");
+            hs_json_str(&j, "thread_provided", thread_level_name(C.provided));
+            hs_json_emit(&j, C.out);
+        }
+    }
+    return 1;
+}
+
 static int finish(int rc)
 {
     if (C.out && C.out != stdout) fclose(C.out);
@@ -902,7 +1286,11 @@ static int finish(int rc)
 int main(int argc, char **argv)
 {
     int size, selected[NTESTS];
-    MPI_Init(&argc, &argv);
+    C.provided = MPI_THREAD_SINGLE;
+    if (wants_threads(argc, argv))
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &C.provided);
+    else
+        MPI_Init(&argc, &argv);
     C.comm = MPI_COMM_WORLD;
     MPI_Comm_rank(C.comm, &C.rank);
     MPI_Comm_size(C.comm, &size);
@@ -949,12 +1337,15 @@ int main(int argc, char **argv)
         return finish(1);
     }
 
+    if (refuse_unsupported(selected)) return finish(1);
+
     size_t bytes = (size_t)(o_max > 0 ? o_max : 1);
     C.sbuf = page_buffer(bytes);
     C.rbuf = page_buffer(bytes);
     C.req = malloc(sizeof *C.req * 2 * (size_t)C.window);
     C.stat = malloc(sizeof *C.stat * 2 * (size_t)C.window);
-    int ok = C.sbuf && C.rbuf && C.req && C.stat, all_ok;
+    C.preq = malloc(sizeof *C.preq * 2 * (size_t)C.window);
+    int ok = C.sbuf && C.rbuf && C.req && C.stat && C.preq, all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, C.comm);
     if (!all_ok) {
         if (C.rank == 0 && !C.osu)
@@ -972,8 +1363,12 @@ int main(int argc, char **argv)
             memset(C.sbuf, 0, bytes);
             memset(C.rbuf, 0, bytes);
         }
-        int sizes[64], count = size_list(t, sizes);
+        int sizes[64], count = size_list(t, sizes), kids = -1;
+        if (t == LAT_MT) mt_start(bytes);
+        if (t == LAT_MP) kids = mp_start();
         for (int i = 0; i < count && rc == 0; i++) rc = measure_size(t, sizes[i]);
+        if (t == LAT_MT) mt_stop();
+        if (t == LAT_MP) mp_stop(kids);
         if (C.osu_loops && rc == 0) {
             TRY(MPI_Bcast(&osu_write_failed, 1, MPI_INT, 0, C.comm));
             rc = osu_write_failed;
@@ -987,5 +1382,6 @@ int main(int argc, char **argv)
     free(C.rbuf);
     free(C.req);
     free(C.stat);
+    free(C.preq);
     return finish(rc);
 }
