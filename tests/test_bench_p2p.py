@@ -541,3 +541,86 @@ def test_mpi_t_values_are_the_ones_in_effect_not_the_defaults(flavor):
         assert meta["mpi_t"]["MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE"] == 32768
     meta = transport_meta(flavor, {"UCX_RNDV_THRESH": "16k"})
     assert meta["mpi_transport"]["env"] == {"UCX_RNDV_THRESH": "16k"}
+
+
+# ---- OSU 7.4's other two-rank programs: persistent, multi-threaded, multi-process -------
+
+MORE = ("latency_persistent", "bw_persistent", "bibw_persistent", "latency_mt", "latency_mp")
+MORE_METRIC = {
+    "latency_persistent": "latency",
+    "bw_persistent": "bandwidth",
+    "bibw_persistent": "bibandwidth",
+    "latency_mt": "latency",
+    "latency_mp": "latency",
+}
+
+
+def test_more_tests_write_records_with_their_counts_and_validate(flavor):
+    """Every byte checked on both ranks (persistent requests bound to the buffers, the
+    thread pool's thread 0 on each rank, the ranks with children forked); the counts
+    that define latency_mt and latency_mp are in params, the thread level in the summary."""
+    done = launch(
+        flavor, "--tests", ",".join(MORE), "--sizes", "0,1,4K", "--iterations", "40", "--warmup",
+        "2", "--validate", "--data", "varying", "--threads", "3", "--processes", "2:1",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    recs = records(done.stdout)
+    assert not [r for r in recs if r["type"] == "error"]
+    assert recs[0]["options"]["threads"] == "3" and recs[0]["options"]["processes"] == "2:1"
+    summaries = [r for r in recs if r["type"] == "summary"]
+    for test in MORE:
+        mine = [r for r in summaries if r["params"]["test"] == test]
+        sizes = [1, 4096] if test.startswith("b") else [0, 1, 4096]  # bw has no 0 B
+        assert sorted(r["params"]["bytes"] for r in mine) == sizes, test
+        for r in mine:
+            assert r["metric"] == MORE_METRIC[test] and r["value"] > 0
+            assert r["params"]["iterations"] == 40 and r["params"]["block"] == 4
+            assert ("window" in r["params"]) == test.startswith("b")
+    mt = [r for r in summaries if r["params"]["test"] == "latency_mt"]
+    assert all(r["params"]["threads"] == 3 and r["params"]["sender_threads"] == 1 for r in mt)
+    assert all(r["thread_level"] == "MPI_THREAD_MULTIPLE" for r in mt)
+    mp = [r for r in summaries if r["params"]["test"] == "latency_mp"]
+    assert all(r["params"]["processes"] == 1 and r["params"]["sender_processes"] == 2 for r in mp)
+
+
+def test_more_tests_print_osus_titles_under_the_osu_protocol(flavor):
+    """OSU's BENCHMARK titles, the thread and process lines osu_latency_mt/mp print before
+    them, sizes from 1 B (OSU skips 0), and osu_latency_mp's 10-wide latency column."""
+    done = launch(
+        flavor, "--tests", ",".join(MORE), "--max-size", "2", "--iterations", "10", "--warmup",
+        "1", "--protocol", "osu", "--format", "osu", "--threads", "2:2",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    for title in (
+        "# OSU MPI Latency Persistent Test",
+        "# OSU MPI Bandwidth Persistent Test",
+        "# OSU MPI Bi-Directional Bandwidth Persistent Test",
+        "# OSU MPI Multi-threaded Latency Test",
+        "# OSU MPI Multi-process Latency Test",
+    ):
+        assert title + "\n" in text
+    assert "# Number of Sender threads: 2 \n# Number of Receiver threads: 2\n" in text
+    assert "# Number of forked processes in sender: 2\n" in text
+    mp = text.split("# OSU MPI Multi-process Latency Test")[1].splitlines()
+    rows = [line for line in mp if line and not line.startswith("#")]
+    assert [len(r) for r in rows] == [20, 20] and rows[0].split()[0] == "1"
+    blocks = text.split("\n\n")
+    assert all("\n0 " not in b for b in blocks)  # OSU 7.4 starts at 1 B
+
+
+def test_no_child_outlives_latency_mp(flavor):
+    """The forked children end with the test: the launch returns (a child left waiting on
+    the pipe would keep mpirun's output open until the timeout)."""
+    try:
+        done = launch(flavor, "--tests", "latency_mp", "--sizes", "8", "--iterations", "10",
+                      "--warmup", "1", "--processes", "3", timeout=60)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("latency_mp's children outlived the launch")
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("bad", [["--threads", "0"], ["--threads", "1:128"], ["--processes", "2:"]])
+def test_bad_thread_and_process_counts_are_usage_errors(flavor, bad):
+    done = launch(flavor, "--tests", "latency_mt", "--max-size", "1", *bad)
+    assert done.returncode == 2 and "OSU's -t" in done.stderr

@@ -174,7 +174,11 @@ def test_suite_refuses_imb_patterns_with_the_osu_protocol(cli, args, words):
     "tests, expected",
     [
         ([], "latency,bw,bibw,mbw_mr"),  # the default (and the demo's time) unchanged
-        (["--tests", "all"], "latency,bw,bibw,mbw_mr,pingping,sendrecv,exchange"),
+        (
+            ["--tests", "all"],
+            "latency,bw,bibw,mbw_mr,pingping,sendrecv,exchange,latency_persistent,"
+            "bw_persistent,bibw_persistent,latency_mt,latency_mp",
+        ),
     ],
 )
 def test_default_tests_stay_osus_and_all_adds_imbs(cli, tests, expected):

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hpcscope.results import precision, stats
-from hpcscope.results.cells import IMB_P2P_TESTS, canonical, config_tags
+from hpcscope.results.cells import NAMED_P2P_TESTS, canonical, config_tags
 from hpcscope.results.cpu_pair import pair_moves
 from hpcscope.results.precision import quoted_interval
 
@@ -61,9 +61,10 @@ def small_size(sizes) -> int | None:
 
 def what(sample: dict) -> str:
     """The curve family a sample belongs to: its metric, or for IMB-MPI1's patterns
-    (pingping, sendrecv, exchange: all metric `time`) its test, so they never pool."""
+    (pingping, sendrecv, exchange: all metric `time`) and OSU's persistent, threaded and
+    forked tests (the four's metrics) its test, so they never pool."""
     test = (sample.get("params") or {}).get("test")
-    return str(test) if test in IMB_P2P_TESTS else sample["metric"]
+    return str(test) if test in NAMED_P2P_TESTS else sample["metric"]
 
 
 def curves(samples: list[dict], metric: str) -> dict[str, dict[int, dict]]:

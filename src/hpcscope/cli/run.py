@@ -238,8 +238,19 @@ def execute_command(
     "--tests",
     "latency,bw",
     default=None,
-    help="Comma list of latency, bw, bibw, mbw_mr (the default) and IMB-MPI1's pingping, "
-    "sendrecv, exchange; all = the seven.",
+    help="Comma list of latency, bw, bibw, mbw_mr (the default), IMB-MPI1's pingping, "
+    "sendrecv, exchange and OSU's latency_persistent, bw_persistent, bibw_persistent, "
+    "latency_mt, latency_mp; all = the twelve.",
+)
+@once(
+    "--threads",
+    default=None,
+    help="latency_mt: receiver threads N or sender:receiver M:N, as OSU's -t (default 1:2).",
+)
+@once(
+    "--processes",
+    default=None,
+    help="latency_mp: forked processes N or sender:receiver M:N, as OSU's -t (default 2:2).",
 )
 @click.option("--validate", is_flag=True, help="Untimed pass that checks every received byte.")
 @once(
@@ -309,6 +320,8 @@ def p2p_opts(own: dict, shared: dict) -> dict:
         "repeat": shared["repeat"],
         "precision": precision,
         "budget_s": budget_s,
+        "threads": nonempty(own["threads"], "--threads", "1:2"),
+        "processes": nonempty(own["processes"], "--processes", "2:2"),
     }
 
 

@@ -26,6 +26,7 @@ from hpcscope.figures.common import (  # noqa: E402
     save_drawings,
 )
 from hpcscope.formatting import size_tick  # noqa: E402
+from hpcscope.results.cells import OSU_MORE_P2P  # noqa: E402
 
 # metric: (axis label, scale, the unit the samples record; ticks scale it as the tables
 # do: 95 ns, 1.5 µs; 800 MB/s, 15 GB/s with MB = 10^6 B as OSU's; 10 M/s)
@@ -38,6 +39,8 @@ METRICS = {
     "pingping": ("IMB-MPI1 PingPing time per iteration", "log", "us"),
     "sendrecv": ("IMB-MPI1 Sendrecv time per iteration", "log", "us"),
     "exchange": ("IMB-MPI1 Exchange time per iteration", "log", "us"),
+    # OSU's persistent, threaded and forked tests: one figure per test, too
+    **{t: (words.capitalize(), "log", unit) for t, (_, _, words, unit) in OSU_MORE_P2P.items()},
 }
 
 

@@ -31,7 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hpcscope.formatting import column_unit, format_bytes, plain, sig3
-from hpcscope.results.cells import IMB_P2P_TESTS
+from hpcscope.results.cells import NAMED_P2P_TESTS, OSU_MORE_P2P
 
 if TYPE_CHECKING:
     from hpcscope.results.store import Store
@@ -415,6 +415,8 @@ P2P_TESTS = {
     "pingping": ("PingPing time per iteration", "IMB-MPI1 PingPing"),
     "sendrecv": ("Sendrecv time per iteration", "IMB-MPI1 Sendrecv"),
     "exchange": ("Exchange time per iteration", "IMB-MPI1 Exchange"),
+    # OSU's persistent, threaded and forked tests (one table per test, too)
+    **{test: (words, program) for test, (program, _, words, _) in OSU_MORE_P2P.items()},
 }
 
 
@@ -1140,7 +1142,7 @@ def _order(item: tuple) -> tuple:
     (bench, metric, unit, tags, params), _ = item
     p = json.loads(params)
     size = p.get("bytes", 0)
-    test = p["test"] if p.get("test") in IMB_P2P_TESTS else ""  # one test after another
+    test = p["test"] if p.get("test") in NAMED_P2P_TESTS else ""  # one test after another
     return (bench, metric, tags, test, size if isinstance(size, (int, float)) else 0, params)
 
 
@@ -1150,7 +1152,7 @@ def _shown_params(params_json: str) -> dict[str, Any]:
         k: v
         for k, v in json.loads(params_json).items()
         if k not in ("iterations", "block", "test", "window")
-        or (k == "test" and v in IMB_P2P_TESTS)  # IMB-MPI1's patterns: the test is the cell
+        or (k == "test" and v in NAMED_P2P_TESTS)  # IMB's and OSU's named: the test is the cell
     }
 
 

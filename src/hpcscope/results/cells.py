@@ -27,6 +27,19 @@ from hpcscope.results.stats import Comparison, Pooled, Summary, compare, is_rate
 LAUNCH_TAGS = ("repeat",)
 SETTING_PARAMS = ("iterations", "block", "window", "repeat", "test")
 IMB_P2P_TESTS = ("pingping", "sendrecv", "exchange")  # suites/p2p.IMB_TESTS
+# OSU 7.4's other two-rank programs (suites/p2p.OSU_MORE_TESTS): their metrics are the
+# four's (latency, bandwidth, bibandwidth), so their test names the cell as well.
+# test: (OSU's program, its BENCHMARK title after "OSU MPI", what show and the figures
+# call it, unit)
+OSU_MORE_P2P = {
+    "latency_persistent": ("osu_latency_persistent", "Latency Persistent Test", "latency, persistent requests", "us"),
+    "bw_persistent": ("osu_bw_persistent", "Bandwidth Persistent Test", "bandwidth, persistent requests", "MB/s"),
+    "bibw_persistent": ("osu_bibw_persistent", "Bi-Directional Bandwidth Persistent Test", "bidirectional bandwidth, persistent requests", "MB/s"),
+    "latency_mt": ("osu_latency_mt", "Multi-threaded Latency Test", "latency, threads per rank", "us"),
+    "latency_mp": ("osu_latency_mp", "Multi-process Latency Test", "latency, forked processes per rank", "us"),
+}  # fmt: skip
+OSU_MORE_P2P_TESTS = tuple(OSU_MORE_P2P)
+NAMED_P2P_TESTS = IMB_P2P_TESTS + OSU_MORE_P2P_TESTS  # p2p tests whose test is the cell
 
 
 def config_tags(tags: dict[str, Any]) -> dict[str, Any]:
@@ -37,13 +50,14 @@ def identity(params: dict[str, Any]) -> dict[str, Any]:
     """What a sample measures. A node point (params with a `workload`) keeps `block`:
     there it is the copy, I/O or send size measured, not a p2p block length."""
     node = "workload" in params
-    # IMB-MPI1's p2p patterns all write metric `time`: there the test is what is measured
-    # and the rma suite's tests share p2p's metrics: there too the test is what is measured
-    imb = params.get("test") in IMB_P2P_TESTS or is_rma(params)
+    # IMB-MPI1's p2p patterns all write metric `time`, OSU's persistent, threaded and
+    # forked tests the four's metrics, and the rma suite's tests share p2p's metrics:
+    # there the test is what is measured
+    named = params.get("test") in NAMED_P2P_TESTS or is_rma(params)
     return {
         k: v
         for k, v in params.items()
-        if k not in SETTING_PARAMS or (node and k == "block") or (imb and k == "test")
+        if k not in SETTING_PARAMS or (node and k == "block") or (named and k == "test")
     }
 
 

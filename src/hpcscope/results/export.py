@@ -24,6 +24,8 @@ from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
 from hpcscope.results import nbc_osu, placement_proof, precision
 from hpcscope.results.cells import (
     IMB_P2P_TESTS,
+    NAMED_P2P_TESTS,
+    OSU_MORE_P2P,
     canonical,
     cell_key,
     identity,
@@ -469,8 +471,9 @@ def _markdown_table(benchmark: str, tags: dict[str, Any], samples: Samples) -> s
     cells: dict[str, dict[tuple[str, str, str], list[dict[str, Any]]]] = {}
     rows: dict[str, dict[str, Any]] = {}
     for s in samples:
-        # IMB-MPI1's p2p patterns (all metric time): a column per test, rows by size
-        test = s["params"].get("test") if s["params"].get("test") in IMB_P2P_TESTS else None
+        # IMB-MPI1's p2p patterns (all metric time) and OSU's other two-rank tests (the
+        # four's metrics): a column per test, rows by size
+        test = s["params"].get("test") if s["params"].get("test") in NAMED_P2P_TESTS else None
         col = (test or s["metric"], s["unit"], str(s["tags"].get("placement", "")))
         columns[col] = None
         params = {k: v for k, v in _identity(s["params"]).items() if not (test and k == "test")}
@@ -588,6 +591,9 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
         first = group[0]
         metric, unit = one_line(first["metric"]), one_line(first["unit"])
         test, column = OSU_TITLES.get(metric, (f"{metric} test", metric.capitalize()))
+        named = first["params"].get("test")
+        if named in OSU_MORE_P2P:  # osu_latency_mt's title, not osu_latency's
+            test = OSU_MORE_P2P[named][1]
         tags = _common_tags(group, POOLED_TAGS)
         other = {k: v for k, v in _identity(first["params"]).items() if k != "bytes"}
         described = ", ".join(

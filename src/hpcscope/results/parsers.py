@@ -324,7 +324,20 @@ _OSU_TESTS = {
     "Bandwidth": ("bw", "bandwidth", "MB/s", 1),
     "Bi-Directional Bandwidth": ("bibw", "bibandwidth", "MB/s", 1),
     "Multiple Bandwidth / Message Rate": ("mbw_mr", "message_rate", "msg/s", 2),
+    "Latency Persistent": ("latency_persistent", "latency", "us", 1),
+    "Bandwidth Persistent": ("bw_persistent", "bandwidth", "MB/s", 1),
+    "Bi-Directional Bandwidth Persistent": ("bibw_persistent", "bibandwidth", "MB/s", 1),
+    "Multi-threaded Latency": ("latency_mt", "latency", "us", 1),
+    "Multi-process Latency": ("latency_mp", "latency", "us", 1),
 }
+# osu_latency_mt's and osu_latency_mp's lines before their title -> p2p.c's params keys
+_OSU_COUNTS = {
+    "Sender threads": "sender_threads",
+    "Receiver threads": "threads",
+    "forked processes in sender": "sender_processes",
+    "forked processes in receiver": "processes",
+}
+_OSU_COUNT = re.compile(r"^# Number of (.+?): (\d+)\s*$", re.M)
 _OSU_TITLE = re.compile(r"^# OSU MPI(?:-\w+)? (.+?) Test(?: v(\S+))?\s*$", re.M)
 _OSU_ROW = re.compile(r"^(\d+)\s+(\d+(?:\.\d+)?)(?:\s+(\d+(?:\.\d+)?))?\s*$", re.M)
 
@@ -351,12 +364,17 @@ def parse_osu(text: str) -> list[dict]:
     assert title is not None
     test, metric, unit, column = _OSU_TESTS[title.group(1)]
     meta["options"] = {"tool": "osu", "test": test, "title": title.group(0)[2:]}
+    counts = {
+        _OSU_COUNTS[m.group(1)]: int(m.group(2))
+        for m in _OSU_COUNT.finditer(text)
+        if m.group(1) in _OSU_COUNTS
+    }
     samples = []
     for row in _OSU_ROW.finditer(text, title.end()):
         value = row.group(column + 1)
         if value is None:
             continue
-        params = {"bytes": int(row.group(1)), "test": test}
+        params = {"bytes": int(row.group(1)), "test": test, **counts}
         samples.append(_sample(metric, unit, params, [float(value)]))
     if not samples:
         return [meta, {"type": "error", "message": f"OSU {test} printed a title but no rows"}]

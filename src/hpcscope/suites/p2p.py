@@ -11,7 +11,7 @@ import re
 
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
-from hpcscope.results.cells import IMB_P2P_TESTS
+from hpcscope.results.cells import IMB_P2P_TESTS, OSU_MORE_P2P_TESTS
 from hpcscope.suites import p2p_adaptive, p2p_osu
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
@@ -19,7 +19,11 @@ from hpcscope.suites.base import Note, PlanContext, SuitePlan
 # default run and the demo keep their time; bench/mpi/p2p.c states each definition)
 DEFAULT_TESTS = ("latency", "bw", "bibw", "mbw_mr")
 IMB_TESTS = IMB_P2P_TESTS
-TESTS = DEFAULT_TESTS + IMB_TESTS
+# OSU 7.4's persistent, multi-threaded and multi-process programs (opt-in as well)
+OSU_MORE_TESTS = OSU_MORE_P2P_TESTS
+TESTS = DEFAULT_TESTS + IMB_TESTS + OSU_MORE_TESTS
+# what each test needs beyond two ranks: refused (sim) or noted where it cannot run
+THREADED, FORKED = "latency_mt", "latency_mp"
 PROTOCOLS = ("hpcscope", "osu")
 
 
@@ -43,6 +47,59 @@ def protocol_args(protocol: str) -> list[str]:
     if protocol == "osu":
         return ["--protocol", "osu"]
     return ["--order", "random", "--seed", "0"]
+
+
+def parse_counts(text: str | None, option: str, default: tuple[int, int]) -> tuple[int, int]:
+    """OSU's -t: 'N' (receiver side, the sender's default kept) or 'M:N' -> (M, N), each
+    in 1..127 (OSU's MAX_NUM_THREADS/PROCESSES is exclusive)."""
+    if not text:
+        return default
+    parts = text.split(":")
+    try:
+        counts = (default[0], int(parts[0])) if len(parts) == 1 else tuple(map(int, parts))
+    except ValueError:
+        counts = ()
+    if len(counts) != 2 or not all(1 <= c <= 127 for c in counts):
+        raise ValueError(
+            f"{option} '{text}': give N or SENDER:RECEIVER counts in 1..127, as OSU's -t "
+            f"(e.g. {option} {default[0]}:{default[1]})"
+        )
+    return counts[0], counts[1]
+
+
+def count_args(tests: list[str], opts: dict) -> tuple[list[str], dict[str, list[str]]]:
+    """The program's thread and process counts for the tests that use them, and OSU's
+    own -t M:N per test for --osu-dir."""
+    args: list[str] = []
+    osu: dict[str, list[str]] = {}
+    if THREADED in tests:
+        sender, receiver = parse_counts(opts.get("threads"), "--threads", (1, 2))
+        args += ["--threads", f"{sender}:{receiver}"]
+        osu[THREADED] = ["-t", f"{sender}:{receiver}"]
+    if FORKED in tests:
+        sender, receiver = parse_counts(opts.get("processes"), "--processes", (2, 2))
+        args += ["--processes", f"{sender}:{receiver}"]
+        osu[FORKED] = ["-t", f"{sender}:{receiver}"]
+    return args, osu
+
+
+def without_unsupported(tests: list[str], mpis) -> tuple[list[str], list[Note]]:
+    """The tests SimGrid SMPI cannot run, skipped there with the reason: it runs every
+    simulated rank as a thread of one simulator process, so forking a rank (latency_mp)
+    would copy the whole simulation (p2p.c refuses it), and its MPI_Init_thread provides
+    MPI_THREAD_SINGLE (SimGrid 3.32: p2p.c's refusal, tests/test_p2p_osu_more.py), which
+    latency_mt's threads cannot use. Elsewhere the library says: p2p.c asks for
+    MPI_THREAD_MULTIPLE and a launch given less fails naming the level it got."""
+    if not any(m.flavor == "smpi" for m in mpis):
+        return tests, []
+    why = {
+        FORKED: "SimGrid SMPI runs every rank as a thread of one simulator process, and "
+        "forking a rank would copy the whole simulation",
+        THREADED: "SimGrid SMPI's MPI_Init_thread provides MPI_THREAD_SINGLE, and its "
+        "threads need MPI_THREAD_MULTIPLE",
+    }
+    notes = [Note("skipped", f"{t} skipped: {why[t]}", {"test": t}) for t in tests if t in why]
+    return [t for t in tests if t not in why], notes
 
 
 DEFAULT_REPEAT, QUICK_REPEAT = 5, 3
@@ -106,6 +163,10 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             f"--tests {','.join(imb)}: IMB-MPI1's patterns have no OSU loop to reproduce; "
             "drop --protocol osu or run them without it"
         )
+    tests, unsupported = without_unsupported(tests, ctx.mpis)
+    if not tests:
+        raise ValueError(unsupported[0].text + "; choose other --tests")
+    counts, osu_counts = count_args(tests, opts)  # bad --threads/--processes: refused here
     quick = bool(opts.get("quick"))
     adaptive = p2p_adaptive.settings(opts, quick)
     if adaptive:  # a backend that runs jobs now gets the later rounds from follow_up;
@@ -121,6 +182,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         ctx.topology, classes, opts.get("cpus"), nodes_available=ctx.nodes_available
     )
     result = SuitePlan()
+    result.notes += unsupported
     osu_programs: dict = {}
     if opts.get("osu_dir"):
         osu_programs, missing = p2p_osu.programs(
@@ -171,7 +233,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             ]
             if quick and not adaptive:
                 program += ["--scale-iterations", "0.2"]
-            program += precision_args
+            program += precision_args + counts
             if opts.get("validate"):
                 program.append("--validate")
             tags = {"mpi": mpi.flavor, "mpi_version": mpi.version}
@@ -197,7 +259,11 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                     Job(
                         suite="p2p",
                         name=f"osu/{test}/{mpi.flavor}/{place.name}/r{rep}",
-                        program=[str(path), *p2p_osu.program_args(low, high)],
+                        program=[
+                            str(path),
+                            *p2p_osu.program_args(low, high),
+                            *osu_counts.get(test, []),
+                        ],
                         mpi=mpi,
                         ranks=2,
                         cpus=place.cpus or None,

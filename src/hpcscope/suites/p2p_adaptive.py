@@ -29,7 +29,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from hpcscope.plan.job import Job
-from hpcscope.results.cells import group_cells
+from hpcscope.results.cells import NAMED_P2P_TESTS, group_cells
 from hpcscope.results.precision import cell_precision
 
 MIN_LAUNCHES, QUICK_MIN_LAUNCHES = 3, 2
@@ -82,7 +82,8 @@ def sizes_per_launch(tests: list[str], low: int, high: int) -> int:
     """How many (test, size) a full launch measures: powers of two from max(low, 1) to
     high, and 0 B for the tests that have it (latency, mbw_mr) when low is 0."""
     powers = sum(1 for e in range(32) if max(low, 1) <= 1 << e <= high)
-    has_zero = ("latency", "mbw_mr", "pingping", "sendrecv", "exchange")
+    has_zero = {"latency", "mbw_mr", "pingping", "sendrecv", "exchange", "latency_persistent"}
+    has_zero |= {"latency_mt", "latency_mp"}
     zero = sum(1 for t in tests if t in has_zero) if low == 0 else 0
     return powers * len(tests) + zero
 
@@ -157,8 +158,10 @@ def missing(
         _, metric, _, tags_json, params_json = key
         cell = cell_precision(per_launch, target)
         params = json.loads(params_json)
-        # the IMB patterns all write metric time; their test is in params
-        test = METRIC_TEST.get(metric) or (params.get("test") if metric == "time" else None)
+        # IMB's patterns (metric time) and OSU's other two-rank tests (the four's
+        # metrics) name their test in params
+        named = params.get("test") if params.get("test") in NAMED_P2P_TESTS else None
+        test = named or METRIC_TEST.get(metric)
         if test is None or cell.met:
             continue
         config = _configuration(json.loads(tags_json))

@@ -29,7 +29,11 @@ from hpcscope.plan.job import Job
 from hpcscope.results.parsers import check_osu_sizes, parse_osu
 
 PROGRAMS = {"latency": "osu_latency", "bw": "osu_bw", "bibw": "osu_bibw", "mbw_mr": "osu_mbw_mr"}
-SUBDIRS = ("", "mpi/pt2pt", "libexec/osu-micro-benchmarks/mpi/pt2pt")
+PROGRAMS |= {t: f"osu_{t}" for t in ("latency_persistent", "bw_persistent", "bibw_persistent")}
+PROGRAMS |= {"latency_mt": "osu_latency_mt", "latency_mp": "osu_latency_mp"}
+SUBDIRS: tuple[str, ...] = ("", "mpi/pt2pt", "libexec/osu-micro-benchmarks/mpi/pt2pt")
+# OSU 7.4 installs its persistent programs one folder down (and its sources say standard/)
+SUBDIRS += tuple(f"{d}/persistent".lstrip("/") for d in SUBDIRS)
 PROBE_TIMEOUT_S = 60.0
 FIX = "give the folder holding OSU's built pt2pt programs, e.g. --osu-dir "
 FIX += "/opt/osu/libexec/osu-micro-benchmarks/mpi/pt2pt"
