@@ -121,8 +121,12 @@ def test_coll_validates_and_records_every_algorithm(builds, flavor):
         assert prm["bytes"] == 4 * prm["count"]
         assert all(v > 0 for v in s["values"])
     counts = {4, 400}  # 1p and 100p with p = 4
-    colls = [c["name"] for c in CATALOG["collectives"]]
-    assert {(c, "native", n) for c in colls for n in counts} <= seen
+    every = [c["name"] for c in CATALOG["collectives"]]
+    assert {(c, "native", n) for c in every if c != "barrier" for n in counts} <= seen
+    assert ("barrier", "native", 0) in seen  # no data: one measurement, count 0
+    colls = [c["name"] for c in CATALOG["collectives"] if not c["native_only"]]
+    assert {("reduce_scatter", "reduce_scatterv", n) for n in counts} <= seen
+    assert {("alltoall", "alltoallv", n) for n in counts} <= seen
     # The fixture built lanecoll itself: its absence is a build defect, never a skip.
     assert decomp["lanecoll"], "coll was built without lanecoll: only native was measured"
     assert {(c, "lane", n) for c in colls for n in counts} <= seen

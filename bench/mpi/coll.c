@@ -63,9 +63,7 @@ static int64_t o_reps, o_warmup, o_maxbytes;
 static int o_validate, o_interleave;
 
 static hs_option options[] = {
-    { "collectives", HS_OPT_STR, &o_colls,
-      "bcast,gather,scatter,allgather,alltoall,reduce,allreduce,reduce_scatter_block,scan,"
-      "exscan,allgatherv,gatherv,scatterv",
+    { "collectives", HS_OPT_STR, &o_colls, NULL /* every collective of the catalogue */,
       "comma-separated collectives" },
     { "algorithms", HS_OPT_STR, &o_algs, NULL /* native + the catalogue's variants */,
       "comma-separated: native (PMPI_<Coll>), the lanecoll variants (LC_<Coll>_<variant>: "
@@ -91,7 +89,8 @@ static hs_option options[] = {
 };
 
 static int sel_coll[NCOLL], sel_alg[NALG];
-static const char *alg_choices; /* "--algorithms: choose from native, lane, ..." */
+static const char *alg_choices;  /* "--algorithms: choose from native, lane, ..." */
+static const char *coll_choices; /* "--collectives: choose from bcast, ..." */
 enum { SKIP_NONE, SKIP_WRONG, SKIP_MISSING }; /* why an algorithm is not timed */
 
 static int check(int quiet)
@@ -109,9 +108,7 @@ static int check(int quiet)
         if (!found) {
             snprintf(bad, sizeof bad, "unknown collective '%.*s'",
                      (int)(len < 40 ? len : 40), s);
-            why = "--collectives: choose from bcast, gather, scatter, allgather, alltoall, "
-                  "reduce, allreduce, reduce_scatter_block, scan, exscan, allgatherv, "
-                  "gatherv, scatterv";
+            why = coll_choices;
         }
         s += len + (s[len] == ',');
     }
@@ -224,8 +221,10 @@ static void not_timed(int c, int a, int64_t count, const char *metric, const cha
 
 /* ---- validation ---------------------------------------------------------------------- */
 
-/* Returns 1 when algorithm a disagrees with native (rank 0 wrote the error record). */
-static int compare_with_ref(int c, int a, int64_t count)
+/* Returns 1 when algorithm a disagrees with ref (rank 0 wrote the error record), which
+ * holds native's result, or for a native-only collective the values it must produce
+ * (`against` names which). */
+static int compare_with_ref(int c, int a, int64_t count, const char *against)
 {
     int64_t s, r;
     coll_elems(c, count, HB.size, &s, &r);
@@ -255,10 +254,10 @@ static int compare_with_ref(int c, int a, int64_t count)
             char msg[512];
             snprintf(
                 msg, sizeof msg,
-                "validation failed: %s %s count %lld differs from native on %lld rank(s), "
-                "%lld element(s); first on rank %d at element %lld (got %lld, native %lld)",
-                colls[c].name, alg_names[a], (long long)count, ranks, total, first, f[1],
-                f[2], f[3]);
+                "validation failed: %s %s count %lld differs from %s on %lld rank(s), "
+                "%lld element(s); first on rank %d at element %lld (got %lld, %s %lld)",
+                colls[c].name, alg_names[a], (long long)count, against, ranks, total, first,
+                f[1], f[2], against, f[3]);
             hs_json j;
             hs_json_begin(&j, "error");
             hs_json_str(&j, "message", msg);
@@ -275,6 +274,35 @@ static int compare_with_ref(int c, int a, int64_t count)
     return bad;
 }
 
+/* The result a native-only collective must produce on this rank, computed from the input
+ * (value_at) without communication: alltoallv/w receive from rank r its block for this
+ * rank, which sits at r's send displacement sum_{j<me} vcounts[(r+j)%p]; reduce_scatter's
+ * block is the sum over the ranks of their elements at this rank's displacement. O(p^2)
+ * and O(p * count): untimed. Barrier has no data (r = 0). */
+static void expected_result(int c, int64_t count)
+{
+    int p = HB.size, me = HB.rank;
+    int64_t s, r;
+    coll_elems(c, count, p, &s, &r);
+    for (int64_t i = 0; i < r; i++) ref[i] = SENTINEL; /* beyond the block: untouched */
+    if (c == C_barrier || coll_vector_layout(count, p)) return;
+    if (c == C_reduce_scatter) {
+        for (int64_t k = 0; k < hs_vcounts[me]; k++) {
+            int sum = 0;
+            for (int q = 0; q < p; q++) sum += value_at(q, hs_vdispls[me] + k);
+            ref[k] = sum;
+        }
+        return;
+    }
+    int64_t at = 0; /* receive displacement: blocks in rank order */
+    for (int r = 0; r < p; r++) {
+        int64_t from = 0, n = hs_vcounts[(r + me) % p];
+        for (int j = 0; j < me; j++) from += hs_vcounts[(r + j) % p];
+        for (int64_t k = 0; k < n; k++) ref[at + k] = value_at(r, from + k);
+        at += n;
+    }
+}
+
 /* Untimed pass: native into ref, then each selected lanecoll algorithm compared with it.
  * skip[a] becomes SKIP_WRONG for an algorithm whose result differs (not timed then).
  * Unavailable algorithms are left to measure(), which reports them. */
@@ -285,14 +313,23 @@ static int validate(int c, int64_t count, int skip[NALG])
     coll_elems(c, count, HB.size, &s, &r);
     prepare(c, count);
     TRY(coll_call(c, A_NATIVE, sbuf, rbuf, (int)count, HB.comm));
-    memcpy(ref, rbuf, sizeof(int) * (size_t)r);
+    const char *against = "native";
+    if (coll_native_only(c)) { /* nothing to compare with: check native itself */
+        expected_result(c, count);
+        if (compare_with_ref(c, A_NATIVE, count, "the expected values")) {
+            skip[A_NATIVE] = SKIP_WRONG;
+            failed = 1;
+        }
+        against = "the expected values";
+    } else
+        memcpy(ref, rbuf, sizeof(int) * (size_t)r);
     for (int a = A_NATIVE + 1; a < n_alg; a++) {
         if (!sel_alg[a] || skip[a]) continue;
         prepare(c, count);
         int rc = coll_call(c, a, sbuf, rbuf, (int)count, HB.comm);
         if (rc == HS_UNAVAILABLE) continue;
         TRY(rc);
-        if (compare_with_ref(c, a, count)) {
+        if (compare_with_ref(c, a, count, against)) {
             skip[a] = SKIP_WRONG;
             failed = 1;
         }
@@ -315,7 +352,7 @@ static int probe(int c, int a, int64_t count)
         return 0;
     }
     TRY(rc);
-    if (a != A_NATIVE && a != A_TUNED && fell_back(reason, sizeof reason)) {
+    if (coll_is_lanecoll(a) && fell_back(reason, sizeof reason)) {
         not_timed(c, a, count, "fallback", reason);
         return 0;
     }
@@ -432,6 +469,7 @@ static int plan_counts(count_list lists[NCOLL], int64_t *max_send, int64_t *max_
         if (!sel_coll[c]) continue;
         const char *why,
             *spec = automatic ? (colls[c].block ? "1:10000:10" : "1p:10000p:10") : o_counts;
+        if (c == C_barrier) spec = "0"; /* no data: one measurement, count 0 */
         int n = hs_counts_parse(spec, HB.size, &lists[c].counts, &why);
         if (n < 0) {
             if (HB.rank == 0) hs_json_error(HB.out, "--counts '%s': %s", o_counts, why);
@@ -569,7 +607,17 @@ static int list_algorithms(void)
             json_string(lc_algs[i].cost);
             printf("}");
         }
-        printf("]}");
+        for (int i = 0; i < HS_NMOCKUP; i++) {
+            if (hs_mockups[i].coll != c) continue;
+            printf(",{\"variant\":");
+            json_string(hs_mockups[i].variant);
+            printf(",\"restrictions\":");
+            json_string(hs_mockups[i].restrictions);
+            printf(",\"cost\":");
+            json_string(hs_mockups[i].cost);
+            printf(",\"mockup\":true}");
+        }
+        printf("],\"native_only\":%s}", coll_native_only(c) ? "true" : "false");
     }
     printf("]}\n");
     return fflush(stdout) == 0 ? 0 : 1;
@@ -591,8 +639,20 @@ int main(int argc, char **argv)
         used += (size_t)snprintf(choices + used, sizeof choices - used, "%s %s",
                                  a ? "," : "", alg_names[a]);
     alg_choices = choices;
-    for (hs_option *o = options; o->name; o++)
+    static char coll_default[512], coll_names[600];
+    used = 0;
+    for (int c = 0; c < NCOLL; c++)
+        used += (size_t)snprintf(coll_default + used, sizeof coll_default - used, "%s%s",
+                                 c ? "," : "", colls[c].name);
+    used = (size_t)snprintf(coll_names, sizeof coll_names, "--collectives: choose from");
+    for (int c = 0; c < NCOLL; c++)
+        used += (size_t)snprintf(coll_names + used, sizeof coll_names - used, "%s %s",
+                                 c ? "," : "", colls[c].name);
+    coll_choices = coll_names;
+    for (hs_option *o = options; o->name; o++) {
         if (o->target == &o_algs) o->def = alg_default;
+        if (o->target == &o_colls) o->def = coll_default;
+    }
 
     MPI_Init(&argc, &argv);
     HB.program = "coll";
@@ -607,8 +667,9 @@ int main(int argc, char **argv)
         "hierarchical (hier) mock-ups (Traff & Hunold), as JSONL records.\n"
         "count = MPI count for bcast/reduce/allreduce/scan/exscan, the "
         "per-process block for gather/scatter/allgather/alltoall/"
-        "reduce_scatter_block, the mean block for allgatherv/gatherv/scatterv "
-        "(irregular counts, weights 1,2,3 over the ranks).\nexample: LANECOLL_NODE_SIZE=1 "
+        "reduce_scatter_block, the mean block for allgatherv/gatherv/scatterv/alltoallv/"
+        "alltoallw/reduce_scatter (irregular counts, weights 1,2,3 over the ranks), 0 for "
+        "barrier.\nexample: LANECOLL_NODE_SIZE=1 "
         "mpirun -np 2 "
         "coll --collectives allreduce,bcast --counts 1p:1000p --repetitions 20",
         check);

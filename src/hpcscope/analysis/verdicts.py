@@ -25,6 +25,11 @@ thresholds (a quick run's 1.5x MPI_Scan gap: p ~ 1e-34 against 0.05 / 280). Simu
 runs are a deterministic model (their repetitions repeat): no test, a mock-up at least
 5 % faster in the model is a violation of the model, and those checks are not counted.
 
+Besides lanecoll's, the coll program has mock-ups of its own (MOCKUPS): MPI_Reduce plus
+MPI_Scatterv for MPI_Reduce_scatter, MPI_Alltoallv with regular counts for MPI_Alltoall
+(Träff, Gropp & Thakur's self-consistent guidelines), checked the same way; their
+findings name the composition at any node shape.
+
 Findings (`findings`) group the violated checks: one per (MPI, collective, node shape,
 comparison) with its factor range and the counts, not one line per count. With one rank
 per node (N x 1) the node steps are local copies and the lane or leader communicator
@@ -341,6 +346,13 @@ ONE_PER_NODE: dict[tuple[str, str], str] = {
     ("scatterv", "hier"): _P2P,
 }
 _OWN_P2P = ("kported", "pipeline", "pipeline1")  # lanecoll's own trees and pipelines
+# The coll program's own mock-ups (bench/mpi/coll_catalog.h hs_mockups): compositions of
+# the library's own collectives (Träff, Gropp & Thakur's self-consistent guidelines), the
+# same call whatever the node shape.
+MOCKUPS: dict[str, str] = {
+    "reduce_scatterv": "its own MPI_Reduce plus MPI_Scatterv of the same data",
+    "alltoallv": "its own MPI_Alltoallv with regular counts",
+}
 ONE_PER_NODE_TEXT = (
     "with 1 rank per node (n=1) the node steps of lane and hier are local copies and "
     "their lane or leader communicator holds every rank: each mock-up is the library's own "
@@ -355,6 +367,8 @@ def coll_name(collective: str) -> str:
 
 def one_per_node(collective: str, alg: str) -> str:
     """What mock-up `alg` of `collective` is with one rank per node (ONE_PER_NODE)."""
+    if alg in MOCKUPS:
+        return MOCKUPS[alg]
     if alg in _OWN_P2P:
         return _P2P
     return ONE_PER_NODE.get((collective, alg), f"its own {coll_name(collective)}")
@@ -389,9 +403,14 @@ class Finding:
     def one_per_node(self) -> bool:
         return self.n == 1
 
+    @property
+    def own_mockup(self) -> bool:
+        """The coll program's own mock-up (MOCKUPS): one MPI composition at any shape."""
+        return self.against in MOCKUPS.values()
+
     def comparison(self) -> str:
         """'its own MPI_Exscan plus a local reduction' or "lanecoll's lane mock-up"."""
-        if self.one_per_node:
+        if self.one_per_node or self.own_mockup:
             return self.against
         if self.N == 1:  # one node: the lane steps have one process, the node steps all
             return f"lanecoll's {self.against} mock-up (on 1 node: node-local steps only)"
@@ -445,7 +464,7 @@ class Finding:
             f"{coll_name(self.collective)}{'' if self.regular else ' (irregular)'} takes "
             f"{self.factor()} the time of {self.comparison()} {self.where(detail)}"
         )
-        if self.one_per_node and detail:
+        if self.one_per_node and detail and not self.own_mockup:
             algs = ", ".join(self.algorithms[:-1])
             algs = f"{algs} and {self.algorithms[-1]}" if algs else self.algorithms[0]
             verb = "is" if len(self.algorithms) == 1 else "are"
@@ -469,7 +488,7 @@ def findings(rows: list[dict]) -> list[Finding]:
             verdict = r.get(f"{alg}_verdict")
             if alg == "native" or verdict is None:
                 continue
-            against = one_per_node(r["collective"], alg) if r["n"] == 1 else alg
+            against = one_per_node(r["collective"], alg) if r["n"] == 1 or alg in MOCKUPS else alg
             shape = (r["mpi"], r["collective"], r["N"], r["n"], r["regular"], against)
             checked[shape].add(r["count"])
             if verdict in FASTER:

@@ -493,7 +493,8 @@ def check_osu_dir(osu_dir: str, tests: str | None) -> str:
     "bcast,allreduce",
     default=None,
     help="Comma list of bcast, gather, scatter, allgather, alltoall, reduce, "
-    "allreduce, reduce_scatter_block, scan, exscan, allgatherv, gatherv, scatterv "
+    "allreduce, reduce_scatter_block, scan, exscan, allgatherv, gatherv, scatterv and the "
+    "native-only barrier, alltoallv, alltoallw, reduce_scatter "
     "(default all; --on sim: the paper's bcast, allgather, allreduce; the vector ones "
     "use irregular counts around the mean block COUNT).",
 )
@@ -503,7 +504,7 @@ def check_osu_dir(osu_dir: str, tests: str | None) -> str:
     default=None,
     help="Comma list of algorithms (default: every one the build has, as its "
     "`coll --list-algorithms` lists them: native, lane, hier, lane_v, kported, pipeline, "
-    "pipeline1; --on sim: the paper's native, lane, lane_v, hier; tuned = MPI_<Coll> "
+    "pipeline1 and the guideline mock-ups reduce_scatterv, alltoallv; --on sim: the paper's native, lane, lane_v, hier; tuned = MPI_<Coll> "
     "under an interposition library).",
 )
 @once_list(

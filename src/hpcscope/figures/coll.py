@@ -117,9 +117,12 @@ def _coll_grid(setup: tuple, by_coll: dict[str, list[dict]]) -> Any:
                     markerfacecolor="none",
                     markeredgecolor="red",
                 )
-        ax.set_xscale("log")
+        countless = all(r["count"] == 0 for r in points)  # barrier: no data, one point
+        ax.set_xscale("linear" if countless else "log")
         ax.set_yscale("log")
         _plain_log_ticks(ax)
+        if countless:
+            ax.set_xticks([0], ["no data"])
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("count (MPI_INT)", fontsize=9)
         ax.set_ylabel("time", fontsize=9)

@@ -8,8 +8,10 @@ node and lane communicators is then the multi-node one, although every message s
 travels through shared memory, so "lanes" are not physical network lanes.
 
 plan opts (all optional):
-    collectives   list[str] | None   default all (the ten regular ones and allgatherv,
-                                     gatherv, scatterv); unknown names -> ValueError
+    collectives   list[str] | None   default all (the ten regular ones, allgatherv,
+                                     gatherv, scatterv, and the native-only barrier,
+                                     alltoallv, alltoallw, reduce_scatter); unknown
+                                     names -> ValueError
     algorithms    list[str] | None   default native, lane, hier, lane_v (lane_v: lane with
                                      the vector node collectives, bcast/reduce/allreduce/
                                      scan/exscan only; tuned: MPI_<Coll>, only meaningful
@@ -103,7 +105,11 @@ _ROOTED_OR_BLOCK = {
     "allgatherv": ("p", "p"),  # vector: any rank's block may reach p x the mean count
     "gatherv": ("p", "p"),
     "scatterv": ("p", "p"),
+    "alltoallv": ("p", "p"),  # irregular blocks, p x the mean count each way
+    "alltoallw": ("p", "p"),
+    "reduce_scatter": ("p", "p"),
     "bcast": (0, 1),
+    "barrier": (0, 0),
 }  # (send, receive) elements per count; others (1, 1)
 
 
@@ -141,7 +147,14 @@ def buffers_fit(colls: list[str], counts: str | None, ranks: int) -> bool:
 # rank (reduction buffers), which shared malloc does not share: at 1152 ranks an
 # MPI_Allreduce of 11.52 M ints needs 1152 x 46 MB = 53 GB, and the simulator was killed
 # by the kernel at 22.6 GB on this 24 GiB machine.
-SIM_REDUCTIONS = ("reduce", "allreduce", "reduce_scatter_block", "scan", "exscan")
+SIM_REDUCTIONS = (
+    "reduce",
+    "allreduce",
+    "reduce_scatter_block",
+    "reduce_scatter",
+    "scan",
+    "exscan",
+)
 SIM_ELEMENT_BYTES = 4  # MPI_INT
 
 
