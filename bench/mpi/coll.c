@@ -58,8 +58,9 @@
 #define COLL_VERSION "0.1.0"
 #define SENTINEL 0x5a5a5a5a /* preset receive value; far above any |sum| of the data */
 
-static const char *o_colls, *o_algs, *o_counts, *o_out;
-static int64_t o_reps, o_warmup, o_maxbytes;
+static const char *o_colls, *o_algs, *o_counts, *o_out, *o_protocol;
+static int64_t o_reps, o_warmup, o_maxbytes, o_osu_iters, o_osu_skip;
+static int osu; /* --protocol osu */
 static int o_validate, o_interleave;
 
 static hs_option options[] = {
@@ -84,6 +85,16 @@ static hs_option options[] = {
       "run the algorithms in turn within each repetition (shuffled order) instead of one "
       "after the other: fairer comparisons on a machine whose speed drifts" },
     HS_REPEAT_OPTIONS,
+    { "protocol", HS_OPT_STR, &o_protocol, "hpcscope",
+      "hpcscope (each repetition after MPI_Barrier, the slowest rank's time per "
+      "repetition) or osu (OSU 7.4's collective loop: MPI_Wtime around each call, "
+      "MPI_Barrier after it, every rank's mean over the iterations; one value per rank)" },
+    { "osu-iterations", HS_OPT_INT, &o_osu_iters, "0",
+      "--protocol osu: timed iterations per size, small and large alike (OSU's -i); 0 = "
+      "OSU's: 1000, 100 above 8 KiB" },
+    { "osu-skip", HS_OPT_INT, &o_osu_skip, "-1",
+      "--protocol osu: untimed iterations first (OSU's -x); -1 = OSU's: 100, 10 above 8 "
+      "KiB" },
     { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
     { 0 }
 };
@@ -139,6 +150,13 @@ static int check(int quiet)
             why = "--warmup must be >= 0";
         else if (o_maxbytes < 1)
             why = "--max-bytes must be > 0";
+        else if (strcmp(o_protocol, "hpcscope") && strcmp(o_protocol, "osu"))
+            why = "--protocol must be hpcscope or osu";
+        else if (!strcmp(o_protocol, "osu") && (o_interleave || hs_rep_precision > 0))
+            why = "--protocol osu keeps OSU's fixed counts, one algorithm after the other: "
+                  "drop --precision and --interleave, or use --protocol hpcscope";
+        else if (o_osu_iters < 0 || o_osu_skip < -1)
+            why = "--osu-iterations must be >= 0 and --osu-skip >= -1";
         else
             why = hs_repeat_problem();
     }
@@ -195,6 +213,25 @@ static int fell_back(char *reason, size_t len)
     return any;
 }
 
+/* OSU 7.4's size of (c, count) in bytes: what its programs print in "# Size" and switch
+ * their loop counts by. It is the per-process block (our bytes) except for
+ * Reduce_scatter and Reduce_scatter_block, whose size is the whole vector (p blocks). */
+static int64_t osu_size(int c, int64_t count)
+{
+    int64_t bytes = count * (int64_t)sizeof(int);
+    return c == C_reduce_scatter || c == C_reduce_scatter_block ? bytes * HB.size : bytes;
+}
+
+/* OSU 7.4's loop counts for (c, count) (osu_util.h: COLL_LOOP_SMALL 1000, COLL_SKIP_SMALL
+ * 100, COLL_LOOP_LARGE 100, COLL_SKIP_LARGE 10 above LARGE_MESSAGE_SIZE 8192; barrier
+ * always small), unless --osu-iterations / --osu-skip set them (as OSU's -i and -x). */
+static void osu_loop(int c, int64_t count, int64_t *iters, int64_t *skip)
+{
+    int large = c != C_barrier && osu_size(c, count) > 8192;
+    *iters = o_osu_iters > 0 ? o_osu_iters : large ? 100 : 1000;
+    *skip = o_osu_skip >= 0 ? o_osu_skip : large ? 10 : 100;
+}
+
 static void params_json(hs_json *j, int c, int a, int64_t count)
 {
     hs_json_open_object(j, "params");
@@ -203,6 +240,13 @@ static void params_json(hs_json *j, int c, int a, int64_t count)
     hs_json_int(j, "count", count);
     hs_json_int(j, "bytes", count * (int64_t)sizeof(int));
     hs_nodes_params(j, &ND, HB.size);
+    if (osu) {
+        int64_t iters, skip;
+        osu_loop(c, count, &iters, &skip);
+        hs_json_str(j, "protocol", "osu");
+        hs_json_int(j, "iterations", iters);
+        hs_json_int(j, "osu_size", osu_size(c, count));
+    }
     hs_json_close(j);
 }
 
@@ -426,6 +470,35 @@ static void cell_params(hs_json *j, const void *arg)
     params_json(j, x->c, x->a, x->count);
 }
 
+/* --protocol osu: OSU 7.4's collective loop for algorithm a (osu_allreduce.c and the
+ * others): MPI_Barrier, then skip + iterations calls, each between two MPI_Wtime reads
+ * and followed by an MPI_Barrier outside the timer (not for barrier itself: osu_barrier
+ * times MPI_Barrier back to back); a rank's latency is its timed sum / iterations. OSU
+ * prints the mean, min and max of those over the ranks; here rank 0 gathers them and
+ * writes them all, in rank order, as the sample's values (one per rank). */
+static int measure_osu(int c, int64_t count, int a)
+{
+    int64_t iters, skip;
+    osu_loop(c, count, &iters, &skip);
+    double timer = 0;
+    TRY(MPI_Barrier(HB.comm));
+    for (int64_t i = 0; i < iters + skip; i++) {
+        double t0 = MPI_Wtime();
+        int rc = coll_call(c, a, sbuf, rbuf, (int)count, HB.comm);
+        double t1 = MPI_Wtime();
+        TRY(rc);
+        if (c != C_barrier) TRY(MPI_Barrier(HB.comm));
+        if (i >= skip) timer += t1 - t0;
+    }
+    double latency = timer * 1e6 / (double)iters;
+    TRY(MPI_Gather(&latency, 1, MPI_DOUBLE, t_max, 1, MPI_DOUBLE, 0, HB.comm));
+    hs_repeat_result r = { HB.size, NULL };
+    cell x = { c, a, count };
+    int bad = hs_repeat_emit("time", &r, t_max, skip, cell_params, &x);
+    TRY(MPI_Bcast(&bad, 1, MPI_INT, 0, HB.comm));
+    return bad;
+}
+
 /* Times every algorithm in algs[0..na) for (c, count): warm-ups then repetitions
  * (coll_repeat.h: a fixed count or to --precision), either algorithm after algorithm, or
  * (--interleave) all algorithms within each repetition in a freshly shuffled order. Rank 0
@@ -435,6 +508,11 @@ static int measure(int c, int64_t count, const int *algs, int na)
 {
     int n = (int)count;
     if (na == 0) return 0;
+    if (osu) {
+        int bad = 0;
+        for (int k = 0; k < na && !bad; k++) bad = measure_osu(c, count, algs[k]);
+        return bad;
+    }
     int order[NALG];
     for (int64_t i = 0; i < o_warmup; i++) {
         shuffled_order(i, order, na);
@@ -674,6 +752,7 @@ int main(int argc, char **argv)
         "coll --collectives allreduce,bcast --counts 1p:1000p --repetitions 20",
         check);
     if (rc >= 0) return hs_finish(rc);
+    osu = !strcmp(o_protocol, "osu");
     if (!hs_open_out(o_out)) return hs_finish(1);
     if (hs_write_meta_mpi(HB.out, "coll", COLL_VERSION, options, HB.comm) != 0)
         return hs_finish(1);
@@ -698,8 +777,9 @@ int main(int argc, char **argv)
     sbuf = hs_alloc((size_t)max_send, sizeof(int));
     rbuf = hs_alloc((size_t)max_recv, sizeof(int));
     ref = o_validate ? hs_alloc((size_t)max_recv, sizeof(int)) : NULL;
-    t_local = malloc(sizeof(double) * (size_t)o_reps * NALG);
-    t_max = malloc(sizeof(double) * (size_t)o_reps * NALG);
+    size_t slots = (size_t)(o_reps > HB.size ? o_reps : HB.size); /* osu: one per rank */
+    t_local = malloc(sizeof(double) * slots * NALG);
+    t_max = malloc(sizeof(double) * slots * NALG);
     int ok = sbuf && rbuf && (ref || !o_validate) && t_local && t_max, all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, HB.comm);
     if (!all_ok) {

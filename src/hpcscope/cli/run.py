@@ -520,6 +520,13 @@ def check_osu_dir(osu_dir: str, tests: str | None) -> str:
     is_flag=True,
     help="Alternate the algorithms inside each repetition (fairer on a noisy machine).",
 )
+@once(
+    "--protocol",
+    default="hpcscope",
+    show_default=True,
+    help="hpcscope (slowest rank per repetition) or osu (OSU 7.4's collective loop: every "
+    "rank's mean over 1000 iterations, 100 above 8 KiB; algorithms default to native).",
+)
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -553,6 +560,7 @@ def coll_opts(own: dict, shared: dict) -> dict:
         "rank_layout": rank_layout(own["rank_layout"]),
         "validate": not own["no_validate"],
         "interleave": own["interleave"],
+        "protocol": nonempty(own["protocol"], "--protocol", "osu"),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }

@@ -21,7 +21,7 @@ from typing import Any
 
 from hpcscope.formatting import csv_cell, markdown_cell, markdown_table, one_line
 from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
-from hpcscope.results import nbc_osu, placement_proof, precision
+from hpcscope.results import nbc_osu, osu_coll, placement_proof, precision
 from hpcscope.results.cells import (
     IMB_P2P_TESTS,
     NAMED_P2P_TESTS,
@@ -564,7 +564,10 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
     Measurement settings (SETTING_PARAMS) are pooled; other params than bytes make
     blocks of their own. Samples without params "bytes" have no OSU form: left out.
     """
-    samples = [s for s in _samples(source, run_id) if "bytes" in s["params"]]
+    every = _samples(source, run_id)
+    # collectives: OSU's collective programs' own text (results/osu_coll.py)
+    coll = osu_coll.to_osu_coll([s for s in every if s["benchmark"] == "coll"])
+    samples = [s for s in every if "bytes" in s["params"] and s["benchmark"] != "coll"]
     # nbc: OSU's non-blocking/persistent/neighbourhood programs' own columns (nbc_osu)
     nbc = [s for s in samples if s["benchmark"] == "nbc"]
     samples = [s for s in samples if s["benchmark"] != "nbc"]
@@ -631,7 +634,7 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
             f"# not exported: p2p {', '.join(imb)} (IMB-MPI1's patterns) have no OSU "
             "counterpart; --format json, csv or markdown has them\n"
         )
-    return "\n".join(out)
+    return "\n".join(out + coll)
 
 
 FORMATS = {"json": to_json, "csv": to_csv, "markdown": to_markdown, "osu": to_osu}

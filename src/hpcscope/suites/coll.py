@@ -36,6 +36,9 @@ plan opts (all optional):
                                      out (sim: the paper's collectives, algorithms,
                                      repetitions), see with_defaults
     job_per_collective  bool         one launch per collective (sim) instead of one for all
+    protocol      str | None         hpcscope (default) or osu: OSU 7.4's loop (fixed
+                                     iterations, one value per rank; suites/coll_osu.py),
+                                     algorithms then default to native
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from hpcscope.machine import environment
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
-from hpcscope.suites import coll_precision
+from hpcscope.suites import coll_osu, coll_precision
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 
@@ -433,13 +436,19 @@ def with_defaults(opts: dict, notes: list[Note]) -> dict:
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     notes: list[Note] = []
     opts = with_defaults(opts, notes)
+    protocol = coll_osu.protocol(opts)
     known_colls, known_algs, extra = catalog_names(ctx)
     colls = _names(opts.get("collectives"), tuple(known_colls), "collective(s)")
     algs = (
         _names(opts.get("algorithms"), tuple(known_algs + extra), "algorithm(s)")
         if opts.get("algorithms")
+        else ["native"]
+        if protocol == "osu"  # OSU measures the library's own collectives
         else known_algs
     )
+    if protocol == "osu":
+        osu_counts = coll_osu.QUICK_COUNTS if opts.get("quick") else coll_osu.COUNTS
+        opts = {**opts, "precision": 0, "count_sweep": osu_counts}
     reps, warmup = repetitions(opts)
     where = layout(ctx, opts, "coll")
     # One job for all collectives, or one per collective (sim: each its own count sweep,
@@ -449,6 +458,11 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     result = SuitePlan(notes=notes + where.notes)
     order = launches(ctx, opts)
     reps, precision_args = to_precision(opts, reps, len(order) * len(groups), "coll", result)
+    if protocol == "osu":
+        precision_args = coll_osu.program_args(opts)
+        result.notes.append(
+            coll_osu.plan_note(count_spec(opts.get("counts")) or opts["count_sweep"])
+        )
     for rep, mpi in order:
         for group, counts, job_opts in shaped:
             program = [
@@ -465,7 +479,10 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             if opts.get("interleave"):
                 program.append("--interleave")
             name = "coll" if len(groups) == 1 else f"coll-{group[0]}"
-            result.jobs.append(where.job("coll", name, program, mpi, rep, bool(opts.get("quick"))))
+            job = where.job("coll", name, program, mpi, rep, bool(opts.get("quick")))
+            if protocol == "osu":
+                job.tags["protocol"] = "osu"  # the hpcscope protocol's tags stay as before
+            result.jobs.append(job)
     return result
 
 
@@ -473,7 +490,11 @@ def job_counts(colls: list[str], opts: dict, where: Layout) -> tuple[str | None,
     """The --counts of one job of these collectives and its opts (validate may turn off):
     explicit counts that cannot fit are refused (ValueError), a default sweep that would
     exhaust the simulator ends earlier; both add a note to where.notes."""
-    counts = count_spec(opts.get("counts")) or (QUICK_COUNTS if opts.get("quick") else None)
+    counts = (
+        count_spec(opts.get("counts"))
+        or opts.get("count_sweep")
+        or (QUICK_COUNTS if opts.get("quick") else None)
+    )
     validate = opts.get("validate") is not False
     if validate and opts.get("shareable_buffers") and not buffers_fit(colls, counts, where.ranks):
         # A backend that shares unvalidated buffers (SimGrid) runs what memory would not
