@@ -59,7 +59,7 @@
 #define SENTINEL 0x5a5a5a5a /* preset receive value; far above any |sum| of the data */
 
 static const char *o_colls, *o_algs, *o_counts, *o_out, *o_protocol;
-static int64_t o_reps, o_warmup, o_maxbytes, o_osu_iters, o_osu_skip;
+static int64_t o_reps, o_warmup, o_maxbytes, o_osu_iters, o_osu_skip, o_npmin;
 static int osu; /* --protocol osu */
 static int o_validate, o_interleave;
 
@@ -95,6 +95,9 @@ static hs_option options[] = {
     { "osu-skip", HS_OPT_INT, &o_osu_skip, "-1",
       "--protocol osu: untimed iterations first (OSU's -x); -1 = OSU's: 100, 10 above 8 "
       "KiB" },
+    { "npmin", HS_OPT_INT, &o_npmin, "0",
+      "IMB-MPI1's -npmin: measure everything on the first K ranks, then 2K, 4K, ... and "
+      "finally all ranks (params p says how many); 0 = all ranks only" },
     { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
     { 0 }
 };
@@ -157,6 +160,8 @@ static int check(int quiet)
                   "drop --precision and --interleave, or use --protocol hpcscope";
         else if (o_osu_iters < 0 || o_osu_skip < -1)
             why = "--osu-iterations must be >= 0 and --osu-skip >= -1";
+        else if (o_npmin < 0 || o_npmin > HB.size)
+            why = "--npmin must be between 1 and the number of ranks (0: off)";
         else
             why = hs_repeat_problem();
     }
@@ -539,7 +544,8 @@ typedef struct {
 
 /* Fills lists[c] for every selected collective. Returns -1 to go on, or 2 after rank 0
  * wrote an error record (bad spec, explicit count over the limit or over an MPI int). */
-static int plan_counts(count_list lists[NCOLL], int64_t *max_send, int64_t *max_recv)
+static int plan_counts(count_list lists[NCOLL], int64_t *max_send, int64_t *max_recv,
+                       int report)
 {
     int automatic = !strcmp(o_counts, "auto");
     *max_send = *max_recv = 1;
@@ -593,7 +599,7 @@ static int plan_counts(count_list lists[NCOLL], int64_t *max_send, int64_t *max_
             return 2;
         }
         lists[c].n = kept;
-        if (*dropped && HB.rank == 0) {
+        if (*dropped && HB.rank == 0 && report) {
             hs_json j;
             hs_json_begin(&j, "summary");
             hs_json_str(&j, "metric", "counts_dropped");
@@ -701,6 +707,82 @@ static int list_algorithms(void)
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* Every selected (collective, count, algorithm) on HB.comm: validation, probe, timing.
+ * Returns 1 when a record could not be written; *failed becomes 1 when a validation
+ * failed. Frees the count lists. */
+static int run_collectives(count_list lists[NCOLL], int *failed)
+{
+    int write_failed = 0;
+    for (int c = 0; c < NCOLL && !write_failed; c++) {
+        if (!sel_coll[c]) continue;
+        for (int i = 0; i < lists[c].n && !write_failed; i++) {
+            int64_t count = lists[c].counts[i];
+            int skip[NALG] = { SKIP_NONE };
+            for (int a = 0; a < n_alg; a++)
+                if (!coll_has(c, a)) skip[a] = SKIP_MISSING;
+            if (o_validate) *failed |= validate(c, count, skip);
+            int algs[NALG], na = 0;
+            for (int a = 0; a < n_alg; a++) {
+                if (!sel_alg[a] || skip[a] == SKIP_WRONG)
+                    continue; /* error record written */
+                if (skip[a] == SKIP_MISSING && c == C_alltoall &&
+                    !strcmp(alg_names[a], "hier"))
+                    not_timed(c, a, count, "unavailable",
+                              "no hierarchical alltoall (paper, section 3.6)");
+                else if (skip[a] == SKIP_MISSING)
+                    continue; /* e.g. lane_v where lane has no regular/vector choice, or
+                                 hier for gatherv/scatterv (not in the catalogue) */
+                else if (probe(c, a, count))
+                    algs[na++] = a;
+            }
+            /* paper order: one algorithm's repetitions after the other (each set of
+             * samples written as soon as it is measured), unless --interleave */
+            if (o_interleave) write_failed = measure(c, count, algs, na);
+            for (int k = 0; k < na && !o_interleave && !write_failed; k++)
+                write_failed = measure(c, count, &algs[k], 1);
+        }
+        free(lists[c].counts);
+    }
+    return write_failed;
+}
+
+/* One rank count of --npmin (all ranks without it): the first np ranks of
+ * MPI_COMM_WORLD as HB.comm measure everything (their own node decomposition and
+ * counts, params p = np) while the others wait at the closing barrier. Returns 1 when a
+ * record could not be written (known to every rank). */
+static int run_level(int np, int world_size, int *failed)
+{
+    MPI_Comm sub = MPI_COMM_WORLD;
+    int write_failed = 0;
+    if (np < world_size)
+        TRY(MPI_Comm_split(MPI_COMM_WORLD, HB.rank < np ? 0 : MPI_UNDEFINED, HB.rank,
+                           &sub));
+    if (sub != MPI_COMM_NULL) {
+        HB.comm = sub;
+        HB.size = np;
+        if (o_npmin > 0) { /* ND is the last level's: this one's own */
+            hs_nodes_free(&ND);
+            if (hs_nodes_get(sub, &ND) != MPI_SUCCESS) {
+                if (HB.rank == 0)
+                    hs_json_error(HB.out, "cannot determine the nodes of %d ranks", np);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+        }
+        if (np < world_size) decomposition_summary();
+        count_list lists[NCOLL];
+        memset(lists, 0, sizeof lists);
+        int64_t max_send, max_recv; /* within all ranks' limits, checked in main */
+        if (plan_counts(lists, &max_send, &max_recv, np < world_size) >= 0)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        write_failed = run_collectives(lists, failed);
+        if (sub != MPI_COMM_WORLD) TRY(MPI_Comm_free(&sub));
+    }
+    HB.comm = MPI_COMM_WORLD;
+    HB.size = world_size;
+    TRY(MPI_Bcast(&write_failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    return write_failed;
+}
+
 int main(int argc, char **argv)
 {
     coll_catalog_init();
@@ -771,7 +853,7 @@ int main(int argc, char **argv)
     count_list lists[NCOLL];
     memset(lists, 0, sizeof lists);
     int64_t max_send, max_recv;
-    rc = plan_counts(lists, &max_send, &max_recv);
+    rc = plan_counts(lists, &max_send, &max_recv, 1);
     if (rc >= 0) return hs_finish(rc);
 
     sbuf = hs_alloc((size_t)max_send, sizeof(int));
@@ -789,43 +871,24 @@ int main(int argc, char **argv)
         return hs_finish(1);
     }
 
-    int64_t series = 0; /* what the budget is shared out over */
-    for (int c = 0; c < NCOLL; c++)
+    int levels[64], nlevels = 0; /* rank counts: --npmin K, 2K, 4K, ..., all */
+    for (int64_t np = o_npmin; np > 0 && np < HB.size && nlevels < 63; np *= 2)
+        levels[nlevels++] = (int)np;
+    levels[nlevels++] = HB.size;
+    int64_t series = 0; /* what the budget is shared out over (counted at all ranks) */
+    for (int c = 0; c < NCOLL; c++) {
         for (int a = 0; a < n_alg && sel_coll[c]; a++)
             series += sel_alg[a] && coll_has(c, a) ? lists[c].n : 0;
-    hs_repeat_init(series);
-
-    int failed = 0, write_failed = 0;
-    for (int c = 0; c < NCOLL && !write_failed; c++) {
-        if (!sel_coll[c]) continue;
-        for (int i = 0; i < lists[c].n && !write_failed; i++) {
-            int64_t count = lists[c].counts[i];
-            int skip[NALG] = { SKIP_NONE };
-            for (int a = 0; a < n_alg; a++)
-                if (!coll_has(c, a)) skip[a] = SKIP_MISSING;
-            if (o_validate) failed |= validate(c, count, skip);
-            int algs[NALG], na = 0;
-            for (int a = 0; a < n_alg; a++) {
-                if (!sel_alg[a] || skip[a] == SKIP_WRONG)
-                    continue; /* error record written */
-                if (skip[a] == SKIP_MISSING && c == C_alltoall &&
-                    !strcmp(alg_names[a], "hier"))
-                    not_timed(c, a, count, "unavailable",
-                              "no hierarchical alltoall (paper, section 3.6)");
-                else if (skip[a] == SKIP_MISSING)
-                    continue; /* e.g. lane_v where lane has no regular/vector choice, or
-                                 hier for gatherv/scatterv (not in the catalogue) */
-                else if (probe(c, a, count))
-                    algs[na++] = a;
-            }
-            /* paper order: one algorithm's repetitions after the other (each set of
-             * samples written as soon as it is measured), unless --interleave */
-            if (o_interleave) write_failed = measure(c, count, algs, na);
-            for (int k = 0; k < na && !o_interleave && !write_failed; k++)
-                write_failed = measure(c, count, &algs[k], 1);
-        }
         free(lists[c].counts);
     }
+    hs_repeat_init(series * nlevels);
+
+    int failed = 0, write_failed = 0, world_size = HB.size;
+    for (int l = 0; l < nlevels && !write_failed; l++)
+        write_failed = run_level(levels[l], world_size, &failed);
+    int any_failed = 0;
+    MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    failed = any_failed;
     free(sbuf);
     free(rbuf);
     free(ref);

@@ -656,3 +656,50 @@ def lanes_table(samples: Iterable[dict]) -> list[dict]:
                 row["factor"], row["p_vs_1"], row["significant"] = None, None, False
             rows.append(row)
     return rows
+
+
+def ranks_table(rows: list[dict]) -> list[dict]:
+    """IMB-MPI1's view of a process-count sweep (`run coll --npmin K`): one row per (mpi,
+    collective, algorithm, size in bytes) measured at two or more rank counts, with
+    `ranks` {p: median us} over the rank counts of coll_table's rows. A count with a p
+    suffix grows with p, so rows are keyed by bytes per process, as IMB's are."""
+    by_size: dict[tuple, dict[int, float]] = defaultdict(dict)
+    for r in rows:
+        for alg in r.get("algorithms", []):
+            median = r.get(f"{alg}_median")
+            if median is not None:
+                key = (r["mpi"], r["collective"], alg, r["bytes"], r["regular"])
+                by_size[key][int(r["p"])] = float(median)
+    out = []
+    for (mpi, coll, alg, nbytes, regular), ranks in sorted(
+        by_size.items(), key=lambda kv: (kv[0][0], kv[0][1], alg_key(kv[0][2]), kv[0][3])
+    ):
+        if len(ranks) >= 2:
+            out.append(
+                {
+                    "mpi": mpi,
+                    "collective": coll,
+                    "algorithm": alg,
+                    "bytes": nbytes,
+                    "regular": regular,
+                    "ranks": dict(sorted(ranks.items())),
+                }
+            )
+    return out
+
+
+def ranks_columns(rows: list[dict]) -> list[tuple[str, str]]:
+    """Columns of ranks_table's rows flattened by flat_ranks: one median per rank count."""
+    counts = sorted({p for r in rows for p in r["ranks"]})
+    return [
+        ("mpi", "MPI"),
+        ("collective", "collective"),
+        ("algorithm", "algorithm"),
+        ("bytes", "bytes"),
+        *((f"p{p}", f"p={p} median (us)") for p in counts),
+    ]
+
+
+def flat_ranks(rows: list[dict]) -> list[dict]:
+    """ranks_table's rows with a `p<K>` key per rank count, for the table renderers."""
+    return [{**r, **{f"p{p}": v for p, v in r["ranks"].items()}} for r in rows]

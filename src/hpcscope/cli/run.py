@@ -25,6 +25,7 @@ from hpcscope.cli.node_knobs import node_knob_options, node_knobs
 from hpcscope.cli.options import POSITIVE as POSITIVE_TYPE
 from hpcscope.cli.options import REPETITIONS as REPETITIONS_TYPE
 from hpcscope.cli.options import (
+    POSITIVE,
     coll_options,
     common_run_options,
     once,
@@ -521,6 +522,13 @@ def check_osu_dir(osu_dir: str, tests: str | None) -> str:
     help="Alternate the algorithms inside each repetition (fairer on a noisy machine).",
 )
 @once(
+    "--npmin",
+    type=POSITIVE,
+    default=None,
+    help="IMB-MPI1's -npmin K: every collective on K, 2K, 4K, ... ranks and finally all, "
+    "in one run (tables and a figure by rank count).",
+)
+@once(
     "--protocol",
     default="hpcscope",
     show_default=True,
@@ -561,6 +569,7 @@ def coll_opts(own: dict, shared: dict) -> dict:
         "validate": not own["no_validate"],
         "interleave": own["interleave"],
         "protocol": nonempty(own["protocol"], "--protocol", "osu"),
+        "npmin": own["npmin"],
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }

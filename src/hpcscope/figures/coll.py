@@ -65,6 +65,46 @@ def coll_drawings(rows: list[dict]) -> list[Drawing]:
     return _drawings("coll_grid", by_setup, lambda s: f"coll_{s[0]}_N{s[1]}_n{s[2]}", _coll_grid)
 
 
+def ranks_drawings(rows: list[dict]) -> list[Drawing]:
+    """One grid per MPI of verdicts.ranks_table's rows (--npmin): time against the rank
+    count, a line per algorithm and size."""
+    by_mpi: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        by_mpi[(row["mpi"],)][row["collective"]].append(row)
+    return _drawings("coll_ranks", by_mpi, lambda s: f"coll_ranks_{s[0]}", _ranks_grid)
+
+
+def _ranks_grid(setup: tuple, by_coll: dict[str, list[dict]]) -> Any:
+    names = sorted(by_coll)
+    cols = min(GRID_COLUMNS, len(names))
+    nrows = math.ceil(len(names) / cols)
+    fig, axes = plt.subplots(
+        nrows, cols, figsize=(PANEL_IN[0] * cols, PANEL_IN[1] * nrows), dpi=110, squeeze=False
+    )
+    for ax, name in zip(axes.flat, names):
+        for r in by_coll[name]:  # native solid, mock-ups dashed; colours cycle by size
+            ranks = sorted(r["ranks"])
+            style = "-" if r["algorithm"] == "native" else "--"
+            label = f"{r['algorithm']} {r['bytes']} B"
+            ax.plot(ranks, [r["ranks"][p] for p in ranks], style, marker="o", markersize=3,
+                    label=label)  # fmt: skip
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        _plain_log_ticks(ax)
+        ax.set_xticks(sorted({p for r in by_coll[name] for p in r["ranks"]}))
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("ranks p", fontsize=9)
+        ax.set_ylabel("time", fontsize=9)
+        ax.tick_params(labelsize=MIN_FONT_PT + 1)
+        ax.grid(True, which="major", alpha=0.25)
+        ax.legend(fontsize=MIN_FONT_PT + 1)
+    for ax in list(axes.flat)[len(names) :]:
+        ax.set_visible(False)
+    fig.suptitle(f"{setup[0]}: median time by rank count (--npmin sweep)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def _drawings(kind: str, groups: dict, stem: Callable, draw: Callable) -> list[Drawing]:
     """One Drawing per group, which is what it shows: draw(key, group)."""
     return [

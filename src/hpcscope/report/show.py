@@ -705,6 +705,7 @@ def print_coll(samples: list[dict], console: Console) -> None:
             body,
         )
     console.print(_coll_legend(rows, marks, without_native))
+    _print_by_ranks(verdicts.ranks_table(rows), console)
     found = verdicts.findings(rows)
     if found:
         console.print(f"guideline findings ({len(found)}, one per collective and comparison):")
@@ -728,6 +729,25 @@ def print_coll(samples: list[dict], console: Console) -> None:
         console.print(f"[yellow]note[/yellow]: {S(w)}")
     if len(warnings) > 5:
         console.print(f"and {len(warnings) - 5} more notes (hpcscope report shows them all)")
+
+
+def _print_by_ranks(by_ranks: list[dict], console: Console) -> None:
+    """A process-count sweep (run coll --npmin): the median per rank count, IMB's view."""
+    if not by_ranks:
+        return
+    counts = sorted({p for r in by_ranks for p in r["ranks"]})
+    print_table(
+        console,
+        "coll by rank count (--npmin): median (µs) of each collective, algorithm and size",
+        [Col("MPI", numeric=False), Col("collective", numeric=False)],
+        [Col("algorithm", numeric=False), Col("size")] + [Col(f"p={p}") for p in counts],
+        [
+            [Text(clean(r["mpi"])), Text(clean(r["collective"])), Text(clean(r["algorithm"]))]
+            + [Text(format_bytes(r["bytes"]))]
+            + [Text(_num(r["ranks"].get(p))) for p in counts]
+            for r in by_ranks
+        ],
+    )
 
 
 _VERDICT_MARK = {"violation": "!", "suggested": "?"}

@@ -36,6 +36,9 @@ plan opts (all optional):
                                      out (sim: the paper's collectives, algorithms,
                                      repetitions), see with_defaults
     job_per_collective  bool         one launch per collective (sim) instead of one for all
+    npmin         int | None         IMB-MPI1's -npmin K: everything on K, 2K, 4K, ...
+                                     ranks and finally all of them, in one launch (the
+                                     samples' params p says how many)
     protocol      str | None         hpcscope (default) or osu: OSU 7.4's loop (fixed
                                      iterations, one value per rank; suites/coll_osu.py),
                                      algorithms then default to native
@@ -451,6 +454,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         opts = {**opts, "precision": 0, "count_sweep": osu_counts}
     reps, warmup = repetitions(opts)
     where = layout(ctx, opts, "coll")
+    npmin_args = rank_sweep(opts.get("npmin"), where.ranks, where.notes)
     # One job for all collectives, or one per collective (sim: each its own count sweep,
     # memory check and time limit, so a reduction's limit does not cut a bcast's sweep).
     groups = [[c] for c in colls] if opts.get("job_per_collective") else [colls]
@@ -478,12 +482,41 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             ]
             if opts.get("interleave"):
                 program.append("--interleave")
+            program += npmin_args
             name = "coll" if len(groups) == 1 else f"coll-{group[0]}"
             job = where.job("coll", name, program, mpi, rep, bool(opts.get("quick")))
             if protocol == "osu":
                 job.tags["protocol"] = "osu"  # the hpcscope protocol's tags stay as before
             result.jobs.append(job)
     return result
+
+
+def rank_sweep(npmin: int | None, ranks: int, notes: list[Note]) -> list[str]:
+    """The program's --npmin for IMB-MPI1's process-count sweep (K, 2K, 4K, ..., all
+    ranks), with a note naming the rank counts; [] without it. ValueError outside 1..ranks."""
+    if npmin is None:
+        return []
+    if not isinstance(npmin, int) or not 1 <= npmin <= ranks:
+        raise ValueError(
+            f"--npmin {npmin!r}: give a rank count from 1 to the run's {ranks} ranks "
+            "(IMB-MPI1's -npmin: K, 2K, 4K, ... and finally all ranks)"
+        )
+    counts = []
+    k = npmin
+    while k < ranks:
+        counts.append(k)
+        k *= 2
+    counts.append(ranks)
+    notes.append(
+        Note(
+            "info",
+            f"coll: every collective on {', '.join(map(str, counts))} ranks in turn (--npmin "
+            f"{npmin}, IMB-MPI1's process-count sweep), the first ranks of the launch; the "
+            "others wait",
+            {"npmin": npmin, "rank_counts": counts},
+        )
+    )
+    return ["--npmin", str(npmin)]
 
 
 def job_counts(colls: list[str], opts: dict, where: Layout) -> tuple[str | None, dict]:
@@ -533,7 +566,8 @@ def job_counts(colls: list[str], opts: dict, where: Layout) -> tuple[str | None,
 
 
 def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
-    """coll_table.{csv,md,txt} in the paper's shape, coll_not_timed.csv (fallbacks),
+    """coll_table.{csv,md,txt} in the paper's shape, coll_by_ranks.{csv,md,txt} and
+    coll_ranks_*.png/svg for a process-count sweep (--npmin), coll_not_timed.csv (fallbacks),
     coll_*.png/svg figures, and for simulated runs on Hydra
     coll_paper_vs_simulation.{csv,md,txt}."""
     import csv
@@ -550,6 +584,14 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
         return []
     columns = tables.coll_columns(rows)
     paths = tables.write_tables(rows, columns, out_dir, "coll_table")
+    by_ranks = verdicts.ranks_table(rows)  # --npmin: IMB's table by rank count
+    if by_ranks:
+        paths += tables.write_tables(
+            verdicts.flat_ranks(by_ranks),
+            verdicts.ranks_columns(by_ranks),
+            out_dir,
+            "coll_by_ranks",
+        )
     paper = paper_colls.paper_vs_simulation(samples)  # simulated runs on Hydra only
     if paper:
         paths += tables.write_tables(
@@ -577,4 +619,5 @@ def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
                     ]
                 )
         paths.append(extra)
-    return paths + save_drawings(figures.coll_drawings(rows), out_dir)
+    drawings = figures.coll_drawings(rows) + figures.ranks_drawings(by_ranks)
+    return paths + save_drawings(drawings, out_dir)
