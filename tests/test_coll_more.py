@@ -12,6 +12,7 @@ rest are unit tests on fixtures: OSU's exact lines, the verdict wording, the pla
 from __future__ import annotations
 
 import json
+
 import pytest
 from test_coll_bench import CATALOG, ctx
 
