@@ -522,6 +522,12 @@ def check_osu_dir(osu_dir: str, tests: str | None) -> str:
     help="Alternate the algorithms inside each repetition (fairer on a noisy machine).",
 )
 @once(
+    "--sizes",
+    default=None,
+    help="Sizes MIN:MAX in bytes instead of --counts, as OSU's -m: the powers of two "
+    "between them, as MPI_INT counts (e.g. 4:64K = counts 1, 2, ..., 16384).",
+)
+@once(
     "--npmin",
     type=POSITIVE,
     default=None,
@@ -558,7 +564,7 @@ def coll_opts(own: dict, shared: dict) -> dict:
     return {
         "collectives": csv_list(own["collectives"], "--collectives", "bcast,allreduce"),
         "algorithms": csv_list(own["algorithms"], "--algorithms", "native,lane"),
-        "counts": count_list(own["counts"]),
+        "counts": coll_counts(own),
         "node_size": own["node_size"],
         "ranks": own["ranks"],
         "repetitions": own["repetitions"],
@@ -673,6 +679,21 @@ def nbc_opts(own: dict, shared: dict) -> dict:
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }
+
+
+def coll_counts(own: dict) -> list | None:
+    """--counts, or --sizes in bytes as counts (suites/coll_osu); not both."""
+    sizes = nonempty(own["sizes"], "--sizes", "4:64K")
+    if sizes is None:
+        return count_list(own["counts"])
+    if own["counts"] is not None:
+        raise usage_error("--sizes and --counts both say what to measure: give one")
+    from hpcscope.suites import coll_osu
+
+    try:
+        return coll_osu.counts_of_sizes(sizes)
+    except ValueError as exc:
+        raise usage_error(f"--sizes: {exc}") from None
 
 
 @run.command("lanes")

@@ -21,6 +21,27 @@ COUNTS = "1:262144:2"
 QUICK_COUNTS = "1:1024:2"  # 4 B .. 4 KiB
 
 
+def counts_of_sizes(text: str) -> list[int]:
+    """--sizes MIN:MAX in bytes (OSU's -m MIN:MAX, e.g. 4:64K) as MPI_INT counts: the
+    powers of two from MIN to MAX, as OSU doubles its sizes, divided by 4 (a size below
+    4 bytes is no whole MPI_INT: left out). ValueError for a bad range or one without a
+    size of at least 4 bytes."""
+    from hpcscope.suites.p2p import parse_size_range
+
+    low, high = parse_size_range(text)
+    size, counts = 1, []
+    while size <= high:
+        if size >= max(low, 4):
+            counts.append(size // 4)
+        size *= 2
+    if not counts:
+        raise ValueError(
+            f"size range '{text}' holds no power of two from 4 bytes (one MPI_INT) up to "
+            "its MAX; give e.g. 4:64K"
+        )
+    return counts
+
+
 def protocol(opts: dict) -> str:
     """hpcscope (default) or osu; ValueError for another value or for options OSU's fixed
     loop cannot honour."""
