@@ -137,7 +137,7 @@ def test_osu_titles_headers_and_rows_match_osu_74():
         "# OSU MPI All-to-Allw Personalized Exchange Latency Test v7.4"
     )
     assert osu_coll.title("bcast") == "# OSU MPI Broadcast Latency Test v7.4"
-    assert len(osu_coll.OSU_NAMES) == 15  # OSU 7.4's blocking collective programs
+    assert len(osu_coll.OSU_COLLECTIVES) == 15  # OSU 7.4's blocking collective programs
     assert osu_coll.header("allreduce") == (
         "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations"
     )

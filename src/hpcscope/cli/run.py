@@ -25,7 +25,6 @@ from hpcscope.cli.node_knobs import node_knob_options, node_knobs
 from hpcscope.cli.options import POSITIVE as POSITIVE_TYPE
 from hpcscope.cli.options import REPETITIONS as REPETITIONS_TYPE
 from hpcscope.cli.options import (
-    POSITIVE,
     coll_options,
     common_run_options,
     once,
@@ -505,7 +504,8 @@ def check_osu_dir(osu_dir: str, tests: str | None) -> str:
     default=None,
     help="Comma list of algorithms (default: every one the build has, as its "
     "`coll --list-algorithms` lists them: native, lane, hier, lane_v, kported, pipeline, "
-    "pipeline1 and the guideline mock-ups reduce_scatterv, alltoallv; --on sim: the paper's native, lane, lane_v, hier; tuned = MPI_<Coll> "
+    "pipeline1 and the guideline mock-ups reduce_scatterv, alltoallv; --on sim: the paper's "
+    "native, lane, lane_v, hier; tuned = MPI_<Coll> "
     "under an interposition library).",
 )
 @once_list(
@@ -529,7 +529,7 @@ def check_osu_dir(osu_dir: str, tests: str | None) -> str:
 )
 @once(
     "--npmin",
-    type=POSITIVE,
+    type=POSITIVE_TYPE,
     default=None,
     help="IMB-MPI1's -npmin K: every collective on K, 2K, 4K, ... ranks and finally all, "
     "in one run (tables and a figure by rank count).",

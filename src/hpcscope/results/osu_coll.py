@@ -30,26 +30,27 @@ from typing import Any
 import numpy as np
 
 from hpcscope.formatting import one_line
+from hpcscope.results.nbc_names import osu_title
 
-OSU_VERSION = "7.4"
-# collective -> the name in its OSU program's title (c/mpi/collective/blocking/osu_*.c)
-OSU_NAMES = {
-    "allgather": "Allgather",
-    "allgatherv": "Allgatherv",
-    "allreduce": "Allreduce",
-    "alltoall": "All-to-All Personalized Exchange",
-    "alltoallv": "All-to-Allv Personalized Exchange",
-    "alltoallw": "All-to-Allw Personalized Exchange",
-    "barrier": "Barrier",
-    "bcast": "Broadcast",
-    "gather": "Gather",
-    "gatherv": "Gatherv",
-    "reduce": "Reduce",
-    "reduce_scatter": "Reduce_scatter",
-    "reduce_scatter_block": "Reduce_scatter_block",
-    "scatter": "Scatter",
-    "scatterv": "Scatterv",
-}
+# OSU 7.4's blocking collective programs (c/mpi/collective/blocking/osu_*.c): their
+# title words are results/nbc_names' (one table for the blocking and the nbc suites)
+OSU_COLLECTIVES = (
+    "allgather",
+    "allgatherv",
+    "allreduce",
+    "alltoall",
+    "alltoallv",
+    "alltoallw",
+    "barrier",
+    "bcast",
+    "gather",
+    "gatherv",
+    "reduce",
+    "reduce_scatter",
+    "reduce_scatter_block",
+    "scatter",
+    "scatterv",
+)
 OSU_ALGORITHMS = ("native", "tuned")  # MPI_<Coll> itself: what OSU times
 WHOLE_VECTOR = ("reduce_scatter", "reduce_scatter_block")  # OSU's size is p blocks
 FIELD = 18  # OSU's FIELD_WIDTH
@@ -59,7 +60,10 @@ BLOCK_TAGS = ("mpi", "mpi_version", "node_size", "rank_layout", "protocol")
 
 def title(collective: str) -> str:
     """'# OSU MPI Allreduce Latency Test v7.4' (KeyError: no OSU program)."""
-    return f"# OSU MPI {OSU_NAMES[collective]} Latency Test v{OSU_VERSION}"
+    found = osu_title(collective) if collective in OSU_COLLECTIVES else None
+    if found is None:
+        raise KeyError(collective)
+    return found
 
 
 def osu_size(params: dict[str, Any]) -> int:
@@ -122,7 +126,7 @@ def to_osu_coll(samples: Sequence[dict[str, Any]]) -> list[str]:
         prm = s["params"]
         if s["metric"] != "time" or "collective" not in prm:
             continue
-        if prm["collective"] not in OSU_NAMES:
+        if prm["collective"] not in OSU_COLLECTIVES:
             left_out.add(f"MPI_{prm['collective'].capitalize()} (no OSU program)")
         elif prm["algorithm"] not in OSU_ALGORITHMS:
             left_out.add(f"{prm['collective']} {prm['algorithm']}")
