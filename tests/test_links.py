@@ -187,15 +187,37 @@ def test_dry_run_prints_the_schedule_and_local_needs_two(cli: Cli) -> None:
 
 @pytest.mark.sim
 @pytest.mark.skipif(not (have("smpirun") and have("smpicc")), reason="SimGrid not installed")
-def test_run_links_on_a_simulated_platform(cli: Cli) -> None:
-    """Hydra shrunk to 4 nodes: 2 lanes (a host per socket) give one rank per node and
-    lane; the model has no noise, so nothing is flagged and bisection loses nothing."""
-    done = cli("run", "links", "--on", "sim", "--platform", "hydra:nodes=4,cores_per_socket=1",
-               "--quick")  # fmt: skip
+def test_run_links_names_the_slow_link_and_node_of_a_simulated_platform(cli: Cli) -> None:
+    """Hydra shrunk to 6 nodes, 2 lanes (a host per socket: one rank per node and lane),
+    with link n1-n4 at a quarter and host n3 at half: exactly those two are named; the
+    model has no noise, so nothing else is flagged."""
+    platform = "hydra:nodes=6,cores_per_socket=1,slow_link=n1-n4:0.25,slow_host=n3:0.5"
+    done = cli("run", "links", "--on", "sim", "--platform", platform, "--quick")
     assert done.returncode == 0, done.stderr
     doc = json.loads(cli("export", "last", "--format", "json").stdout)
     (found,) = doc["links"]
-    assert found["nodes"] == ["n0", "n1", "n2", "n3"] and found["lanes"] == 2
-    assert found["flags"] == [] and found["schedule_ok"]
+    assert found["nodes"] == [f"n{i}" for i in range(6)] and found["lanes"] == 2
+    assert found["schedule_ok"] and found["phase"] == "parallel"
+    named = {(f["cause"], f["culprit"]) for f in found["flags"]}
+    assert named == {("node", "n3"), ("link", "n1-n4")}, named
+    assert found["at_fault"] == ["n3"]
+    assert len([f for f in found["flags"] if f["cause"] == "node"]) == 2 * 5  # lanes x peers
     for b in found["bisection"]:
-        assert 0.95 <= b["ratio"] <= 1.05, b
+        assert 0.95 <= b["ratio"] <= 1.05, b  # a non-blocking switch loses nothing
+    shown = cli("show", "last").stdout
+    assert "10 pairs of node n3" in shown and "link n1-n4" in shown
+
+
+def test_plan_passes_the_options_and_one_rank_per_node_and_lane() -> None:
+    from hpcscope.machine.mpi import MpiSpec
+    from hpcscope.suites import links as suite
+    from hpcscope.suites.base import PlanContext
+
+    mpi = MpiSpec("openmpi", "mpicc", "mpirun", "4.1.4")
+    ctx = PlanContext(None, [mpi], lambda name, m: f"/b/{name}", nodes_available=8)
+    opts = {"lanes_per_node": 2, "sequential": True, "bisection": False, "k": 4.0}
+    (job,) = suite.plan(ctx, opts).jobs
+    assert (job.ranks, job.nodes, job.env) == (16, 8, {})
+    assert job.program[1:] == ["--k", "4.0", "--bisection=0", "--sequential"]
+    lines = suite.describe(suite.plan(ctx, opts))
+    assert lines[0].startswith("schedule: 8 nodes, 7 rounds, 28 node pairs (each on 2 lanes")

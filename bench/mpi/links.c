@@ -16,6 +16,8 @@
  *     half the round trip, --lat-blocks values of --lat-per-block round trips each) then
  *     of --bw-bytes (bandwidth = bytes / half the round trip, --bw-iterations values).
  *     Each round is timed as a whole (barrier, then the slowest rank's time).
+ *     --sequential: the same rounds with their pairs one after another, each alone
+ *     (phase "sequential"): what a parallel run's time is compared with.
  *  2. serial: the pairs whose median bandwidth or latency lies beyond the robust rule
  *     (median and MAD over all pairs: worse than the median by more than --k x 1.4826 x
  *     MAD and by more than --floor of it), plus the --retest-extra pairs of highest score
@@ -36,9 +38,9 @@
  * doubles per rank per round and 2 doubles per pair.
  *
  * Output: JSONL (rank 0): meta, then samples (docs/records.md section 4, links):
- *   latency us / bandwidth MB/s, params {test "pingpong", phase parallel|serial, round,
- *     rank_a, rank_b, node_a, node_b, host_a, host_b, lane, bytes, ...};
- *   time us, params {test "round", phase parallel, round, pairs};
+ *   latency us / bandwidth MB/s, params {test "pingpong", phase parallel|sequential|serial,
+ *     round, rank_a, rank_b, node_a, node_b, host_a, host_b, lane, bytes, ...};
+ *   time us, params {test "round", phase parallel|sequential, round, pairs};
  *   bandwidth MB/s, params {test "bisection", pairing, phase together|alone, scope pair
  *     (rank_a, ...) | aggregate};
  *   time us, params {test "alltoall", bytes, p}.
@@ -60,7 +62,7 @@ static const char *o_out;
 static int64_t o_lat_bytes, o_lat_blocks, o_lat_per_block, o_bw_bytes, o_bw_iters, o_warmup;
 static int64_t o_retest_extra, o_retest_max, o_bisect_reps, o_a2a_bytes, o_a2a_reps, o_seed;
 static double o_k, o_floor;
-static int o_bisection;
+static int o_bisection, o_sequential;
 
 static const hs_option options[] = {
     { "lat-bytes", HS_OPT_SIZE, &o_lat_bytes, "8", "latency ping-pong message size" },
@@ -78,6 +80,9 @@ static const hs_option options[] = {
     { "retest-extra", HS_OPT_INT, &o_retest_extra, "3",
       "the slowest pairs re-tested alone besides those the rule flags" },
     { "retest-max", HS_OPT_INT, &o_retest_max, "64", "at most this many serial re-tests" },
+    { "sequential", HS_OPT_FLAG, &o_sequential, "0",
+      "phase 1 pair after pair, each alone (the reference a parallel run saves time "
+      "against)" },
     { "bisection", HS_OPT_FLAG, &o_bisection, "1",
       "bisection phase (halves and random pairing; --bisection=0: off)" },
     { "bisection-reps", HS_OPT_INT, &o_bisect_reps, "3",
@@ -245,6 +250,8 @@ typedef struct {
 static pair_result *results; /* rank 0: every pair of the parallel phase */
 static int64_t npairs;
 
+static const char *phase1(void) { return o_sequential ? "sequential" : "parallel"; }
+
 /* Phase 1. Returns 0, or 1 when a write failed (on every rank). */
 static int parallel_phase(void)
 {
@@ -255,7 +262,17 @@ static int parallel_phase(void)
         TRY(MPI_Barrier(HB.comm));
         double t0 = hs_now_s();
         for (int i = 0; i < row_len; i++) row[i] = NAN;
-        if (peer >= 0) measure_pair(peer, me_node < pn);
+        if (!o_sequential) {
+            if (peer >= 0) measure_pair(peer, me_node < pn);
+        } else { /* the round's pairs one after another, in the pinger's rank order */
+            for (int q = 0; q < HB.size; q++) {
+                int a = ND.node_of[q], l = ND.rank_on[q], b = l < L ? partner(a, r) : -1;
+                if (b < 0 || a > b) continue;
+                TRY(MPI_Barrier(HB.comm));
+                if (peer >= 0 && (HB.rank == q || HB.rank == endpoint(b, l)))
+                    measure_pair(peer, me_node < pn);
+            }
+        }
         double took = hs_now_s() - t0, slowest = 0;
         TRY(MPI_Reduce(&took, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, HB.comm));
         TRY(MPI_Gather(row, row_len, MPI_DOUBLE, rows, row_len, MPI_DOUBLE, 0, HB.comm));
@@ -268,7 +285,7 @@ static int parallel_phase(void)
                 pair_result *p = &results[npairs++];
                 p->ra = q;
                 p->rb = endpoint(b, l);
-                bad |= emit_pair(rows + (size_t)q * row_len, "parallel", r, p->ra, p->rb,
+                bad |= emit_pair(rows + (size_t)q * row_len, phase1(), r, p->ra, p->rb,
                                  &p->lat, &p->bw);
                 pairs++;
             }
@@ -279,7 +296,7 @@ static int parallel_phase(void)
             hs_json_str(&j, "unit", "us");
             hs_json_open_object(&j, "params");
             hs_json_str(&j, "test", "round");
-            hs_json_str(&j, "phase", "parallel");
+            hs_json_str(&j, "phase", phase1());
             hs_json_int(&j, "round", r);
             hs_json_int(&j, "pairs", pairs);
             hs_json_int(&j, "lanes", L);

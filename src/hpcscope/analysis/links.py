@@ -39,12 +39,14 @@ from typing import Any
 import numpy as np
 
 from hpcscope.analysis import links_schedule
+from hpcscope.formatting import format_quantity as q
 
 BENCHMARK = "links"
 K_DEFAULT = 3.0
 FLOOR_DEFAULT = 0.2
 MAD_TO_SIGMA = 1.4826
 MIN_PAIRS = 3  # fewer pairs: no median to stand against
+SHOWN_FLAGS = 20  # show: flagged pairs listed one by one, beyond a node's own line
 NODE_SHARE = 0.5  # an endpoint in flagged pairs for at least this share of its pairs
 METRICS = (("bandwidth", "MB/s", False), ("latency", "us", True))  # name, unit, higher worse
 
@@ -96,9 +98,10 @@ class Flag:
 class Bisection:
     pairing: str
     pairs: int
-    aggregate: float  # MB/s, median over repetitions
-    sum_alone: float  # MB/s
-    ratio: float
+    together: float  # MB/s: sum over the pairs of each one's bandwidth beside the others
+    sum_alone: float  # MB/s: sum over the same pairs of each one's bandwidth alone
+    ratio: float  # together / sum_alone
+    aggregate: float  # MB/s: all senders' bytes / the slowest sender's time (medians)
 
 
 @dataclass
@@ -123,6 +126,7 @@ class LinksResult:
     at_fault: list[str]  # nodes (or node lanes) named at fault
     rounds: list[dict[str, Any]]
     retested: int
+    phase: str = "parallel"  # how the matrix was measured: parallel rounds or sequential
     bisection: list[Bisection] = field(default_factory=list)
     alltoall: Alltoall | None = None
     schedule_ok: bool = True
@@ -144,6 +148,8 @@ class LinksResult:
         return {
             "nodes": self.nodes,
             "lanes": self.lanes,
+            "phase": self.phase,
+            "rounds_total_us": sum(r["time_us"] for r in self.rounds),
             "rule": {**asdict(self.rule), "text": self.rule.text()},
             "medians": self.medians,
             "thresholds": self.thresholds,
@@ -169,18 +175,19 @@ def is_links(sample: dict) -> bool:
 
 
 def _median(values: list[float]) -> float | None:
-    return float(np.median(values)) if values else None
+    """The median of a sample's few values, in plain Python: numpy's call costs tens of
+    microseconds of overhead each, and 1,024 nodes record a million samples."""
+    if not values:
+        return None
+    v = sorted(values)
+    mid = len(v) // 2
+    return float(v[mid]) if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
 
 
-def node_labels(samples: list[dict]) -> list[str]:
-    """A name per node index: its host name (the common part of its lanes' host names,
-    'n3' of 'n3-s0' and 'n3-s1'); 'node I' where names repeat (emulated nodes)."""
-    hosts: dict[int, set[str]] = defaultdict(set)
-    for s in samples:
-        prm = s["params"]
-        for end in ("a", "b"):
-            if f"node_{end}" in prm:
-                hosts[prm[f"node_{end}"]].add(str(prm.get(f"host_{end}", "")))
+def node_labels(hosts: dict[int, set[str]]) -> list[str]:
+    """A name per node index from the host names its ranks recorded: the host name (the
+    common part of its lanes' names, 'n3' of 'n3-s0' and 'n3-s1'); 'node I' where names
+    repeat (emulated nodes)."""
     n = max(hosts) + 1 if hosts else 0
     names = []
     for i in range(n):
@@ -189,6 +196,12 @@ def node_labels(samples: list[dict]) -> list[str]:
         names.append(name)
     if len(set(names)) != len(names) or not all(names):
         return [f"node {i}" for i in range(n)]
+    # one host per node named NODE-SUFFIX with the same suffix everywhere (a simulated
+    # platform's 'n7-node'): the node's own name 'n7'
+    heads = [name.rpartition("-")[0] for name in names]
+    if all(heads) and len({name.rpartition("-")[2] for name in names}) == 1:
+        if len(set(heads)) == len(heads):
+            return heads
     return names
 
 
@@ -223,30 +236,45 @@ def analyse(samples: list[dict], rule: Rule | None = None) -> LinksResult | None
     ping = [s for s in mine if s["params"].get("test") == "pingpong"]
     if not ping:
         return None
-    nodes = node_labels(ping)
-    lanes = max(int(s["params"].get("lanes", 1)) for s in ping)
+    hosts: dict[int, set[str]] = defaultdict(set)
     pairs: dict[tuple[int, int], Pair] = {}
+    phases = set()
+    lanes = 1
+    # one pass, no getattr or numpy per sample: 1,024 nodes record a million samples
     for s in ping:
         prm = s["params"]
         key = (prm["rank_a"], prm["rank_b"])
         p = pairs.get(key)
         if p is None:
             p = pairs[key] = Pair(
-                prm["rank_a"],
-                prm["rank_b"],
+                key[0],
+                key[1],
                 prm["node_a"],
                 prm["node_b"],
                 int(prm.get("lane", 0)),
-                prm.get("round"),
+                None,
                 None,
                 None,
             )
+            hosts[p.node_a].add(str(prm.get("host_a", "")))
+            hosts[p.node_b].add(str(prm.get("host_b", "")))
+            lanes = max(lanes, int(prm.get("lanes", 1)))
         value = _median(s["values"])
-        prefix = "serial_" if prm.get("phase") == "serial" else ""
-        if prm.get("phase") != "serial" and prm.get("round") is not None:
+        phase, metric = prm.get("phase"), s["metric"]
+        phases.add(phase)
+        if phase == "serial":
+            if metric == "bandwidth":
+                p.serial_bandwidth = value
+            elif metric == "latency":
+                p.serial_latency = value
+            continue
+        if prm.get("round") is not None:
             p.round = prm["round"]
-        if s["metric"] in ("bandwidth", "latency"):
-            setattr(p, prefix + s["metric"], value)
+        if metric == "bandwidth":
+            p.bandwidth = value
+        elif metric == "latency":
+            p.latency = value
+    nodes = node_labels(hosts)
     plist = sorted(pairs.values(), key=lambda p: (p.lane, p.node_a, p.node_b))
     medians: dict[str, float] = {}
     thresholds: dict[str, float] = {}
@@ -272,6 +300,7 @@ def analyse(samples: list[dict], rule: Rule | None = None) -> LinksResult | None
         at_fault=at_fault,
         rounds=_rounds(mine),
         retested=sum(1 for p in plist if p.serial_bandwidth is not None),
+        phase="sequential" if "sequential" in phases else "parallel",
         bisection=_bisection(mine),
         alltoall=_alltoall(mine, plist),
         schedule_ok=_schedule_ok(plist, len(nodes)),
@@ -305,22 +334,22 @@ def _attribute(
             serial = getattr(p, f"serial_{metric}")
             ends = [e for e in ((p.node_a, p.lane), (p.node_b, p.lane)) if e in bad]
             value = getattr(p, metric)
-            said = f"{metric} {value:.4g} {unit} vs median {medians[metric]:.4g} {unit}"
+            said = f"{metric} {q(value, unit)} vs median {q(medians[metric], unit)}"
             if ends:
                 node, lane = ends[0]
                 share = f"{count[ends[0]]} of its {degree[ends[0]]} pairs"
-                cause, culprit = "node", _end_name(nodes, node, lane, lanes)
+                cause, culprit = "node", _end_name(nodes, node, lane, lanes, bad)
                 why = f"{culprit} is in {share} flagged for {metric}"
             elif serial is not None and _beyond(serial, thresholds[metric], high):
                 cause, culprit = "link", f"{nodes[p.node_a]}-{nodes[p.node_b]}"
                 why = (
-                    f"alone (serial re-test) still {serial:.4g} {unit}, and neither node "
+                    f"alone (serial re-test) still {q(serial, unit)}, and neither node "
                     "is slow with its other peers"
                 )
             elif serial is not None:
                 cause, culprit = "round", f"round {p.round}"
                 why = (
-                    f"alone (serial re-test) {serial:.4g} {unit}, within the rule: slow only "
+                    f"alone (serial re-test) {q(serial, unit)}, within the rule: slow only "
                     "beside the other pairs of its round"
                 )
             else:
@@ -343,12 +372,15 @@ def _attribute(
                     f"{said}; {why}",
                 )
             )
-    named = sorted({_end_name(nodes, n, l, lanes) for n, l in faulty_ends})
+    named = sorted({_end_name(nodes, n, l, lanes, faulty_ends) for n, l in faulty_ends})
     return flags, named
 
 
-def _end_name(nodes: list[str], node: int, lane: int, lanes: int) -> str:
-    return nodes[node] if lanes == 1 else f"{nodes[node]} lane {lane}"
+def _end_name(nodes: list[str], node: int, lane: int, lanes: int, bad: set[tuple[int, int]]) -> str:
+    """'n3' when every lane of the node is at fault (or it has one), else 'n3 lane 1'."""
+    if all((node, l) in bad for l in range(lanes)):
+        return nodes[node]
+    return f"{nodes[node]} lane {lane}"
 
 
 def _rounds(samples: list[dict]) -> list[dict[str, Any]]:
@@ -363,8 +395,10 @@ def _rounds(samples: list[dict]) -> list[dict[str, Any]]:
 
 
 def _bisection(samples: list[dict]) -> list[Bisection]:
+    """Per pairing the pairs' bandwidths together and alone, each pair's median; a pair
+    slow alone too (a slow node) weighs the same on both sides of the ratio."""
     agg: dict[str, float] = {}
-    alone: dict[str, list[float]] = defaultdict(list)
+    found: dict[tuple[str, str], dict[tuple[int, int], float]] = defaultdict(dict)
     for s in samples:
         prm = s["params"]
         if prm.get("test") != "bisection":
@@ -374,13 +408,15 @@ def _bisection(samples: list[dict]) -> list[Bisection]:
             continue
         if prm.get("scope") == "aggregate":
             agg[prm["pairing"]] = value
-        elif prm.get("phase") == "alone":
-            alone[prm["pairing"]].append(value)
+        else:
+            found[(prm["pairing"], prm.get("phase", ""))][(prm["rank_a"], prm["rank_b"])] = value
     out = []
-    for pairing, together in agg.items():
-        total = sum(alone.get(pairing, []))
-        if total > 0:
-            out.append(Bisection(pairing, len(alone[pairing]), together, total, together / total))
+    for pairing, aggregate in agg.items():
+        together, alone = found[(pairing, "together")], found[(pairing, "alone")]
+        both = sorted(set(together) & set(alone))
+        t, a = sum(together[k] for k in both), sum(alone[k] for k in both)
+        if a > 0:
+            out.append(Bisection(pairing, len(both), t, a, t / a, aggregate))
     return out
 
 
@@ -410,7 +446,8 @@ def _alltoall(samples: list[dict], plist: list[Pair]) -> Alltoall | None:
         t,
         ref,
         ideal_us / t,
-        f"ideal (p-1) x {block} B at {ref:.4g} MB/s (median of {source}) = {ideal_us:.4g} us",
+        f"ideal (p-1) x {q(block, 'B')} at {q(ref, 'MB/s')} (median of {source}) = "
+        f"{q(ideal_us, 'us')}",
     )
 
 
@@ -499,42 +536,71 @@ def summary_lines(result: LinksResult) -> list[str]:
     n = len(result.nodes)
     lines = [
         f"{n} nodes x {result.lanes} lane(s), {len(result.pairs)} pairs in "
-        f"{links_schedule.rounds(n)} rounds, {result.retested} re-measured alone"
+        f"{links_schedule.rounds(n)} rounds"
+        + (" (each pair alone, one after another)" if result.phase == "sequential" else "")
+        + f", {result.retested} re-measured alone"
         + ("" if result.schedule_ok else "; WARNING: recorded rounds are not the schedule's")
     ]
     for metric, unit, _ in METRICS:
         if metric in result.medians:
             lines.append(
-                f"{metric}: median {result.medians[metric]:.4g} {unit}, flag beyond "
-                f"{result.thresholds[metric]:.4g} {unit}"
+                f"{metric}: median {q(result.medians[metric], unit)}, flagged beyond "
+                f"{q(result.thresholds[metric], unit)}"
             )
     lines.append(f"rule: {result.rule.text()}")
     if not result.flags:
         lines.append("flagged pairs: none")
+    # a node's flagged pairs as one line; the others one line each, at most SHOWN_FLAGS
+    by_node: dict[tuple[str, str], list[Flag]] = defaultdict(list)
+    single = []
     for f in result.flags:
+        if f.cause == "node":
+            by_node[(f.metric, f.culprit)].append(f)
+        else:
+            single.append(f)
+    for (metric, culprit), group in by_node.items():
+        unit = group[0].unit
+        peers = sorted(
+            {f.node_b if culprit.split()[0] == f.node_a else f.node_a for f in group},
+            key=result.nodes.index,
+        )
+        shown = ", ".join(peers[:8]) + (f" and {len(peers) - 8} more" if len(peers) > 8 else "")
+        lines.append(
+            f"flagged {metric}: {len(group)} pairs of node {culprit} (with {shown}): median "
+            f"{q(float(np.median([f.value for f in group])), unit)} vs "
+            f"{q(group[0].median, unit)} of all pairs; {group[0].why.split('; ', 1)[1]}"
+        )
+    for f in single[:SHOWN_FLAGS]:
         lane = f" lane {f.lane}" if result.lanes > 1 else ""
         lines.append(
             f"flagged {f.metric}: {f.node_a}-{f.node_b}{lane} (round {f.round}): {f.cause}"
             + (f" {f.culprit}" if f.culprit and f.cause != "round" else "")
             + f"; {f.why}"
         )
+    if len(single) > SHOWN_FLAGS:
+        lines.append(
+            f"... and {len(single) - SHOWN_FLAGS} more flagged pairs (export --format json, "
+            "links_flags.csv)"
+        )
     if result.at_fault:
         lines.append(f"at fault: {', '.join(result.at_fault)}")
     if result.rounds:
         times = [r["time_us"] for r in result.rounds]
         lines.append(
-            f"rounds: {len(times)}, median {np.median(times) / 1e3:.4g} ms, slowest "
-            f"{max(times) / 1e3:.4g} ms, all {sum(times) / 1e6:.4g} s"
+            f"rounds: {len(times)}, median {q(float(np.median(times)), 'us')}, slowest "
+            f"{q(max(times), 'us')}, all {q(sum(times), 'us')}"
         )
     for b in result.bisection:
         lines.append(
-            f"bisection {b.pairing}: {b.pairs} pairs together {b.aggregate:.4g} MB/s, "
-            f"alone {b.sum_alone:.4g} MB/s in sum: ratio {b.ratio:.2f}"
+            f"bisection {b.pairing}: {b.pairs} pairs, together {q(b.together, 'MB/s')} "
+            f"(sum of each pair's), alone {q(b.sum_alone, 'MB/s')}: ratio {b.ratio:.2f}; "
+            f"all bytes / slowest sender {q(b.aggregate, 'MB/s')}"
         )
     a = result.alltoall
     if a is not None:
         ratio = f"ratio {a.ratio:.2f} ({a.why})" if a.ratio is not None else a.why
         lines.append(
-            f"all-to-all of {a.bytes} B blocks over {a.p} ranks: {a.time_us:.4g} us; {ratio}"
+            f"all-to-all of {q(a.bytes, 'B')} blocks over {a.p} ranks: {q(a.time_us, 'us')}; "
+            + ratio
         )
     return lines

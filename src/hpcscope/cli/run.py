@@ -866,6 +866,11 @@ def node_opts(own: dict, shared: dict) -> dict:
 @once("--retest-max", type=int, default=None, help="At most this many pairs re-tested alone (64).")
 @once("--alltoall-bytes", default=None, help="MPI_Alltoall block (default 64K; 0: none).")
 @click.option("--no-bisection", is_flag=True, help="Skip the bisection phase.")
+@click.option(
+    "--sequential",
+    is_flag=True,
+    help="The rounds' pairs one after another, each alone: what the parallel rounds save.",
+)
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -915,6 +920,7 @@ def links_opts(own: dict, shared: dict) -> dict:
         "retest_max": own["retest_max"],
         "alltoall_bytes": own["alltoall_bytes"],
         "bisection": not own["no_bisection"],
+        "sequential": own["sequential"],
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }

@@ -1015,11 +1015,13 @@ def _links(samples: list[dict], w: _Writer) -> Section | None:
             )
         )
         load = [
-            [f"bisection {b.pairing}", b.aggregate, b.sum_alone, b.ratio] for b in result.bisection
+            [f"bisection {b.pairing} ({b.pairs} pairs)", b.together, b.sum_alone, b.ratio]
+            for b in result.bisection
         ]
-        if result.alltoall and result.alltoall.ratio is not None:
-            a = result.alltoall
-            load.append([f"all-to-all {a.bytes} B x {a.p}", None, a.reference_bw, a.ratio])
+        a = result.alltoall
+        if a is not None and a.ratio is not None and a.reference_bw is not None:
+            moved = a.p * (a.p - 1) * a.bytes / a.time_us  # bytes per us = MB/s
+            load.append([f"all-to-all, {a.p} ranks", moved, a.p * a.reference_bw, a.ratio])
         if load:
             sec.tables.append(
                 w.table(
@@ -1027,9 +1029,10 @@ def _links(samples: list[dict], w: _Writer) -> Section | None:
                     f"Under load ({name})",
                     ["test", "together (MB/s)", "alone (MB/s)", "ratio"],
                     load,
-                    caption="ratio 1: nothing lost under load; bisection: aggregate of the "
-                    "pairs together / sum of the same pairs alone; all-to-all: ideal time at "
-                    "one pair's bandwidth alone / measured time",
+                    caption="ratio 1: nothing lost under load. Bisection: the sum of the "
+                    "pairs' bandwidths together / the sum of the same pairs alone. All-to-all: "
+                    "p(p-1) blocks / the time, against p ranks each at one pair's bandwidth "
+                    "alone (docs/links.md)",
                 )
             )
         caption = "Median of each pair in its round; grey: not measured; red: flagged."

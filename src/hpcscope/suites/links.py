@@ -14,7 +14,8 @@ SLURM: one allocation and one job step for all pairs (never a job per pair).
 
 plan opts (all optional): ranks (local), lanes_per_node (from the backend), quick,
 repeat, lat_bytes, bw_bytes, bw_iterations, k, floor, retest_max, bisection (bool),
-alltoall_bytes.
+alltoall_bytes, sequential (bool: the rounds' pairs one after another, the reference a
+parallel run's time is compared with).
 """
 
 from __future__ import annotations
@@ -133,6 +134,8 @@ def _program_args(opts: dict) -> list[str]:
     out = [w for flag, value in args.items() for w in (flag, value)]
     if opts.get("bisection") is False:
         out.append("--bisection=0")
+    if opts.get("sequential"):
+        out.append("--sequential")
     return out
 
 
@@ -143,7 +146,9 @@ def _schedule_note(nodes: int, lanes: int, opts: dict) -> Note:
     return Note(
         "info",
         f"links: {nodes} nodes x {lanes} lane(s): {rounds} parallel rounds of "
-        f"{nodes // 2} pair(s) ({pairs} node pairs{' per lane' if lanes > 1 else ''}), then "
+        f"{nodes // 2} pair(s) ({pairs} node pairs{' per lane' if lanes > 1 else ''}"
+        + ("; each pair alone, one after another" if opts.get("sequential") else "")
+        + "), then "
         f"at most {retests} slow pairs re-measured alone, "
         + ("bisection (halves, random) and " if opts.get("bisection") is not False else "")
         + "an all-to-all; one launch",
