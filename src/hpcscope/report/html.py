@@ -891,6 +891,16 @@ def _coll(
             )
         )
 
+    by_ranks = verdicts.ranks_table(rows)  # run coll --npmin: IMB's view by rank count
+    if by_ranks:
+        add_rows(
+            "coll-ranks",
+            "Collectives by rank count (--npmin)",
+            verdicts.ranks_columns(by_ranks),
+            verdicts.flat_ranks(by_ranks),
+            "median of each collective, algorithm and size in bytes per process at each "
+            "rank count of the sweep (the first p ranks of the launch).",
+        )
     lanes = verdicts.lanes_table(coll)
     if lanes:
         add_rows(
@@ -948,7 +958,7 @@ def _coll(
             )
         )
     for kind, drawings in (
-        ("coll", coll_figs.coll_drawings(rows)),
+        ("coll", coll_figs.coll_drawings(rows) + coll_figs.ranks_drawings(by_ranks)),
         ("lanes", coll_figs.lanes_drawings(lanes)),
     ):
         for drawing in drawings:
@@ -959,7 +969,9 @@ def _coll(
                 Figure(
                     f"run{w.run_id}-{drawing.stem}",
                     drawing.stem.replace("_", " "),
-                    "Line: median; dash: minimum; red ring: guideline violation."
+                    "Median time per rank count of the --npmin sweep, a line per size."
+                    if drawing.stem.startswith("coll_ranks")
+                    else "Line: median; dash: minimum; red ring: guideline violation."
                     if kind == "coll"
                     else "Median time per lane count k and the factor against one lane.",
                     uri,
