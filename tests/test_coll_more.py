@@ -95,6 +95,8 @@ def test_mpich_osu_protocol_and_its_text(cli):
     for s in samples:  # one value per rank: its mean over OSU's (here -i 20) iterations
         assert len(s["values"]) == 2 and s["params"]["iterations"] == 20
         assert s["tags"]["protocol"] == "osu" and s["params"]["protocol"] == "osu"
+    rows = verdicts.coll_table(samples)
+    assert all(r["verdict"].startswith("not judged") for r in rows)
     text = cli("export", "last", "--format", "osu").stdout
     blocks = _parse_osu(text)
     assert set(blocks) == {osu_coll.title(c) for c in (*NEW, "alltoall")}

@@ -231,12 +231,15 @@ def coll_table(
     `<alg>_speedup` (median native / median mock-up), `<alg>_p` (Mann-Whitney),
     `<alg>_p_adjusted` (Holm over every check of these samples; None on simulated rows),
     `<alg>_launches` and `<alg>_verdict`. `verdict` sums the row up: "violation (lane
-    1.8x)", "suggested (lane 1.8x)", "ok" or "no native" (nothing to compare with);
+    1.8x)", "suggested (lane 1.8x)", "ok", "no native" (nothing to compare with) or, for
+    `run coll --protocol osu` (`per_rank`: one mean per rank, no repetitions), "not judged";
     `checks_in_run` is the size of the Holm family, `deterministic` marks simulated rows.
     `algorithms` lists the algorithms in column order. Rows are sorted by mpi, collective,
     N, n, count."""
     samples = list(samples)
     simulated = {_coll_key(s) for s in samples if _simulated(s)}
+    # OSU's protocol stores one mean per rank, not repetitions: nothing to test on
+    per_rank = {_coll_key(s) for s in samples if (s.get("params") or {}).get("protocol") == "osu"}
     rows, checks = [], []
     for key, launches_by_alg in sorted(group_coll_launches(samples).items()):
         mpi, coll, nodes, ppn, p, count, nbytes, regular = key
@@ -262,7 +265,8 @@ def coll_table(
             row[f"{alg}_min"] = summary.min
             row[f"{alg}_median"] = summary.median
             row[f"{alg}_reps"] = summary.n
-        if "native" in launches_by_alg:
+        row["per_rank"] = key in per_rank
+        if "native" in launches_by_alg and not row["per_rank"]:
             checks += [(row, alg, launches_by_alg) for alg in algs if alg != "native"]
         rows.append(row)
     # Holm's family: every tested check of these samples (simulated ones are not tests)
@@ -299,6 +303,9 @@ def coll_table(
         row["warnings"] = sorted(set(row.get("warnings", [])))
         if "native" not in row["algorithms"]:
             row["verdict"] = "no native"
+            continue
+        if row["per_rank"]:
+            row["verdict"] = "not judged (OSU protocol: one mean per rank)"
             continue
         said = {
             word: [
