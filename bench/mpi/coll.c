@@ -35,6 +35,13 @@
  * count) as soon as it is measured: metric "time", unit "us", params {collective,
  * algorithm, count, bytes, nodes, ppn, p, regular, node_override}.
  *
+ * Beyond the paper: barrier, alltoallv, alltoallw and reduce_scatter are measured native
+ * only (lanecoll has no decomposition of them) and validated against the values they must
+ * produce; reduce_scatterv (MPI_Reduce + MPI_Scatterv) and alltoallv (regular counts) are
+ * the program's own guideline mock-ups (coll_catalog.h hs_mockups). --protocol osu
+ * replaces the loop above by OSU 7.4's (measure_osu: one mean per rank), --npmin K runs
+ * everything on the first K, 2K, 4K, ... ranks and then all (IMB-MPI1's -npmin).
+ *
  * native is PMPI_<Coll> (the library's own collective even under an interposition
  * library); "tuned" calls MPI_<Coll>, i.e. what liblanecoll_pmpi.so (LD_PRELOAD +
  * LANECOLL_TUNING) chose; the decomposition summary names the object that provides
