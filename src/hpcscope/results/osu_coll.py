@@ -30,27 +30,11 @@ from typing import Any
 import numpy as np
 
 from hpcscope.formatting import one_line
-from hpcscope.results.nbc_names import osu_title
+from hpcscope.results.nbc_names import OPS, osu_title
 
-# OSU 7.4's blocking collective programs (c/mpi/collective/blocking/osu_*.c): their
-# title words are results/nbc_names' (one table for the blocking and the nbc suites)
-OSU_COLLECTIVES = (
-    "allgather",
-    "allgatherv",
-    "allreduce",
-    "alltoall",
-    "alltoallv",
-    "alltoallw",
-    "barrier",
-    "bcast",
-    "gather",
-    "gatherv",
-    "reduce",
-    "reduce_scatter",
-    "reduce_scatter_block",
-    "scatter",
-    "scatterv",
-)
+# OSU 7.4's blocking collective programs (c/mpi/collective/blocking/osu_*.c) are those of
+# the operations nbc measures in every form: one list, and one table of title words
+OSU_COLLECTIVES = OPS
 OSU_ALGORITHMS = ("native", "tuned")  # MPI_<Coll> itself: what OSU times
 WHOLE_VECTOR = ("reduce_scatter", "reduce_scatter_block")  # OSU's size is p blocks
 FIELD = 18  # OSU's FIELD_WIDTH
