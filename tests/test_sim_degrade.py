@@ -4,12 +4,15 @@ refused with one line when they name no node of the platform or a factor outside
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
+from conftest import have
 
 from hpcscope.machine import sim_machine
 from hpcscope.machine.sim_platform import PRESETS, PlatformError, platform_xml
+from hpcscope.results.store import Store
 
 DEGRADED = "jupiter:nodes=6,slow_link=n3-n5:0.25,slow_host=n1:0.5"
 
@@ -80,3 +83,21 @@ def test_cli_refuses_a_bad_degradation_in_one_line(cli, tmp_path):
     bad = cli("sim", "platform", "jupiter:nodes=6,slow_host=n6:0.5", "-o", str(tmp_path / "x.xml"))
     assert bad.returncode == 2
     assert bad.stderr.strip().count("\n") == 0 and "slow_host='n6:0.5'" in bad.stderr
+
+
+@pytest.mark.sim
+@pytest.mark.skipif(not (have("smpirun") and have("smpicc")), reason="SimGrid not installed")
+def test_run_links_names_the_slow_link_of_a_degraded_platform(cli):
+    """5 simulated nodes, the route n1-n3 at a quarter: exactly that pair is flagged, as a
+    link (one pair alone), and the run's platform note says what was degraded."""
+    platform = "jupiter:nodes=5,slow_link=n1-n3:0.25"
+    done = cli("run", "links", "--on", "sim", "--platform", platform, "--quick",
+               "--no-bisection", "--alltoall-bytes", "0")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(cli("export", "last", "--format", "json").stdout)
+    (found,) = doc["links"]
+    assert {(f["cause"], f["culprit"]) for f in found["flags"]} == {("link", "n1-node-n3-node")}
+    notes = {n["kind"]: n for n in Store(cli.db).run(1)["notes"]}
+    assert notes["platform"]["data"]["degraded"] == [
+        "link n1-n3 at 0.25 x the lane bandwidth (both directions)"
+    ]
