@@ -401,6 +401,9 @@ def test_run_coll_dry_run(world, data):
         "--collectives": lists,
         "--algorithms": lists,
         "--counts": lists,
+        "--sizes": st.one_of(st.sampled_from(["4:64K", "1:2", "64K:4", "0:5G"]), numbers, text),
+        "--npmin": numbers,
+        "--protocol": st.one_of(st.sampled_from(["hpcscope", "osu"]), text),
     }
     args = data.draw(options(table, ["--quick", "--regular-only", "--no-validate"]))
     invoke(world, "run coll", ["run", "coll", *data.draw(backend(paths)), *args, "--dry-run"])
