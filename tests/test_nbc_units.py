@@ -197,3 +197,11 @@ def test_guidelines_with_coll_statistics() -> None:
 
 def test_overlap_is_higher_is_better() -> None:
     assert stats.lower_is_better("%") is False and stats.lower_is_better("us") is True
+
+
+def test_plan_for_smpi_leaves_out_what_simgrid_lacks() -> None:
+    plan = nbc.plan(ctx(cores=4, mpis=("smpi",)), {"collectives": ["all"], "quick": True})
+    assert [j.name.split("/")[1] for j in plan.jobs] == ["nbc-nonblocking"]
+    said = {n.text for n in plan.notes if n.kind == "skipped"}
+    assert any("MPI_Dist_graph_create_adjacent" in t for t in said)
+    assert any("no persistent collectives" in t for t in said)

@@ -339,15 +339,15 @@ static void barrier_after(void)
 /* A failed call ends the launch (an MPI error may leave the ranks out of step) with an
  * error record naming the collective and size: MPICH 4.0.2's persistent scatter at 3
  * ranks fails in MPI_Wait ("Invalid communicator"), osu_scatter_persistent too. */
-#define TRY_CALL(call)                                                            \
-    do {                                                                          \
-        int rc_ = (call);                                                         \
-        if (rc_ != MPI_SUCCESS) {                                                 \
-            char what_[160];                                                      \
-            snprintf(what_, sizeof what_, "%s of %s size %lld", #call, X.c->name, \
-                     (long long)X.s);                                             \
-            hs_fail_mpi(what_, rc_, __FILE__, __LINE__);                          \
-        }                                                                         \
+#define TRY_CALL(call)                                                                  \
+    do {                                                                                \
+        int rc_ = (call);                                                               \
+        if (rc_ != MPI_SUCCESS) {                                                       \
+            char what_[160];                                                            \
+            snprintf(what_, sizeof what_, "%.80s of %.40s size %lld", #call, X.c->name, \
+                     (long long)X.s);                                                   \
+            hs_fail_mpi(what_, rc_, __FILE__, __LINE__);                                \
+        }                                                                               \
     } while (0)
 
 /* One call (blocking, persistent Start+Wait, or post+Wait) on this rank, in s. */

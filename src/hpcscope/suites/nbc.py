@@ -98,6 +98,31 @@ def neighborhood_problem(ranks: int, dims: int, radius: int) -> str:
     return ""
 
 
+# What SimGrid's SMPI lacks, probed with its smpicc/smpirun (3.32, the one `build --mpi
+# smpi` uses here): every MPI_I<coll> ran; MPI_Dist_graph_create_adjacent aborts the
+# simulation ("Not yet implemented: PMPI_Dist_graph_create_adjacent"), so no neighbourhood
+# collective can run; and it has no MPI_<Coll>_init (nbc's build check finds none).
+SMPI_LACKS = {
+    "neighborhood": "SimGrid's SMPI does not implement MPI_Dist_graph_create_adjacent "
+    "(probed: the simulation aborts 'Not yet implemented'), so OSU's neighbourhood cannot "
+    "be built",
+    "persistent": "SimGrid's SMPI has no persistent collectives (no MPI_<Coll>_init)",
+}
+
+
+def without_smpi_gaps(ctx: PlanContext, names: list[str], notes: list[Note]) -> list[str]:
+    """names without what SMPI cannot run, when the plan is for SMPI (--on sim), with a
+    skipped note naming the reason."""
+    if not any(m.flavor == "smpi" for m in ctx.mpis):
+        return names
+    for family, reason in SMPI_LACKS.items():
+        gone = [n for n in names if n in FAMILIES[family]]
+        if gone:
+            names = [n for n in names if n not in gone]
+            notes.append(Note("skipped", f"nbc --on sim: {reason}", {"collectives": gone}))
+    return names
+
+
 def _positive(opts: dict, key: str, default: int) -> int:
     value = opts.get(key)
     if value is None:
@@ -161,6 +186,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     dims = _positive(opts, "neighbor_dims", 1)
     radius = _positive(opts, "neighbor_radius", 1)
     where = layout(ctx, opts, notes)
+    names = without_smpi_gaps(ctx, names, notes)
     problem = neighborhood_problem(where.ranks, dims, radius)
     if problem:
         skipped = [n for n in names if n in NEIGHBORHOOD]
