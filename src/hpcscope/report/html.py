@@ -1373,6 +1373,10 @@ def _methods(run: dict, samples: list[dict], launches: list[dict]) -> list[tuple
             "coll": "Each repetition starts after MPI_Barrier; its time is the completion time "
             "of the slowest process (max over ranks); the first calls (communicator "
             "set-up) are warm-ups.",
+            "nbc": "OSU 7.4's definitions (docs/nbc.md): every iteration timed on every rank, "
+            "the slowest rank's kept; non-blocking: pure = post + wait, then a compute "
+            "calibrated to the rank's own pure time between post and wait (overall, compute, "
+            "overlap %).",
         }.get(bench, "Values as the benchmark or reference tool reports them.")
         items.append(
             (
