@@ -204,6 +204,27 @@ def test_rank_given_another_lane_than_planned_is_caught(lab, tmp_path, monkeypat
     assert "rank 0 on hpcs-n1 was given lane lane2 but the plan gives it lane1" in verdict["reason"]
 
 
+# ---- run links on the lab (issue 45, docs/links.md)
+
+
+@requires_openmpi
+def test_links_pairs_each_lane_of_the_two_nodes(lab, cli):
+    """One launch, a rank per node and lane: lane l of hpcs-n1 with lane l of hpcs-n2 in
+    the one round, both lanes carrying bytes; two pairs are too few for the rule."""
+    done = cli("run", "links", "--on", "lab", "--mpi", "openmpi", "--quick", "--bw-bytes", "64K",
+               timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(cli("export", "last", "--format", "json").stdout)
+    (found,) = doc["links"]
+    assert found["nodes"] == ["hpcs-n1", "hpcs-n2"] and found["lanes"] == 2
+    assert found["schedule_ok"] and found["flags"] == [] and len(found["rounds"]) == 1
+    bw = found["matrices"]["bandwidth"]
+    assert all(bw[lane][0][1] > 0 for lane in (0, 1))
+    notes = Store(cli.db).run(1)["notes"]
+    lanes = next(n for n in notes if n["kind"] == "lab_traffic")["data"]["lanes"]
+    assert lanes["lane1"] > 0 and lanes["lane2"] > 0
+
+
 def test_node_net_between_two_lab_nodes(lab, cli):
     """Issue 18 part 6: the node suite's network test, server in node 1's namespace and
     client in node 2's; the bytes cross lane 1 at the lab's rate, veth states no speed."""

@@ -2,31 +2,41 @@
 the fabric loses under load. Fed only by the recorded samples of bench/mpi/links.c
 (docs/records.md section 4, links; docs/links.md).
 
-The rule (one for both metrics, stated in every view): over the parallel phase's pairs,
-each pair's value is the median of its samples; a pair is flagged when it is worse than
-the median of all pairs by more than K x 1.4826 x MAD (MAD: median absolute deviation;
-1.4826 x MAD estimates a normal spread's sigma) AND by more than FLOOR x the median:
-bandwidth below, latency above. K = 3 and FLOOR = 20 % by default. The floor keeps a
-tight machine (or a deterministic simulation, MAD = 0) from flagging a pair 1 % slower;
-the MAD keeps a noisy one from flagging its noise. Fewer than MIN_PAIRS pairs: no flag.
+A pair's value is its best sample (the lowest latency, the highest bandwidth of its
+parallel-phase values): a bad link or node is slow in every sample, while load on a
+shared host and congestion come and go. An endpoint's value (a node on one lane) is the
+median of its pairs' values.
 
-Attribution of a flagged pair (per metric, per lane):
-  - node: one of its endpoints (node, lane) is in flagged pairs for at least half of its
-    pairs (and in at least 2): "node n3" when every lane of the node is so, else
-    "node n3, lane 1";
-  - link: neither endpoint is, and the pair re-measured alone (serial phase) is still
-    beyond the rule: the pair itself;
-  - round: re-measured alone it is within the rule: it was slow only beside the other
-    pairs of its round (congestion), not by itself;
+The rule (one for both metrics and both stages, stated in every view): a value is
+flagged when it is worse than the median of its kind by more than K x 1.4826 x MAD
+(MAD: median absolute deviation; 1.4826 x MAD estimates a normal spread's sigma) AND by
+more than FLOOR x the median: bandwidth below, latency above. K = 3 and FLOOR = 20 % by
+default. The floor keeps a tight machine (or a deterministic simulation, MAD = 0) from
+flagging a pair a few percent slower; the MAD keeps a noisy one from flagging its noise.
+Fewer than MIN_PAIRS values: no flag.
+
+  1. nodes: each endpoint's value against all endpoints' (a slow node is slow with every
+     peer, so its median stands out even when its pairs are a third of all pairs, which
+     would inflate the pairs' MAD);
+  2. pairs: each pair's value against the pairs that touch no endpoint flagged in 1;
+     a pair of an endpoint flagged in 1 is flagged when it is worse than those pairs'
+     median by the floor alone (its node was already held against the MAD).
+
+Attribution of a flagged pair (per metric):
+  - node: it touches an endpoint flagged in 1: "n3" when every lane of the node is
+    flagged, else "n3 lane 1";
+  - link: it does not, and re-measured alone (serial phase) it is still beyond the rule;
+  - round: re-measured alone it is within the rule: slow only beside the other pairs of
+    its round (congestion), not by itself;
   - not explained: not re-measured alone, so link and round cannot be told apart.
 
-Bisection ratio per pairing: the aggregate bandwidth of the senders together / the sum
-of the same pairs' bandwidths alone. All-to-all ratio: the time p-1 blocks would take at
-one pair's bandwidth alone (the median of the bisection pairs alone, else of the
-ping-pong pairs) / the measured MPI_Alltoall time. 1 = nothing lost under load.
+Bisection ratio per pairing: the sum of the pairs' bandwidths together / the sum of the
+same pairs' bandwidths alone. All-to-all ratio: the time p-1 blocks would take at one
+pair's bandwidth alone (the median of the bisection pairs alone, else of the ping-pong
+pairs) / the measured MPI_Alltoall time. 1 = nothing lost under load.
 
-Cost: O(P log P) for P pairs (1,024 nodes: 523,776 pairs, a few seconds with the
-samples' values as lists); matrices N x N per lane.
+Cost: one pass over the samples, O(P log P) for P pairs (1,024 nodes: 523,776 pairs, a
+million samples, about 6 s of CPU); matrices N x N per lane.
 """
 
 from __future__ import annotations
@@ -47,7 +57,6 @@ FLOOR_DEFAULT = 0.2
 MAD_TO_SIGMA = 1.4826
 MIN_PAIRS = 3  # fewer pairs: no median to stand against
 SHOWN_FLAGS = 20  # show: flagged pairs listed one by one, beyond a node's own line
-NODE_SHARE = 0.5  # an endpoint in flagged pairs for at least this share of its pairs
 METRICS = (("bandwidth", "MB/s", False), ("latency", "us", True))  # name, unit, higher worse
 
 
@@ -71,9 +80,9 @@ class Pair:
     node_b: int
     lane: int
     round: int | None
-    bandwidth: float | None  # MB/s, median of the parallel phase
-    latency: float | None  # us
-    serial_bandwidth: float | None = None  # re-measured alone
+    bandwidth: float | None  # MB/s, the best of the parallel phase's values
+    latency: float | None  # us, the lowest
+    serial_bandwidth: float | None = None  # re-measured alone (best)
     serial_latency: float | None = None
 
 
@@ -259,8 +268,8 @@ def analyse(samples: list[dict], rule: Rule | None = None) -> LinksResult | None
             hosts[p.node_a].add(str(prm.get("host_a", "")))
             hosts[p.node_b].add(str(prm.get("host_b", "")))
             lanes = max(lanes, int(prm.get("lanes", 1)))
-        value = _median(s["values"])
         phase, metric = prm.get("phase"), s["metric"]
+        value = max(s["values"]) if metric == "bandwidth" else min(s["values"])
         phases.add(phase)
         if phase == "serial":
             if metric == "bandwidth":
@@ -279,16 +288,33 @@ def analyse(samples: list[dict], rule: Rule | None = None) -> LinksResult | None
     medians: dict[str, float] = {}
     thresholds: dict[str, float] = {}
     flagged: dict[str, list[Pair]] = {}
+    bad_ends: dict[str, dict[tuple[int, int], str]] = {}
     for metric, _, high in METRICS:
         measured = [p for p in plist if getattr(p, metric) is not None]
         if len(measured) < MIN_PAIRS:
             continue
-        values = np.array([getattr(p, metric) for p in measured])
-        medians[metric], thresholds[metric] = _thresholds(values, high, rule)
-        flagged[metric] = [
-            p for p in measured if _beyond(getattr(p, metric), thresholds[metric], high)
+        bad_ends[metric] = _slow_endpoints(measured, metric, high, rule)
+        healthy = [
+            p
+            for p in measured
+            if (p.node_a, p.lane) not in bad_ends[metric]
+            and (p.node_b, p.lane) not in bad_ends[metric]
         ]
-    flags, at_fault = _attribute(plist, flagged, medians, thresholds, nodes, lanes)
+        values = np.array([getattr(p, metric) for p in (healthy or measured)])
+        medians[metric], thresholds[metric] = _thresholds(values, high, rule)
+        # a slow endpoint's pairs: each one worse than the other pairs' median by the
+        # floor (stage 1 already held the node against the MAD)
+        floor = medians[metric] * (1 + rule.floor if high else 1 - rule.floor)
+        flagged[metric] = [
+            p
+            for p in measured
+            if _beyond(getattr(p, metric), thresholds[metric], high)
+            or (
+                ((p.node_a, p.lane) in bad_ends[metric] or (p.node_b, p.lane) in bad_ends[metric])
+                and _beyond(getattr(p, metric), floor, high)
+            )
+        ]
+    flags, at_fault = _attribute(plist, flagged, bad_ends, medians, thresholds, nodes, lanes)
     return LinksResult(
         nodes=nodes,
         lanes=lanes,
@@ -307,39 +333,55 @@ def analyse(samples: list[dict], rule: Rule | None = None) -> LinksResult | None
     )
 
 
+def _slow_endpoints(
+    measured: list[Pair], metric: str, high: bool, rule: Rule
+) -> dict[tuple[int, int], str]:
+    """Stage 1: (node, lane) -> why, for each endpoint whose median over its pairs is
+    beyond the rule among all endpoints' medians."""
+    per: dict[tuple[int, int], list[float]] = defaultdict(list)
+    for p in measured:
+        value = getattr(p, metric)
+        per[(p.node_a, p.lane)].append(value)
+        per[(p.node_b, p.lane)].append(value)
+    if len(per) < MIN_PAIRS:
+        return {}
+    ends = {end: float(np.median(v)) for end, v in per.items()}
+    med, threshold = _thresholds(np.array(list(ends.values())), high, rule)
+    unit = dict((m, u) for m, u, _ in METRICS)[metric]
+    return {
+        end: (
+            f"its median over its {len(per[end])} pairs is {q(v, unit)}, beyond "
+            f"{q(threshold, unit)} (the rule over all nodes' medians, median {q(med, unit)})"
+        )
+        for end, v in ends.items()
+        if _beyond(v, threshold, high)
+    }
+
+
 def _attribute(
     plist: list[Pair],
     flagged: dict[str, list[Pair]],
+    bad_ends: dict[str, dict[tuple[int, int], str]],
     medians: dict[str, float],
     thresholds: dict[str, float],
     nodes: list[str],
     lanes: int,
 ) -> tuple[list[Flag], list[str]]:
     """Each flagged pair's cause (module docstring) and the nodes at fault."""
-    degree: dict[tuple[int, int], int] = defaultdict(int)  # (node, lane) -> pairs
-    for p in plist:
-        degree[(p.node_a, p.lane)] += 1
-        degree[(p.node_b, p.lane)] += 1
     flags: list[Flag] = []
-    faulty_ends: set[tuple[int, int]] = set()
+    faulty: set[tuple[int, int]] = set()
     for metric, unit, high in METRICS:
-        slow = flagged.get(metric, [])
-        count: dict[tuple[int, int], int] = defaultdict(int)
-        for p in slow:
-            count[(p.node_a, p.lane)] += 1
-            count[(p.node_b, p.lane)] += 1
-        bad = {end for end, c in count.items() if c >= 2 and c >= NODE_SHARE * degree[end]}
-        faulty_ends |= bad
-        for p in slow:
+        bad = bad_ends.get(metric, {})
+        faulty |= set(bad)
+        for p in flagged.get(metric, []):
             serial = getattr(p, f"serial_{metric}")
             ends = [e for e in ((p.node_a, p.lane), (p.node_b, p.lane)) if e in bad]
             value = getattr(p, metric)
             said = f"{metric} {q(value, unit)} vs median {q(medians[metric], unit)}"
             if ends:
                 node, lane = ends[0]
-                share = f"{count[ends[0]]} of its {degree[ends[0]]} pairs"
-                cause, culprit = "node", _end_name(nodes, node, lane, lanes, bad)
-                why = f"{culprit} is in {share} flagged for {metric}"
+                cause, culprit = "node", _end_name(nodes, node, lane, lanes, set(bad))
+                why = f"{culprit}: {bad[ends[0]]}"
             elif serial is not None and _beyond(serial, thresholds[metric], high):
                 cause, culprit = "link", f"{nodes[p.node_a]}-{nodes[p.node_b]}"
                 why = (
@@ -372,7 +414,7 @@ def _attribute(
                     f"{said}; {why}",
                 )
             )
-    named = sorted({_end_name(nodes, n, l, lanes, faulty_ends) for n, l in faulty_ends})
+    named = sorted({_end_name(nodes, n, l, lanes, faulty) for n, l in faulty})
     return flags, named
 
 
@@ -568,7 +610,7 @@ def summary_lines(result: LinksResult) -> list[str]:
         lines.append(
             f"flagged {metric}: {len(group)} pairs of node {culprit} (with {shown}): median "
             f"{q(float(np.median([f.value for f in group])), unit)} vs "
-            f"{q(group[0].median, unit)} of all pairs; {group[0].why.split('; ', 1)[1]}"
+            f"{q(group[0].median, unit)} of the other pairs; {group[0].why.split('; ', 1)[1]}"
         )
     for f in single[:SHOWN_FLAGS]:
         lane = f" lane {f.lane}" if result.lanes > 1 else ""

@@ -91,7 +91,7 @@ def _heatmap(
                         (x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=1.2
                     )
                 )
-        title = f"{metric} ({'pairs in their rounds'})"
+        title = f"{metric} (each pair's best in its round)"
         ax.set_title(title if len(mats) == 1 else f"{title}, lane {lane}", fontsize=MIN_FONT_PT + 2)
         bar = fig.colorbar(image, ax=ax, shrink=0.8, format=quantity_formatter(unit))
         bar.ax.tick_params(labelsize=MIN_FONT_PT + 1)

@@ -66,7 +66,7 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, None]:
     if suite == "links":
         spec = require_lab().spec
         lanes = spec.lanes if spec.binding == "per-process" else 1
-        opts = {**opts, "lanes_per_node": lanes}
+        opts = {**opts, "lanes_per_node": lanes, "nodes_share_cpus": True}
     return kw, opts, None
 
 

@@ -1047,7 +1047,7 @@ def _links(samples: list[dict], w: _Writer) -> Section | None:
                     "alone (docs/links.md)",
                 )
             )
-        caption = "Median of each pair in its round; grey: not measured; red: flagged."
+        caption = "Each pair's best value in its round (the rule's value); grey: not measured; red: flagged."
         sec.figures += [
             Figure(
                 f"run{w.run_id}-{d.stem}", d.stem.replace("_", " "), caption, uri, d.stem, d.stem

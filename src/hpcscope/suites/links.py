@@ -12,7 +12,8 @@ nodes are:
     machine's shared memory, and the matrix shows nothing of a network.
 SLURM: one allocation and one job step for all pairs (never a job per pair).
 
-plan opts (all optional): ranks (local), lanes_per_node (from the backend), quick,
+plan opts (all optional): ranks (local), lanes_per_node and nodes_share_cpus (from the
+backend: the lab's nodes share this machine's cores), quick,
 repeat, lat_bytes, bw_bytes, bw_iterations, k, floor, retest_max, bisection (bool),
 alltoall_bytes, sequential (bool: the rounds' pairs one after another, the reference a
 parallel run's time is compared with).
@@ -84,15 +85,17 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 f"({nodes} nodes x {lanes} = {nodes * lanes}); drop --ranks"
             )
     ranks = nodes * lanes
-    cores = coll_suite.cores(ctx) * real_nodes
+    # the lab's nodes share this machine's cores
+    cores = coll_suite.cores(ctx) * (1 if opts.get("nodes_share_cpus") else real_nodes)
     oversubscribe = ranks > cores
     if oversubscribe:
         tags["oversubscribed"] = True
         notes.append(
             Note(
                 "warning",
-                f"links: {ranks} ranks on {cores} cores: oversubscribed, so the numbers "
-                "are not the links' (correctness only)",
+                f"links: {ranks} ranks on {cores} cores: oversubscribed, so a pair's "
+                "latency in its round waits for CPUs, not only for its link (the re-tests "
+                "alone run with the other ranks asleep)",
                 {"ranks": ranks, "cores": cores},
             )
         )
