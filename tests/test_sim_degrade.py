@@ -96,7 +96,7 @@ def test_run_links_names_the_slow_link_of_a_degraded_platform(cli):
     assert done.returncode == 0, done.stderr
     doc = json.loads(cli("export", "last", "--format", "json").stdout)
     (found,) = doc["links"]
-    assert {(f["cause"], f["culprit"]) for f in found["flags"]} == {("link", "n1-node-n3-node")}
+    assert {(f["cause"], f["culprit"]) for f in found["flags"]} == {("link", "n1-n3")}
     notes = {n["kind"]: n for n in Store(cli.db).run(1)["notes"]}
     assert notes["platform"]["data"]["degraded"] == [
         "link n1-n3 at 0.25 x the lane bandwidth (both directions)"
