@@ -18,7 +18,7 @@ from hpcscope.suites import rma
 from hpcscope.suites.base import PlanContext
 
 REPO = Path(__file__).resolve().parent.parent
-TESTS = "put_latency,get_bw,put_bibw,fop_latency,get_multi_lat"
+TESTS = "put_latency,get_bw,put_bibw,get_acc_latency,fop_latency,get_multi_lat"
 
 
 @pytest.mark.mpi
@@ -39,7 +39,9 @@ def test_suite_runs_shows_exports_and_reports(cli, mpi):
     expected = {e for e in expected if e[0] != "fop_latency"} | {("fop_latency", "flush", 1)}
     assert seen == expected  # each test its own cell, at OSU's default sync; fop one element
     for s in samples:
-        assert s["params"]["window_kind"] == "allocate" and s["tags"]["placement"] == "core"
+        # OSU's default window: allocate, create for get_acc_latency (as its sync, lock)
+        assert s["params"]["window_kind"] == RMA_TESTS[s["params"]["test"]].default_window
+        assert s["tags"]["placement"] == "core"
         assert len(s["values"]) >= 10 and all(v > 0 for v in s["values"]), s["params"]
         if s["metric"] == "latency":  # a put, an atomic or a get ping-pong: 10 ns .. 10 ms
             assert all(0.01 < v < 10_000 for v in s["values"]), s["params"]
@@ -52,7 +54,8 @@ def test_suite_runs_shows_exports_and_reports(cli, mpi):
         assert f"# {title} (hpcscope: rma" in osu
     assert f"# Synchronization: {SYNC_TEXT['pscw']}" in osu
     rows = [l for l in osu.splitlines() if re.match(r"^\d+\s+[\d.]+$", l)]
-    assert len(rows) == 4 * len(sizes) + 1
+    assert len(rows) == 5 * len(sizes) + 1
+    assert "# Window creation: MPI_Win_create" in osu  # get_acc_latency's
     assert cli("report", "last", "--out", str(cli.folder / "rep")).returncode == 0
     page = (cli.folder / "rep" / "index.html").read_text()
     assert "One-sided (RMA) by placement" in page and "put_bibw (pscw, allocate)" in page
@@ -132,3 +135,11 @@ def test_titles_and_syncs_agree_with_the_program():
     assert set(rma.SYNCS) - {"auto"} == set(SYNC_TEXT)
     for text in SYNC_TEXT.values():
         assert f'"{text}"' in source
+
+
+def test_sim_plans_rma_as_p2p_two_ranks_at_core_and_node():
+    from hpcscope.launch import sim_options
+
+    kw, opts, ppn = sim_options.plan_options("rma", {"mpi": "auto"}, {"tests": ["put_latency"]})
+    assert kw["mpi"] == "smpi" and opts["placements"] == ["core", "node"]
+    assert "ranks" not in opts  # two ranks per launch, as p2p; not the platform's cores

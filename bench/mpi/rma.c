@@ -24,8 +24,9 @@
  * op + MPI_Win_flush per iteration), flush_local, lock_all (lock_all/op/unlock_all per
  * iteration), fence and pscw; fence and pscw latencies are ping-pongs (both ranks issue
  * the op in turn) and are halved, as OSU does. auto = each program's OSU default (flush;
- * put_bibw and get_multi_lat pscw). Window (--window, OSU's -w): create, allocate,
- * dynamic. As in OSU, a window of n bytes (n*W for bandwidth tests, --max-size for fop/cas)
+ * put_bibw and get_multi_lat pscw; get_acc_latency lock). Window (--window, OSU's -w):
+ * create, allocate, dynamic; auto = OSU's default (allocate; get_acc_latency create: its
+ * main sets neither, so OSU's first enum values apply). As in OSU, a window of n bytes (n*W for bandwidth tests, --max-size for fop/cas)
  * is created for each size, outside the timing. Sizes start at 1 B, as OSU's.
  *
  * Protocols (--protocol):
@@ -83,8 +84,9 @@ static const hs_option options[] = {
     { "sync", HS_OPT_STR, &o_sync, "auto",
       "lock, flush, flush_local, lock_all, fence, pscw, or auto (each OSU program's "
       "default: flush; put_bibw and get_multi_lat pscw)" },
-    { "window", HS_OPT_STR, &o_window, "allocate",
-      "window creation: create, allocate (OSU's default) or dynamic" },
+    { "window", HS_OPT_STR, &o_window, "auto",
+      "window creation: create, allocate, dynamic, or auto (each OSU program's default: "
+      "allocate; get_acc_latency create)" },
     { "min-size", HS_OPT_SIZE, &o_min, "1", "smallest message in bytes (>= 1)" },
     { "max-size", HS_OPT_SIZE, &o_max, "4M", "largest message in bytes" },
     { "iterations", HS_OPT_INT, &o_iters, "0",
@@ -159,7 +161,7 @@ static const struct {
     { "acc_latency", "# OSU MPI_Accumulate latency Test", OP_ACC, K_LAT, 0, S_FLUSH,
       ALL_SYNCS, MPI_LOCK_SHARED },
     { "get_acc_latency", "# OSU MPI_Get_accumulate latency Test", OP_GET_ACC, K_LAT, 0,
-      S_FLUSH, ALL_SYNCS, MPI_LOCK_EXCLUSIVE },
+      S_LOCK, ALL_SYNCS, MPI_LOCK_EXCLUSIVE },
     { "fop_latency", "# OSU MPI_Fetch_and_op latency Test", OP_FOP, K_LAT, 0, S_FLUSH,
       ALL_SYNCS, MPI_LOCK_SHARED },
     { "cas_latency", "# OSU MPI_Compare_and_swap latency Test", OP_CAS, K_LAT, 0, S_FLUSH,
@@ -187,7 +189,7 @@ typedef struct {
     MPI_Group world_group, peer_group;
     FILE *out;
     int osu, osu_loops;
-    int win_kind, sync_arg; /* sync_arg: -1 = auto */
+    int win_kind, win_arg, sync_arg; /* win_arg, sync_arg: -1 = auto */
     char *sbuf, *rbuf, *cbuf, *win_base;
     MPI_Win win;
     MPI_Aint disp;
@@ -668,8 +670,8 @@ static int check_options(int selected[NTESTS], int quiet)
             snprintf(why, sizeof why, "--repeat must be >= 1 and --seed >= 0");
         else if (o_wsize < 1 || o_wsize > 1024)
             snprintf(why, sizeof why, "--window-size must be in 1..1024");
-        else if (find(win_names, NWIN, o_window) < 0)
-            snprintf(why, sizeof why, "--window must be create, allocate or dynamic");
+        else if (strcmp(o_window, "auto") && find(win_names, NWIN, o_window) < 0)
+            snprintf(why, sizeof why, "--window must be create, allocate, dynamic or auto");
         else if (strcmp(o_sync, "auto") && find(sync_names, NSYNC, o_sync) < 0)
             snprintf(
                 why, sizeof why,
@@ -753,7 +755,7 @@ int main(int argc, char **argv)
     if (rc >= 0) return finish(rc);
     C.osu = !strcmp(o_format, "osu");
     C.osu_loops = !strcmp(o_protocol, "osu");
-    C.win_kind = find(win_names, NWIN, o_window);
+    C.win_arg = strcmp(o_window, "auto") ? find(win_names, NWIN, o_window) : -1;
     C.sync_arg = strcmp(o_sync, "auto") ? find(sync_names, NSYNC, o_sync) : -1;
     if (o_seed == 0) {
         int64_t drawn = (hs_now_ns() ^ (int64_t)getpid() << 20) & 0x7fffffff;
@@ -794,6 +796,7 @@ int main(int argc, char **argv)
     for (int t = 0; t < NTESTS && rc == 0; t++) {
         if (!selected[t]) continue;
         int sync = C.sync_arg >= 0 ? C.sync_arg : tests[t].default_sync;
+        C.win_kind = C.win_arg >= 0 ? C.win_arg : t == GET_ACC_LAT ? W_CREATE : W_ALLOCATE;
         set_roles(t);
         if (C.osu && C.rank == 0) osu_header(t, sync);
         int sizes[64], count = size_list(t, sizes);

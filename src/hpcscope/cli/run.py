@@ -347,7 +347,12 @@ def p2p_opts(own: dict, shared: dict) -> dict:
     show_default=True,
     help="lock, flush, flush_local, lock_all, fence, pscw; auto = each OSU program's default.",
 )
-@once("--window", default="allocate", show_default=True, help="create, allocate or dynamic.")
+@once(
+    "--window",
+    default="auto",
+    show_default=True,
+    help="create, allocate or dynamic; auto = each OSU program's default.",
+)
 @click.option(
     "--pairs",
     type=click.IntRange(1, 64),
@@ -384,7 +389,7 @@ def rma_opts(own: dict, shared: dict) -> dict:
         p2p_suite.parse_size_range(sizes or "1:4M")
         checked = rma_suite.check_tests(tests)
         sync = rma_suite.check_sync(nonempty(own["sync"], "--sync", "flush"), checked)
-        window = rma_suite.check_window(nonempty(own["window"], "--window", "allocate"))
+        window = rma_suite.check_window(nonempty(own["window"], "--window", "create"))
         protocol = p2p_suite.check_protocol(nonempty(own["protocol"], "--protocol", "osu"))
     except ValueError as exc:
         raise usage_error(str(exc)) from None

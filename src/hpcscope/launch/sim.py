@@ -109,7 +109,7 @@ SHARED_MALLOC_BYTES = 1 << 20
 # other work on it is counted). p2p too: its loop has almost no code between calls, yet
 # a preemption of the simulator there was replayed as well (a simulated 1.5 us lane read
 # 1.7 us under a CI load of 10 on 2 cores, and a fitted bw-factor moved in its 6th digit).
-NETWORK_ONLY_SUITES = ("p2p", "coll", "lanes", "links")
+NETWORK_ONLY_SUITES = ("p2p", "coll", "lanes", "links", "rma")
 
 
 STALL = "Stalling SMPI instance"  # SimGrid's last words on a deadlocked simulation

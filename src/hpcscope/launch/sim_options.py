@@ -53,7 +53,8 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
             "have nothing to adapt to; give --repetitions"
         )
     cores = machine.nodes * ppn
-    ranks = opts.get("ranks") if suite != "p2p" else None
+    pairs = suite in ("p2p", "rma")  # two ranks at a placement (rma: --pairs aside)
+    ranks = opts.get("ranks") if not pairs else None
     if ranks is not None and (ranks > cores or ranks % ppn or ranks < 2 * ppn):
         raise ValueError(
             f"--ranks {ranks}: on {machine.label} with --ppn {ppn} give a multiple of {ppn} "
@@ -74,7 +75,7 @@ def plan_options(suite: str, kw: dict, opts: dict) -> tuple[dict, dict, int]:
         opts["defaults"] = suite_defaults(suite, ppn)
     if suite == "links":
         opts = {**opts, "lanes_per_node": ppn}
-    elif suite != "p2p":
+    elif not pairs:
         opts = {**opts, "ranks": ranks or cores}
     else:
         opts = {**opts, "placements": p2p_placements(opts)}

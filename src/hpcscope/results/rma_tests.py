@@ -21,6 +21,7 @@ class RmaTest:
     syncs: tuple[str, ...]  # the syncs rma.c offers for it (OSU's)
     default_sync: str  # OSU's default
     pairs: bool = False  # runs over P = ranks/2 pairs
+    default_window: str = "allocate"  # OSU's
 
 
 ALL_SYNCS = ("lock", "flush", "flush_local", "lock_all", "fence", "pscw")
@@ -32,7 +33,7 @@ SYNC_TEXT = {  # OSU's "# Synchronization:" words
     "flush_local": "MPI_Win_flush_local",
     "lock_all": "MPI_Win_lock_all/unlock_all",
 }
-WINDOW_KINDS = ("create", "allocate", "dynamic")
+WINDOW_KINDS = ("auto", "create", "allocate", "dynamic")
 WINDOW_TEXT = {
     "create": "MPI_Win_create",
     "allocate": "MPI_Win_allocate",
@@ -68,13 +69,14 @@ RMA_TESTS: dict[str, RmaTest] = {
             ALL_SYNCS,
             "flush",
         ),
-        RmaTest(
+        RmaTest(  # its main sets no window or sync: OSU's first enum values apply
             "get_acc_latency",
             "osu_get_acc_latency",
             "OSU MPI_Get_accumulate latency Test",
             *_LAT,
             ALL_SYNCS,
-            "flush",
+            "lock",
+            default_window="create",
         ),
         RmaTest(
             "fop_latency",

@@ -60,9 +60,12 @@ def check_sync(sync: str | None, tests: list[str]) -> str:
 
 
 def check_window(window: str | None) -> str:
-    window = window or "allocate"
+    window = window or "auto"
     if window not in WINDOW_KINDS:
-        raise ValueError(f"--window '{window}': choose create, allocate (OSU's default) or dynamic")
+        raise ValueError(
+            f"--window '{window}': choose create, allocate, dynamic or auto (each OSU "
+            "program's default: allocate; get_acc_latency create)"
+        )
     return window
 
 
