@@ -129,7 +129,7 @@ static const hs_option options[] = {
     { "tests", HS_OPT_STR, &o_tests, "latency,bw,bibw,mbw_mr",
       "comma-separated tests: latency, bw, bibw, mbw_mr, pingping, sendrecv, exchange "
       "(IMB-MPI1's), latency_persistent, bw_persistent, bibw_persistent, latency_mt, "
-      "latency_mp" },
+      "latency_mp, multi_lat" },
     { "threads", HS_OPT_STR, &o_threads_mn, "1:2",
       "latency_mt: threads, sender (rank 0) : receiver (rank 1), or N receivers (OSU -t)" },
     { "processes", HS_OPT_STR, &o_procs_mn, "2:2",
@@ -205,6 +205,7 @@ enum {
     BIBW_P,
     LAT_MT,
     LAT_MP,
+    MULTI_LAT,
     NTESTS
 };
 static const struct {
@@ -230,14 +231,16 @@ static const struct {
       "Latency (us)", 0, 0 },
     { "latency_mp", "latency", "us", "# OSU MPI Multi-process Latency Test", "Latency (us)",
       0, 0 },
+    { "multi_lat", "latency", "us", "# OSU MPI Multi Latency Test", "Latency (us)", 0, 0 },
 };
 /* IMB-MPI1's scale_bw: messages of `bytes` one iteration counts in its Mbytes/sec (0: not
  * an IMB test). */
-static const int imb_messages[NTESTS] = { 0, 0, 0, 0, 1, 2, 4, 0, 0, 0, 0, 0 };
+static const int imb_messages[NTESTS] = { 0, 0, 0, 0, 1, 2, 4, 0, 0, 0, 0, 0, 0 };
 #define IMB(test) (imb_messages[test] > 0)
 /* The ping-pongs (metric latency, osu_latency's counts) and the windowed bandwidths. */
-#define PINGPONG(test) \
-    ((test) == LAT || (test) == LAT_P || (test) == LAT_MT || (test) == LAT_MP)
+#define PINGPONG(test)                                                           \
+    ((test) == LAT || (test) == LAT_P || (test) == LAT_MT || (test) == LAT_MP || \
+     (test) == MULTI_LAT)
 #define ONEWAY(test) ((test) == BW || (test) == BW_P || (test) == MBW_MR)
 #define TWOWAY(test) ((test) == BIBW || (test) == BIBW_P)
 
@@ -260,6 +263,7 @@ typedef struct {
     MPI_Request *preq; /* 2 * window: the persistent tests' requests of one size, [sends,
                           receives] (latency_persistent: [send, receive]) */
     int provided;      /* MPI_Init_thread's level (MPI_THREAD_SINGLE without latency_mt) */
+    int pairs;         /* multi_lat: ranks / 2; rank r < pairs pairs with r + pairs */
 } ctx;
 
 static ctx C;
@@ -282,6 +286,16 @@ static void fail_mpi(const char *call, int rc, int line)
         int rc_ = (call);                                       \
         if (rc_ != MPI_SUCCESS) fail_mpi(#call, rc_, __LINE__); \
     } while (0)
+
+/* The rank this one exchanges with: the other of 2, or multi_lat's partner. */
+static int peer_of(int test)
+{
+    if (test != MULTI_LAT) return 1 - C.rank;
+    return C.rank < C.pairs ? C.rank + C.pairs : C.rank - C.pairs;
+}
+
+/* Does this rank start the ping-pong (and time it)? */
+static int starts(int test) { return test == MULTI_LAT ? C.rank < C.pairs : C.rank == 0; }
 
 /* One iteration of test with messages of n bytes, untimed. osu: OSU 7.4's variant of the
  * loop body (mbw_mr: its two barriers; bibw: rank 0 waits for its sends before its
@@ -372,6 +386,17 @@ static void one_iter(int test, int n, int osu)
         break;
     case LAT_MP: /* osu_latency_mp: osu_latency's ping-pong, the children forked aside */
         one_iter(LAT, n, osu);
+        break;
+    case MULTI_LAT: /* osu_multi_lat: every pair's ping-pong at once */
+        if (starts(test)) {
+            TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer_of(test), TAG_DATA, C.comm));
+            TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer_of(test), TAG_DATA, C.comm,
+                         MPI_STATUS_IGNORE));
+        } else {
+            TRY(MPI_Recv(C.rbuf, n, MPI_CHAR, peer_of(test), TAG_DATA, C.comm,
+                         MPI_STATUS_IGNORE));
+            TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer_of(test), TAG_DATA, C.comm));
+        }
         break;
     }
 }
@@ -546,13 +571,14 @@ static void mp_stop(int fd)
  *  - per_iter (--timer iteration, OSU): MPI_Wtime before and after every iteration on
  *    rank 0, the two readings' cost (~36 ns each here) inside what is summed, as in OSU;
  *  - mbw_mr: barrier(s) before every iteration, outside the clock; latency_mp under
- *    --protocol osu: osu_latency_mp's one barrier before every iteration, likewise;
+ *    --protocol osu and multi_lat: OSU's one barrier before every iteration, likewise
+ *    (multi_lat: all pairs start every iteration together);
  *  - latency_mt: the thread pool runs them (mt_run). */
 static double run_iters(int test, int n, int64_t count, int per_iter, int osu)
 {
     double busy = 0;
     if (test == LAT_MT) return mt_run(n, count, per_iter);
-    int barrier = test == MBW_MR || (test == LAT_MP && osu);
+    int barrier = test == MBW_MR || test == MULTI_LAT || (test == LAT_MP && osu);
     int self_timed = per_iter || barrier;
     for (int64_t it = 0; it < count; it++) {
         if (barrier) {
@@ -603,12 +629,12 @@ static int validate(int test, int n, int varying)
      * would leave the other waiting in a different call. */
     for (int it = 0; it < VALIDATE_ITERS; it++) {
         fill(C.sbuf, varying, C.rank, n, it, 0);
-        fill(C.rbuf, varying, 1 - C.rank, n, it, 1);
+        fill(C.rbuf, varying, peer_of(test), n, it, 1);
         TRY(MPI_Barrier(C.comm));
         run_iters(test, n, 1, 0, C.osu_loops);
         if (!receives(test, C.rank)) continue;
         for (size_t i = 0; i < (size_t)n; i++) {
-            unsigned char want = pattern(varying, 1 - C.rank, n, it, i);
+            unsigned char want = pattern(varying, peer_of(test), n, it, i);
             if ((unsigned char)C.rbuf[i] != want) {
                 if (mine[0]++ == 0) {
                     mine[1] = (long long)i;
@@ -618,10 +644,12 @@ static int validate(int test, int n, int varying)
             }
         }
     }
-    long long both[8];
+    int nranks = 2 * (test == MULTI_LAT ? C.pairs : 1);
+    long long *both = malloc(sizeof *both * 4 * (size_t)nranks);
+    if (!both) MPI_Abort(MPI_COMM_WORLD, 1);
     TRY(MPI_Allgather(mine, 4, MPI_LONG_LONG, both, 4, MPI_LONG_LONG, C.comm));
     int bad = 0;
-    for (int r = 0; r < 2; r++) {
+    for (int r = 0; r < nranks; r++) {
         const long long *v = both + 4 * r;
         if (v[0] == 0) continue;
         bad = 1;
@@ -646,6 +674,7 @@ static int validate(int test, int n, int varying)
             hs_json_emit(&j, C.out);
         }
     }
+    free(both);
     return bad;
 }
 
@@ -694,7 +723,8 @@ static double metric(int test, int n, int64_t count, double seconds)
     switch (test) {
     case LAT:
     case LAT_P:
-    case LAT_MP: return seconds * 1e6 / (2.0 * (double)count);
+    case LAT_MP:
+    case MULTI_LAT: return seconds * 1e6 / (2.0 * (double)count);
     /* each of M sender threads ran count / M round trips in the block */
     case LAT_MT: return seconds * 1e6 * (double)o_sender_threads / (2.0 * (double)count);
     case BW:
@@ -725,6 +755,8 @@ static void params_json(hs_json *j, int test, int n, const plan *p)
     } else if (test == LAT_MP) {
         hs_json_int(j, "processes", o_procs);
         hs_json_int(j, "sender_processes", o_sender_procs);
+    } else if (test == MULTI_LAT) {
+        hs_json_int(j, "pairs", C.pairs);
     }
     if (o_repeat > 1 || o_alternate || o_alternate_timer)
         hs_json_int(j, "repeat", p->repeat);
@@ -740,8 +772,9 @@ static void timing_json(hs_json *j, int test, const plan *p, const double *block
     double *reads = malloc(sizeof *reads * (size_t)p->nblocks);
     for (int64_t k = 0; k < p->nblocks; k++) {
         int64_t count = k < p->nblocks - 1 ? p->block : p->iters - k * p->block;
-        intervals[k] =
-            (test == MBW_MR || C.per_iter) ? block_s[k] / (double)count : block_s[k];
+        intervals[k] = (test == MBW_MR || test == MULTI_LAT || C.per_iter)
+                           ? block_s[k] / (double)count
+                           : block_s[k];
         reads[k] = 1;
     }
     hs_timing_json(j, intervals, reads, (size_t)p->nblocks);
@@ -885,8 +918,9 @@ static int measure(int test, int n, int64_t block, int64_t repeat)
     double w0 = hs_now_s();
     run_iters(test, n, p.warmups, 0, C.osu_loops);
     p.warmups += warmup_floor(test, n, p.warmups, hs_now_s() - w0);
-    /* OSU reads the clock on rank 0 only; the other rank just loops. */
-    int per_iter = C.per_iter && C.rank == 0;
+    /* OSU reads the clock on rank 0 only (multi_lat: on each pair's first rank); the
+     * other rank just loops. */
+    int per_iter = C.per_iter && starts(test);
     int64_t done = 0;
     while (goal > done) {
         double prev = hs_now_s();
@@ -895,7 +929,8 @@ static int measure(int test, int n, int64_t block, int64_t repeat)
                 adaptive || done < p.nblocks - 1 ? p.block : p.iters - done * p.block;
             double busy = run_iters(test, n, count, per_iter, C.osu_loops);
             double now = hs_now_s();
-            block_s[done] = (test == MBW_MR || C.per_iter) ? busy : now - prev;
+            block_s[done] =
+                (test == MBW_MR || test == MULTI_LAT || C.per_iter) ? busy : now - prev;
             prev = now;
         }
         if (!adaptive) break;
@@ -905,6 +940,13 @@ static int measure(int test, int n, int64_t block, int64_t repeat)
     if (adaptive) {
         p.nblocks = done;
         p.iters = done * p.block;
+    }
+    if (test == MULTI_LAT) { /* OSU: the pairs' times summed on rank 0, / pairs */
+        for (int64_t k = 0; k < done; k++)
+            if (!starts(test)) block_s[k] = 0;
+        TRY(MPI_Reduce(C.rank == 0 ? MPI_IN_PLACE : block_s, block_s, (int)done, MPI_DOUBLE,
+                       MPI_SUM, 0, C.comm));
+        for (int64_t k = 0; k < done && C.rank == 0; k++) block_s[k] /= C.pairs;
     }
     int rc = 0;
     if (C.rank == 0) rc = emit(test, n, &p, block_s) != 0;
@@ -1070,7 +1112,7 @@ static int parse_tests(int selected[NTESTS], int quiet)
                 fprintf(stderr,
                         "p2p: --tests: unknown test '%.*s' (latency, bw, bibw, mbw_mr, "
                         "pingping, sendrecv, exchange, latency_persistent, bw_persistent, "
-                        "bibw_persistent, latency_mt, latency_mp)\n",
+                        "bibw_persistent, latency_mt, latency_mp, multi_lat)\n",
                         (int)len, p);
             return -1;
         }
@@ -1327,12 +1369,23 @@ int main(int argc, char **argv)
     /* Meta first, always: even a wrong launch says where its ranks ran. */
     if (!C.osu && hs_write_meta_mpi(C.out, "p2p", P2P_VERSION, options, C.comm) != 0)
         return finish(1);
-    if (size != 2) {
+    /* multi_lat alone takes any even count (pairs r, r + size/2); the rest exactly 2 */
+    int others = 0;
+    for (int t = 0; t < NTESTS; t++) others += selected[t] && t != MULTI_LAT;
+    C.pairs = size / 2;
+    if (size != 2 && (others || size % 2)) {
         if (C.rank == 0) {
-            if (C.osu)
-                fprintf(stderr, "p2p: needs exactly 2 ranks, got %d\n", size);
-            else
-                hs_json_error(C.out, "p2p needs exactly 2 ranks, got %d", size);
+            const char *why = others
+                                  ? "p2p needs exactly 2 ranks (multi_lat alone takes any "
+                                    "even count), got %d"
+                                  : "multi_lat needs an even number of ranks, got %d";
+            if (C.osu) {
+                fprintf(stderr, "p2p: ");
+                fprintf(stderr, why, size);
+                fprintf(stderr, "\n");
+            } else {
+                hs_json_error(C.out, why, size);
+            }
         }
         return finish(1);
     }
