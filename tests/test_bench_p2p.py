@@ -624,3 +624,22 @@ def test_no_child_outlives_latency_mp(flavor):
 def test_bad_thread_and_process_counts_are_usage_errors(flavor, bad):
     done = launch(flavor, "--tests", "latency_mt", "--max-size", "1", *bad)
     assert done.returncode == 2 and "OSU's -t" in done.stderr
+
+
+def test_multi_lat_runs_pairs_at_once_and_refuses_mixing(flavor):
+    """osu_multi_lat's layout on 4 ranks: 2 pairs (0-2, 1-3), every byte checked on all
+    4; OSU's title under --format osu; with another test the launch needs 2 ranks."""
+    done = launch(flavor, "--tests", "multi_lat", "--sizes", "0,8", "--iterations", "20",
+                  "--warmup", "1", "--validate", "--data", "varying", ranks=4)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    recs = records(done.stdout)
+    assert len(recs[0]["ranks"]) == 4 and not [r for r in recs if r["type"] == "error"]
+    summaries = [r for r in recs if r["type"] == "summary"]
+    assert [r["params"]["bytes"] for r in summaries] == [0, 8]
+    assert all(r["params"]["pairs"] == 2 and r["value"] > 0 for r in summaries)
+    text = launch(flavor, "--tests", "multi_lat", "--max-size", "1", "--iterations", "5",
+                  "--protocol", "osu", "--format", "osu", ranks=4).stdout  # fmt: skip
+    assert text.startswith("# OSU MPI Multi Latency Test\n") and "\n1 " in text
+    mixed = launch(flavor, "--tests", "latency,multi_lat", "--max-size", "1", ranks=4)
+    assert mixed.returncode == 1
+    assert "p2p needs exactly 2 ranks (multi_lat alone" in mixed.stdout + mixed.stderr

@@ -177,7 +177,7 @@ def test_suite_refuses_imb_patterns_with_the_osu_protocol(cli, args, words):
         (
             ["--tests", "all"],
             "latency,bw,bibw,mbw_mr,pingping,sendrecv,exchange,latency_persistent,"
-            "bw_persistent,bibw_persistent,latency_mt,latency_mp",
+            "bw_persistent,bibw_persistent,latency_mt,latency_mp",  # multi_lat: its own launch
         ),
     ],
 )

@@ -8,6 +8,7 @@ Correctness and plausibility, never speed."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import have, requires_openmpi
@@ -104,8 +105,32 @@ def test_latency_mt_and_mp_are_skipped_on_smpi_with_the_reason():
     assert without_unsupported(kept, [SimpleNamespace(flavor="mpich")]) == (kept, [])
 
 
+TOPO = Path(__file__).parent / "fixtures" / "topo"
+
+
+def test_pairs_are_placed_by_class():
+    """osu_multi_lat's layout (rank r with r + N) on a 2 x 16-core machine: inside a
+    package, across packages, across nodes; what does not fit is skipped with why."""
+    from hpcscope.machine.topology import Topology
+    from hpcscope.suites import p2p_pairs
+
+    topo = Topology.from_xml((TOPO / "2x16_nosmt.xml").read_text())
+    core, socket, node, smt = p2p_pairs.placements(topo, ["core", "socket", "node", "smt"], 3, 2)
+    first = [c.pus[0] for c in topo.cores]
+    assert core.cpus == first[:6] and {topo.pu(c).package for c in core.cpus} == {0}
+    assert [topo.pu(c).package for c in socket.cpus] == [0, 0, 0, 1, 1, 1]
+    assert node.nodes == 2 and node.cpus == first[:6] and not node.skipped
+    assert "multi_lat places its pairs inside a socket" in smt.skipped
+    (big,) = p2p_pairs.placements(topo, ["core"], 9, 1)
+    assert big.skipped == "9 pairs inside a socket need 18 cores in one package; the largest has 16"
+    (alone,) = p2p_pairs.placements(topo, ["node"], 2, 1)
+    assert alone.skipped.startswith("one node")  # the planner's own reason
+    with pytest.raises(ValueError, match="--pairs '0'"):
+        p2p_pairs.parse_pairs("0")
+
+
 @requires_openmpi
-def test_all_runs_the_twelve_and_passes_the_counts(cli):
+def test_all_runs_the_thirteen_and_passes_the_counts(cli):
     done = cli(
         "run", "p2p", "--dry-run", "--mpi", "openmpi", "--placements", "core", "--tests", "all",
         "--threads", "2:3", "--processes", "1",
@@ -114,6 +139,11 @@ def test_all_runs_the_twelve_and_passes_the_counts(cli):
     out = " ".join((done.stdout + done.stderr).split())
     assert "--tests latency,bw,bibw,mbw_mr,pingping,sendrecv,exchange," + ",".join(MORE) in out
     assert "--threads 2:3 --processes 2:1" in out
+    # multi_lat: a launch of 2 x 2 ranks of its own where the class fits 2 pairs, or the
+    # class skipped with why (test_pairs_are_placed_by_class has the layouts)
+    assert ("openmpi/core-2pairs/r1: ranks=4" in out) != (
+        "multi_lat placement core: 2 pairs inside a socket need 4 cores" in out
+    )
     bad = cli("run", "p2p", "--mpi", "openmpi", "--tests", "latency_mt", "--threads", "0")
     assert bad.returncode == 2 and "--threads '0'" in bad.stderr
     assert "Traceback" not in bad.stderr

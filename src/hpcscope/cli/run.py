@@ -240,7 +240,7 @@ def execute_command(
     default=None,
     help="Comma list of latency, bw, bibw, mbw_mr (the default), IMB-MPI1's pingping, "
     "sendrecv, exchange and OSU's latency_persistent, bw_persistent, bibw_persistent, "
-    "latency_mt, latency_mp; all = the twelve.",
+    "latency_mt, latency_mp, multi_lat (--pairs); all = the thirteen.",
 )
 @once(
     "--threads",
@@ -252,6 +252,7 @@ def execute_command(
     default=None,
     help="latency_mp: forked processes N or sender:receiver M:N, as OSU's -t (default 2:2).",
 )
+@once("--pairs", default=None, help="multi_lat: pairs of ranks at once (default 2).")
 @click.option("--validate", is_flag=True, help="Untimed pass that checks every received byte.")
 @once(
     "--protocol",
@@ -322,6 +323,7 @@ def p2p_opts(own: dict, shared: dict) -> dict:
         "budget_s": budget_s,
         "threads": nonempty(own["threads"], "--threads", "1:2"),
         "processes": nonempty(own["processes"], "--processes", "2:2"),
+        "pairs": nonempty(own["pairs"], "--pairs", "2"),
     }
 
 

@@ -37,6 +37,7 @@ OSU_MORE_P2P = {
     "bibw_persistent": ("osu_bibw_persistent", "Bi-Directional Bandwidth Persistent Test", "bidirectional bandwidth, persistent requests", "MB/s"),
     "latency_mt": ("osu_latency_mt", "Multi-threaded Latency Test", "latency, threads per rank", "us"),
     "latency_mp": ("osu_latency_mp", "Multi-process Latency Test", "latency, forked processes per rank", "us"),
+    "multi_lat": ("osu_multi_lat", "Multi Latency Test", "latency, pairs at once", "us"),
 }  # fmt: skip
 OSU_MORE_P2P_TESTS = tuple(OSU_MORE_P2P)
 NAMED_P2P_TESTS = IMB_P2P_TESTS + OSU_MORE_P2P_TESTS  # p2p tests whose test is the cell

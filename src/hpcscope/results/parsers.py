@@ -329,6 +329,7 @@ _OSU_TESTS = {
     "Bi-Directional Bandwidth Persistent": ("bibw_persistent", "bibandwidth", "MB/s", 1),
     "Multi-threaded Latency": ("latency_mt", "latency", "us", 1),
     "Multi-process Latency": ("latency_mp", "latency", "us", 1),
+    "Multi Latency": ("multi_lat", "latency", "us", 1),
 }
 # osu_latency_mt's and osu_latency_mp's lines before their title -> p2p.c's params keys
 _OSU_COUNTS = {

@@ -12,7 +12,7 @@ import re
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
 from hpcscope.results.cells import IMB_P2P_TESTS, OSU_MORE_P2P_TESTS
-from hpcscope.suites import p2p_adaptive, p2p_osu
+from hpcscope.suites import p2p_adaptive, p2p_osu, p2p_pairs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 # OSU's four (the default) and IMB-MPI1's PingPing, Sendrecv, Exchange (opt-in, so a
@@ -21,7 +21,7 @@ DEFAULT_TESTS = ("latency", "bw", "bibw", "mbw_mr")
 IMB_TESTS = IMB_P2P_TESTS
 # OSU 7.4's persistent, multi-threaded and multi-process programs (opt-in as well)
 OSU_MORE_TESTS = OSU_MORE_P2P_TESTS
-TESTS = DEFAULT_TESTS + IMB_TESTS + OSU_MORE_TESTS
+TESTS = DEFAULT_TESTS + IMB_TESTS + OSU_MORE_TESTS  # the last: multi_lat (p2p_pairs)
 # what each test needs beyond two ranks: refused (sim) or noted where it cannot run
 THREADED, FORKED = "latency_mt", "latency_mp"
 PROTOCOLS = ("hpcscope", "osu")
@@ -167,6 +167,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     if not tests:
         raise ValueError(unsupported[0].text + "; choose other --tests")
     counts, osu_counts = count_args(tests, opts)  # bad --threads/--processes: refused here
+    # multi_lat: 2 x --pairs ranks, launched on its own (p2p_pairs); the rest: 2 ranks
+    pairs = p2p_pairs.parse_pairs(opts.get("pairs")) if p2p_pairs.MULTI in tests else 0
+    two_rank = [t for t in tests if t != p2p_pairs.MULTI]
     quick = bool(opts.get("quick"))
     adaptive = p2p_adaptive.settings(opts, quick)
     if adaptive:  # a backend that runs jobs now gets the later rounds from follow_up;
@@ -187,7 +190,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     if opts.get("osu_dir"):
         osu_programs, missing = p2p_osu.programs(
             opts["osu_dir"],
-            [t for t in tests if t not in IMB_TESTS],
+            [t for t in two_rank if t not in IMB_TESTS],
             ctx.mpis,
             check=ctx.nodes_available == 1,
         )
@@ -205,6 +208,14 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             )
         else:
             usable.append(place)
+    pair_places = []
+    if pairs:
+        for place in p2p_pairs.placements(ctx.topology, classes, pairs, ctx.nodes_available):
+            if place.skipped:
+                why = f"multi_lat placement {place.name}: {place.skipped}"
+                result.notes.append(Note("skipped", why, {"placement": place.name}))
+            else:
+                pair_places.append(place)
     precision_args: list[str] = []
     if adaptive:
         configurations = len(ctx.mpis) * len(usable)
@@ -222,24 +233,33 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         )
     for rep in range(1, max(repeat, osu_repeat) + 1):
         for mpi in ctx.mpis if rep <= repeat else []:
-            program = [
-                str(ctx.binary("p2p", mpi)),
-                "--tests",
-                ",".join(tests),
-                "--min-size",
-                str(low),
-                "--max-size",
-                str(high),
-            ]
+            rest = ["--min-size", str(low), "--max-size", str(high)]
             if quick and not adaptive:
-                program += ["--scale-iterations", "0.2"]
-            program += precision_args + counts
+                rest += ["--scale-iterations", "0.2"]
+            rest += precision_args
             if opts.get("validate"):
-                program.append("--validate")
+                rest.append("--validate")
+            binary = str(ctx.binary("p2p", mpi))
+            program = [binary, "--tests", ",".join(two_rank), *rest, *counts]
             tags = {"mpi": mpi.flavor, "mpi_version": mpi.version}
             if protocol == "osu":
                 tags["protocol"] = "osu"  # default-protocol tags stay as before: same cells
-            for place in usable:
+            for place in pair_places:
+                result.jobs.append(
+                    Job(
+                        suite="p2p",
+                        name=f"{mpi.flavor}/{place.name}-{pairs}pairs/r{rep}",
+                        program=[binary, "--tests", p2p_pairs.MULTI, *rest]
+                        + protocol_args(protocol),
+                        mpi=mpi,
+                        ranks=2 * pairs,
+                        cpus=place.cpus,
+                        nodes=place.nodes,
+                        tags={**tags, "placement": place.name, "repeat": rep, "pairs": pairs},
+                        timeout_s=900,
+                    )
+                )
+            for place in usable if two_rank else []:
                 result.jobs.append(
                     Job(
                         suite="p2p",

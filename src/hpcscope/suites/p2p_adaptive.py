@@ -83,7 +83,7 @@ def sizes_per_launch(tests: list[str], low: int, high: int) -> int:
     high, and 0 B for the tests that have it (latency, mbw_mr) when low is 0."""
     powers = sum(1 for e in range(32) if max(low, 1) <= 1 << e <= high)
     has_zero = {"latency", "mbw_mr", "pingping", "sendrecv", "exchange", "latency_persistent"}
-    has_zero |= {"latency_mt", "latency_mp"}
+    has_zero |= {"latency_mt", "latency_mp", "multi_lat"}
     zero = sum(1 for t in tests if t in has_zero) if low == 0 else 0
     return powers * len(tests) + zero
 
@@ -138,7 +138,9 @@ def _costs(store, run_id: int, recent: int) -> tuple[float, float]:
 
 
 def _configuration(tags: dict) -> tuple[str, str]:
-    return tags.get("mpi", ""), tags.get("placement", "")
+    """(mpi, placement); multi_lat's launches (tag pairs) are a configuration of their own."""
+    place = tags.get("placement", "")
+    return tags.get("mpi", ""), f"{place}-{tags['pairs']}pairs" if tags.get("pairs") else place
 
 
 def missing(
