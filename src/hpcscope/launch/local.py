@@ -32,6 +32,7 @@ from typing import IO
 from hpcscope import safe_write
 from hpcscope.build import TreeGuard
 from hpcscope.launch import command, launcher, placement_check
+from hpcscope.launch import epoch as launch_epoch
 from hpcscope.launch.base import CollectReport, JobState, fault_text, kill_namespaces
 from hpcscope.launch.ingest import IngestResult, ingest_lines, ingest_tool_output, step_text
 from hpcscope.machine.mpi import SIMULATED, launch_env
@@ -194,6 +195,8 @@ def run_job(
     stderr_tail: list[str] = []
     result = IngestResult()
     state, returncode = "FAILED", None
+    ended = 0.0  # time.time() when the process had exited
+    env = launch_epoch.stamp(env)  # the startup benchmark's launch time, just before it
     try:
         proc = command.start(argv, env)
     except FileNotFoundError as exc:
@@ -265,6 +268,7 @@ def run_job(
                 argv=job.program,
             )
         returncode = proc.wait()
+        ended = time.time()
         if hung.is_set() or expired.is_set():
             state = "TIMEOUT"
         else:
@@ -289,6 +293,9 @@ def run_job(
     try:
         if hung_text:  # the launch's error record says where it stopped
             store.add_record(launch_id, {"type": "error", "message": hung_text[0]})
+        wall = launch_epoch.harness_sample(env, ended, job.ranks) if state == "COMPLETED" else None
+        if wall is not None:  # the harness's own clock around mpirun (startup suite)
+            store.add_record(launch_id, wall)
         if state == "COMPLETED" and (topology is not None or expected is not None):
             verdict = placement_check.check(
                 job, result.meta, topology, expected=expected, decomposition=result.decomposition

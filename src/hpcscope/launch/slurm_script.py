@@ -34,6 +34,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hpcscope.launch import epoch as launch_epoch
 from hpcscope.launch import launcher
 from hpcscope.plan.job import Job
 
@@ -358,6 +359,7 @@ def render(group: JobGroup, run_id: int | str, rundir: Path, options: SlurmOptio
     if job.tags.get("every_node"):
         lines += every_node_lines(job)
     else:
+        lines += launch_epoch.shell_line(job.env)
         lines += [
             " ".join(launch_line(job, options))
             + ' >"$group/task-$task.jsonl" 2>"$group/task-$task.err"',
