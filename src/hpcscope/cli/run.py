@@ -25,6 +25,7 @@ from hpcscope.cli.node_knobs import node_knob_options, node_knobs
 from hpcscope.cli.options import POSITIVE as POSITIVE_TYPE
 from hpcscope.cli.options import REPETITIONS as REPETITIONS_TYPE
 from hpcscope.cli.options import (
+    REPETITIONS,
     coll_options,
     common_run_options,
     once,
@@ -107,6 +108,8 @@ def execute(
     topology, mpis, builds = runner.prepare(
         suite, kw["mpi"], chatter, node_topo.topology if node_topo else None
     )
+    if suite == "io":  # the node suite's disk rate as the ceiling (analysis/io_rows.py)
+        opts = {**opts, "disk_ceiling": disk_ceiling(ctx, topology)}
     if suite == "node" and kw["on"] == "local":
         opts = {**opts, "usable_llc": usable_llc(ctx, topology)}
     context = runner.make_context(
@@ -221,6 +224,8 @@ def execute_command(
         "rma": rma_opts,
         "links": links_opts,
         "nbc": nbc_opts,
+        "startup": startup_opts,
+        "io": io_opts,
     }[suite]
     return execute(ctx, suite, builder(own, shared), shared, chatter)
 
@@ -931,3 +936,148 @@ def links_opts(own: dict, shared: dict) -> dict:
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }
+# ---- startup and io (suites/startup.py, suites/io.py; docs/startup-and-io.md)
+
+
+def rank_counts(text: str | None, shared: dict) -> list[int] | None:
+    """--ranks '1,2,4' -> [1, 2, 4]; each 1..MAX_RANKS and, on this machine, startable."""
+    items = csv_list(text, "--ranks", "1,2,4")
+    if items is None:
+        return None
+    if not all(
+        t.isascii() and t.isdigit() and len(t) < 7 and 1 <= int(t) <= MAX_RANKS for t in items
+    ):
+        raise usage_error(f"--ranks '{text}': give whole numbers 1..{MAX_RANKS}, e.g. 1,2,4")
+    counts = sorted({int(t) for t in items})
+    if shared.get("on") in ("local", "lab"):
+        check_ranks(counts[-1])
+    return counts
+
+
+@run.command("startup")
+@once_list(
+    "--ranks",
+    "1,2,4",
+    default=None,
+    help="Rank counts, e.g. 1,2,4,8 (default powers of two up to the cores, and the cores; "
+    "counts above them run oversubscribed and are marked so).",
+)
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_startup(ctx, **kw) -> None:
+    """MPI start-up: MPI_Init per rank and the time from the launch to every rank's hello
+    (OSU 7.4 osu_init and osu_hello), at each rank count, over --repeat launches.
+
+    \b
+    Example: hpcscope run startup --ranks 1,2,4 --repeat 10
+             hpcscope run startup --on slurm --nodes 8 --ranks 8,64,512 --wait
+    """
+    finish(execute_command(ctx, "startup", kw))
+
+
+def startup_opts(own: dict, shared: dict) -> dict:
+    check_shared(shared)
+    return {
+        "rank_counts": rank_counts(own["ranks"], shared),
+        "quick": shared["quick"],
+        "repeat": shared["repeat"],
+    }
+
+
+@run.command("io")
+@once_list("--ranks", "1,2,4", default=None, help="Rank counts, e.g. 1,4 (default: the cores).")
+@once(
+    "--dir",
+    "io_dir",
+    default=None,
+    help="Existing folder for the files (a node-local disk or a shared file system; "
+    "default the output folder). A private folder is made in it and removed.",
+)
+@once_list(
+    "--transfer-sizes",
+    "64K,1M,4M",
+    default=None,
+    help="Bytes per MPI-IO call, e.g. 64K,1M,4M (default those; --quick 1M), each dividing "
+    "--block-size.",
+)
+@once(
+    "--block-size", default=None, help="Bytes each rank writes and reads (default 16M, --quick 4M)."
+)
+@once(
+    "--repetitions",
+    type=REPETITIONS,
+    default=None,
+    help="Timed write+read pairs per point inside each launch (default 3, --quick 1).",
+)
+@common_run_options
+@click.pass_context
+@handle_errors
+def run_io(ctx, **kw) -> None:
+    """MPI-IO bandwidth: independent and collective writes and reads (write_at,
+    write_at_all, read_at, read_at_all) to one shared file and a file per process.
+
+    Timed from open to close, the write with a sync before close; reads follow a
+    page-cache drop of the written file and read another rank's block (IOR's -C).
+
+    \b
+    Example: hpcscope run io --dir /scratch/me --transfer-sizes 64K,1M,4M --block-size 64M
+             hpcscope run io --quick
+    """
+    finish(execute_command(ctx, "io", kw))
+
+
+def io_opts(own: dict, shared: dict) -> dict:
+    from hpcscope.cli.node_knobs import parse_size, size_list
+    from hpcscope.suites import io as io_suite
+
+    check_shared(shared)
+    block_text = nonempty(own["block_size"], "--block-size", "16M")
+    block = parse_size(block_text) if block_text else None
+    if block_text and (block is None or not io_suite.MIN_BLOCK <= block <= io_suite.MAX_BLOCK):
+        raise usage_error(f"--block-size '{block_text}': give a size from 16 to 64G, e.g. 16M")
+    sizes = size_list(
+        own["transfer_sizes"], "--transfer-sizes", io_suite.MIN_TRANSFER, io_suite.MAX_TRANSFER
+    )
+    problem = sizes and io_suite.check_sizes(
+        sizes, block or (io_suite.QUICK_BLOCK if shared["quick"] else io_suite.BLOCK)
+    )
+    if problem:
+        raise usage_error(problem)
+    return {
+        "dir": io_folder(nonempty(own["io_dir"], "--dir", "/scratch/me"), shared),
+        "transfer_sizes": sizes,
+        "block": block,
+        "rank_counts": rank_counts(own["ranks"], shared),
+        "repetitions": own["repetitions"],
+        "quick": shared["quick"],
+        "repeat": shared["repeat"],
+    }
+
+
+def io_folder(given: str | None, shared: dict) -> str:
+    """--dir as an absolute path: an existing folder this user can write (one line and
+    exit 2 otherwise); without it the output folder (-o, else hpcscope-out), made now."""
+    if given is None:
+        folder = Path(shared.get("out_dir") or "hpcscope-out")
+        if shared.get("on") != "slurm" and not shared.get("dry_run"):
+            runner.check_writable(folder)
+        return str(folder.absolute())
+    folder = Path(given)
+    if not folder.is_dir():
+        raise usage_error(f"--dir {given}: no such folder; give an existing folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise usage_error(f"--dir {given}: not writable by this user; give a folder you can write")
+    return str(folder.absolute())
+
+
+def disk_ceiling(ctx: click.Context, topology) -> dict | None:
+    """The newest node run of this host's disk rate (analysis/io_rows.disk_ceiling)."""
+    import socket
+
+    from hpcscope.analysis import io_rows
+
+    if not Path(ctx.obj["db"]).exists():
+        return None
+    with store_of(ctx) as store:
+        return io_rows.disk_ceiling(store, topology.hostname or socket.gethostname())

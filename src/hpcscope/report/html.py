@@ -1162,6 +1162,69 @@ DETERMINISTIC_TEXT = (
 )
 
 
+def _startup_io(run: dict, samples: list[dict], w: _Writer) -> list[Section]:
+    """The startup and io suites' sections: their tables (analysis/startup_rows.py,
+    io_rows.py), what the numbers mean, and their figure (figures/startup_io.py)."""
+    from hpcscope.analysis import io_rows, startup_rows
+    from hpcscope.figures import startup_io
+
+    out = []
+    for sid, title, rows, cols, drawing, intro in (
+        (
+            "startup",
+            "MPI start-up",
+            startup_rows.rows([s for s in samples if s["benchmark"] == "startup"]),
+            startup_rows.COLUMNS,
+            startup_io.startup_drawing,
+            "MPI_Init per rank (CLOCK_MONOTONIC around it; avg and max over ranks as "
+            "OSU's osu_init), the time from the launch (the harness's clock just before "
+            "mpirun or srun) to the last rank's hello, and the harness's wall time of the "
+            "whole launch. Start-up varies between launches: medians over launches, with "
+            "the launches' min..max.",
+        ),
+        (
+            "io",
+            "MPI-IO",
+            io_rows.rows([s for s in samples if s["benchmark"] == "mpiio"]),
+            io_rows.COLUMNS,
+            startup_io.io_drawing,
+            io_rows.HEADLINE + ".",
+        ),
+    ):
+        if not rows:
+            continue
+        sec = Section(f"run{w.run_id}-{sid}", title, intro)
+        sec.tables.append(
+            w.table(
+                sid,
+                title,
+                [t for _, t in cols],
+                [[coll_tables.cell(r.get(k), k) for k, _ in cols] for r in rows],
+            )
+        )
+        if sid == "io":
+            for line in io_rows.caveats([s for s in samples if s["benchmark"] == "mpiio"]):
+                sec.items.append(("reads", line))
+            for note in run.get("notes") or []:
+                if str(note.get("text", "")).startswith("io: ceiling"):
+                    sec.items.append(("ceiling", note["text"][len("io: ceiling: ") :]))
+        shown = drawing(rows)
+        uri = shown.uri()
+        if uri is not None:
+            sec.figures.append(
+                Figure(
+                    f"run{w.run_id}-{shown.stem}",
+                    shown.stem.replace("_", " "),
+                    "Median over launches; bars: the launches' min..max.",
+                    uri,
+                    shown.stem,
+                    shown.stem,
+                )
+            )
+        out.append(sec)
+    return out
+
+
 def _verdict_class(key: str, value: Any) -> str:
     text = str(value).lower() if value is not None else ""
     if "verdict" in key or key == "verdict":
@@ -1507,6 +1570,7 @@ def _run_context(
             _node(run, samples, w, [r for r in judged if r.key[0] in node_table.OURS], target),
             _node_outliers(samples, w),
             _links(samples, w),
+            *_startup_io(run, samples, w),
         )
         if s is not None
     ]

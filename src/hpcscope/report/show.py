@@ -327,11 +327,16 @@ def print_summary(
     node = [s for s in samples if node_table.is_node_sample(s)]
     rma = [s for s in samples if s["benchmark"] == "rma" and "bytes" in (s["params"] or {})]
     links = [s for s in samples if s["benchmark"] == "links"]
-    taken = {id(s) for group in (p2p, coll, lanes, node, rma, links) for s in group}
+    own = [s for s in samples if s["benchmark"] in ("startup", "mpiio")]  # startup_io_show
+    taken = {id(s) for group in (p2p, coll, lanes, node, rma, links, own) for s in group}
     rest = [s for s in samples if id(s) not in taken]
     # every node of an allocation at once (issue 45): node x rate, not one node's table
     per_node = [s for s in node if (s.get("tags") or {}).get("node")]
     node = [s for s in node if not (s.get("tags") or {}).get("node")]
+    if own:
+        from hpcscope.report import startup_io_show
+
+        startup_io_show.print_suites(own, console)
     if p2p:
         print_p2p(p2p, console, run, launches)
     if rma:

@@ -629,6 +629,11 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
             lines.append(f"{size:<10d}{median:>{OSU_FIELD_WIDTH}.2f}")
         out.append("\n".join(lines) + "\n")
     out += nbc_osu.blocks(nbc)
+    from hpcscope.results import startup_osu  # osu_init and osu_hello's text
+
+    started = startup_osu.osu_text(every)
+    if started:
+        out.append(started)
     if imb:
         out.append(
             f"# not exported: p2p {', '.join(imb)} (IMB-MPI1's patterns) have no OSU "

@@ -49,7 +49,7 @@ RUN_STATUSES = ("running", "ok", "failed", "interrupted", "partial")
 BACKENDS = ("local", "slurm", "lab", "sim")
 # The names of suites/registry.SUITES (a test keeps them equal), here so that `list
 # --suite` can check a name without importing the suites (list < 1 s, issue 19).
-SUITE_NAMES = ("p2p", "coll", "lanes", "node", "rma", "links", "nbc")
+SUITE_NAMES = ("p2p", "coll", "lanes", "node", "rma", "links", "nbc", "startup", "io")
 # Launch states follow hpcscope.launch.base.JobState (SLURM vocabulary) plus our own.
 LAUNCH_STATUSES = (
     "PENDING",

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hpcscope.suites import coll, lanes, links, nbc, node, p2p, rma
+from hpcscope.suites import coll, io, lanes, links, nbc, node, p2p, rma, startup
 from hpcscope.suites.base import PlanContext, SuitePlan
 
 
@@ -75,6 +75,20 @@ SUITES: dict[str, Suite] = {
         "non-blocking (overlap), persistent and neighbourhood collectives, OSU 7.4's",
         nbc.plan,
         nbc.outputs,
+        True,
+    ),
+    "startup": Suite(
+        "startup",
+        "MPI start-up: MPI_Init and launch-to-hello time per rank count (OSU osu_init/hello)",
+        startup.plan,
+        startup.outputs,
+        True,
+    ),
+    "io": Suite(
+        "io",
+        "MPI-IO bandwidth: independent and collective, shared file and file per process",
+        io.plan,
+        io.outputs,
         True,
     ),
 }
