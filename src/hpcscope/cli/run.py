@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from hpcscope import runner
+from hpcscope import runner, safe_write
 from hpcscope.cli.common import (
     count_list,
     cpu_list,
@@ -1066,8 +1066,12 @@ def io_folder(given: str | None, shared: dict) -> str:
     folder = Path(given)
     if not folder.is_dir():
         raise usage_error(f"--dir {given}: no such folder; give an existing folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise usage_error(f"--dir {given}: not writable by this user; give a folder you can write")
+    try:
+        safe_write.probe_writable(folder)  # a new random name: no existing file is touched
+    except OSError as exc:
+        raise usage_error(
+            f"--dir {given}: not writable ({exc.strerror}); give a folder you can write"
+        ) from None
     return str(folder.absolute())
 
 

@@ -39,7 +39,18 @@ def default_counts(total: int) -> list[int]:
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     nodes = max(1, int(ctx.nodes_available or 1))
     cores = coll_suite.cores(ctx) * nodes
-    counts = opts.get("rank_counts") or default_counts(cores)
+    simulated = any(m.flavor == "smpi" for m in ctx.mpis)
+    per_node = coll_suite.cores(ctx)
+    if simulated:  # whole simulated nodes of --ppn ranks (the sim backend's hostfile)
+        counts = opts.get("rank_counts") or [per_node * k for k in default_counts(nodes)]
+        odd = [n for n in counts if n % per_node or n > cores]
+        if odd:
+            raise ValueError(
+                f"--ranks {','.join(map(str, odd))}: --on sim places whole nodes of --ppn "
+                f"{per_node} ranks, at most {cores}; give multiples of {per_node} (or --ppn 1)"
+            )
+    else:
+        counts = opts.get("rank_counts") or default_counts(cores)
     if not all(isinstance(n, int) and n >= 1 for n in counts):
         raise ValueError(f"--ranks {counts}: give positive whole numbers, e.g. 1,2,4")
     repeat = opts.get("repeat") or (QUICK_REPEAT if opts.get("quick") else DEFAULT_REPEAT)
@@ -62,7 +73,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             + (
                 "; simulated: SMPI's clock, which charges no process start-up, so the "
                 "numbers say what the simulator models, not a machine's start-up"
-                if any(m.flavor == "smpi" for m in ctx.mpis)
+                if simulated
                 else ""
             ),
         )
@@ -80,7 +91,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                         program=[str(ctx.binary("startup", mpi))],
                         mpi=mpi,
                         ranks=n,
-                        nodes=min(nodes, n),
+                        nodes=-(-n // per_node) if simulated else min(nodes, n),
                         env={epoch.VARIABLE: epoch.PENDING},
                         tags=tags,
                         timeout_s=JOB_LIMIT_S,
