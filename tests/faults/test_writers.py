@@ -178,6 +178,9 @@ def test_python_creates_files_and_folders_only_through_safe_write() -> None:
 
 _FOPEN = re.compile(r"\b(?:fopen|freopen)\s*\(([^;]*?),\s*\"([^\"]*)\"")
 _OPEN = re.compile(r"\b(open|openat|shm_open|creat)\s*\(([^;]*)\)\s*;", re.S)
+# MPI-IO creates a file it opens with MPI_MODE_CREATE (no O_EXCL, links followed): the
+# mpiio benchmark creates each file itself first (O_EXCL | O_NOFOLLOW) and opens it without
+_MPI_CREATE = re.compile(r"\bMPI_File_open\s*\(([^;]*MPI_MODE_CREATE[^;]*)\)\s*;", re.S)
 
 
 def c_sources() -> list[Path]:
@@ -193,6 +196,7 @@ def c_writers(text: str) -> list[str]:
     """The calls in C source `text` that create a file other than by O_CREAT | O_EXCL |
     O_NOFOLLOW."""
     found = [m.group(0) for m in _FOPEN.finditer(text) if not set(m.group(2)) <= _READ_MODES]
+    found += [f"MPI_File_open({' '.join(m.group(1).split())})" for m in _MPI_CREATE.finditer(text)]
     for m in _OPEN.finditer(text):
         call, args = m.group(1), " ".join(m.group(2).split())
         if call == "creat" or "O_CREAT" in args:
@@ -208,8 +212,15 @@ def test_the_c_walker_finds_writers() -> None:
     int a = open(p, O_RDWR | O_CREAT | O_DIRECT, 0600);
     int b = open(p, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     int c = open("/dev/null", O_WRONLY);
+    MPI_File_open(comm, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
+    MPI_File_open(comm, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
     """
-    assert [w.split("(")[0].split()[-1] for w in c_writers(probe)] == ["fopen", "fopen", "open"]
+    assert [w.split("(")[0].split()[-1] for w in c_writers(probe)] == [
+        "fopen",
+        "fopen",
+        "MPI_File_open",
+        "open",
+    ]
 
 
 def test_c_programs_create_files_only_with_o_excl_and_o_nofollow() -> None:
