@@ -936,6 +936,8 @@ def links_opts(own: dict, shared: dict) -> dict:
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }
+
+
 # ---- startup and io (suites/startup.py, suites/io.py; docs/startup-and-io.md)
 
 
