@@ -133,3 +133,19 @@ def test_bad_ranks_are_usage_errors():
     assert rank_counts("4,1,2", {"on": "slurm"}) == [1, 2, 4]
     with pytest.raises(UsageError, match="--ranks '1,x'"):
         rank_counts("1,x", {"on": "local"})
+
+
+def test_a_slurm_task_stamps_the_launch_on_the_line_before_srun():
+    from pathlib import Path
+
+    from hpcscope.launch.slurm_script import SlurmOptions, group_jobs, render
+    from hpcscope.machine.mpi import MpiSpec
+    from hpcscope.plan.job import Job
+
+    mpi = MpiSpec("openmpi", "mpicc.openmpi", "mpirun.openmpi", "4.1.4")
+    job = Job("startup", "openmpi/startup/np8/r1", ["/b/startup"], mpi, 8, None, 2)
+    job.env = {epoch.VARIABLE: epoch.PENDING}
+    (group,) = group_jobs([job])
+    lines = render(group, "7", Path("/scratch/me/run-7"), SlurmOptions()).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("srun "))
+    assert lines[at - 1].startswith(f"{epoch.VARIABLE}=$(date +%s.%N); export {epoch.VARIABLE}")
