@@ -30,7 +30,8 @@
  * without MPI_MODE_CREATE, so no planted name is followed; files and folder are removed
  * at the end, on errors and on SIGINT/SIGTERM/SIGHUP/SIGPIPE. Each transfer carries its
  * owner rank and offset in its first and last 8 bytes, checked after every read (the
- * run fails on a mismatch). Memory: one buffer of the largest transfer per rank.
+ * run fails on a mismatch); the rest of a transfer is random (xorshift), never zeros a
+ * virtual disk could skip. Memory: one buffer of the largest transfer per rank.
  * Disk: ranks x block at a time. Every rank must see --dir's private folder (a shared
  * file system for several nodes); a rank that cannot is named.
  *
@@ -153,6 +154,19 @@ static int drop_cache(const char *path)
     int ok = fdatasync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
     close(fd);
     return ok;
+}
+
+/* Data nobody can compress or deduplicate (xorshift64, per rank): a virtual disk that
+ * detects zero blocks (QEMU detect-zeroes) would otherwise write zeros for free. */
+static void fill_random(char *p, int64_t n)
+{
+    uint64_t x = 0x9E3779B97F4A7C15ull ^ (uint64_t)(HB.rank + 1) * 0xBF58476D1CE4E5B9ull;
+    for (int64_t i = 0; i + 8 <= n; i += 8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        memcpy(p + i, &x, 8);
+    }
 }
 
 /* ---- one point */
@@ -408,6 +422,7 @@ int main(int argc, char **argv)
         if (sizes[i] > largest) largest = sizes[i];
     if (!rc) {
         buf = hs_alloc((size_t)largest, 1);
+        if (buf) fill_random(buf, largest);
         int ok = buf != NULL, all = 0;
         MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, HB.comm);
         if (!all) {
