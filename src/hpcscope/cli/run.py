@@ -25,7 +25,6 @@ from hpcscope.cli.node_knobs import node_knob_options, node_knobs
 from hpcscope.cli.options import POSITIVE as POSITIVE_TYPE
 from hpcscope.cli.options import REPETITIONS as REPETITIONS_TYPE
 from hpcscope.cli.options import (
-    REPETITIONS,
     coll_options,
     common_run_options,
     once,
@@ -1008,7 +1007,7 @@ def startup_opts(own: dict, shared: dict) -> dict:
 )
 @once(
     "--repetitions",
-    type=REPETITIONS,
+    type=REPETITIONS_TYPE,
     default=None,
     help="Timed write+read pairs per point inside each launch (default 3, --quick 1).",
 )
