@@ -205,3 +205,34 @@ def test_plan_for_smpi_leaves_out_what_simgrid_lacks() -> None:
     said = {n.text for n in plan.notes if n.kind == "skipped"}
     assert any("MPI_Dist_graph_create_adjacent" in t for t in said)
     assert any("no persistent collectives" in t for t in said)
+
+
+def test_osu_text_of_a_protocol_osu_run_is_osus_own_aggregate() -> None:
+    samples = [
+        sample(c, m, [9.0], launch=7)
+        for c, m in (
+            ("ibcast", "overall_time"),
+            ("ibcast", "compute_time"),
+            ("ibcast", "pure_time"),
+            ("ibcast", "overlap"),
+        )
+    ]
+    for s in samples:
+        s["params"]["protocol"] = "osu"
+    summary = {
+        "metric": "osu",
+        "launch_id": 7,
+        "params": dict(samples[0]["params"]),
+        "overall_us": 3.0,
+        "compute_us": 2.0,
+        "pure_us": 1.5,
+        "overlap": 33.33,
+    }
+    text = "\n".join(nbc_osu.blocks(samples, [summary]))
+    assert "OSU's numbers (each rank's mean, averaged over ranks), mean of 1 launch(es)" in text
+    assert (
+        "8                       3.00              2.00              1.50             33.33\n"
+        in text
+    )
+    # without the summaries (a JSON export's samples): the medians, and said so
+    assert "9.00" in "\n".join(nbc_osu.blocks(samples))

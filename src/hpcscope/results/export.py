@@ -628,7 +628,9 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
             median = _cell(sizes[size])["median"]
             lines.append(f"{size:<10d}{median:>{OSU_FIELD_WIDTH}.2f}")
         out.append("\n".join(lines) + "\n")
-    out += nbc_osu.blocks(nbc)
+    # a Store's run: the nbc programs' own OSU aggregates (summaries "osu") for --protocol osu
+    osu_sums = source.summaries(run_id) if isinstance(source, Store) and run_id is not None else []
+    out += nbc_osu.blocks(nbc, osu_sums)
     from hpcscope.results import startup_osu  # osu_init and osu_hello's text
 
     started = startup_osu.osu_text(every)

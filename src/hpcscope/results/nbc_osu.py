@@ -7,8 +7,11 @@ one block per (MPI, collective, other settings), under the program's own title l
     # Size           Overall(us)       Compute(us)    Pure Comm.(us)        Overlap(%)
     1                       1.26              0.92              0.54             45.73
 
-The values are the medians of all raw values per size (as the p2p blocks), not OSU's
-means: OSU's own aggregate of the same iterations is each launch's `osu` summary. The
+The values are the medians of all raw values per size (each the slowest rank's), as the
+p2p blocks; for a run with `--protocol osu` read from the store they are OSU's own numbers
+instead: each launch's `osu` summary (each rank's mean over the iterations, averaged over
+the ranks, as OSU prints them), averaged over the launches. The "# hpcscope:" line says
+which. The
 blocking, persistent and blocking neighbourhood ones print OSU's "# Size  Avg
 Latency(us)"; barriers have no size column, as in OSU. alltoallv_neighbors and
 reduce_scatter_block_persistent have no OSU program: left out with a line naming them.
@@ -40,8 +43,34 @@ def _median(samples: Sequence[dict[str, Any]]) -> float:
     return float(np.median([v for s in samples for v in s["values"]]))
 
 
-def blocks(samples: Sequence[dict[str, Any]]) -> list[str]:
-    """OSU text blocks of the nbc samples (benchmark nbc)."""
+OSU_KEYS = {  # the osu summary's keys in OSU's column order
+    True: ("overall_us", "compute_us", "pure_us", "overlap"),
+    False: ("avg_us",),
+}
+
+
+def _osu_numbers(
+    summaries: Sequence[dict[str, Any]], launches: set, collective: str, size: int, nbc: bool
+) -> list[float] | None:
+    """OSU's aggregate of (collective, size) over the group's launches, or None."""
+    found = [
+        x
+        for x in summaries
+        if x.get("metric") == "osu"
+        and x.get("launch_id") in launches
+        and x.get("params", {}).get("collective") == collective
+        and int(x.get("params", {}).get("bytes", -1)) == size
+    ]
+    if not found or not all(k in x for x in found for k in OSU_KEYS[nbc]):
+        return None
+    return [float(np.mean([x[k] for x in found])) for k in OSU_KEYS[nbc]]
+
+
+def blocks(
+    samples: Sequence[dict[str, Any]], summaries: Sequence[dict[str, Any]] = ()
+) -> list[str]:
+    """OSU text blocks of the nbc samples (benchmark nbc); `summaries`: the run's summary
+    records, whose `osu` aggregates a --protocol osu run prints."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in samples:
         prm = s["params"]
@@ -70,15 +99,19 @@ def blocks(samples: Sequence[dict[str, Any]]) -> list[str]:
             + [f"{k}={v}" for k, v in sorted(tags.items())]
             + [f"{k}={v}" for k, v in sorted(other.items())]
         )
-        launches = len({s["launch_id"] for s in group})
+        launch_ids = {s["launch_id"] for s in group}
+        launches = len(launch_ids)
         lines = [title]
         nbc = overlap_measured(collective)
+        osu_loop = bool(summaries) and all(s["params"].get("protocol") == "osu" for s in group)
         if nbc:
             lines.append("# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait")
-        lines.append(
-            f"# hpcscope: nbc, {one_line(said)}; median of all values per size over "
-            f"{launches} launch(es)"
+        what = (
+            "OSU's numbers (each rank's mean, averaged over ranks), mean of"
+            if osu_loop
+            else "median of all values per size over"
         )
+        lines.append(f"# hpcscope: nbc, {one_line(said)}; {what} {launches} launch(es)")
         by_size: dict[int, dict[str, list[dict[str, Any]]]] = {}
         for s in group:
             by_size.setdefault(int(s["params"].get("bytes", 0)), {}).setdefault(
@@ -95,16 +128,19 @@ def blocks(samples: Sequence[dict[str, Any]]) -> list[str]:
             )
         for size in sorted(by_size):
             metrics = by_size[size]
+            theirs = (
+                _osu_numbers(summaries, launch_ids, collective, size, nbc) if osu_loop else None
+            )
             if nbc:
                 if not all(m in metrics for m, _ in NBC_COLUMNS):
                     continue
-                values = [_median(metrics[m]) for m, _ in NBC_COLUMNS]
+                values = theirs or [_median(metrics[m]) for m, _ in NBC_COLUMNS]
                 first_cell = (
                     f"{values[0]:>13.2f}" if barrier else f"{size:<10d}{values[0]:>{WIDTH}.2f}"
                 )
                 lines.append(first_cell + "".join(f"{v:>{WIDTH}.2f}" for v in values[1:]))
             elif "time" in metrics:
-                value = _median(metrics["time"])
+                value = theirs[0] if theirs else _median(metrics["time"])
                 lines.append(f"{value:>17.2f}" if barrier else f"{size:<10d}{value:>{WIDTH}.2f}")
         out.append("\n".join(lines) + "\n")
     if missing:
