@@ -56,6 +56,8 @@ def test_suite_runs_shows_exports_and_reports(cli, mpi):
     rows = [l for l in osu.splitlines() if re.match(r"^\d+\s+[\d.]+$", l)]
     assert len(rows) == 5 * len(sizes) + 1
     assert "# Window creation: MPI_Win_create" in osu  # get_acc_latency's
+    if mpi == "mpich":
+        return  # the report's section is the same code for both libraries: one is enough
     assert cli("report", "last", "--out", str(cli.folder / "rep")).returncode == 0
     page = (cli.folder / "rep" / "index.html").read_text()
     assert "One-sided (RMA) by placement" in page and "put_bibw (pscw, allocate)" in page
