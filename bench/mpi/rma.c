@@ -46,7 +46,6 @@
  * Exit: 0 ok, 1 measurement failed (error record written), 2 bad usage.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
@@ -58,6 +57,7 @@
 
 #include "binding_mpi.h"
 #include "jsonl.h"
+#include "mpi_run.h"
 #include "options.h"
 #include "out_file.h"
 #include "timer.h"
@@ -197,23 +197,7 @@ typedef struct {
 
 static ctx C;
 
-static void fail_mpi(const char *call, int rc, int line)
-{
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    if (C.rank == 0 && C.out && !C.osu)
-        hs_json_error(C.out, "%s failed on rank 0 (rma.c:%d): %s", call, line, msg);
-    else
-        fprintf(stderr, "rma: %s failed on rank %d (rma.c:%d): %s\n", call, C.rank, line,
-                msg);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
-#define TRY(call)                                               \
-    do {                                                        \
-        int rc_ = (call);                                       \
-        if (rc_ != MPI_SUCCESS) fail_mpi(#call, rc_, __LINE__); \
-    } while (0)
+#define TRY HS_TRY /* bench/common/mpi_run.h: error record and MPI_Abort on failure */
 
 /* ---- windows ------------------------------------------------------------------------- */
 
@@ -599,24 +583,7 @@ static int size_list(int test, int sizes[64])
         return 1;
     }
     for (int64_t n = o_min; n <= o_max && count < 64; n *= 2) sizes[count++] = (int)n;
-    if (!strcmp(o_order, "down")) {
-        for (int i = 0; i < count / 2; i++) {
-            int t = sizes[i];
-            sizes[i] = sizes[count - 1 - i];
-            sizes[count - 1 - i] = t;
-        }
-    } else if (!strcmp(o_order, "random")) { /* xorshift64, the same on every rank */
-        uint64_t x = (uint64_t)o_seed * 0x9E3779B97F4A7C15ULL + (uint64_t)test + 1;
-        for (int i = count - 1; i > 0; i--) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            int j = (int)(x % (uint64_t)(i + 1));
-            int t = sizes[i];
-            sizes[i] = sizes[j];
-            sizes[j] = t;
-        }
-    }
+    hs_order_sizes(sizes, count, o_order, o_seed, test); /* the same on every rank */
     return count;
 }
 
@@ -757,20 +724,10 @@ int main(int argc, char **argv)
     C.osu_loops = !strcmp(o_protocol, "osu");
     C.win_arg = strcmp(o_window, "auto") ? find(win_names, NWIN, o_window) : -1;
     C.sync_arg = strcmp(o_sync, "auto") ? find(sync_names, NSYNC, o_sync) : -1;
-    if (o_seed == 0) {
-        int64_t drawn = (hs_now_ns() ^ (int64_t)getpid() << 20) & 0x7fffffff;
-        o_seed = drawn ? drawn : 1;
-        MPI_Bcast(&o_seed, 1, MPI_INT64_T, 0, C.comm);
-    }
-    int opened = 1;
-    if (C.rank == 0) {
-        C.out = hs_create_out(o_out);
-        if (!C.out) {
-            fprintf(stderr, "rma: cannot write --out %s: %s\n", o_out, strerror(errno));
-            opened = 0;
-        }
-    }
-    MPI_Bcast(&opened, 1, MPI_INT, 0, C.comm);
+    hs_mpi_draw_seed(&o_seed, C.comm); /* echoed in meta as the value used */
+    int opened = 0, json = !C.osu;
+    C.out = hs_mpi_open_out("rma", o_out, C.comm, &opened);
+    hs_mpi_run_init("rma", &C.out, &json);
     if (!opened) return finish(1);
     if (!C.osu && hs_write_meta_mpi(C.out, "rma", RMA_VERSION, options, C.comm) != 0)
         return finish(1);
