@@ -2,7 +2,7 @@
 
 Hypothesis draws hostile values (huge, negative, NaN and infinite numbers, empty strings,
 unicode and control characters, very long strings, /dev/zero, FIFOs, directories,
-symlinks, files over the size caps) for the options of `run p2p|coll|lanes|node
+symlinks, files over the size caps) for the options of `run p2p|coll|lanes|nbc|node
 --dry-run`, `list`, `history`, `sim platform` and `export`, sometimes giving an option
 twice. Whatever they hold, the command ends with exit 0, 1 or 2, never with an uncaught
 exception (a traceback, or the "unexpected error: ... this is a bug" line that the CLI
@@ -407,6 +407,28 @@ def test_run_coll_dry_run(world, data):
     }
     args = data.draw(options(table, ["--quick", "--regular-only", "--no-validate"]))
     invoke(world, "run coll", ["run", "coll", *data.draw(backend(paths)), *args, "--dry-run"])
+
+
+@fuzz_settings(200)
+@given(data=st.data())
+def test_run_nbc_dry_run(world, data):
+    paths = paths_of(world["paths"])
+    table = {
+        **run_table(paths),
+        "--ranks": numbers,
+        "--rank-layout": COLL_TABLE["--rank-layout"],
+        "--collectives": st.one_of(
+            st.sampled_from(["ibcast", "persistent", "neighborhood", "all", "ibcast,x"]), lists
+        ),
+        "--sizes": st.one_of(st.sampled_from(["1:64K", "4:1", "0:5G", "1:128M"]), numbers, text),
+        "--iterations": numbers,
+        "--probes": numbers,
+        "--neighbor-dims": numbers,
+        "--neighbor-radius": numbers,
+        "--protocol": st.one_of(st.sampled_from(["hpcscope", "osu"]), text),
+    }
+    args = data.draw(options(table, ["--quick", "--no-validate"]))
+    invoke(world, "run nbc", ["run", "nbc", *data.draw(backend(paths)), *args, "--dry-run"])
 
 
 @fuzz_settings(300)
