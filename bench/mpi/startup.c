@@ -74,6 +74,26 @@ static double launch_epoch(void)
 #endif
 }
 
+/* One sample of metric "time" (us) of `phase`, with one more param (key = value).
+ * 0, or 1 when the write failed. */
+static int emit(const char *phase, const char *key, const char *value, const double *us,
+                int n)
+{
+    hs_json j;
+    hs_json_begin(&j, "sample");
+    hs_json_str(&j, "benchmark", "startup");
+    hs_json_str(&j, "metric", "time");
+    hs_json_str(&j, "unit", "us");
+    hs_json_open_object(&j, "params");
+    hs_json_str(&j, "phase", phase);
+    hs_json_int(&j, "ranks", HB.size);
+    hs_json_str(&j, key, value);
+    hs_json_close(&j);
+    hs_json_double_array(&j, "values", us, (size_t)n);
+    hs_json_int(&j, "warmups", 0);
+    return hs_json_emit(&j, HB.out) != 0;
+}
+
 int main(int argc, char **argv)
 {
     (void)hs_alloc; /* coll_util.h's helpers this program does not need */
@@ -124,33 +144,9 @@ int main(int argc, char **argv)
      * variable is wrong, so the in-program start is used and the record says so */
     int from_launch = !isnan(epoch) && epoch <= first;
 
-    hs_json j;
-    hs_json_begin(&j, "sample");
-    hs_json_str(&j, "benchmark", "startup");
-    hs_json_str(&j, "metric", "time");
-    hs_json_str(&j, "unit", "us");
-    hs_json_open_object(&j, "params");
-    hs_json_str(&j, "phase", "init");
-    hs_json_int(&j, "ranks", HB.size);
-    hs_json_str(&j, "clock", INIT_CLOCK);
-    hs_json_close(&j);
-    hs_json_double_array(&j, "values", init_us, (size_t)HB.size);
-    hs_json_int(&j, "warmups", 0);
-    rc = hs_json_emit(&j, HB.out) != 0;
-
-    double hello_us[1] = { 1e6 * (last_hello - (from_launch ? epoch : first)) };
-    hs_json_begin(&j, "sample");
-    hs_json_str(&j, "benchmark", "startup");
-    hs_json_str(&j, "metric", "time");
-    hs_json_str(&j, "unit", "us");
-    hs_json_open_object(&j, "params");
-    hs_json_str(&j, "phase", "hello");
-    hs_json_int(&j, "ranks", HB.size);
-    hs_json_str(&j, "from", from_launch ? "launch" : "first_process");
-    hs_json_close(&j);
-    hs_json_double_array(&j, "values", hello_us, 1);
-    hs_json_int(&j, "warmups", 0);
-    rc |= hs_json_emit(&j, HB.out) != 0;
+    double hello_us = 1e6 * (last_hello - (from_launch ? epoch : first));
+    rc = emit("init", "clock", INIT_CLOCK, init_us, HB.size);
+    rc |= emit("hello", "from", from_launch ? "launch" : "first_process", &hello_us, 1);
     free(init_us);
     free(all);
     return hs_finish(rc);

@@ -22,8 +22,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpcscope.machine import disk_facts
-from hpcscope.plan.job import Job
 from hpcscope.suites import coll as coll_suite
+from hpcscope.suites import rank_sweep
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 TRANSFER_SIZES = [64 << 10, 1 << 20, 4 << 20]
@@ -53,16 +53,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     repeat = opts.get("repeat") or (1 if quick else 3)
     folder = str(Path(opts.get("dir") or ".").absolute())
     result = SuitePlan(notes=notes(folder, opts.get("disk_ceiling"), max(counts) * block))
-    over = [n for n in counts if n > cores]
-    if over:
-        result.notes.append(
-            Note(
-                "warning",
-                f"io: {', '.join(map(str, over))} ranks on {cores} cores: oversubscribed "
-                "(marked so)",
-                {"ranks": over, "cores": cores},
-            )
-        )
+    result.notes += rank_sweep.oversubscribed("io", counts, cores, "")
     args = [
         "--dir",
         folder,
@@ -73,26 +64,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         "--repetitions",
         str(reps),
     ]
-    for rep in range(1, repeat + 1):
-        for n in counts:
-            for mpi in ctx.mpis:
-                tags = {"mpi": mpi.flavor, "mpi_version": mpi.version, "repeat": rep, "ranks": n}
-                if n > cores:
-                    tags["oversubscribed"] = True
-                result.jobs.append(
-                    Job(
-                        suite="io",
-                        name=f"{mpi.flavor}/mpiio/np{n}/r{rep}",
-                        program=[str(ctx.binary("mpiio", mpi)), *args],
-                        mpi=mpi,
-                        ranks=n,
-                        nodes=min(nodes, n),
-                        tags=tags,
-                        timeout_s=JOB_LIMIT_S,
-                        oversubscribe=n > cores,
-                        launcher_binding=True,
-                    )
-                )
+    result.jobs = rank_sweep.jobs(
+        ctx, "io", "mpiio", args, counts, cores, repeat, lambda n: min(nodes, n), JOB_LIMIT_S
+    )
     return result
 
 
@@ -156,12 +130,10 @@ def notes(folder: str, ceiling: dict | None, file_bytes: int) -> list[Note]:
 
 def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
     """io_table.{csv,md,txt} and the figure io_bandwidth.{png,svg}."""
-    from hpcscope.analysis import io_rows, tables
+    from hpcscope.analysis import io_rows
     from hpcscope.figures import startup_io
-    from hpcscope.figures.common import save_drawings
 
     rows = io_rows.rows(store.samples(run_id, benchmark="mpiio"))
-    if not rows:
-        return []
-    paths = tables.write_tables(rows, io_rows.COLUMNS, out_dir, "io_table")
-    return paths + save_drawings([startup_io.io_drawing(rows)], out_dir)
+    return rank_sweep.write_outputs(
+        rows, io_rows.COLUMNS, startup_io.io_drawing, out_dir, "io_table"
+    )

@@ -22,8 +22,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hpcscope.launch import epoch
-from hpcscope.plan.job import Job
 from hpcscope.suites import coll as coll_suite
+from hpcscope.suites import rank_sweep
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 DEFAULT_REPEAT, QUICK_REPEAT = 5, 3
@@ -55,16 +55,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         raise ValueError(f"--ranks {counts}: give positive whole numbers, e.g. 1,2,4")
     repeat = opts.get("repeat") or (QUICK_REPEAT if opts.get("quick") else DEFAULT_REPEAT)
     result = SuitePlan()
-    over = [n for n in counts if n > cores]
-    if over:
-        result.notes.append(
-            Note(
-                "warning",
-                f"startup: {', '.join(map(str, over))} ranks on {cores} cores: "
-                "oversubscribed (marked so); their start-up includes waiting for a core",
-                {"ranks": over, "cores": cores},
-            )
-        )
+    result.notes += rank_sweep.oversubscribed(
+        "startup", counts, cores, "; their start-up includes waiting for a core"
+    )
     result.notes.append(
         Note(
             "info",
@@ -78,38 +71,27 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             ),
         )
     )
-    for rep in range(1, repeat + 1):
-        for n in counts:
-            for mpi in ctx.mpis:
-                tags = {"mpi": mpi.flavor, "mpi_version": mpi.version, "repeat": rep, "ranks": n}
-                if n > cores:
-                    tags["oversubscribed"] = True
-                result.jobs.append(
-                    Job(
-                        suite="startup",
-                        name=f"{mpi.flavor}/startup/np{n}/r{rep}",
-                        program=[str(ctx.binary("startup", mpi))],
-                        mpi=mpi,
-                        ranks=n,
-                        nodes=-(-n // per_node) if simulated else min(nodes, n),
-                        env={epoch.VARIABLE: epoch.PENDING},
-                        tags=tags,
-                        timeout_s=JOB_LIMIT_S,
-                        oversubscribe=n > cores,
-                        launcher_binding=True,
-                    )
-                )
+    result.jobs = rank_sweep.jobs(
+        ctx,
+        "startup",
+        "startup",
+        [],
+        counts,
+        cores,
+        repeat,
+        (lambda n: -(-n // per_node)) if simulated else (lambda n: min(nodes, n)),
+        JOB_LIMIT_S,
+        {epoch.VARIABLE: epoch.PENDING},
+    )
     return result
 
 
 def outputs(store, run_id: int, out_dir: Path) -> list[Path]:
     """startup_table.{csv,md,txt} and the figure startup_time.{png,svg}."""
-    from hpcscope.analysis import startup_rows, tables
+    from hpcscope.analysis import startup_rows
     from hpcscope.figures import startup_io
-    from hpcscope.figures.common import save_drawings
 
     rows = startup_rows.rows(store.samples(run_id, benchmark="startup"))
-    if not rows:
-        return []
-    paths = tables.write_tables(rows, startup_rows.COLUMNS, out_dir, "startup_table")
-    return paths + save_drawings([startup_io.startup_drawing(rows)], out_dir)
+    return rank_sweep.write_outputs(
+        rows, startup_rows.COLUMNS, startup_io.startup_drawing, out_dir, "startup_table"
+    )
