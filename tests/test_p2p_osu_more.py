@@ -132,18 +132,18 @@ def test_pairs_are_placed_by_class():
 @requires_openmpi
 def test_all_runs_the_thirteen_and_passes_the_counts(cli):
     done = cli(
-        "run", "p2p", "--dry-run", "--mpi", "openmpi", "--placements", "core", "--tests", "all",
-        "--threads", "2:3", "--processes", "1",
+        "run", "p2p", "--dry-run", "--mpi", "openmpi", "--placements", "core,default", "--tests",
+        "all", "--threads", "2:3", "--processes", "1", "--pairs", "64",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = " ".join((done.stdout + done.stderr).split())
     assert "--tests latency,bw,bibw,mbw_mr,pingping,sendrecv,exchange," + ",".join(MORE) in out
     assert "--threads 2:3 --processes 2:1" in out
-    # multi_lat: a launch of 2 x 2 ranks of its own where the class fits 2 pairs, or the
-    # class skipped with why (test_pairs_are_placed_by_class has the layouts)
-    assert ("openmpi/core-2pairs/r1: ranks=4" in out) != (
-        "multi_lat placement core: 2 pairs inside a socket need 4 cores" in out
-    )
+    # multi_lat: a launch of 2 x 64 ranks of its own; no package has 128 cores, so core
+    # is skipped with why, and the launcher's placement runs oversubscribed, saying so
+    assert "multi_lat placement core: 64 pairs inside a socket need 128 cores" in out
+    assert "openmpi/default-64pairs/r1: ranks=128" in out and "--tests multi_lat " in out
+    assert "multi_lat default: 128 ranks but" in out and "timings mean nothing" in out
     bad = cli("run", "p2p", "--mpi", "openmpi", "--tests", "latency_mt", "--threads", "0")
     assert bad.returncode == 2 and "--threads '0'" in bad.stderr
     assert "Traceback" not in bad.stderr
@@ -209,6 +209,7 @@ def test_sim_runs_the_imb_patterns_and_persistent_tests_and_skips_threads_and_fo
     skipped = " ".join(n["text"] for n in store.run(run_id)["notes"] if n["kind"] == "skipped")
     assert "latency_mt skipped: SimGrid SMPI's MPI_Init_thread provides" in skipped
     assert "latency_mp skipped: SimGrid SMPI runs every rank as a thread" in skipped
+    assert "multi_lat skipped: 2 pairs are 4 ranks, and --on sim places" in skipped
 
 
 @pytest.mark.sim

@@ -169,6 +169,17 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     counts, osu_counts = count_args(tests, opts)  # bad --threads/--processes: refused here
     # multi_lat: 2 x --pairs ranks, launched on its own (p2p_pairs); the rest: 2 ranks
     pairs = p2p_pairs.parse_pairs(opts.get("pairs")) if p2p_pairs.MULTI in tests else 0
+    if pairs > 1 and any(m.flavor == "smpi" for m in ctx.mpis):
+        # the sim backend puts a p2p launch's ranks on hosts by its placement, for 2 ranks
+        # (launch/sim.py planned_hosts, machine pair_hosts): more are not planned there
+        why = (
+            f"multi_lat skipped: {pairs} pairs are {2 * pairs} ranks, and --on sim places a "
+            "p2p launch's two ranks by its placement; --pairs 1 runs there"
+        )
+        result_notes = [Note("skipped", why, {"test": p2p_pairs.MULTI})]
+        pairs, tests = 0, [t for t in tests if t != p2p_pairs.MULTI]
+    else:
+        result_notes = []
     two_rank = [t for t in tests if t != p2p_pairs.MULTI]
     quick = bool(opts.get("quick"))
     adaptive = p2p_adaptive.settings(opts, quick)
@@ -185,7 +196,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         ctx.topology, classes, opts.get("cpus"), nodes_available=ctx.nodes_available
     )
     result = SuitePlan()
-    result.notes += unsupported
+    result.notes += unsupported + result_notes
     osu_programs: dict = {}
     if opts.get("osu_dir"):
         osu_programs, missing = p2p_osu.programs(
@@ -216,6 +227,14 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 result.notes.append(Note("skipped", why, {"placement": place.name}))
             else:
                 pair_places.append(place)
+    # the launcher's placement of 2N ranks on fewer hardware threads: run, oversubscribed
+    # (as coll does), with the warning that its timings mean nothing
+    crowded: dict[str, str] = {}
+    for place in pair_places:
+        over = placement_mod.max_ranks_check(ctx.topology, 2 * pairs, place.nodes, True)
+        if over and not place.cpus:
+            crowded[place.name] = over
+            result.notes.append(Note("warning", f"multi_lat {place.name}: {over}", {}))
     precision_args: list[str] = []
     if adaptive:
         configurations = len(ctx.mpis) * len(usable)
@@ -255,7 +274,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                         ranks=2 * pairs,
                         cpus=place.cpus,
                         nodes=place.nodes,
-                        tags={**tags, "placement": place.name, "repeat": rep, "pairs": pairs},
+                        tags={**tags, "placement": place.name, "repeat": rep, "pairs": pairs}
+                        | ({"oversubscribed": True} if place.name in crowded else {}),
+                        oversubscribe=place.name in crowded,
                         timeout_s=900,
                     )
                 )
