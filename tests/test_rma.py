@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import requires_mpich, requires_openmpi
@@ -122,12 +123,18 @@ def test_a_bad_option_is_one_line_and_exit_2(cli):
 
 def plan_of(**opts):
     specs = [MpiSpec(f, f"mpicc.{f}", f"mpirun.{f}", "1") for f in ("openmpi", "mpich")]
-    ctx = PlanContext(topology=None, mpis=specs, binary=lambda n, m: Path(f"/b/{m.flavor}/{n}"))
+    topo = SimpleNamespace(pus=[0, 1])  # two hardware threads: what max_ranks_check reads
+    ctx = PlanContext(topology=topo, mpis=specs, binary=lambda n, m: Path(f"/b/{m.flavor}/{n}"))
     return rma.plan(ctx, {"placements": ["default"], "repeat": 2, **opts})
 
 
 def test_plan_pairs_get_a_launch_of_their_own_round_robin():
-    jobs = plan_of(tests=["put_latency", "get_mbw"], pairs=2, sync="flush").jobs
+    plan = plan_of(tests=["put_latency", "get_mbw"], pairs=2, sync="flush")
+    jobs = plan.jobs
+    # 4 ranks on 2 hardware threads: oversubscribed, tagged, and the plan warns
+    assert [j.oversubscribe for j in jobs[:2]] == [False, True]
+    assert jobs[1].tags["oversubscribed"] is True
+    assert any(n.kind == "warning" and "timings mean nothing" in n.text for n in plan.notes)
     # per repeat, per MPI: the 2-rank launch, then the 2P-rank one; MPIs alternate
     assert [(j.mpi.flavor, j.ranks, j.tags["repeat"]) for j in jobs] == [
         (m, r, rep) for rep in (1, 2) for m in ("openmpi", "mpich") for r in (2, 4)

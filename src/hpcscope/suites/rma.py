@@ -113,6 +113,27 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         else:
             usable.append(place)
     multi = [t for t in tests if RMA_TESTS[t].pairs]
+    if multi and pairs > 1 and any(m.flavor == "smpi" for m in ctx.mpis):
+        # the sim backend places a launch's ranks by its placement tag, for two ranks
+        # (launch/sim.py planned_hosts), as for p2p's multi_lat
+        result.notes.append(
+            Note(
+                "skipped",
+                f"{', '.join(multi)} with {pairs} pairs skipped: {2 * pairs} ranks, and --on "
+                "sim places a launch's two ranks by its placement; --pairs 1 runs there",
+                {"tests": multi},
+            )
+        )
+        tests = [t for t in tests if t not in multi]
+        multi = []
+    # 2P ranks on fewer hardware threads: run oversubscribed, with p2p's and coll's warning
+    crowded = (
+        placement_mod.max_ranks_check(ctx.topology, 2 * pairs, 1, True)
+        if multi and pairs > 1
+        else None
+    )
+    if crowded:
+        result.notes.append(Note("warning", f"{', '.join(multi)}: {crowded}", {}))
     two_rank = [t for t in tests if not RMA_TESTS[t].pairs or pairs == 1]
     common = ["--sync", sync, "--window", window, "--min-size", str(low), "--max-size", str(high)]
     if quick:
@@ -150,7 +171,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                         cpus=[],
                         nodes=1,
                         launcher_binding=True,
-                        tags={**tags, "placement": placement_mod.DEFAULT, "repeat": rep},
+                        tags={**tags, "placement": placement_mod.DEFAULT, "repeat": rep}
+                        | ({"oversubscribed": True} if crowded else {}),
+                        oversubscribe=bool(crowded),
                         timeout_s=900,
                     )
                 )
