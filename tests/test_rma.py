@@ -81,7 +81,7 @@ def test_osu_protocol_and_other_syncs_and_windows(cli):
         assert (s["params"]["sync"], s["params"]["window_kind"]) == ("fence", "dynamic")
         assert s["params"]["protocol"] == "osu" and s["tags"]["protocol"] == "osu"
     osu = cli("export", "last", "--format", "osu").stdout  # OSU's own numbers, as it prints
-    assert osu.count("# OSU's own number (t_end - t_start") == 3, osu
+    assert osu.count("# value: OSU's own number (t_end - t_start") == 3, osu
 
 
 def test_osu_numbers_of_a_protocol_osu_run_replace_the_median():

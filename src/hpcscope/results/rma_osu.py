@@ -15,7 +15,9 @@ from typing import Any
 
 from hpcscope.results.cells import canonical
 
-NOTE = "# OSU's own number (t_end - t_start over the timed iterations), mean over {n} launch(es)"
+# not "# OSU...": OSU-text readers (benchmarks/osu_side_by_side) start a block at that
+
+NOTE = "# value: OSU's own number (t_end - t_start over the timed iterations), mean over {n} launch(es)"
 
 
 def numbers(summaries: Sequence[dict[str, Any]]) -> dict[tuple[int, str], float]:
