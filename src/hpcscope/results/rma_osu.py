@@ -16,7 +16,6 @@ from typing import Any
 from hpcscope.results.cells import canonical
 
 # not "# OSU...": OSU-text readers (benchmarks/osu_side_by_side) start a block at that
-
 NOTE = "# value: OSU's own number (t_end - t_start over the timed iterations), mean over {n} launch(es)"
 
 
