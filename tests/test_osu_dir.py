@@ -86,7 +86,7 @@ def test_protocol_osu_is_tagged_and_kept_apart(cli):
     [
         ("empty", ["--osu-dir", "no executable osu_latency", "pt2pt"]),
         ("missing", ["--osu-dir", "not a folder"]),
-        ("wrong", ["osu_latency", "not OSU point-to-point output", "hello from"]),
+        ("wrong", ["osu_latency", "not output of an OSU program", "hello from"]),
         ("protocol", ["--protocol 'mpptest'", "hpcscope", "osu"]),
     ],
 )

@@ -56,7 +56,7 @@ def test_mbw_mr_takes_the_message_rate_column_and_ignores_noise():
     "text, words",
     [
         ("hello from a program that is not OSU\n", ["no '# OSU MPI ... Test' title", "hello"]),
-        ("# OSU MPI Allreduce Latency Test v7.4\n1 2.0\n", ["Allreduce", "not osu_latency"]),
+        ("# OSU MPI Scan Latency Test v7.4\n1 2.0\n", ["Scan", "not one of OSU 7.4's programs"]),
         ("# OSU MPI Latency Test v7.4\n# Size Latency (us)\n", ["no rows"]),
     ],
 )

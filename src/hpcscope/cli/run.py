@@ -44,8 +44,8 @@ from hpcscope.launch.slurm_script import (
 from hpcscope.machine.sim_platform import MAX_RANKS
 from hpcscope.plan.placement import RANK_LAYOUTS
 from hpcscope.results.precision import parse_budget, parse_precision
+from hpcscope.suites import osu_programs
 from hpcscope.suites import p2p as p2p_suite
-from hpcscope.suites import p2p_osu
 from hpcscope.suites.registry import suite_for
 
 
@@ -320,7 +320,10 @@ def p2p_opts(own: dict, shared: dict) -> dict:
         "tests": csv_list(own["tests"], "--tests", "latency,bw"),
         "validate": own["validate"],
         "protocol": protocol,
-        "osu_dir": osu_dir and check_osu_dir(osu_dir, own["tests"]),
+        "osu_dir": osu_dir
+        and check_osu_dir(
+            osu_dir, csv_list(own["tests"], "--tests") or list(p2p_suite.DEFAULT_TESTS)
+        ),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
         "precision": precision,
@@ -492,9 +495,10 @@ def check_ranks(ranks: int) -> None:
         )
 
 
-def check_osu_dir(osu_dir: str, tests: str | None) -> str:
+def check_osu_dir(osu_dir: str, names: list[str], suite: str = "p2p") -> str:
     """Refuses a folder without OSU programs before anything is built or launched."""
-    p2p_osu.find_programs(osu_dir, csv_list(tests, "--tests") or list(p2p_suite.DEFAULT_TESTS))
+    kind = osu_programs.SUITE_KIND[suite]
+    osu_programs.find_programs(osu_dir, osu_programs.wanted(suite, names), kind)
     return osu_dir
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
-from hpcscope.results.parsers import PARSERS, check_osu_sizes, osu_size_range
+from hpcscope.results.parsers import PARSERS, check_osu_sizes, osu_size_range, parse_osu
 from hpcscope.results.records import MAX_LINE_CHARS, RecordError, parse_line
 from hpcscope.results.store import Store
 
@@ -207,6 +208,7 @@ def ingest_tool_output(
     *,
     program: str = "",
     argv: Sequence[str] = (),
+    suite: str = "",
 ) -> IngestResult:
     """A reference tool's whole stdout (fio, iperf3, likwid-bench) through its parser in
     results.parsers; output the parser does not understand becomes an error record and a
@@ -241,7 +243,10 @@ def ingest_tool_output(
             text = raw.decode("utf-8", errors="replace")
     assert isinstance(text, str)  # read and decoded above
     try:
-        records = PARSERS[tool](text)
+        if tool == "osu":  # the program and suite tell apart titles two programs print
+            records = parse_osu(text, Path(program).name, suite)
+        else:
+            records = PARSERS[tool](text)
     except Exception as exc:  # a tool printed something its parser does not know
         notes.append(f"hpcscope: could not parse the tool's output: {exc}")
         records = [{"type": "error", "message": f"unparsable output: {exc}"}]

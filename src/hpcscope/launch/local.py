@@ -266,6 +266,7 @@ def run_job(
                 stderr_tail,
                 program=program,
                 argv=job.program,
+                suite=job.suite,
             )
         returncode = proc.wait()
         ended = time.time()

@@ -649,7 +649,18 @@ class SlurmBackend:
                     ingest_lines(self.store, launch_id, f, str(out), result)
                 else:
                     assert state.job is not None  # poll() rebuilds the job of every task
-                    ingest_tool_output(self.store, launch_id, state.job.output, f, result, lines)
+                    job = state.job
+                    ingest_tool_output(
+                        self.store,
+                        launch_id,
+                        job.output,
+                        f,
+                        result,
+                        lines,
+                        program=Path(job.program[0]).name if job.program else "",
+                        argv=job.program,
+                        suite=job.suite,
+                    )
         returncode = state.returncode
         rc_file = base.with_suffix(".rc")
         if rc_file.exists():

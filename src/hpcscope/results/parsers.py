@@ -315,10 +315,11 @@ def parse_hpcc(text: str) -> list[dict]:
     return records + _merge(samples)
 
 
-# ---------------------------------------------------------------- OSU pt2pt programs
+# ---------------------------------------------------------------- OSU programs
 
-# Title (after "# OSU MPI ", before " Test") -> (test, metric, unit, value column). The
-# metrics are bench/mpi/p2p's, so OSU's rows and hpcscope's land in comparable cells.
+# p2p's title words (after "OSU MPI ", before " Test") -> (test, metric, unit, value
+# column). The metrics are bench/mpi/p2p's, so OSU's rows and hpcscope's land in
+# comparable cells.
 _OSU_TESTS = {
     "Latency": ("latency", "latency", "us", 1),
     "Bandwidth": ("bw", "bandwidth", "MB/s", 1),
@@ -338,48 +339,162 @@ _OSU_COUNTS = {
     "forked processes in sender": "sender_processes",
     "forked processes in receiver": "processes",
 }
+# A collective's columns (header words) -> the coll/nbc programs' metric and unit; OSU's
+# Min/Max Latency and Iterations (with -f) have no metric of their own there
+_OSU_COLL_COLUMNS = {
+    "Avg Latency(us)": ("time", "us"),
+    "Overall(us)": ("overall_time", "us"),
+    "Compute(us)": ("compute_time", "us"),
+    "Pure Comm.(us)": ("pure_time", "us"),
+    "Overlap(%)": ("overlap", "%"),
+}
 _OSU_COUNT = re.compile(r"^# Number of (.+?): (\d+)\s*$", re.M)
-_OSU_TITLE = re.compile(r"^# OSU MPI(?:-\w+)? (.+?) Test(?: v(\S+))?\s*$", re.M)
-_OSU_ROW = re.compile(r"^(\d+)\s+(\d+(?:\.\d+)?)(?:\s+(\d+(?:\.\d+)?))?\s*$", re.M)
+_OSU_TITLE = re.compile(r"^# (OSU MPI(?:-\w+)?[ _].+? Test)(?: v(\S+))?\s*$", re.M)
+_OSU_ROW = re.compile(r"^[ \t]*(\d+(?:\.\d+)?(?:[ \t]+\d+(?:\.\d+)?)*)[ \t]*$", re.M)
+_OSU_HEADER = re.compile(r"^#\s*(.*(?:\(us\)|\(%\)|MB/s|Messages/s).*)$", re.M)
+_OSU_INIT = re.compile(r"^nprocs: (\d+), min: (\d+) ms, max: (\d+) ms, avg: (\d+) ms\s*$", re.M)
+_OSU_HELLO = re.compile(r"^This is a test with (\d+) processes\s*$", re.M)
+_OSU_RMA = {"Window creation": "window_kind", "Synchronization": "sync"}
+_OSU_RMA_LINE = re.compile(r"^# (Window creation|Synchronization): (\S+)\s*$", re.M)
 
 
-def parse_osu(text: str) -> list[dict]:
-    """osu_latency, osu_bw, osu_bibw or osu_mbw_mr text output (OSU Micro-Benchmarks 5-7:
-    a "# OSU MPI <name> Test vX" title, "#" header lines, then "size value [value]" rows).
-    One sample per size with OSU's one aggregate as its only value: OSU keeps no per-block
-    samples. The benchmark is "p2p" (the same cells as hpcscope's own); the job's tag
-    tool=osu tells them apart. OSU does not report where its ranks ran: ranks is empty and
-    the binding is the launcher's, unverified."""
+def _osu_programs() -> dict[str, tuple[str, str, dict[str, Any], tuple | None]]:
+    """OSU program -> (its title without '# ' and the version, benchmark, params, (metric,
+    unit, column) or None: a collective's columns by its header), from the suites' own
+    title tables (p2p's above, results/nbc_names, results/rma_tests, startup's)."""
+    from hpcscope.results.nbc_names import FAMILIES, NAMES, OPS, osu_program, osu_title
+    from hpcscope.results.rma_tests import RMA_TESTS
+
+    out: dict[str, tuple[str, str, dict[str, Any], tuple | None]] = {}
+    for words, (test, metric, unit, column) in _OSU_TESTS.items():
+        out[f"osu_{test}"] = (
+            f"OSU MPI {words} Test",
+            "p2p",
+            {"test": test},
+            (metric, unit, column),
+        )
+    for name in NAMES:
+        program, title = osu_program(name), osu_title(name)
+        if program and title:  # blocking ones are coll's (nbc's run names the suite)
+            family = next((f for f, names in FAMILIES.items() if name in names), "")
+            params: dict[str, Any] = {"collective": name}
+            params |= {"algorithm": "native"} if name in OPS else {"family": family}
+            out[program] = (
+                title[2:].rsplit(" v", 1)[0],
+                "coll" if name in OPS else "nbc",
+                params,
+                None,
+            )
+    for rma in RMA_TESTS.values():
+        out[rma.program] = (rma.title, "rma", {"test": rma.name}, (rma.metric, rma.unit, 1))
+    out["osu_init"] = ("OSU MPI Init Test", "startup", {"phase": "init"}, ("time", "us", 0))
+    out["osu_hello"] = ("OSU MPI Hello World Test", "startup", {"phase": "hello"}, None)
+    return out
+
+
+OSU_PROGRAMS = _osu_programs()
+# One entry per title; where two programs print one title (OSU 7.4's osu_alltoallw and
+# osu_neighbor_alltoallw), the first (the blocking one) unless the program is named
+OSU_TITLES: dict[str, str] = {}
+for _program, (_title, *_rest) in OSU_PROGRAMS.items():
+    OSU_TITLES.setdefault(_title, _program)
+
+
+def parse_osu(text: str, program: str = "", benchmark: str = "") -> list[dict]:
+    """The text output of an OSU 7.4 program (5-7 for p2p) this project has a counterpart
+    of: point-to-point, blocking, non-blocking, persistent and neighbourhood collectives,
+    one-sided, osu_init and osu_hello. A "# OSU MPI<...> Test vX" title, "#" lines, then
+    rows. One sample per size and column with OSU's one aggregate as its only value (OSU
+    keeps no per-block samples), in the metrics and params of the suite's own program, so
+    they land beside hpcscope's cells; the job's tag tool=osu tells them apart.
+
+    `program` (its file name) tells apart programs printing one title; `benchmark` the
+    suite that ran it (the blocking collectives are coll's or nbc's). A size-less program
+    (the barriers) has size 0, as nbc's barrier. OSU does not report where its ranks ran:
+    ranks is empty and the binding is the launcher's, unverified."""
     title = _OSU_TITLE.search(text)
-    known = title and title.group(1) in _OSU_TESTS
-    meta = _meta("p2p", f"OSU {title.group(2) or '?'}" if title else "", {})
+    words = re.sub(r"^OSU MPI-\w+ ", "OSU MPI ", title.group(1)) if title else ""
+    name = program if OSU_PROGRAMS.get(program, ("",))[0] == words else OSU_TITLES.get(words)
+    spec = OSU_PROGRAMS.get(name or "")
+    meta = _meta(
+        spec[1] if spec else benchmark or "p2p", f"OSU {title.group(2) or '?'}" if title else "", {}
+    )
     meta["timer"]["source"] = "OSU's own (MPI_Wtime around every iteration)"
-    if not known:
+    if spec is None:
         first = next((line for line in text.splitlines() if line.strip()), "")[:120]
         why = (
-            f"title '{title.group(0)}' is not osu_latency/osu_bw/osu_bibw/osu_mbw_mr"
+            f"title '{title.group(0)}' is not one of OSU 7.4's programs hpcscope compares"
             if title
             else f"no '# OSU MPI ... Test' title (first line: {first!r})"
         )
-        return [meta, {"type": "error", "message": f"not OSU point-to-point output: {why}"}]
-    assert title is not None
-    test, metric, unit, column = _OSU_TESTS[title.group(1)]
-    meta["options"] = {"tool": "osu", "test": test, "title": title.group(0)[2:]}
-    counts = {
+        return [
+            meta,
+            {"type": "error", "message": f"not output of an OSU program hpcscope compares: {why}"},
+        ]
+    assert title is not None and name is not None
+    _, suite, base, column = spec
+    if benchmark and suite in ("coll", "nbc"):
+        meta["benchmark"] = suite = benchmark
+        if benchmark == "nbc" and base.get("algorithm"):  # nbc's blocking counterparts
+            base = {"collective": base["collective"], "family": "blocking"}
+    meta["options"] = {"tool": "osu", "program": name, "title": title.group(0)[2:]}
+    if suite == "p2p":
+        meta["options"]["test"] = base["test"]
+    params = dict(base)
+    params |= {
         _OSU_COUNTS[m.group(1)]: int(m.group(2))
         for m in _OSU_COUNT.finditer(text)
         if m.group(1) in _OSU_COUNTS
     }
-    samples = []
-    for row in _OSU_ROW.finditer(text, title.end()):
-        value = row.group(column + 1)
-        if value is None:
-            continue
-        params = {"bytes": int(row.group(1)), "test": test, **counts}
-        samples.append(_sample(metric, unit, params, [float(value)]))
+    rma_words = {v: k for table in _rma_texts() for k, v in table.items()}
+    params |= {
+        _OSU_RMA[m.group(1)]: rma_words.get(m.group(2), m.group(2))
+        for m in _OSU_RMA_LINE.finditer(text)
+    }
+    samples = _osu_rows(text, title.end(), name, params, column)
     if not samples:
-        return [meta, {"type": "error", "message": f"OSU {test} printed a title but no rows"}]
+        return [meta, {"type": "error", "message": f"OSU {name} printed a title but no rows"}]
     return [meta, *samples]
+
+
+def _rma_texts() -> tuple[dict[str, str], dict[str, str]]:
+    from hpcscope.results.rma_tests import SYNC_TEXT, WINDOW_TEXT
+
+    return SYNC_TEXT, WINDOW_TEXT
+
+
+def _osu_rows(text: str, start: int, name: str, params: dict, column: tuple | None) -> list:
+    """The samples of an OSU program's rows after its title."""
+    if name == "osu_init":  # "nprocs: 4, min: 286 ms, max: 291 ms, avg: 288 ms"
+        return [
+            _sample("time", "us", {**params, "ranks": int(m.group(1))}, [float(m.group(4)) * 1e3])
+            for m in _OSU_INIT.finditer(text, start)
+        ]
+    if name == "osu_hello":  # no time: how many ranks said hello, as a summary
+        return [
+            {"type": "summary", "metric": "hello_ranks", "params": {**params}, "value": int(n)}
+            for n in _OSU_HELLO.findall(text, start)
+        ]
+    header = _OSU_HEADER.search(text, start)
+    labels = re.split(r"\s{2,}", header.group(1).strip()) if header else []
+    sized = not labels or labels[0] == "Size"  # the barriers print no Size column
+    columns = [column] if column else []
+    if column is None:  # a collective: its columns by their header words
+        columns = [
+            (*_OSU_COLL_COLUMNS[label], i)
+            for i, label in enumerate(labels)
+            if label in _OSU_COLL_COLUMNS
+        ]
+    samples = []
+    for row in _OSU_ROW.finditer(text, header.end() if header else start):
+        numbers = row.group(1).split()
+        size = int(float(numbers[0])) if sized else 0
+        for metric, unit, index in columns:
+            if index < len(numbers) and (sized or column is None):
+                samples.append(
+                    _sample(metric, unit, {**params, "bytes": size}, [float(numbers[index])])
+                )
+    return samples
 
 
 def osu_size_range(argv: Sequence[str]) -> tuple[int, int] | None:

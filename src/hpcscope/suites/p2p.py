@@ -12,7 +12,8 @@ import re
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
 from hpcscope.results.cells import IMB_P2P_TESTS, OSU_MORE_P2P_TESTS
-from hpcscope.suites import p2p_adaptive, p2p_osu, p2p_pairs
+from hpcscope.suites import osu_programs as p2p_osu
+from hpcscope.suites import p2p_adaptive, p2p_pairs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 # OSU's four (the default) and IMB-MPI1's PingPing, Sendrecv, Exchange (opt-in, so a
@@ -205,7 +206,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             ctx.mpis,
             check=ctx.nodes_available == 1,
         )
-        result.notes += [Note("skipped", m, {}) for m in missing]
+        result.notes += missing
         result.notes += [
             Note("skipped", f"--osu-dir: OSU has no counterpart of IMB-MPI1's {t}", {}) for t in imb
         ]
@@ -302,7 +303,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                         name=f"osu/{test}/{mpi.flavor}/{place.name}/r{rep}",
                         program=[
                             str(path),
-                            *p2p_osu.program_args(low, high),
+                            *p2p_osu.program_args(low, high, path),
                             *osu_counts.get(test, []),
                         ],
                         mpi=mpi,
