@@ -454,6 +454,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         opts = {**opts, "precision": 0, "count_sweep": osu_counts}
     reps, warmup = repetitions(opts)
     where = layout(ctx, opts, "coll")
+    if opts.get("npmin") is not None and any(m.flavor == "smpi" for m in ctx.mpis):
+        raise ValueError(NPMIN_ON_SIM)
     npmin_args = rank_sweep(opts.get("npmin"), where.ranks, where.notes)
     # One job for all collectives, or one per collective (sim: each its own count sweep,
     # memory check and time limit, so a reduction's limit does not cut a bcast's sweep).
@@ -489,6 +491,16 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 job.tags["protocol"] = "osu"  # the hpcscope protocol's tags stay as before
             result.jobs.append(job)
     return result
+
+
+# Probed with SimGrid 3.32 (hydra:nodes=2,cores_per_socket=2, native allreduce, --npmin 2):
+# the simulation aborts in the first level's communicator ("Actor pid=-1 is gone??",
+# smpi_request.cpp), so the sweep is refused on sim rather than planned to fail.
+NPMIN_ON_SIM = (
+    "--npmin on --on sim: SimGrid's SMPI aborts on the sweep's sub-communicators "
+    "(probed with SimGrid 3.32: 'Actor pid=-1 is gone??'); drop --npmin, or run the sweep "
+    "on this machine, the lab or SLURM"
+)
 
 
 def rank_sweep(npmin: int | None, ranks: int, notes: list[Note]) -> list[str]:
