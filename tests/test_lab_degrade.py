@@ -101,5 +101,6 @@ def test_healthy_lab_flags_no_node(cli):
         assert found.flags == [], found.to_dict()
         history = cli("history", "--suite", "node")
         assert history.returncode == 0, history.stderr
+        assert all(f"hpcs-n{i}" in history.stdout for i in (1, 2, 3))  # a series per node
     finally:
         lab_net.down()
