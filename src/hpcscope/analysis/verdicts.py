@@ -114,6 +114,8 @@ def group_coll_launches(samples: Iterable[dict]) -> dict[tuple, dict[str, dict[A
         lambda: defaultdict(lambda: defaultdict(list))
     )
     for s in samples:
+        if (s.get("tags") or {}).get("tool") == "osu":
+            continue  # a user's OSU build (--osu-dir): its own table, never a verdict
         key = _coll_key(s)
         if key is not None:
             groups[key][s["params"]["algorithm"]][s.get("launch_id")].extend(

@@ -229,6 +229,15 @@ def execute_command(
     return execute(ctx, suite, builder(own, shared), shared, chatter)
 
 
+# --osu-dir of coll, nbc, rma and startup (p2p's has its own help): suites/osu_programs
+OSU_DIR_OPTION = once(
+    "--osu-dir",
+    default=None,
+    help="Also run your OSU 7.4 build's counterparts from this folder (its install prefix "
+    "or libexec/osu-micro-benchmarks/mpi/...), tagged tool=osu.",
+)
+
+
 @run.command("p2p")
 @once_list(
     "--placements",
@@ -375,6 +384,7 @@ def p2p_opts(own: dict, shared: dict) -> dict:
     show_default=True,
     help="hpcscope (blocks, random size order per launch) or osu (OSU 7.4's loops).",
 )
+@OSU_DIR_OPTION
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -411,6 +421,7 @@ def rma_opts(own: dict, shared: dict) -> dict:
         "window": window,
         "pairs": own["pairs"],
         "protocol": protocol,
+        "osu_dir": osu_dir_of(own, "rma"),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }
@@ -502,6 +513,16 @@ def check_osu_dir(osu_dir: str, names: list[str], suite: str = "p2p") -> str:
     return osu_dir
 
 
+def osu_dir_of(own: dict, suite: str) -> str | None:
+    """--osu-dir, refused early unless it holds one of the suite's OSU programs."""
+    from hpcscope.results.nbc_names import NAMES
+    from hpcscope.results.rma_tests import TEST_NAMES
+
+    osu_dir = nonempty(own["osu_dir"], "--osu-dir", "~/osu")
+    names = {"rma": TEST_NAMES, "startup": tuple(osu_programs.STARTUP)}.get(suite, NAMES)
+    return osu_dir and check_osu_dir(osu_dir, list(names), suite)
+
+
 @run.command("coll")
 @once_list(
     "--collectives",
@@ -556,6 +577,7 @@ def check_osu_dir(osu_dir: str, names: list[str], suite: str = "p2p") -> str:
     help="hpcscope (slowest rank per repetition) or osu (OSU 7.4's collective loop: every "
     "rank's mean over 1000 iterations, 100 above 8 KiB; algorithms default to native).",
 )
+@OSU_DIR_OPTION
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -591,6 +613,7 @@ def coll_opts(own: dict, shared: dict) -> dict:
         "interleave": own["interleave"],
         "protocol": nonempty(own["protocol"], "--protocol", "osu"),
         "npmin": own["npmin"],
+        "osu_dir": osu_dir_of(own, "coll"),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }
@@ -653,6 +676,7 @@ def coll_opts(own: dict, shared: dict) -> dict:
 @click.option(
     "--no-validate", is_flag=True, help="Skip the untimed check against the blocking collective."
 )
+@OSU_DIR_OPTION
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -691,6 +715,7 @@ def nbc_opts(own: dict, shared: dict) -> dict:
         "ranks": own["ranks"],
         "rank_layout": rank_layout(own["rank_layout"]),
         "validate": not own["no_validate"],
+        "osu_dir": osu_dir_of(own, "nbc"),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }
@@ -967,6 +992,7 @@ def rank_counts(text: str | None, shared: dict) -> list[int] | None:
     help="Rank counts, e.g. 1,2,4,8 (default powers of two up to the cores, and the cores; "
     "counts above them run oversubscribed and are marked so).",
 )
+@OSU_DIR_OPTION
 @common_run_options
 @click.pass_context
 @handle_errors
@@ -985,6 +1011,7 @@ def startup_opts(own: dict, shared: dict) -> dict:
     check_shared(shared)
     return {
         "rank_counts": rank_counts(own["ranks"], shared),
+        "osu_dir": osu_dir_of(own, "startup"),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
     }

@@ -39,7 +39,7 @@ OSU_ALGORITHMS = ("native", "tuned")  # MPI_<Coll> itself: what OSU times
 WHOLE_VECTOR = ("reduce_scatter", "reduce_scatter_block")  # OSU's size is p blocks
 FIELD = 18  # OSU's FIELD_WIDTH
 COLUMNS = ("Avg Latency(us)", "Min Latency(us)", "Max Latency(us)")
-BLOCK_TAGS = ("mpi", "mpi_version", "node_size", "rank_layout", "protocol")
+BLOCK_TAGS = ("mpi", "mpi_version", "node_size", "rank_layout", "protocol", "tool")
 
 
 def title(collective: str) -> str:
@@ -93,7 +93,10 @@ def _described(s: dict[str, Any], launches: int, osu: bool) -> str:
     if prm["algorithm"] != "native":
         said.append(f"algorithm={prm['algorithm']}")
     what = (
-        "protocol osu: mean, min and max over the ranks of each rank's mean"
+        "your OSU build's own output (--osu-dir, MPI_CHAR): Avg as it printed it, one per "
+        "launch (mean, min and max over the launches)"
+        if tags.get("tool") == "osu"
+        else "protocol osu: mean, min and max over the ranks of each rank's mean"
         if osu
         else "protocol hpcscope: mean, min and max over the repetitions of the slowest "
         "rank's time; Iterations = repetitions"
@@ -123,7 +126,9 @@ def to_osu_coll(samples: Sequence[dict[str, Any]]) -> list[str]:
         osu = all(s["params"].get("protocol") == "osu" for s in group)
         lines = [
             title(collective),
-            "# Datatype: MPI_INT.",
+            "# Datatype: MPI_CHAR."
+            if key[2] and ("tool", "osu") in key[2]
+            else "# Datatype: MPI_INT.",
             _described(group[0], len({s.get("launch_id") for s in group}), osu),
             header(collective),
         ]

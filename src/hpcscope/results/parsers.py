@@ -476,8 +476,9 @@ def _osu_rows(text: str, start: int, name: str, params: dict, column: tuple | No
             for n in _OSU_HELLO.findall(text, start)
         ]
     header = _OSU_HEADER.search(text, start)
-    labels = re.split(r"\s{2,}", header.group(1).strip()) if header else []
-    sized = not labels or labels[0] == "Size"  # the barriers print no Size column
+    words = header.group(1).strip() if header else ""
+    sized = not header or words.startswith("Size")  # the barriers print no Size column
+    labels = ["Size"] * sized + re.split(r"\s{2,}", words.removeprefix("Size").strip())
     columns = [column] if column else []
     if column is None:  # a collective: its columns by their header words
         columns = [
@@ -535,11 +536,13 @@ def check_osu_sizes(
     range that were not printed, and sizes inside it that OSU's doubling loop does not
     measure. Without a range, only the gaps between the first and last size printed."""
     name = program or "the OSU program"
-    sizes = [
-        r["params"]["bytes"]
+    rows = [
+        r
         for r in records
         if r.get("type") == "sample" and isinstance(r.get("params", {}).get("bytes"), int)
     ]
+    # one row per size: a collective's row holds several columns (metrics), one each
+    sizes = [r["params"]["bytes"] for r in rows if r["metric"] == rows[0]["metric"]]
     if not sizes:
         return [], []
     errors: list[str] = []

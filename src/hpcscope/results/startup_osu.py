@@ -27,7 +27,10 @@ def per_launch(samples: list[dict]) -> dict[int, dict[str, Any]]:
         entry = out.setdefault(
             s["launch_id"],
             {
-                "mpi": str(tags.get("mpi", "")),
+                # a user's OSU build (--osu-dir): its own row, never pooled with ours
+                "mpi": str(tags.get("mpi", ""))
+                + (" [OSU build]" if tags.get("tool") == "osu" else ""),
+                "osu_build": tags.get("tool") == "osu",
                 "ranks": int(prm.get("ranks", tags.get("ranks", 0))),
                 "oversubscribed": bool(tags.get("oversubscribed")),
                 "simulated": bool(tags.get("simulated")),

@@ -55,7 +55,7 @@ from hpcscope.machine import environment
 from hpcscope.machine.mpi import MpiSpec
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
-from hpcscope.suites import coll_osu, coll_precision
+from hpcscope.suites import coll_osu, coll_precision, osu_programs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 
@@ -490,6 +490,15 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             if protocol == "osu":
                 job.tags["protocol"] = "osu"  # the hpcscope protocol's tags stay as before
             result.jobs.append(job)
+    span = osu_programs.count_range(shaped[0][1] if shaped else None)  # OSU's -m: the bytes
+    osu_programs.add(
+        ctx,
+        opts,
+        "coll",
+        colls,
+        result,
+        lambda _, p: osu_programs.program_args(*span, p) if span else [],
+    )
     return result
 
 

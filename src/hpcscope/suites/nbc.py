@@ -38,7 +38,7 @@ from hpcscope.results.nbc_names import (
     PERSISTENT,
     blocking_of,
 )
-from hpcscope.suites import coll
+from hpcscope.suites import coll, osu_programs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 from hpcscope.suites.p2p import check_protocol, parse_size_range
 
@@ -221,6 +221,12 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             if protocol == "osu":
                 job.tags["protocol"] = "osu"
             result.jobs.append(job)
+    cart = ["-N", f"cart:{dims}:{radius}"]  # OSU's Cartesian neighbourhood, as nbc's
+
+    def osu_args(name: str, path: Path) -> list[str]:
+        return osu_programs.program_args(low, high, path) + cart * ("neighbor_" in name)
+
+    osu_programs.add(ctx, opts, "nbc", [n for g in groups(names) for n in g[1]], result, osu_args)
     return result
 
 

@@ -25,6 +25,7 @@ it, a size of the range missing is a `warning` note of the run (show, report).
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable
@@ -37,7 +38,7 @@ from hpcscope.plan.job import Job
 from hpcscope.results.nbc_names import osu_program
 from hpcscope.results.parsers import check_osu_sizes, parse_osu
 from hpcscope.results.rma_tests import RMA_TESTS
-from hpcscope.suites.base import Note
+from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 PROGRAMS = {"latency": "osu_latency", "bw": "osu_bw", "bibw": "osu_bibw", "mbw_mr": "osu_mbw_mr"}
 PROGRAMS |= {t: f"osu_{t}" for t in ("latency_persistent", "bw_persistent", "bibw_persistent")}
@@ -226,3 +227,37 @@ def beside(
                 )
             )
     return out
+
+
+def add(
+    ctx: PlanContext,
+    opts: dict,
+    suite: str,
+    names: Iterable[str],
+    result: SuitePlan,
+    args: Callable[[str, Path], list[str]],
+    which: Callable[[Job], Iterable[str]] | None = None,
+) -> None:
+    """`--osu-dir`'s jobs beside the suite's own in `result` (nothing without it): the
+    programs of `names` found and probed (on the suite's largest rank count), their notes."""
+    if not opts.get("osu_dir"):
+        return
+    if any(m.flavor == "smpi" for m in ctx.mpis):
+        raise ValueError("--osu-dir runs your OSU build on a real MPI; drop it with --on sim")
+    ranks = max((j.ranks for j in result.jobs), default=2)
+    chosen, notes = programs(
+        opts["osu_dir"], names, ctx.mpis, ctx.nodes_available == 1, suite, ranks
+    )
+    result.notes += notes
+    result.jobs += beside(result.jobs, chosen, args, which)
+
+
+def count_range(counts: str | None, element: int = 4) -> tuple[int, int] | None:
+    """The bytes (MIN, MAX) of a coll count spec ('1:1024:2' or '1,64,4096'; counts with a
+    p suffix left out) in MPI_INT elements; None: none given (OSU's own default sizes)."""
+    if not counts:
+        return None
+    sweep = re.fullmatch(r"(\d+):(\d+)(?::\d+)?", counts)
+    plain = [int(c) for c in counts.split(",") if c.strip().isdigit()]
+    low, high = (int(sweep[1]), int(sweep[2])) if sweep else (min(plain or [0]), max(plain or [0]))
+    return (low * element, high * element) if high else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
 from hpcscope.results.rma_tests import RMA_TESTS, TEST_NAMES, WINDOW_KINDS
+from hpcscope.suites import osu_programs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 from hpcscope.suites.p2p import (
     DEFAULT_REPEAT,
@@ -193,6 +194,16 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 dict(OPENMPI_ACROSS_NODES_ENV),
             )
         )
+    osu = [*("-w", window) * (window != "auto"), *("-s", sync) * (sync != "auto")]
+    osu_programs.add(
+        ctx,
+        opts,
+        "rma",
+        tests,
+        result,
+        lambda _, path: [*osu_programs.program_args(low, high, path), *osu],
+        lambda job: multi if "/pairs" in job.name else two_rank,
+    )
     return result
 
 

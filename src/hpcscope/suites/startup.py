@@ -23,7 +23,7 @@ from pathlib import Path
 
 from hpcscope.launch import epoch
 from hpcscope.suites import coll as coll_suite
-from hpcscope.suites import rank_sweep
+from hpcscope.suites import osu_programs, rank_sweep
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 DEFAULT_REPEAT, QUICK_REPEAT = 5, 3
@@ -83,6 +83,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         JOB_LIMIT_S,
         {epoch.VARIABLE: epoch.PENDING},
     )
+    osu_programs.add(ctx, opts, "startup", osu_programs.STARTUP, result, lambda _, p: [])
     return result
 
 
