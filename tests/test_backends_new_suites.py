@@ -9,6 +9,7 @@ of rma across two fake nodes (it reuses tests/test_slurm_live.py's controller).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -103,3 +104,54 @@ def test_rma_runs_across_two_slurm_nodes_with_open_mpi(cluster, cli):  # noqa: F
     db = sqlite3.connect(cli.db)
     assert db.execute("SELECT status FROM launches").fetchall() == [("COMPLETED",)]
     assert db.execute("SELECT count(*) FROM samples WHERE benchmark='rma'").fetchone()[0] > 0
+
+
+# The lab's own module fixture (2 nodes, 2 lanes), one lab for these cases.
+from test_lab import _why_not as _lab_why_not  # noqa: E402
+from test_lab import lab  # noqa: E402, F401
+
+LAB_RUNS = {
+    "rma": ("--tests", "put_latency", "--placements", "node", "--sizes", "1:8"),
+    "coll": ("--collectives", "barrier,alltoallv,alltoallw,reduce_scatter", "--counts", "1"),
+    "coll_npmin": ("--collectives", "allreduce", "--counts", "1", "--npmin", "1"),
+    "startup": ("--ranks", "2"),
+    "io": ("--ranks", "2", "--block-size", "64K", "--transfer-sizes", "64K"),
+}
+
+
+@pytest.mark.lab
+@pytest.mark.mpi
+@pytest.mark.skipif(_lab_why_not() is not None, reason=str(_lab_why_not()))
+@pytest.mark.parametrize("suite", sorted(LAB_RUNS))
+def test_new_suite_runs_on_the_lab_and_stores(lab, cli, suite):  # noqa: F811
+    done = cli(
+        "run", suite.split("_")[0], "--on", "lab", "--mpi", "openmpi", "--quick", "--repeat", "1",
+        *LAB_RUNS[suite], timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with Store(cli.db) as store:
+        run_id = store.resolve("last")
+        assert store.run(run_id)["backend"] == "lab"
+        assert all(launch["status"] == "COMPLETED" for launch in store.launches(run_id))
+        assert store.samples(run_id)
+
+
+def test_a_launchs_decomposition_is_all_its_ranks_not_npmins_last_level(tmp_path):
+    """coll --npmin writes the world's decomposition, then one per smaller level: the
+    placement check compares the launch's (all ranks) with the plan, not the last level's
+    (the lab refused a correct 2-node launch: 'lanecoll saw 1 node(s) x 1')."""
+    from hpcscope.launch.ingest import ingest_lines
+
+    store = Store(tmp_path / "s.db")
+    run_id = store.create_run("coll")
+    launch_id = store.add_launch(run_id, "openmpi/coll/np2/r1", {})
+
+    def decomposition(nodes: int, p: int) -> str:
+        fields = {"nodes": nodes, "ppn": 1, "p": p, "regular": True, "node_override": ""}
+        return json.dumps({"type": "summary", "metric": "decomposition", **fields})
+
+    meta = '{"type":"meta","schema":"hpcscope.bench/1","benchmark":"coll","version":"0.1.0"}'
+    lines = [meta, decomposition(2, 2), decomposition(1, 1)]
+    result = ingest_lines(store, launch_id, lines, "test")
+    assert result.decomposition is not None, result.problems
+    assert (result.decomposition["nodes"], result.decomposition["p"]) == (2, 2)

@@ -32,6 +32,12 @@ class IngestResult:
     last_step: str = ""  # the step of the last sample or summary (step_text)
 
 
+def _ranks(decomposition: dict) -> int:
+    """The ranks a decomposition summary covers (p; older records without it: 0)."""
+    p = decomposition.get("p")
+    return p if isinstance(p, int) else 0
+
+
 def step_text(record: dict) -> str:
     """The step a sample or summary record measured, in words: 'latency 64 B',
     'allreduce lane count 1000', 'triad threads 2'; '' when its params say nothing."""
@@ -190,7 +196,9 @@ def ingest_lines(
         elif record["type"] == "error":
             result.errors.append(record["message"])
         elif record["type"] == "summary" and record.get("metric") == "decomposition":
-            result.decomposition = record
+            # coll --npmin writes one per rank count too: the launch's is all its ranks'
+            if result.decomposition is None or _ranks(record) >= _ranks(result.decomposition):
+                result.decomposition = record
         if record["type"] in ("sample", "summary"):
             result.last_step = step_text(record) or result.last_step
         if on_record is not None:

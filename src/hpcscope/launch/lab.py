@@ -328,9 +328,12 @@ class LabBackend(LocalBackend):
         """What lanecoll saw (the coll program's decomposition summary, or the nodes and ppn
         of a lanes sample): nodes come from the namespaces' host names."""
         found: dict[str, Any] | None = None
+        most = -1  # coll --npmin adds one per rank count: the launch's is all its ranks'
         for s in self.store.summaries(run_id):
             if s.get("launch_id") == launch_id and s.get("metric") == "decomposition":
-                found = {k: s.get(k) for k in ("nodes", "ppn", "regular", "node_override")}
+                if (s.get("p") or 0) >= most:
+                    most = s.get("p") or 0
+                    found = {k: s.get(k) for k in ("nodes", "ppn", "regular", "node_override")}
         if found is None:
             for s in self.store.samples(run_id):
                 if s["launch_id"] == launch_id and "ppn" in s["params"]:
