@@ -21,7 +21,7 @@ from typing import Any
 
 from hpcscope.formatting import csv_cell, markdown_cell, markdown_table, one_line
 from hpcscope.plan.placement import PLACEMENTS as PLACEMENT_ORDER
-from hpcscope.results import nbc_osu, osu_coll, placement_proof, precision, rma_osu
+from hpcscope.results import nbc_osu, osu_coll, osu_own, placement_proof, precision
 from hpcscope.results.cells import (
     IMB_P2P_TESTS,
     NAMED_P2P_TESTS,
@@ -603,7 +603,7 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
             [
                 first["benchmark"] or "unknown benchmark",
                 *(f"{k}={v}" for k, v in sorted(tags.items())),
-                *(f"{k}={v}" for k, v in sorted(other.items())),
+                *(f"{k}={v}" for k, v in sorted(other.items()) if tags.get(k) != v),
             ]
         )
         launches = len({s["launch_id"] for s in group})
@@ -616,23 +616,23 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
             f"# median of all values per size over {launches} launch(es)",
             f"{'# Size':<10}{column + ' (' + unit + ')':>{OSU_FIELD_WIDTH}}",
         ]
-        own: dict = {}  # a --protocol osu rma run: OSU's own numbers (results/rma_osu.py)
         if rma:
             lines[2:2] = [
                 f"# Window creation: {WINDOW_TEXT.get(str(other.get('window_kind')), '?')}",
                 f"# Synchronization: {SYNC_TEXT.get(str(other.get('sync')), '?')}",
             ]
-            if other.get("protocol") == "osu" and isinstance(source, Store) and run_id:
-                own = rma_osu.numbers(source.summaries(run_id))
+        own: dict = {}  # a --protocol osu run: OSU's own numbers (results/osu_own.py)
+        if other.get("protocol") == "osu" and isinstance(source, Store) and run_id:
+            own = osu_own.numbers(source.summaries(run_id))
         sizes: dict[int, list[dict[str, Any]]] = {}
         for s in group:
             sizes.setdefault(s["params"]["bytes"], []).append(s)
         for size in sorted(sizes):
-            osu_own = rma_osu.value(sizes[size], own) if own else None
-            median = _cell(sizes[size])["median"] if osu_own is None else osu_own
+            theirs = osu_own.value(sizes[size], own) if own else None
+            median = _cell(sizes[size])["median"] if theirs is None else theirs
             lines.append(f"{size:<10d}{median:>{OSU_FIELD_WIDTH}.2f}")
-        if own and all(rma_osu.value(v, own) is not None for v in sizes.values()):
-            lines[1] = rma_osu.NOTE.format(n=launches)
+        if own and all(osu_own.value(v, own) is not None for v in sizes.values()):
+            lines[1] = osu_own.NOTE.format(n=launches)
         out.append("\n".join(lines) + "\n")
     # a Store's run: the nbc programs' own OSU aggregates (summaries "osu") for --protocol osu
     osu_sums = source.summaries(run_id) if isinstance(source, Store) and run_id is not None else []

@@ -1,10 +1,12 @@
-"""OSU's own number of a `--protocol osu` rma run, for `export --format osu`.
+"""OSU's own number of a `--protocol osu` p2p or rma run, for `export --format osu`.
 
-Under `--protocol osu` bench/mpi/rma.c times OSU 7.4's loop and writes OSU's number, one
-mean over the whole loop (t_end - t_start), as each summary's `value`. The OSU text of such
-a run prints that number (the mean over launches where there are several), as OSU prints
-it; the median of the blocks, the default elsewhere, reads lower under load, where a few
-preempted iterations lift OSU's mean (docs/rma.md, "Against OSU 7.4 itself").
+Under `--protocol osu` bench/mpi/p2p.c and rma.c time OSU 7.4's loop and write OSU's
+number, its one aggregate over the timed iterations (a mean: the summed per-iteration
+times of osu_latency, t_end - t_start of the one-sided programs), as each summary's
+`value`. The OSU text of such a run prints that number (the mean over launches where there
+are several), as OSU prints it. The median of the blocks, printed otherwise, reads lower
+where a few slow iterations lift OSU's mean: under load, and in osu_latency_persistent,
+whose late-posted receives make a heavy tail (docs/rma.md, docs/osu.md).
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from typing import Any
 from hpcscope.results.cells import canonical
 
 # not "# OSU...": OSU-text readers (benchmarks/osu_side_by_side) start a block at that
-NOTE = "# value: OSU's own number (t_end - t_start over the timed iterations), mean over {n} launch(es)"
+NOTE = "# value: OSU's own number (its mean over the timed iterations), mean over {n} launch(es)"
 
 
 def numbers(summaries: Sequence[dict[str, Any]]) -> dict[tuple[int, str], float]:
-    """{(launch id, params json): value} of the rma summaries a --protocol osu run wrote."""
+    """{(launch id, params json): value} of the summaries a --protocol osu run wrote."""
     return {
         (int(r["launch_id"]), canonical(r.get("params") or {})): float(r["value"])
         for r in summaries
