@@ -101,7 +101,9 @@ def find_programs(osu_dir: str, programs: dict[str, str], kind: str) -> dict[str
                 found[name] = path.absolute()
                 break
     if not found:
-        names = ", ".join(dict.fromkeys(programs.values())) or "(no OSU counterpart chosen)"
+        wanted = list(dict.fromkeys(programs.values()))
+        names = ", ".join(wanted[:4]) or "(no OSU counterpart chosen)"
+        names += f" or any of {len(wanted) - 4} more OSU {kind} programs" * (len(wanted) > 4)
         raise ValueError(f"--osu-dir {osu_dir}: no executable {names} there; {fix(kind)}")
     return found
 
