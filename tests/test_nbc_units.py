@@ -195,6 +195,16 @@ def test_guidelines_with_coll_statistics() -> None:
     assert table[("ibcast", 8)]["blocking_us"] == pytest.approx(1.005, abs=0.01)
 
 
+def test_an_osu_builds_samples_are_never_pooled_or_judged() -> None:
+    """--osu-dir's samples (tag tool=osu) have their own table: the nbc table and the
+    guideline verdicts are those of hpcscope's own samples alone."""
+    ours = [sample("ibcast", "pure_time", [1.0, 1.0, 1.0]), sample("bcast", "time", [1.0])]
+    theirs = sample("ibcast", "pure_time", [9.0, 9.0, 9.0])
+    theirs["tags"] = {**theirs["tags"], "tool": "osu"}
+    assert nbc_analysis.table([*ours, theirs]) == nbc_analysis.table(ours)
+    assert nbc_analysis.guidelines([*ours, theirs]) == nbc_analysis.guidelines(ours)
+
+
 def test_overlap_is_higher_is_better() -> None:
     assert stats.lower_is_better("%") is False and stats.lower_is_better("us") is True
 

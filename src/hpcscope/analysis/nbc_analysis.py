@@ -79,6 +79,8 @@ def cells(samples: Iterable[dict]) -> dict[tuple, dict[str, dict[Any, list[float
     for s in samples:
         if s.get("benchmark") != "nbc" or "collective" not in s["params"]:
             continue
+        if (s.get("tags") or {}).get("tool") == "osu":
+            continue  # a user's OSU build (--osu-dir): its own table, never pooled or judged
         out[_key(s)][s["metric"]][s.get("launch_id")].extend(s["values"])
     return out
 
