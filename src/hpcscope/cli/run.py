@@ -238,14 +238,21 @@ OSU_DIR_OPTION = once(
 )
 
 
+def placement_options(command):
+    """--placements and --cpus, as the two-rank suites (p2p, rma) take them."""
+    command = once_list(
+        "--cpus", "0,7", default=None, help="Explicit CPUs for rank 0 and 1, e.g. 0,7."
+    )(command)
+    return once_list(
+        "--placements",
+        "core,socket",
+        default=None,
+        help="Comma list of smt, core, numa, socket, node (default: all this machine offers).",
+    )(command)
+
+
 @run.command("p2p")
-@once_list(
-    "--placements",
-    "core,socket",
-    default=None,
-    help="Comma list of smt, core, numa, socket, node (default: all this machine offers).",
-)
-@once_list("--cpus", "0,7", default=None, help="Explicit CPUs for rank 0 and 1, e.g. 0,7.")
+@placement_options
 @once("--sizes", default="0:4M", show_default=True, help="Message size range MIN:MAX.")
 @once_list(
     "--tests",
@@ -344,13 +351,7 @@ def p2p_opts(own: dict, shared: dict) -> dict:
 
 
 @run.command("rma")
-@once_list(
-    "--placements",
-    "core,socket",
-    default=None,
-    help="Comma list of smt, core, numa, socket, node (default: all this machine offers).",
-)
-@once_list("--cpus", "0,7", default=None, help="Explicit CPUs for rank 0 and 1, e.g. 0,7.")
+@placement_options
 @once("--sizes", default="1:4M", show_default=True, help="Message size range MIN:MAX.")
 @once_list(
     "--tests",

@@ -330,15 +330,22 @@ follow_up = p2p_adaptive.follow_up  # more launches where cells still miss the t
 
 def outputs(store, run_id: int, out_dir):
     """Latency/bandwidth figures (PNG+SVG) and the size x placement tables."""
-    from hpcscope import safe_write
     from hpcscope.figures import p2p as p2p_figures
+
+    return figures_and_tables(store, run_id, out_dir, "p2p", p2p_figures.write)
+
+
+def figures_and_tables(store, run_id: int, out_dir, benchmark: str, write_figures) -> list:
+    """A p2p-shaped suite's (p2p, rma) figures and its size x configuration tables:
+    BENCHMARK_table.md and BENCHMARK_samples.csv."""
+    from hpcscope import safe_write
     from hpcscope.results import export
 
-    samples = store.samples(run_id, benchmark="p2p")
-    written = p2p_figures.write(samples, out_dir)
+    samples = store.samples(run_id, benchmark=benchmark)
+    written = write_figures(samples, out_dir)
     for name, text in (
-        ("p2p_table.md", export.to_markdown(samples)),
-        ("p2p_samples.csv", export.to_csv(samples)),
+        (f"{benchmark}_table.md", export.to_markdown(samples)),
+        (f"{benchmark}_samples.csv", export.to_csv(samples)),
     ):
         safe_write.write_text(out_dir / name, text)
         written.append(out_dir / name)

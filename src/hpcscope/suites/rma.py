@@ -23,6 +23,7 @@ from hpcscope.suites.p2p import (
     DEFAULT_REPEAT,
     QUICK_REPEAT,
     check_protocol,
+    figures_and_tables,
     parse_size_range,
     protocol_args,
 )
@@ -214,16 +215,6 @@ def across_nodes_env(flavor: str, nodes: int) -> dict[str, str]:
 
 def outputs(store, run_id: int, out_dir):
     """One figure per test (PNG+SVG) and the size x configuration tables."""
-    from hpcscope import safe_write
     from hpcscope.figures import rma as rma_figures
-    from hpcscope.results import export
 
-    samples = store.samples(run_id, benchmark="rma")
-    written = rma_figures.write(samples, out_dir)
-    for name, text in (
-        ("rma_table.md", export.to_markdown(samples)),
-        ("rma_samples.csv", export.to_csv(samples)),
-    ):
-        safe_write.write_text(out_dir / name, text)
-        written.append(out_dir / name)
-    return written
+    return figures_and_tables(store, run_id, out_dir, "rma", rma_figures.write)
