@@ -97,6 +97,7 @@
 
 #include "binding_mpi.h"
 #include "jsonl.h"
+#include "mpi_run.h"
 #include "options.h"
 #include "out_file.h"
 #include "precision.h"
@@ -1071,25 +1072,8 @@ static int size_list(int test, int sizes[64])
         for (int64_t n = first; n <= o_max && count < 64; n = n ? n * 2 : 1)
             sizes[count++] = (int)n;
     }
-    if (!strcmp(o_order, "down")) {
-        for (int i = 0; i < count / 2; i++) {
-            int t = sizes[i];
-            sizes[i] = sizes[count - 1 - i];
-            sizes[count - 1 - i] = t;
-        }
-    } else if (!strcmp(o_order, "random")) {
-        /* xorshift64 seeded per test, the same on every rank (o_seed was broadcast) */
-        uint64_t x = (uint64_t)o_seed * 0x9E3779B97F4A7C15ULL + (uint64_t)test + 1;
-        for (int i = count - 1; i > 0; i--) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            int j = (int)(x % (uint64_t)(i + 1));
-            int t = sizes[i];
-            sizes[i] = sizes[j];
-            sizes[j] = t;
-        }
-    }
+    /* xorshift64 seeded per test, the same on every rank (o_seed was broadcast) */
+    hs_order_sizes(sizes, count, o_order, o_seed, test);
     return count;
 }
 
