@@ -642,4 +642,34 @@ def test_multi_lat_runs_pairs_at_once_and_refuses_mixing(flavor):
     assert text.startswith("# OSU MPI Multi Latency Test\n") and "\n1 " in text
     mixed = launch(flavor, "--tests", "latency,multi_lat", "--max-size", "1", ranks=4)
     assert mixed.returncode == 1
-    assert "p2p needs exactly 2 ranks (multi_lat alone" in mixed.stdout + mixed.stderr
+    assert "p2p needs exactly 2 ranks (multi_lat takes any even" in mixed.stdout + mixed.stderr
+
+
+def test_fan_in_and_out_stream_between_groups_and_average_the_senders(flavor):
+    """osu_bw_fan_in/out on 4 ranks in 2 groups of 2 (--fan-ppn 2) and on 3 ranks in 3
+    groups of 1: every byte checked (one receive buffer per root rank, as OSU's), OSU's
+    bandwidth formula over the senders' mean time, OSU's title, and rank counts refused."""
+    for ranks, ppn in ((4, 2), (3, 1)):
+        done = launch(flavor, "--tests", "bw_fan_in,bw_fan_out", "--fan-ppn", str(ppn),
+                      "--sizes", "1,4K", "--iterations", "10", "--warmup", "1",
+                      "--block", "5", "--window", "8", "--validate", "--data", "varying",
+                      ranks=ranks)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        recs = records(done.stdout)
+        assert len(recs[0]["ranks"]) == ranks and not [r for r in recs if r["type"] == "error"]
+        summaries = [r for r in recs if r["type"] == "summary"]
+        assert sorted((r["params"]["test"], r["params"]["bytes"]) for r in summaries) == [
+            ("bw_fan_in", 1), ("bw_fan_in", 4096), ("bw_fan_out", 1), ("bw_fan_out", 4096)
+        ]  # fmt: skip
+        groups = ranks // ppn
+        for r in summaries:
+            assert (r["params"]["fan_groups"], r["params"]["ppn"]) == (groups, ppn)
+            # every one of the (groups - 1) x ppn streams moved bytes x window x iterations
+            moved = r["params"]["bytes"] * 8 * 10 * (groups - 1) * ppn
+            assert r["value"] == pytest.approx(moved / 1e6 / r["time_s"], rel=1e-6)
+    text = launch(flavor, "--tests", "bw_fan_out", "--max-size", "2", "--iterations", "5",
+                  "--protocol", "osu", "--format", "osu", ranks=3).stdout  # fmt: skip
+    assert text.startswith("# OSU MPI Bandwidth Test\n") and "\n2 " in text
+    odd = launch(flavor, "--tests", "bw_fan_in", "--fan-ppn", "2", "--max-size", "1", ranks=3)
+    assert odd.returncode == 1
+    assert "at least two groups of --fan-ppn 2 ranks, got 3" in odd.stdout + odd.stderr

@@ -129,11 +129,40 @@ def test_pairs_are_placed_by_class():
         p2p_pairs.parse_pairs("0")
 
 
+def test_fan_groups_are_placed_by_class():
+    """osu_bw_fan_in/out's groups on a 2 x 16-core machine: a group per node (as many as
+    the allocation has), per package, or per core set of one package; what does not fit
+    is skipped with why."""
+    from hpcscope.machine.topology import Topology
+    from hpcscope.suites import p2p_fan
+
+    topo = Topology.from_xml((TOPO / "2x16_nosmt.xml").read_text())
+    first = [c.pus[0] for c in topo.cores]
+    placed = p2p_fan.placements(topo, ["core", "socket", "node", "numa", "default"], None, 2, 4)
+    (core, g_core), (socket, g_socket), (node, g_node), (numa, g_numa), (dflt, g_dflt) = placed
+    assert (g_core, core.cpus) == (8, first[:16])  # 8 groups of 2 fill package 0
+    assert {topo.pu(c).package for c in core.cpus} == {0}
+    assert g_socket == 2 and [topo.pu(c).package for c in socket.cpus] == [0, 0, 1, 1]
+    assert (g_node, node.nodes, node.cpus) == (4, 4, first[:8])  # ranks in blocks per node
+    assert g_numa == 0 and "place their groups on nodes" in numa.skipped
+    assert (g_dflt, dflt.cpus) == (2, [])
+    ((five, none),) = p2p_fan.placements(topo, ["node"], 5, 1, 4)
+    assert none == 0 and "5 groups on nodes need 5 nodes; the allocation has 4" in five.skipped
+    ((big, _),) = p2p_fan.placements(topo, ["core"], 9, 2, 1)
+    assert (
+        big.skipped == "9 groups of 2 inside one package need 18 cores; the largest package has 16"
+    )
+    assert p2p_fan.parse_fan(":4") == (None, 4) and p2p_fan.parse_fan("3") == (3, 1)
+    for bad in ("1:1", "3:0", "x"):
+        with pytest.raises(ValueError, match=f"--fan '{bad}'"):
+            p2p_fan.parse_fan(bad)
+
+
 @requires_openmpi
-def test_all_runs_the_thirteen_and_passes_the_counts(cli):
+def test_all_runs_the_fifteen_and_passes_the_counts(cli):
     done = cli(
         "run", "p2p", "--dry-run", "--mpi", "openmpi", "--placements", "core,default", "--tests",
-        "all", "--threads", "2:3", "--processes", "1", "--pairs", "64",
+        "all", "--threads", "2:3", "--processes", "1", "--pairs", "64", "--fan", "64:1",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = " ".join((done.stdout + done.stderr).split())
@@ -144,6 +173,10 @@ def test_all_runs_the_thirteen_and_passes_the_counts(cli):
     assert "multi_lat placement core: 64 pairs inside a socket need 128 cores" in out
     assert "openmpi/default-64pairs/r1: ranks=128" in out and "--tests multi_lat " in out
     assert "multi_lat default: 128 ranks but" in out and "timings mean nothing" in out
+    # the fan tests: a launch of 64 groups of 1, likewise
+    assert "bw_fan_in,bw_fan_out placement core: 64 groups of 1 inside one package" in out
+    assert "openmpi/default-64x1fan/r1: ranks=64" in out
+    assert "--tests bw_fan_in,bw_fan_out --fan-ppn 1 " in out
     bad = cli("run", "p2p", "--mpi", "openmpi", "--tests", "latency_mt", "--threads", "0")
     assert bad.returncode == 2 and "--threads '0'" in bad.stderr
     assert "Traceback" not in bad.stderr
@@ -185,6 +218,23 @@ def test_suite_runs_stores_shows_and_exports_the_more_tests(cli):
     ]
 
 
+@requires_openmpi
+def test_fan_runs_stores_shows_and_exports_under_osus_title(cli):
+    """The fan tests end to end on this machine's cores: every core of package 0 a group."""
+    done = cli(
+        "run", "p2p", "--tests", "bw_fan_in,bw_fan_out", "--quick", "--repeat", "1",
+        "--mpi", "openmpi", "--placements", "core", "--sizes", "1:64",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = " ".join(cli("show", "last").stdout.split())
+    assert "as osu_bw_fan_in:" in text and "as osu_bw_fan_out:" in text
+    osu = cli("export", "last", "--format", "osu").stdout
+    assert osu.count("# OSU MPI Bandwidth Test (hpcscope: p2p, fan=") == 2
+    samples = json.loads(cli("export", "last", "--format", "json").stdout)["samples"]
+    assert {s["params"]["test"] for s in samples} == {"bw_fan_in", "bw_fan_out"}
+    assert all(s["tags"]["fan"] == f"{s['params']['fan_groups']}x1" for s in samples)
+
+
 requires_smpi = pytest.mark.skipif(
     not (have("smpirun") and have("smpicc")),
     reason="SimGrid's smpirun/smpicc not installed (apt-get install libsimgrid-dev)",
@@ -194,8 +244,8 @@ requires_smpi = pytest.mark.skipif(
 @pytest.mark.sim
 @requires_smpi
 def test_sim_runs_the_imb_patterns_and_persistent_tests_and_skips_threads_and_forks(cli):
-    """--on sim: IMB-MPI1's three patterns and the persistent tests simulated for real,
-    latency_mt and latency_mp skipped with SMPI's reason (one launch: node placement)."""
+    """--on sim: IMB-MPI1's three patterns, the persistent and the fan tests simulated for
+    real, latency_mt and latency_mp skipped with SMPI's reason (node placement)."""
     done = cli(
         "run", "p2p", "--on", "sim", "--platform", "hydra:nodes=2,cores_per_socket=1",
         "--placements", "node", "--tests", "all", "--sizes", "0:4", "--quick", "--repeat", "1",
@@ -205,6 +255,7 @@ def test_sim_runs_the_imb_patterns_and_persistent_tests_and_skips_threads_and_fo
     run_id = store.resolve("last")
     tests = {s["params"]["test"] for s in store.samples(run_id)}
     assert {"pingping", "sendrecv", "exchange", "latency_persistent", "bibw_persistent"} <= tests
+    assert {"bw_fan_in", "bw_fan_out"} <= tests  # one group per simulated node: 2 ranks
     assert not tests & {"latency_mt", "latency_mp"}
     skipped = " ".join(n["text"] for n in store.run(run_id)["notes"] if n["kind"] == "skipped")
     assert "latency_mt skipped: SimGrid SMPI's MPI_Init_thread provides" in skipped

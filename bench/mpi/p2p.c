@@ -47,6 +47,21 @@
  *                           shared memory). osu protocol: OSU's barrier before every
  *                           iteration, outside the clock. Refused in SimGrid builds (every
  *                           rank is a thread of one simulator process: fork copies all).
+ *   multi_lat [osu_multi_lat]  N pairs at once (any even count of ranks): rank r < N
+ *                           ping-pongs with r + N, a barrier before every iteration; the
+ *                           pairs' latencies averaged on rank 0
+ *   bw_fan_in, bw_fan_out [osu_bw_fan_in, osu_bw_fan_out]  congestion: the ranks form
+ *                           G = ranks / --fan-ppn groups of K = --fan-ppn consecutive
+ *                           ranks (the suite places one group per node, socket or core
+ *                           set; OSU groups by MPI_Get_processor_name, which several
+ *                           "nodes" on one host share). Group 0 is the root. fan_in:
+ *                           local rank l of every other group posts W MPI_Isend to rank l,
+ *                           which posts W*(G-1) MPI_Irecv, then 1-byte acks back; fan_out
+ *                           the other way round. Timed on the senders (fan_in: every
+ *                           leaf rank, fan_out: the root group's), their times averaged
+ *                           as OSU does (MPI_Reduce sum / number of timing ranks);
+ *                           bandwidth = bytes*W*(G-1)*K*iterations/time in MB/s: what
+ *                           enters (leaves) the root group in all. osu_bw's counts.
  *   Their titles are OSU's (--format/--protocol osu reproduce them).
  * MB = 10^6 bytes. Counts default to OSU's (LAT/BW_LOOP/SKIP_SMALL and _LARGE, "large"
  * meaning > 8192 bytes); bw and bibw start at 1 byte like OSU (an empty message carries no
@@ -112,6 +127,7 @@
 #define TAG_ACK 101
 #define TAG_MT 200      /* latency_mt with several sender threads: TAG_MT + i mod 16384 */
 #define MAX_THREADS 128 /* OSU's MAX_NUM_THREADS and MAX_NUM_PROCESSES (exclusive) */
+#define MAX_FAN_PPN 1024
 
 /* ---- options (one table drives parsing, --help and the echo in meta) ----------------- */
 
@@ -120,6 +136,7 @@ static const char *o_tests, *o_data, *o_format, *o_out, *o_protocol, *o_timer, *
 static int64_t o_min, o_max, o_iters, o_warmup, o_block, o_window, o_repeat, o_seed;
 static const char *o_threads_mn, *o_procs_mn;
 static int64_t o_threads, o_sender_threads, o_procs, o_sender_procs; /* parsed from them */
+static int64_t o_fan_ppn;
 static double o_scale, o_warmup_ms, o_precision, o_size_budget_ms;
 static int o_validate, o_alternate, o_alternate_timer;
 
@@ -130,11 +147,14 @@ static const hs_option options[] = {
     { "tests", HS_OPT_STR, &o_tests, "latency,bw,bibw,mbw_mr",
       "comma-separated tests: latency, bw, bibw, mbw_mr, pingping, sendrecv, exchange "
       "(IMB-MPI1's), latency_persistent, bw_persistent, bibw_persistent, latency_mt, "
-      "latency_mp, multi_lat" },
+      "latency_mp, multi_lat, bw_fan_in, bw_fan_out" },
     { "threads", HS_OPT_STR, &o_threads_mn, "1:2",
       "latency_mt: threads, sender (rank 0) : receiver (rank 1), or N receivers (OSU -t)" },
     { "processes", HS_OPT_STR, &o_procs_mn, "2:2",
       "latency_mp: forked children, sender : receiver, or N receivers (OSU -t)" },
+    { "fan-ppn", HS_OPT_INT, &o_fan_ppn, "1",
+      "bw_fan_in/out: ranks per group (consecutive ranks; group 0 is the root), OSU's "
+      "processes per node" },
     { "min-size", HS_OPT_SIZE, &o_min, "0",
       "smallest message in bytes; sizes double from it" },
     { "max-size", HS_OPT_SIZE, &o_max, "4M", "largest message in bytes" },
@@ -207,6 +227,8 @@ enum {
     LAT_MT,
     LAT_MP,
     MULTI_LAT,
+    BW_FAN_IN,
+    BW_FAN_OUT,
     NTESTS
 };
 static const struct {
@@ -233,10 +255,15 @@ static const struct {
     { "latency_mp", "latency", "us", "# OSU MPI Multi-process Latency Test", "Latency (us)",
       0, 0 },
     { "multi_lat", "latency", "us", "# OSU MPI Multi Latency Test", "Latency (us)", 0, 0 },
+    /* OSU's congestion programs print osu_bw's title */
+    { "bw_fan_in", "bandwidth", "MB/s", "# OSU MPI Bandwidth Test", "Bandwidth (MB/s)", 1,
+      1 },
+    { "bw_fan_out", "bandwidth", "MB/s", "# OSU MPI Bandwidth Test", "Bandwidth (MB/s)", 1,
+      1 },
 };
 /* IMB-MPI1's scale_bw: messages of `bytes` one iteration counts in its Mbytes/sec (0: not
  * an IMB test). */
-static const int imb_messages[NTESTS] = { 0, 0, 0, 0, 1, 2, 4, 0, 0, 0, 0, 0, 0 };
+static const int imb_messages[NTESTS] = { 0, 0, 0, 0, 1, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0 };
 #define IMB(test) (imb_messages[test] > 0)
 /* The ping-pongs (metric latency, osu_latency's counts) and the windowed bandwidths. */
 #define PINGPONG(test)                                                           \
@@ -244,13 +271,14 @@ static const int imb_messages[NTESTS] = { 0, 0, 0, 0, 1, 2, 4, 0, 0, 0, 0, 0, 0 
      (test) == MULTI_LAT)
 #define ONEWAY(test) ((test) == BW || (test) == BW_P || (test) == MBW_MR)
 #define TWOWAY(test) ((test) == BIBW || (test) == BIBW_P)
+#define FAN(test) ((test) == BW_FAN_IN || (test) == BW_FAN_OUT)
 
 typedef struct {
     int rank;
     MPI_Comm comm;
     char *sbuf, *rbuf; /* page-aligned, max(max-size, 1) bytes each */
-    MPI_Request *req;  /* 2 * window */
-    MPI_Status *stat;  /* 2 * window; OSU passes status arrays too (and MPICH's
+    MPI_Request *req;  /* nreq: 2 * window, or window * (groups - 1) for the fan tests */
+    MPI_Status *stat;  /* nreq; OSU passes status arrays too (and MPICH's
                            MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow) */
     int window;
     FILE *out;            /* rank 0 only */
@@ -265,6 +293,8 @@ typedef struct {
                           receives] (latency_persistent: [send, receive]) */
     int provided;      /* MPI_Init_thread's level (MPI_THREAD_SINGLE without latency_mt) */
     int pairs;         /* multi_lat: ranks / 2; rank r < pairs pairs with r + pairs */
+    int size;          /* ranks in C.comm */
+    int fan_groups;    /* bw_fan_*: ranks / --fan-ppn; rank r is in group r / --fan-ppn */
 } ctx;
 
 static ctx C;
@@ -288,15 +318,70 @@ static void fail_mpi(const char *call, int rc, int line)
         if (rc_ != MPI_SUCCESS) fail_mpi(#call, rc_, __LINE__); \
     } while (0)
 
-/* The rank this one exchanges with: the other of 2, or multi_lat's partner. */
+/* The rank this one exchanges with: the other of 2, multi_lat's partner, or for the fan
+ * tests the root group's rank of the same local index (a root rank: the first leaf's). */
 static int peer_of(int test)
 {
+    if (FAN(test))
+        return C.rank < o_fan_ppn ? C.rank + (int)o_fan_ppn : C.rank % (int)o_fan_ppn;
     if (test != MULTI_LAT) return 1 - C.rank;
     return C.rank < C.pairs ? C.rank + C.pairs : C.rank - C.pairs;
 }
 
-/* Does this rank start the ping-pong (and time it)? */
-static int starts(int test) { return test == MULTI_LAT ? C.rank < C.pairs : C.rank == 0; }
+/* Does this rank start the ping-pong or send the fan's data (and time it)? */
+static int starts(int test)
+{
+    if (test == BW_FAN_IN) return C.rank >= o_fan_ppn; /* the leaves send */
+    if (test == BW_FAN_OUT) return C.rank < o_fan_ppn; /* the root group sends */
+    return test == MULTI_LAT ? C.rank < C.pairs : C.rank == 0;
+}
+
+/* The ranks whose times are averaged into a fan or multi_lat value (OSU's divisor). */
+static int timing_ranks(int test)
+{
+    if (test == BW_FAN_IN) return (C.fan_groups - 1) * (int)o_fan_ppn;
+    if (test == BW_FAN_OUT) return (int)o_fan_ppn;
+    return C.pairs;
+}
+
+/* The fan tests: a window of W messages from every sender to its receiver(s), then one
+ * 1-byte ack back from each receiver (osu_bw_fan_in.c / osu_bw_fan_out.c). The root rank
+ * of local index l talks to rank g*K + l of every other group g (request n + j*(G-1)). */
+static void fan_iter(int test, int n)
+{
+    const int W = C.window, K = (int)o_fan_ppn, leaves = C.fan_groups - 1;
+    const int root = C.rank < K, l = C.rank % K;
+    if (!root) { /* one message stream to or from rank l */
+        for (int j = 0; j < W; j++) {
+            if (test == BW_FAN_IN)
+                TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, l, TAG_DATA, C.comm, &C.req[j]));
+            else
+                TRY(MPI_Irecv(C.rbuf, n, MPI_CHAR, l, TAG_DATA, C.comm, &C.req[j]));
+        }
+        TRY(MPI_Waitall(W, C.req, C.stat));
+        if (test == BW_FAN_IN)
+            TRY(MPI_Recv(C.rbuf, 1, MPI_CHAR, l, TAG_ACK, C.comm, MPI_STATUS_IGNORE));
+        else
+            TRY(MPI_Send(C.sbuf, 1, MPI_CHAR, l, TAG_ACK, C.comm));
+        return;
+    }
+    for (int j = 0; j < W; j++)
+        for (int g = 1; g <= leaves; g++) {
+            MPI_Request *r = &C.req[(g - 1) + j * leaves];
+            if (test == BW_FAN_IN)
+                TRY(MPI_Irecv(C.rbuf, n, MPI_CHAR, g * K + l, TAG_DATA, C.comm, r));
+            else
+                TRY(MPI_Isend(C.sbuf, n, MPI_CHAR, g * K + l, TAG_DATA, C.comm, r));
+        }
+    TRY(MPI_Waitall(W * leaves, C.req, C.stat));
+    for (int g = 1; g <= leaves; g++) {
+        if (test == BW_FAN_IN)
+            TRY(MPI_Send(C.sbuf, 1, MPI_CHAR, g * K + l, TAG_ACK, C.comm));
+        else
+            TRY(MPI_Recv(C.rbuf, 1, MPI_CHAR, g * K + l, TAG_ACK, C.comm,
+                         MPI_STATUS_IGNORE));
+    }
+}
 
 /* One iteration of test with messages of n bytes, untimed. osu: OSU 7.4's variant of the
  * loop body (mbw_mr: its two barriers; bibw: rank 0 waits for its sends before its
@@ -388,6 +473,8 @@ static void one_iter(int test, int n, int osu)
     case LAT_MP: /* osu_latency_mp: osu_latency's ping-pong, the children forked aside */
         one_iter(LAT, n, osu);
         break;
+    case BW_FAN_IN:
+    case BW_FAN_OUT: fan_iter(test, n); break;
     case MULTI_LAT: /* osu_multi_lat: every pair's ping-pong at once */
         if (starts(test)) {
             TRY(MPI_Send(C.sbuf, n, MPI_CHAR, peer_of(test), TAG_DATA, C.comm));
@@ -600,7 +687,15 @@ static double run_iters(int test, int n, int64_t count, int per_iter, int osu)
 /* Does this rank receive the test's data (and so can check it)? */
 static int receives(int test, int rank)
 {
+    if (FAN(test)) return test == BW_FAN_IN ? rank < o_fan_ppn : rank >= o_fan_ppn;
     return PINGPONG(test) || TWOWAY(test) || IMB(test) || rank == 1;
+}
+
+/* Whose pattern a rank sends: its own rank, or in the fan tests its local index, so that
+ * a root rank receiving from every leaf into one buffer (as OSU) knows what must land. */
+static int sender_id(int test, int rank)
+{
+    return FAN(test) ? rank % (int)o_fan_ppn : rank;
 }
 
 /* ---- buffer contents ----------------------------------------------------------------- */
@@ -629,13 +724,13 @@ static int validate(int test, int n, int varying)
     /* Both ranks run every iteration whatever they find: stopping early on one side only
      * would leave the other waiting in a different call. */
     for (int it = 0; it < VALIDATE_ITERS; it++) {
-        fill(C.sbuf, varying, C.rank, n, it, 0);
-        fill(C.rbuf, varying, peer_of(test), n, it, 1);
+        fill(C.sbuf, varying, sender_id(test, C.rank), n, it, 0);
+        fill(C.rbuf, varying, sender_id(test, peer_of(test)), n, it, 1);
         TRY(MPI_Barrier(C.comm));
         run_iters(test, n, 1, 0, C.osu_loops);
         if (!receives(test, C.rank)) continue;
         for (size_t i = 0; i < (size_t)n; i++) {
-            unsigned char want = pattern(varying, peer_of(test), n, it, i);
+            unsigned char want = pattern(varying, sender_id(test, peer_of(test)), n, it, i);
             if ((unsigned char)C.rbuf[i] != want) {
                 if (mine[0]++ == 0) {
                     mine[1] = (long long)i;
@@ -645,7 +740,7 @@ static int validate(int test, int n, int varying)
             }
         }
     }
-    int nranks = 2 * (test == MULTI_LAT ? C.pairs : 1);
+    int nranks = C.size;
     long long *both = malloc(sizeof *both * 4 * (size_t)nranks);
     if (!both) MPI_Abort(MPI_COMM_WORLD, 1);
     TRY(MPI_Allgather(mine, 4, MPI_LONG_LONG, both, 4, MPI_LONG_LONG, C.comm));
@@ -733,6 +828,10 @@ static double metric(int test, int n, int64_t count, double seconds)
     case BIBW:
     case BIBW_P: return 2.0 * (double)n * msgs / 1e6 / seconds;
     case MBW_MR: return msgs / seconds;
+    /* seconds: the timing ranks' mean; every one of the (G-1)*K streams moved n*msgs */
+    case BW_FAN_IN:
+    case BW_FAN_OUT:
+        return (double)n * msgs * (C.fan_groups - 1) * (double)o_fan_ppn / 1e6 / seconds;
     default: return seconds * 1e6 / (double)count; /* IMB's t: per iteration, no halving */
     }
 }
@@ -758,6 +857,9 @@ static void params_json(hs_json *j, int test, int n, const plan *p)
         hs_json_int(j, "sender_processes", o_sender_procs);
     } else if (test == MULTI_LAT) {
         hs_json_int(j, "pairs", C.pairs);
+    } else if (FAN(test)) {
+        hs_json_int(j, "fan_groups", C.fan_groups);
+        hs_json_int(j, "ppn", o_fan_ppn);
     }
     if (o_repeat > 1 || o_alternate || o_alternate_timer)
         hs_json_int(j, "repeat", p->repeat);
@@ -919,8 +1021,8 @@ static int measure(int test, int n, int64_t block, int64_t repeat)
     double w0 = hs_now_s();
     run_iters(test, n, p.warmups, 0, C.osu_loops);
     p.warmups += warmup_floor(test, n, p.warmups, hs_now_s() - w0);
-    /* OSU reads the clock on rank 0 only (multi_lat: on each pair's first rank); the
-     * other rank just loops. */
+    /* OSU reads the clock on rank 0 only (multi_lat: on each pair's first rank, the fan
+     * tests: on every sender); the other ranks just loop. */
     int per_iter = C.per_iter && starts(test);
     int64_t done = 0;
     while (goal > done) {
@@ -942,12 +1044,13 @@ static int measure(int test, int n, int64_t block, int64_t repeat)
         p.nblocks = done;
         p.iters = done * p.block;
     }
-    if (test == MULTI_LAT) { /* OSU: the pairs' times summed on rank 0, / pairs */
+    if (test == MULTI_LAT || FAN(test)) { /* OSU: the timing ranks' times summed on
+                                             * rank 0, / their number */
         for (int64_t k = 0; k < done; k++)
             if (!starts(test)) block_s[k] = 0;
         TRY(MPI_Reduce(C.rank == 0 ? MPI_IN_PLACE : block_s, block_s, (int)done, MPI_DOUBLE,
                        MPI_SUM, 0, C.comm));
-        for (int64_t k = 0; k < done && C.rank == 0; k++) block_s[k] /= C.pairs;
+        for (int64_t k = 0; k < done && C.rank == 0; k++) block_s[k] /= timing_ranks(test);
     }
     int rc = 0;
     if (C.rank == 0) rc = emit(test, n, &p, block_s) != 0;
@@ -1096,7 +1199,8 @@ static int parse_tests(int selected[NTESTS], int quiet)
                 fprintf(stderr,
                         "p2p: --tests: unknown test '%.*s' (latency, bw, bibw, mbw_mr, "
                         "pingping, sendrecv, exchange, latency_persistent, bw_persistent, "
-                        "bibw_persistent, latency_mt, latency_mp, multi_lat)\n",
+                        "bibw_persistent, latency_mt, latency_mp, multi_lat, bw_fan_in, "
+                        "bw_fan_out)\n",
                         (int)len, p);
             return -1;
         }
@@ -1188,6 +1292,8 @@ static int check_options(int selected[NTESTS], int quiet)
         why = "--threads must be N or M:N, counts in 1..127 (OSU's -t)";
     else if (parse_counts(o_procs_mn, 2, &o_sender_procs, &o_procs))
         why = "--processes must be N or M:N, counts in 1..127 (OSU's -t)";
+    else if (o_fan_ppn < 1 || o_fan_ppn > MAX_FAN_PPN)
+        why = "--fan-ppn must be in 1..1024";
     else if (strcmp(o_data, "constant") && strcmp(o_data, "varying"))
         why = "--data must be constant or varying";
     else if (strcmp(o_format, "jsonl") && strcmp(o_format, "osu"))
@@ -1353,23 +1459,33 @@ int main(int argc, char **argv)
     /* Meta first, always: even a wrong launch says where its ranks ran. */
     if (!C.osu && hs_write_meta_mpi(C.out, "p2p", P2P_VERSION, options, C.comm) != 0)
         return finish(1);
-    /* multi_lat alone takes any even count (pairs r, r + size/2); the rest exactly 2 */
+    /* multi_lat takes any even count (pairs r, r + size/2), the fan tests any multiple of
+     * --fan-ppn with two groups or more; the rest exactly 2 */
     int others = 0;
-    for (int t = 0; t < NTESTS; t++) others += selected[t] && t != MULTI_LAT;
+    for (int t = 0; t < NTESTS; t++) others += selected[t] && t != MULTI_LAT && !FAN(t);
+    C.size = size;
     C.pairs = size / 2;
-    if (size != 2 && (others || size % 2)) {
+    C.fan_groups = size / (int)o_fan_ppn;
+    char why[160] = "";
+    if (size != 2 && others)
+        snprintf(why, sizeof why,
+                 "p2p needs exactly 2 ranks (multi_lat takes any even count, bw_fan_in/out "
+                 "any multiple of --fan-ppn), got %d",
+                 size);
+    else if (selected[MULTI_LAT] && size % 2)
+        snprintf(why, sizeof why, "multi_lat needs an even number of ranks, got %d", size);
+    else if ((selected[BW_FAN_IN] || selected[BW_FAN_OUT]) &&
+             (size % o_fan_ppn || C.fan_groups < 2))
+        snprintf(
+            why, sizeof why,
+            "bw_fan_in/out need at least two groups of --fan-ppn %d ranks, got %d ranks",
+            (int)o_fan_ppn, size);
+    if (why[0]) {
         if (C.rank == 0) {
-            const char *why = others
-                                  ? "p2p needs exactly 2 ranks (multi_lat alone takes any "
-                                    "even count), got %d"
-                                  : "multi_lat needs an even number of ranks, got %d";
-            if (C.osu) {
-                fprintf(stderr, "p2p: ");
-                fprintf(stderr, why, size);
-                fprintf(stderr, "\n");
-            } else {
-                hs_json_error(C.out, why, size);
-            }
+            if (C.osu)
+                fprintf(stderr, "p2p: %s\n", why);
+            else
+                hs_json_error(C.out, "%s", why);
         }
         return finish(1);
     }
@@ -1379,8 +1495,11 @@ int main(int argc, char **argv)
     size_t bytes = (size_t)(o_max > 0 ? o_max : 1);
     C.sbuf = page_buffer(bytes);
     C.rbuf = page_buffer(bytes);
-    C.req = malloc(sizeof *C.req * 2 * (size_t)C.window);
-    C.stat = malloc(sizeof *C.stat * 2 * (size_t)C.window);
+    size_t nreq = 2 * (size_t)C.window;
+    if ((selected[BW_FAN_IN] || selected[BW_FAN_OUT]) && C.fan_groups > 3)
+        nreq = (size_t)C.window * (size_t)(C.fan_groups - 1);
+    C.req = malloc(sizeof *C.req * nreq);
+    C.stat = malloc(sizeof *C.stat * nreq);
     C.preq = malloc(sizeof *C.preq * 2 * (size_t)C.window);
     int ok = C.sbuf && C.rbuf && C.req && C.stat && C.preq, all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, C.comm);

@@ -260,7 +260,8 @@ def placement_options(command):
     default=None,
     help="Comma list of latency, bw, bibw, mbw_mr (the default), IMB-MPI1's pingping, "
     "sendrecv, exchange and OSU's latency_persistent, bw_persistent, bibw_persistent, "
-    "latency_mt, latency_mp, multi_lat (--pairs); all = the thirteen.",
+    "latency_mt, latency_mp, multi_lat (--pairs), bw_fan_in, bw_fan_out (--fan); all = the "
+    "fifteen.",
 )
 @once(
     "--threads",
@@ -273,6 +274,13 @@ def placement_options(command):
     help="latency_mp: forked processes N or sender:receiver M:N, as OSU's -t (default 2:2).",
 )
 @once("--pairs", default=None, help="multi_lat: pairs of ranks at once (default 2).")
+@once(
+    "--fan",
+    default=None,
+    help="bw_fan_in/out: GROUPS:PPN, groups of PPN ranks (one per node, package or core "
+    "set by placement), group 0 the root (default: as many groups as the placement "
+    "offers, 1 rank each).",
+)
 @click.option("--validate", is_flag=True, help="Untimed pass that checks every received byte.")
 @once(
     "--protocol",
@@ -347,6 +355,7 @@ def p2p_opts(own: dict, shared: dict) -> dict:
         "threads": nonempty(own["threads"], "--threads", "1:2"),
         "processes": nonempty(own["processes"], "--processes", "2:2"),
         "pairs": nonempty(own["pairs"], "--pairs", "2"),
+        "fan": nonempty(own["fan"], "--fan", "3:1"),
     }
 
 

@@ -38,6 +38,9 @@ OSU_MORE_P2P = {
     "latency_mt": ("osu_latency_mt", "Multi-threaded Latency Test", "latency, threads per rank", "us"),
     "latency_mp": ("osu_latency_mp", "Multi-process Latency Test", "latency, forked processes per rank", "us"),
     "multi_lat": ("osu_multi_lat", "Multi Latency Test", "latency, pairs at once", "us"),
+    # OSU's congestion programs print osu_bw's title
+    "bw_fan_in": ("osu_bw_fan_in", "Bandwidth Test", "bandwidth, fan-in into the root group", "MB/s"),
+    "bw_fan_out": ("osu_bw_fan_out", "Bandwidth Test", "bandwidth, fan-out from the root group", "MB/s"),
 }  # fmt: skip
 OSU_MORE_P2P_TESTS = tuple(OSU_MORE_P2P)
 NAMED_P2P_TESTS = IMB_P2P_TESTS + OSU_MORE_P2P_TESTS  # p2p tests whose test is the cell

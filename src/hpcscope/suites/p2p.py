@@ -11,9 +11,10 @@ import re
 
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
+from hpcscope.plan.placement import Placement
 from hpcscope.results.cells import IMB_P2P_TESTS, OSU_MORE_P2P_TESTS
 from hpcscope.suites import osu_programs as p2p_osu
-from hpcscope.suites import p2p_adaptive, p2p_pairs
+from hpcscope.suites import p2p_adaptive, p2p_fan, p2p_pairs
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 
 # OSU's four (the default) and IMB-MPI1's PingPing, Sendrecv, Exchange (opt-in, so a
@@ -22,7 +23,7 @@ DEFAULT_TESTS = ("latency", "bw", "bibw", "mbw_mr")
 IMB_TESTS = IMB_P2P_TESTS
 # OSU 7.4's persistent, multi-threaded and multi-process programs (opt-in as well)
 OSU_MORE_TESTS = OSU_MORE_P2P_TESTS
-TESTS = DEFAULT_TESTS + IMB_TESTS + OSU_MORE_TESTS  # the last: multi_lat (p2p_pairs)
+TESTS = DEFAULT_TESTS + IMB_TESTS + OSU_MORE_TESTS  # multi_lat (p2p_pairs), bw_fan_* (p2p_fan)
 # what each test needs beyond two ranks: refused (sim) or noted where it cannot run
 THREADED, FORKED = "latency_mt", "latency_mp"
 PROTOCOLS = ("hpcscope", "osu")
@@ -142,6 +143,7 @@ def parse_size_range(text: str) -> tuple[int, int]:
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     """opts: placements (list|None), cpus (list|None), sizes 'MIN:MAX', repeat (int|None),
     tests (list|None), validate (bool), quick (bool), protocol ('hpcscope'|'osu'),
+    pairs (multi_lat), fan ('GROUPS:PPN', the fan tests),
     osu_dir (str|None: also run the user's OSU programs, tagged tool=osu), precision
     (fraction|None: the default's; 0: fixed counts) and budget_s (float|None), see
     p2p_adaptive."""
@@ -181,7 +183,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         pairs, tests = 0, [t for t in tests if t != p2p_pairs.MULTI]
     else:
         result_notes = []
-    two_rank = [t for t in tests if t != p2p_pairs.MULTI]
+    fan = [t for t in tests if t in p2p_fan.TESTS]
+    fan_groups, fan_ppn = p2p_fan.parse_fan(opts.get("fan")) if fan else (None, 1)
+    two_rank = [t for t in tests if t != p2p_pairs.MULTI and t not in p2p_fan.TESTS]
     quick = bool(opts.get("quick"))
     adaptive = p2p_adaptive.settings(opts, quick)
     if adaptive:  # a backend that runs jobs now gets the later rounds from follow_up;
@@ -212,13 +216,13 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         ]
     usable = []
     for place in placements:
-        if place.skipped:
+        if place.skipped and two_rank:  # the launches of 2N ranks say their own
             result.notes.append(
                 Note(
                     "skipped", f"placement {place.name}: {place.skipped}", {"placement": place.name}
                 )
             )
-        else:
+        elif not place.skipped:
             usable.append(place)
     pair_places = []
     if pairs:
@@ -228,14 +232,38 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 result.notes.append(Note("skipped", why, {"placement": place.name}))
             else:
                 pair_places.append(place)
-    # the launcher's placement of 2N ranks on fewer hardware threads: run, oversubscribed
+    # (placement, ranks, --tests and its options, tag) of the launches beside the two-rank
+    # ones: multi_lat's pairs and the fan tests' groups
+    groups: list[tuple[Placement, int, list[str], dict[str, object]]] = [
+        (p, 2 * pairs, [p2p_pairs.MULTI], {"pairs": pairs}) for p in pair_places
+    ]
+    for place, count in p2p_fan.placements(
+        ctx.topology, classes, fan_groups, fan_ppn, ctx.nodes_available
+    ) if fan else []:  # fmt: skip
+        ranks = count * fan_ppn
+        if place.skipped or (ranks > 2 and any(m.flavor == "smpi" for m in ctx.mpis)):
+            why = place.skipped or (
+                f"{ranks} ranks, and --on sim places a p2p launch's two ranks by its "
+                "placement; --fan 2:1 runs there"
+            )
+            result.notes.append(
+                Note(
+                    "skipped",
+                    f"{','.join(fan)} placement {place.name}: {why}",
+                    {"placement": place.name},
+                )
+            )
+            continue
+        args = [",".join(fan), "--fan-ppn", str(fan_ppn)]
+        groups.append((place, ranks, args, {"fan": f"{count}x{fan_ppn}"}))
+    # the launcher's placement of more ranks than hardware threads: run, oversubscribed
     # (as coll does), with the warning that its timings mean nothing
     crowded: dict[str, str] = {}
-    for place in pair_places:
-        over = placement_mod.max_ranks_check(ctx.topology, 2 * pairs, place.nodes, True)
+    for place, ranks, args, _ in groups:
+        over = placement_mod.max_ranks_check(ctx.topology, ranks, place.nodes, True)
         if over and not place.cpus:
-            crowded[place.name] = over
-            result.notes.append(Note("warning", f"multi_lat {place.name}: {over}", {}))
+            crowded[f"{place.name}{args}"] = over
+            result.notes.append(Note("warning", f"{args[0]} {place.name}: {over}", {}))
     precision_args: list[str] = []
     if adaptive:
         configurations = len(ctx.mpis) * len(usable)
@@ -264,20 +292,21 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             tags = {"mpi": mpi.flavor, "mpi_version": mpi.version}
             if protocol == "osu":
                 tags["protocol"] = "osu"  # default-protocol tags stay as before: same cells
-            for place in pair_places:
+            for place, ranks, args, tag in groups:
+                packed = f"{place.name}{args}" in crowded
+                what = "".join(f"-{v}{k}" for k, v in tag.items())  # -2pairs, -3x1fan
                 result.jobs.append(
                     Job(
                         suite="p2p",
-                        name=f"{mpi.flavor}/{place.name}-{pairs}pairs/r{rep}",
-                        program=[binary, "--tests", p2p_pairs.MULTI, *rest]
-                        + protocol_args(protocol),
+                        name=f"{mpi.flavor}/{place.name}{what}/r{rep}",
+                        program=[binary, "--tests", *args, *rest] + protocol_args(protocol),
                         mpi=mpi,
-                        ranks=2 * pairs,
+                        ranks=ranks,
                         cpus=place.cpus,
                         nodes=place.nodes,
-                        tags={**tags, "placement": place.name, "repeat": rep, "pairs": pairs}
-                        | ({"oversubscribed": True} if place.name in crowded else {}),
-                        oversubscribe=place.name in crowded,
+                        tags={**tags, "placement": place.name, "repeat": rep, **tag}
+                        | ({"oversubscribed": True} if packed else {}),
+                        oversubscribe=packed,
                         timeout_s=900,
                     )
                 )

@@ -138,9 +138,14 @@ def _costs(store, run_id: int, recent: int) -> tuple[float, float]:
 
 
 def _configuration(tags: dict) -> tuple[str, str]:
-    """(mpi, placement); multi_lat's launches (tag pairs) are a configuration of their own."""
+    """(mpi, placement); multi_lat's launches (tag pairs) and the fan tests' (tag fan) are
+    configurations of their own."""
     place = tags.get("placement", "")
-    return tags.get("mpi", ""), f"{place}-{tags['pairs']}pairs" if tags.get("pairs") else place
+    if tags.get("pairs"):
+        place = f"{place}-{tags['pairs']}pairs"
+    elif tags.get("fan"):
+        place = f"{place}-{tags['fan']}fan"
+    return tags.get("mpi", ""), place
 
 
 def missing(
