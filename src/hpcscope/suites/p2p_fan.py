@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.placement import Placement
+from hpcscope.suites import p2p_pairs
 
 TESTS = ("bw_fan_in", "bw_fan_out")
 MAX_GROUPS, MAX_PPN = 1024, 1024  # p2p.c's --fan-ppn limit
@@ -52,21 +53,15 @@ def placements(
 ) -> list[tuple[Placement, int]]:
     """(Placement, its number of groups) per requested class, the ranks in groups of ppn,
     or the class skipped with why (0 groups)."""
-    planned = {
-        p.name: p for p in placement_mod.plan_placements(topo, classes, None, nodes_available)
-    }
-    per_package = [[c.pus[0] for c in topo.cores if c.package == p.index] for p in topo.packages]
+    per_package = p2p_pairs.package_cores(topo)
     cores = [c.pus[0] for c in topo.cores]
     out = []
-    for cls in classes:
-        two = planned[cls]
-        if cls == placement_mod.DEFAULT:
+    unsupported = "the fan tests place their groups on nodes (node), packages (socket) or cores of one package (core)"  # fmt: skip
+    for cls, two, why in p2p_pairs.class_plans(topo, classes, nodes_available, unsupported):
+        if why:
+            out.append(_no(cls, why, two.nodes))
+        elif cls == placement_mod.DEFAULT:
             out.append((_unbound(cls, groups or 2, ppn, two.nodes), groups or 2))
-        elif cls not in ("core", "socket", "node"):
-            out.append(_no(cls, "the fan tests place their groups on nodes (node), "
-                                  "packages (socket) or cores of one package (core)"))  # fmt: skip
-        elif two.skipped:
-            out.append(_no(cls, two.skipped, two.nodes))
         elif cls == "core":
             best = max(per_package, key=len)
             want = groups or len(best) // ppn

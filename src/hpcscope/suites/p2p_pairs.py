@@ -34,22 +34,39 @@ def parse_pairs(value) -> int:
     return pairs
 
 
-def placements(topo, classes: list[str], pairs: int, nodes_available: int) -> list[Placement]:
-    """One Placement of 2 x pairs ranks per requested class, or the class skipped with why."""
+def class_plans(topo, classes: list[str], nodes_available: int, unsupported: str):
+    """(class, its two-rank plan, why it is skipped or None) per requested class, for the
+    launches of many ranks placed by class (multi_lat here, the fan tests in p2p_fan):
+    they lay out core, socket, node and the launcher's default; smt and numa are skipped
+    with `unsupported`, and a class this machine cannot offer with the planner's reason."""
     planned = {
         p.name: p for p in placement_mod.plan_placements(topo, classes, None, nodes_available)
     }
-    per_package = [[c.pus[0] for c in topo.cores if c.package == p.index] for p in topo.packages]
-    out = []
     for cls in classes:
         two = planned[cls]
         if cls == placement_mod.DEFAULT:
-            out.append(two)
+            yield cls, two, None
         elif cls not in ("core", "socket", "node"):
-            out.append(_skip(cls, "multi_lat places its pairs inside a socket (core), across "
-                                  "sockets (socket) or across nodes (node)"))  # fmt: skip
-        elif two.skipped:
-            out.append(_skip(cls, two.skipped, two.nodes))
+            yield cls, two, unsupported
+        else:
+            yield cls, two, two.skipped
+
+
+def package_cores(topo) -> list[list[int]]:
+    """The first hardware thread of every core, per package."""
+    return [[c.pus[0] for c in topo.cores if c.package == p.index] for p in topo.packages]
+
+
+def placements(topo, classes: list[str], pairs: int, nodes_available: int) -> list[Placement]:
+    """One Placement of 2 x pairs ranks per requested class, or the class skipped with why."""
+    per_package = package_cores(topo)
+    out = []
+    unsupported = "multi_lat places its pairs inside a socket (core), across sockets (socket) or across nodes (node)"  # fmt: skip
+    for cls, two, why in class_plans(topo, classes, nodes_available, unsupported):
+        if why:
+            out.append(_skip(cls, why, two.nodes))
+        elif cls == placement_mod.DEFAULT:
+            out.append(two)
         elif cls == "core":
             best = max(per_package, key=len)
             if len(best) < 2 * pairs:
