@@ -35,6 +35,10 @@ def test_osu_text_of_the_more_programs_parses_into_their_cells():
     ]
     mp = parse_osu("# OSU MPI Multi-process Latency Test v7.4\n# Size  Avg\n1               1.27\n")
     assert mp[1]["params"]["test"] == "latency_mp" and mp[1]["values"] == [1.27]
+    # OSU's fan programs print osu_bw's title: the program's name tells them apart
+    fan = "# OSU MPI Bandwidth Test v7.4\n# Datatype: MPI_CHAR.\n# Size  Bandwidth (MB/s)\n1  8.5\n"
+    assert parse_osu(fan, "osu_bw_fan_out")[1]["params"] == {"bytes": 1, "test": "bw_fan_out"}
+    assert parse_osu(fan)[1]["params"]["test"] == "bw"
 
 
 def test_named_tests_are_their_own_cells():

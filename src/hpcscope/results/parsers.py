@@ -373,6 +373,13 @@ def _osu_programs() -> dict[str, tuple[str, str, dict[str, Any], tuple | None]]:
             {"test": test},
             (metric, unit, column),
         )
+    for test in ("bw_fan_in", "bw_fan_out"):  # osu_bw's title: told apart by the program
+        out[f"osu_{test}"] = (
+            "OSU MPI Bandwidth Test",
+            "p2p",
+            {"test": test},
+            ("bandwidth", "MB/s", 1),
+        )
     for name in NAMES:
         program, title = osu_program(name), osu_title(name)
         if program and title:  # blocking ones are coll's (nbc's run names the suite)

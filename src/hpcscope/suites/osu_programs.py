@@ -43,12 +43,13 @@ from hpcscope.suites.base import Note, PlanContext, SuitePlan
 PROGRAMS = {"latency": "osu_latency", "bw": "osu_bw", "bibw": "osu_bibw", "mbw_mr": "osu_mbw_mr"}
 PROGRAMS |= {t: f"osu_{t}" for t in ("latency_persistent", "bw_persistent", "bibw_persistent")}
 PROGRAMS |= {"latency_mt": "osu_latency_mt", "latency_mp": "osu_latency_mp"}
+PROGRAMS |= {"bw_fan_in": "osu_bw_fan_in", "bw_fan_out": "osu_bw_fan_out"}
 STARTUP = {"init": "osu_init", "hello": "osu_hello"}  # startup's phases -> OSU's programs
 SIZELESS = ("osu_barrier", "osu_ibarrier", "osu_barrier_persistent", *STARTUP.values())
 # OSU's folders per kind of program, and the subfolders its sources (c/mpi/<kind>/...) and
 # its install (persistent/) put them in
 KINDS = {
-    "pt2pt": ("standard", "persistent"),
+    "pt2pt": ("standard", "persistent", "congestion"),
     "collective": ("blocking", "non_blocking", "persistent", "neighborhood"),
     "one-sided": (),
     "startup": (),
@@ -60,7 +61,9 @@ PROBE_TIMEOUT_S = 60.0
 
 def subdirs(kind: str) -> tuple[str, ...]:
     bases = ("", kind, f"mpi/{kind}", f"libexec/osu-micro-benchmarks/mpi/{kind}", f"c/mpi/{kind}")
-    return bases + tuple(f"{b}/{s}".lstrip("/") for b in bases for s in KINDS[kind])
+    # OSU's install puts the fan programs (c/mpi/pt2pt/congestion) in mpi/congestion
+    beside = ("mpi/congestion", "libexec/osu-micro-benchmarks/mpi/congestion") * (kind == "pt2pt")
+    return bases + tuple(f"{b}/{s}".lstrip("/") for b in bases for s in KINDS[kind]) + beside
 
 
 def fix(kind: str) -> str:
@@ -147,13 +150,14 @@ def probe(program: Path, mpi: MpiSpec, kind: str = "pt2pt", ranks: int = 2) -> s
             command.kill_group(proc)
             bad = bytes(exc.object[exc.start : exc.start + 1]).hex()
             return f"wrote bytes that are not UTF-8 text (0x{bad}), not OSU's output"
+    if proc.returncode != 0:  # OSU's own reason first (e.g. its fan programs on one host):
+        # its error line comes before the launcher's notice about the exit code
+        first = next((line.strip() for line in errs.splitlines() if line.strip()), "")
+        return f"exit code {proc.returncode} ({first[:200]})"
     records = parse_osu(out, program.name)
     problem = next((r["message"] for r in records if r["type"] == "error"), None)
     if sized and kind != "startup":
         problem = problem or next(iter(check_osu_sizes(records, (1, 1), program.name)[0]), None)
-    if proc.returncode != 0 and problem is None:
-        tail = " ".join(errs.strip().splitlines()[-2:])[-200:]
-        problem = f"exit code {proc.returncode} ({tail})"
     return problem
 
 

@@ -206,7 +206,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     if opts.get("osu_dir"):
         osu_programs, missing = p2p_osu.programs(
             opts["osu_dir"],
-            [t for t in two_rank if t not in IMB_TESTS],
+            [t for t in two_rank if t not in IMB_TESTS] + fan,
             ctx.mpis,
             check=ctx.nodes_available == 1,
         )
@@ -234,6 +234,11 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 pair_places.append(place)
     # (placement, ranks, --tests and its options, tag) of the launches beside the two-rank
     # ones: multi_lat's pairs and the fan tests' groups
+    # (test, placement, ranks, tag) of the OSU programs: the two-rank ones at every usable
+    # placement, the fan programs at the node placement only
+    osu_places: list[tuple[str, Placement, int, dict[str, object]]] = [
+        (t, p, 2, {}) for t in osu_programs if t not in p2p_fan.TESTS for p in usable
+    ]
     groups: list[tuple[Placement, int, list[str], dict[str, object]]] = [
         (p, 2 * pairs, [p2p_pairs.MULTI], {"pairs": pairs}) for p in pair_places
     ]
@@ -256,6 +261,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             continue
         args = [",".join(fan), "--fan-ppn", str(fan_ppn)]
         groups.append((place, ranks, args, {"fan": f"{count}x{fan_ppn}"}))
+        if place.nodes > 1:  # OSU's fan programs group by host name: one group per node
+            osu_places += [(t, place, ranks, {"fan": f"{count}x{fan_ppn}"}) for t in fan]
     # the launcher's placement of more ranks than hardware threads: run, oversubscribed
     # (as coll does), with the warning that its timings mean nothing
     crowded: dict[str, str] = {}
@@ -324,33 +331,34 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                         timeout_s=900,
                     )
                 )
-        for test, (path, mpi) in osu_programs.items() if rep <= osu_repeat else []:
-            for place in usable:
-                result.jobs.append(
-                    Job(
-                        suite="p2p",
-                        name=f"osu/{test}/{mpi.flavor}/{place.name}/r{rep}",
-                        program=[
-                            str(path),
-                            *p2p_osu.program_args(low, high, path),
-                            *osu_counts.get(test, []),
-                        ],
-                        mpi=mpi,
-                        ranks=2,
-                        cpus=place.cpus or None,
-                        nodes=place.nodes,
-                        launcher_binding=place.name == placement_mod.DEFAULT,
-                        tags={
-                            "mpi": mpi.flavor,
-                            "mpi_version": mpi.version,
-                            "tool": "osu",
-                            "placement": place.name,
-                            "repeat": rep,
-                        },
-                        timeout_s=900,
-                        output="osu",
-                    )
+        for test, place, ranks, tag in osu_places if rep <= osu_repeat else []:
+            path, mpi = osu_programs[test]
+            result.jobs.append(
+                Job(
+                    suite="p2p",
+                    name=f"osu/{test}/{mpi.flavor}/{place.name}/r{rep}",
+                    program=[
+                        str(path),
+                        *p2p_osu.program_args(low, high, path),
+                        *osu_counts.get(test, []),
+                    ],
+                    mpi=mpi,
+                    ranks=ranks,
+                    cpus=place.cpus or None,
+                    nodes=place.nodes,
+                    launcher_binding=place.name == placement_mod.DEFAULT,
+                    tags={
+                        "mpi": mpi.flavor,
+                        "mpi_version": mpi.version,
+                        "tool": "osu",
+                        "placement": place.name,
+                        "repeat": rep,
+                        **tag,
+                    },
+                    timeout_s=900,
+                    output="osu",
                 )
+            )
     return result
 
 
