@@ -370,3 +370,17 @@ def test_in_launch_repetitions_and_settings_are_pooled(tmp_path: Path) -> None:
         other = [dict(s, params=dict(s["params"], algorithm="x")) for s in samples[:1]]
         with pytest.raises(ValueError, match="differ in params other than bytes"):
             p2p_table(samples + other)
+
+
+def test_osu_text_of_mbw_mr_has_osus_two_columns(tmp_path: Path) -> None:
+    """osu_mbw_mr prints MB/s, then Messages/s: the export does too (the rate times the
+    size), so a parser or a script reading OSU's first column reads the same quantity."""
+    with Store(tmp_path / "h.db") as store:
+        run = store.create_run("p2p")
+        launch = store.add_launch(run, "openmpi/core/r1", {"mpi": "openmpi", "placement": "core"})
+        store.add_record(launch, META)
+        store.add_record(launch, sample("message_rate", "msg/s", 64, [2e6, 4e6, 3e6]))
+        lines = to_osu(store, run).splitlines()
+    assert lines[0].startswith("# OSU MPI Multiple Bandwidth / Message Rate Test (hpcscope")
+    assert lines[2].split() == ["#", "Size", "MB/s", "Messages/s"]
+    assert lines[3].split() == ["64", "192.00", "3000000.00"]  # 64 B x 3e6 / 1e6

@@ -611,10 +611,13 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
         rma = RMA_TESTS.get(str(other.get("test"))) if first["benchmark"] == "rma" else None
         if rma:  # the one-sided program's own title and its window/sync lines
             title, column = f"# {rma.title}", column if metric == "latency" else "Bandwidth"
+        # osu_mbw_mr prints MB/s, then Messages/s: the rate times the size, then the rate
+        both = metric == "message_rate"
+        head = f"{'MB/s':>{OSU_FIELD_WIDTH}}{'Messages/s':>{OSU_FIELD_WIDTH}}" if both else ""
         lines = [
             f"{title} (hpcscope: {one_line(described)})",
             f"# median of all values per size over {launches} launch(es)",
-            f"{'# Size':<10}{column + ' (' + unit + ')':>{OSU_FIELD_WIDTH}}",
+            f"{'# Size':<10}" + (head or f"{column + ' (' + unit + ')':>{OSU_FIELD_WIDTH}}"),
         ]
         if rma:
             lines[2:2] = [
@@ -630,7 +633,8 @@ def to_osu(source: Store | Samples, run_id: int | None = None) -> str:
         for size in sorted(sizes):
             theirs = osu_own.value(sizes[size], own) if own else None
             median = _cell(sizes[size])["median"] if theirs is None else theirs
-            lines.append(f"{size:<10d}{median:>{OSU_FIELD_WIDTH}.2f}")
+            mbs = f"{size * median / 1e6:>{OSU_FIELD_WIDTH}.2f}" if both else ""
+            lines.append(f"{size:<10d}{mbs}{median:>{OSU_FIELD_WIDTH}.2f}")
         if own and all(osu_own.value(v, own) is not None for v in sizes.values()):
             lines[1] = osu_own.NOTE.format(n=launches)
         out.append("\n".join(lines) + "\n")
