@@ -38,7 +38,7 @@ lint: venv
 	scripts/check-c-format
 
 test: setup lint
-	$(PY) -m pytest -ra --durations=15
+	$(PY) -m pytest -ra --durations=40
 
 clean:
 	rm -rf $(VENV) .cache build hpcscope-out
