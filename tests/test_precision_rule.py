@@ -29,8 +29,10 @@ def rule(tmp_path_factory):
     if cc is None:
         pytest.skip("no C compiler")
     lib = tmp_path_factory.mktemp("precision") / "libprecision.so"
-    source = REPO / "bench" / "common" / "precision.c"
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(lib), str(source), "-lm"], check=True)
+    common = REPO / "bench" / "common"
+    # precision.c writes its summary object with the record writer (jsonl.c), as hs_common
+    sources = [str(common / "precision.c"), str(common / "jsonl.c")]
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(lib), *sources, "-lm"], check=True)
     c = ctypes.CDLL(str(lib))
     c.hs_median_half_width.restype = ctypes.c_double
     c.hs_median_half_width.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_size_t]

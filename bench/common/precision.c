@@ -73,6 +73,27 @@ size_t hs_precision_goal(double half_width, double target, size_t done, size_t c
     return *stop ? 0 : goal;
 }
 
+size_t hs_precision_look(const double *values, size_t done, double spent_s,
+                         double elapsed_s, double budget_s, double target, size_t cap,
+                         double *half_width, const char **stop)
+{
+    *half_width = hs_median_half_width(values, done);
+    double left = budget_s > 0 ? budget_s - elapsed_s : INFINITY;
+    return hs_precision_goal(*half_width, target, done, cap, left,
+                             done > 0 ? spent_s / (double)done : 0, stop);
+}
+
+void hs_precision_json(hs_json *j, double target, double half_width, const char *stop,
+                       const char *count_key, int64_t count)
+{
+    hs_json_open_object(j, "precision");
+    hs_json_double(j, "target", target);
+    hs_json_double(j, "half_width", half_width); /* null: no 95 % CI (under 6) */
+    hs_json_str(j, "stop", stop);
+    hs_json_int(j, count_key, count);
+    hs_json_close(j);
+}
+
 const char *hs_precision_problem(double precision, double budget_s, const char *most)
 {
     static char text[160];

@@ -15,6 +15,9 @@
 #ifndef HS_PRECISION_H
 #define HS_PRECISION_H
 #include <stddef.h>
+#include <stdint.h>
+
+#include "jsonl.h"
 
 /* "met" needs 10 samples (95 % CI ranks (2, 9): both ends inside the data, and the
  * optional-stopping bias bounded); a budget may end a size at 6, the fewest with any 95 %
@@ -42,6 +45,20 @@ size_t hs_precision_next(size_t n, size_t max_n);
 size_t hs_precision_goal(double half_width, double target, size_t done, size_t cap,
                          double left_s, double each_s, const char **stop);
 
+/* Rank 0's look after `done` timed blocks of a size measured to a precision (p2p.c,
+ * rma.c): `values` the blocks' metric, `spent_s` the blocks' summed time, `elapsed_s` the
+ * size's time so far (warm-up included) of its `budget_s` (0: no budget). Sets
+ * *half_width (hs_median_half_width of the values) and returns hs_precision_goal's
+ * answer: 0 with *stop set, or the block count to reach before the next look. */
+size_t hs_precision_look(const double *values, size_t done, double spent_s,
+                         double elapsed_s, double budget_s, double target, size_t cap,
+                         double *half_width, const char **stop);
+
+/* The summary's `precision` object: target, half_width (null without a 95 % CI), stop
+ * and the count of what was repeated under `count_key` ("blocks", "repetitions"). */
+void hs_precision_json(hs_json *j, double target, double half_width, const char *stop,
+                       const char *count_key, int64_t count);
+
 /* The --precision and --time-budget entries of an option table (options.h) of a program
  * that repeats to this rule (bench/mpi/coll_repeat.h, bench/node/node_repeat.h): each
  * `what` repeats, `most` is the option that caps it, the budget covers `budget_of`
@@ -54,6 +71,18 @@ size_t hs_precision_goal(double half_width, double target, size_t done, size_t c
         "time-budget", HS_OPT_DOUBLE, &(budget_s), "0",                                  \
             "with --precision: seconds for " budget_of ", shared out as it goes (0: no " \
             "limit)"                                                                     \
+    }
+
+/* The --precision and --size-budget-ms entries of a program that adds timed blocks at a
+ * size (p2p.c, rma.c: hs_precision_look after each round); `cap` says its cap. */
+#define HS_SIZE_PRECISION_OPTIONS(precision, size_budget_ms, cap)                          \
+    { "precision", HS_OPT_DOUBLE, &(precision), "0",                                       \
+      "add blocks at a size until the 95 % CI of their median is within this fraction of " \
+      "it (0.01 = 1 %), at least 10 blocks; 0 = the fixed counts" },                       \
+    {                                                                                      \
+        "size-budget-ms", HS_OPT_DOUBLE, &(size_budget_ms), "0",                           \
+            "with --precision: stop adding blocks at a size after this long (warm-up "     \
+            "included); 0 = no limit but the cap of " cap                                  \
     }
 
 /* NULL, or what is wrong with a --precision and --time-budget pair; `most` names the

@@ -15,6 +15,7 @@
  * --time-budget S: the seconds the launch's timed repetitions may take in all. Each
  * measurement may spend what is left divided by the measurements left (counted at the
  * start, hs_repeat_init), so time a measurement does not need goes to the later ones.
+ * Used by coll.c, lane_pattern.c, multi_coll.c and nbc.c (its two loops per size).
  * Warm-ups, validation and the probe calls come on top.
  */
 #ifndef HS_COLL_REPEAT_H
@@ -57,22 +58,25 @@ typedef struct {
 typedef void (*hs_repeat_fn)(int64_t from, int64_t to, void *arg);
 
 /* Runs the repetitions of one measurement of `series` series (stride = --repetitions,
- * the room per series in t_local and t_max); rank 0 ends with the slowest-process times
- * in t_max[s * stride + i], i < result.done. */
-static hs_repeat_result hs_repeat(hs_repeat_fn run, void *arg, int series, int64_t stride,
-                                  const double *t_local, double *t_max)
+ * the room per series in t_local and t_max) of which the first `judged` decide when to
+ * stop and count for the budget's shares (nbc's overlap loop times 3 series and stops
+ * on its overall time alone; the others judge all); rank 0 ends with the slowest-process
+ * times in t_max[s * stride + i], i < result.done. */
+static hs_repeat_result hs_repeat_judged(hs_repeat_fn run, void *arg, int series,
+                                         int judged, int64_t stride, const double *t_local,
+                                         double *t_max)
 {
     hs_repeat_result r = { 0, NULL };
     int adaptive = hs_rep_precision > 0;
     int64_t goal =
         adaptive && stride > HS_PRECISION_MIN_SAMPLES ? HS_PRECISION_MIN_SAMPLES : stride;
     double share =
-        hs_rep.left_s * series / (double)(hs_rep.left > series ? hs_rep.left : series);
+        hs_rep.left_s * judged / (double)(hs_rep.left > judged ? hs_rep.left : judged);
     double t0 = hs_now_s();
     while (goal > r.done) {
         run(r.done, goal, arg);
         r.done = goal;
-        for (int s = 0; s < series && (adaptive || s == 0); s++)
+        for (int s = 0; s < judged && (adaptive || s == 0); s++)
             TRY(MPI_Reduce(t_local + (size_t)s * (size_t)stride,
                            t_max + (size_t)s * (size_t)stride,
                            (int)(adaptive ? r.done : stride * series), MPI_DOUBLE, MPI_MAX,
@@ -80,7 +84,7 @@ static hs_repeat_result hs_repeat(hs_repeat_fn run, void *arg, int series, int64
         if (!adaptive) break;
         if (HB.rank == 0) {
             double widest = 0; /* the series measured together stop together */
-            for (int s = 0; s < series; s++)
+            for (int s = 0; s < judged; s++)
                 widest =
                     fmax(widest, hs_median_half_width(t_max + (size_t)s * (size_t)stride,
                                                       (size_t)r.done));
@@ -91,9 +95,20 @@ static hs_repeat_result hs_repeat(hs_repeat_fn run, void *arg, int series, int64
         }
         TRY(MPI_Bcast(&goal, 1, MPI_INT64_T, 0, HB.comm));
     }
-    hs_rep.left -= series;
+    for (int s = judged; s < series && adaptive; s++) /* the series that did not judge */
+        TRY(MPI_Reduce(t_local + (size_t)s * (size_t)stride,
+                       t_max + (size_t)s * (size_t)stride, (int)r.done, MPI_DOUBLE, MPI_MAX,
+                       0, HB.comm));
+    hs_rep.left -= judged;
     hs_rep.left_s -= hs_now_s() - t0;
     return r;
+}
+
+/* hs_repeat_judged with every series judging. */
+static hs_repeat_result hs_repeat(hs_repeat_fn run, void *arg, int series, int64_t stride,
+                                  const double *t_local, double *t_max)
+{
+    return hs_repeat_judged(run, arg, series, series, stride, t_local, t_max);
 }
 
 /* Rank 0: the sample record of one series (values[0..r->done), unit us) and, with
@@ -118,13 +133,8 @@ static int hs_repeat_emit(const char *metric, const hs_repeat_result *r,
     hs_json_str(&j, "metric", metric);
     hs_json_str(&j, "unit", "us");
     params(&j, arg);
-    hs_json_open_object(&j, "precision");
-    hs_json_double(&j, "target", hs_rep_precision);
-    /* null when there is no CI (fewer than 6 repetitions) */
-    hs_json_double(&j, "half_width", hs_median_half_width(values, (size_t)r->done));
-    hs_json_str(&j, "stop", r->stop);
-    hs_json_int(&j, "repetitions", r->done);
-    hs_json_close(&j);
+    hs_precision_json(&j, hs_rep_precision, hs_median_half_width(values, (size_t)r->done),
+                      r->stop, "repetitions", r->done);
     return bad | (hs_json_emit(&j, HB.out) != 0);
 }
 

@@ -160,12 +160,7 @@ static const hs_option options[] = {
     { "max-size", HS_OPT_SIZE, &o_max, "4M", "largest message in bytes" },
     { "sizes", HS_OPT_STR, &o_sizes, "",
       "comma-separated sizes to measure instead of --min-size..--max-size (e.g. 8,64,4K)" },
-    { "precision", HS_OPT_DOUBLE, &o_precision, "0",
-      "add blocks at a size until the 95 % CI of their median is within this fraction of "
-      "it (0.01 = 1 %), at least 10 blocks; 0 = the fixed counts" },
-    { "size-budget-ms", HS_OPT_DOUBLE, &o_size_budget_ms, "0",
-      "with --precision: stop adding blocks at a size after this long (warm-up "
-      "included); 0 = no limit but the cap of 20x the fixed count" },
+    HS_SIZE_PRECISION_OPTIONS(o_precision, o_size_budget_ms, "20x the fixed count"),
     { "iterations", HS_OPT_INT, &o_iters, "0",
       "timed iterations per size; 0 = OSU's (latency 10000, >8K 1000; bandwidth 100, >8K "
       "20)" },
@@ -930,14 +925,9 @@ static int emit(int test, int n, const plan *p, const double *block_s)
                            osu > 0 ? imb_messages[test] * (double)n / osu : 0);
             hs_json_int(&j, "bytes_per_iteration", (int64_t)imb_messages[test] * n);
         }
-        if (p->stop) {
-            hs_json_open_object(&j, "precision");
-            hs_json_double(&j, "target", o_precision);
-            hs_json_double(&j, "half_width", p->half_width); /* null: too few blocks */
-            hs_json_str(&j, "stop", p->stop);
-            hs_json_int(&j, "blocks", p->nblocks);
-            hs_json_close(&j);
-        }
+        if (p->stop)
+            hs_precision_json(&j, o_precision, p->half_width, p->stop, "blocks",
+                              p->nblocks);
         timing_json(&j, test, p, block_s);
         rc |= hs_json_emit(&j, C.out);
     }
@@ -983,11 +973,11 @@ static int64_t next_goal(int test, int n, plan *p, const double *block_s, int64_
         values[k] = metric(test, n, p->block, block_s[k]);
         spent += block_s[k];
     }
-    p->half_width = hs_median_half_width(values, (size_t)done);
+    size_t goal =
+        hs_precision_look(values, (size_t)done, spent, hs_now_s() - t0, C.size_budget_s,
+                          o_precision, (size_t)cap, &p->half_width, &p->stop);
     free(values);
-    double left = C.size_budget_s > 0 ? C.size_budget_s - (hs_now_s() - t0) : INFINITY;
-    return (int64_t)hs_precision_goal(p->half_width, o_precision, (size_t)done, (size_t)cap,
-                                      left, spent / (double)done, &p->stop);
+    return (int64_t)goal;
 }
 
 /* --protocol osu: rank 0's failed write of a size, agreed on after the whole test. OSU

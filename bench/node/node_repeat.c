@@ -65,11 +65,8 @@ int node_rep_emit(hs_json *j, FILE *out, const node_rep *r, int s)
     int bad = node_sample_end(j, out, v, n, r->warmups) != 0;
     if (!r->stop) return bad ? -1 : 0;
     hs_json_close(&summary);
-    hs_json_open_object(&summary, "precision");
-    hs_json_double(&summary, "target", node_precision);
-    hs_json_double(&summary, "half_width", hs_median_half_width(v, (size_t)n));
-    hs_json_str(&summary, "stop", r->stop);
-    hs_json_int(&summary, "repetitions", n);
+    hs_precision_json(&summary, node_precision, hs_median_half_width(v, (size_t)n), r->stop,
+                      "repetitions", n);
     bad |= hs_json_emit(&summary, out) != 0;
     return bad ? -1 : 0;
 }
