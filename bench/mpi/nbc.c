@@ -37,11 +37,19 @@
  * and neighbourhood variant is compared byte for byte with its blocking counterpart
  * (alltoallv_neighbors with neighbor_alltoall); a mismatch is an error record and the
  * variant is not timed.
+ * --precision F (hpcscope protocol only; coll's rule, coll_repeat.h): each loop of a size
+ * repeats from 10 calls, half again as many per look, until the 95 % CI of the median of
+ * the slowest-rank times is within F of it, the loop's share of --time-budget is spent,
+ * or --iterations (0: OSU's count) calls are reached. Loop 1 decides on its own time
+ * (time, pure_time: the guideline's number and the compute's calibration), loop 2 on
+ * overall_time alone (its compute_time and overlap follow it: an overlap near 0 has no
+ * relative precision to reach). Their summaries carry `precision`; every other value,
+ * OSU's summary included, is over the calls each loop made.
  * Memory per process: 3 buffers of max(p, neighbours) x --max-size bytes.
  * Exit: 0 ok, 1 measurement failed (error record written), 2 bad usage.
  */
 /* The shared headers hold static helpers for coll, lane_pattern and multi_coll; nbc uses
- * some of them (no count lists, no --precision), so the others are not "unused" errors. */
+ * some of them (no count lists), so the others are not "unused" errors. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "coll_util.h" /* first: sets _POSIX_C_SOURCE */
@@ -89,6 +97,8 @@ static hs_option options[] = {
       "untimed comparison of each variant with its blocking counterpart (--validate=0: "
       "off)" },
     { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
+    HS_PRECISION_OPTIONS(hs_rep_precision, hs_rep_budget_s, "loop of a size",
+                         "--iterations", "all timed calls of the launch"),
     { 0 }
 };
 
@@ -133,6 +143,11 @@ static int check(int quiet)
         why = "--protocol osu measures sizes ascending as OSU; drop --order";
     else if (o_seed < 0)
         why = "--seed must be >= 0";
+    else if (hs_rep_precision > 0 && !strcmp(o_protocol, "osu"))
+        why = "--protocol osu keeps OSU's fixed counts: drop --precision or use --protocol "
+              "hpcscope";
+    else
+        why = hs_precision_problem(hs_rep_precision, hs_rep_budget_s, "--iterations");
     if (!why) return -1;
     if (!quiet) fprintf(stderr, "nbc: %s%s%s (see --help)\n", bad, *bad ? ": " : "", why);
     return 2;
@@ -197,6 +212,7 @@ static const char *nbr_problem; /* why neighbourhood collectives cannot run */
 static MPI_Comm graph = MPI_COMM_NULL;
 static nbc_call X;
 
+/* The fixed count, or with --precision the most calls of a loop. */
 static int64_t iters_of(int64_t s)
 {
     return o_iters ? o_iters : s > OSU_LARGE ? 100 : 1000;
@@ -450,6 +466,17 @@ static int emit_osu(const nbc_coll *c, int64_t s, int64_t iters, const double *v
     return hs_json_emit(&j, HB.out) != 0;
 }
 
+typedef struct {
+    const nbc_coll *c;
+    int64_t s, iters;
+} cell_arg;
+
+static void cell_params(hs_json *j, const void *arg)
+{
+    const cell_arg *a = arg;
+    params_json(j, a->c, a->s, a->iters);
+}
+
 /* Times one (collective, size); returns 1 when a record could not be written. */
 static int measure(const nbc_coll *c, int64_t s)
 {
@@ -459,24 +486,25 @@ static int measure(const nbc_coll *c, int64_t s)
     st.iters = iters;
     for (int64_t i = 0; i < warm; i++) one_call();
     hs_repeat_result r = hs_repeat(plain_reps, &st, 1, iters, t_local, t_max);
-    (void)r;
+    int64_t n1 = r.done; /* loop 1's calls */
+    cell_arg cell = { c, s, n1 };
     int bad = 0;
     if (!is_overlap_kind(c->kind)) {
-        bad |= emit_sample("time", "us", c, s, iters, warm, t_max);
+        bad |= hs_repeat_emit("time", &r, t_max, warm, cell_params, &cell);
         double v[3];
-        v[0] = mean_over_ranks(st.sum[0], iters);
-        extreme_over_ranks(st.sum[0], iters, &v[1], &v[2]);
-        bad |= emit_osu(c, s, iters, v, 3);
+        v[0] = mean_over_ranks(st.sum[0], n1);
+        extreme_over_ranks(st.sum[0], n1, &v[1], &v[2]);
+        bad |= emit_osu(c, s, n1, v, 3);
         TRY(MPI_Bcast(&bad, 1, MPI_INT, 0, HB.comm));
         return bad;
     }
-    bad |= emit_sample("pure_time", "us", c, s, iters, warm, t_max);
+    bad |= hs_repeat_emit("pure_time", &r, t_max, warm, cell_params, &cell);
     double pure_med = 0;
-    if (HB.rank == 0) pure_med = median(t_max, iters);
+    if (HB.rank == 0) pure_med = median(t_max, n1);
     /* the compute's target: this rank's own mean pure time under --protocol osu (OSU's
      * rule); its own median otherwise, which one descheduled iteration does not move (a
      * 85 ms stall in 100 iterations made a 0.7 us ibcast's compute 850 us here) */
-    st.pure_s = osu_loops ? st.sum[0] / (double)iters : median(t_local, iters) * 1e-6;
+    st.pure_s = osu_loops ? st.sum[0] / (double)n1 : median(t_local, n1) * 1e-6;
     TRY(MPI_Barrier(HB.comm));
     for (int64_t i = 0; i < warm; i++) { /* warm-ups of loop 2, as OSU's skip */
         barrier_before();
@@ -485,27 +513,31 @@ static int measure(const nbc_coll *c, int64_t s)
         TRY_CALL(MPI_Wait(&X.req, MPI_STATUS_IGNORE));
         barrier_after();
     }
-    hs_repeat(overlap_reps, &st, 3, iters, t_local, t_max);
+    hs_repeat_result r2 = hs_repeat_judged(overlap_reps, &st, 3, 1, iters, t_local, t_max);
+    int64_t n2 = r2.done; /* loop 2's calls */
+    cell.iters = n2;
     if (HB.rank == 0) {
-        double *ov = malloc(sizeof(double) * (size_t)iters);
-        for (int64_t i = 0; i < iters; i++) {
+        double *ov = malloc(sizeof(double) * (size_t)n2);
+        for (int64_t i = 0; i < n2; i++) {
             double o = pure_med > 0 ? 100 - t_max[2 * iters + i] / pure_med * 100 : 0;
             ov[i] = o > 0 ? o : 0;
         }
-        bad |= emit_sample("overall_time", "us", c, s, iters, warm, t_max);
-        bad |= emit_sample("compute_time", "us", c, s, iters, warm, t_max + iters);
-        bad |= emit_sample("overlap", "%", c, s, iters, warm, ov);
+        hs_repeat_result follows = { n2, NULL }; /* judged by overall_time, no summary */
+        bad |= hs_repeat_emit("overall_time", &r2, t_max, warm, cell_params, &cell);
+        bad |= hs_repeat_emit("compute_time", &follows, t_max + iters, warm, cell_params,
+                              &cell);
+        bad |= emit_sample("overlap", "%", c, s, n2, warm, ov);
         free(ov);
     }
     double v[7];
-    v[0] = mean_over_ranks(st.sum[1], iters);
-    v[1] = mean_over_ranks(st.sum[2] - st.sum[3], iters); /* OSU prints compute - test */
-    v[2] = mean_over_ranks(st.sum[0], iters);
-    extreme_over_ranks(st.sum[0], iters, &v[3], &v[4]);
-    v[5] = mean_over_ranks(st.sum[3], iters);
+    v[0] = mean_over_ranks(st.sum[1], n2);
+    v[1] = mean_over_ranks(st.sum[2] - st.sum[3], n2); /* OSU prints compute - test */
+    v[2] = mean_over_ranks(st.sum[0], n1);
+    extreme_over_ranks(st.sum[0], n1, &v[3], &v[4]);
+    v[5] = mean_over_ranks(st.sum[3], n2);
     double o = v[2] > 0 ? 100 - (v[0] - v[1]) / v[2] * 100 : 0;
     v[6] = o > 0 ? o : 0;
-    bad |= emit_osu(c, s, iters, v, 7);
+    bad |= emit_osu(c, s, n2, v, 7);
     TRY(MPI_Bcast(&bad, 1, MPI_INT, 0, HB.comm));
     return bad;
 }
@@ -613,6 +645,21 @@ static int sizes_of(const nbc_coll *c, int64_t *out)
     return n;
 }
 
+/* How many loops will judge a stop (hs_repeat_init: --time-budget's shares): one per
+ * size of every collective that will be timed, two for the non-blocking ones. */
+static int64_t judged_loops(void)
+{
+    int64_t n = 0, sizes[64];
+    for (int c = 0; c < nbc_n; c++) {
+        const nbc_coll *k = &nbc_colls[c];
+        if (!sel[c] || (k->kind == K_PERSISTENT && !HS_HAVE_PERSISTENT) ||
+            (is_neighbor_kind(k->kind) && nbr_problem))
+            continue;
+        n += sizes_of(k, sizes) * (is_overlap_kind(k->kind) ? 2 : 1);
+    }
+    return n;
+}
+
 static void build_summary(int any_nbr)
 {
     if (HB.rank != 0) return;
@@ -698,7 +745,7 @@ int main(int argc, char **argv)
     X.graph = graph;
     X.sbuf = sbuf;
     X.rbuf = rbuf;
-    hs_repeat_init(1);
+    hs_repeat_init(judged_loops());
 
     int failed = 0, write_failed = 0;
     int64_t *sizes = malloc(sizeof(int64_t) * 64);

@@ -40,6 +40,14 @@
  *             summary is OSU's t_end - t_start.
  * Counts: OSU's (latency tests 10000, >8K 1000, warm-up 100/10; bandwidth 100, >8K 20,
  * warm-up 10/2). MB = 10^6 bytes. No validation pass (OSU 7.4 has none for most of them).
+ * --precision F (hpcscope protocol only; as p2p.c's): after the warm-up, blocks of --block
+ * iterations (a tenth of it above 8 KiB) in rounds: 6 first, then rank 0 looks at the 95 %
+ * CI of the blocks' median and asks for half again as many until the CI is within F of
+ * the median (from 10 blocks), --size-budget-ms is spent or 20x the fixed count's blocks
+ * are reached (bench/common/precision.h); one MPI_Bcast per look, between blocks, carries
+ * the decision to every rank (a passive target too: it waits in it). The pairs' tests
+ * decide on rank 0's own blocks (the mean over origins is formed after the last block).
+ * The summary then has `precision`: target, half_width, stop, blocks.
  *
  * Output: JSONL records (meta, per test and size one sample and one summary, then the
  * cpu_pair record for 2-rank launches; rank 0 only), or with --format osu OSU's text.
@@ -60,17 +68,19 @@
 #include "mpi_run.h"
 #include "options.h"
 #include "out_file.h"
+#include "precision.h"
 #include "timer.h"
 
 #define RMA_VERSION "0.1.0"
 #define LARGE_MESSAGE 8192 /* OSU LARGE_MESSAGE_SIZE */
 #define MIN_SAMPLES 10
+#define ADAPTIVE_CAP 20 /* --precision: at most this many times the fixed count's blocks */
 
 /* ---- options ------------------------------------------------------------------------- */
 
 static const char *o_tests, *o_sync, *o_window, *o_format, *o_out, *o_protocol, *o_order;
 static int64_t o_min, o_max, o_iters, o_warmup, o_block, o_wsize, o_repeat, o_seed;
-static double o_scale;
+static double o_scale, o_precision, o_size_budget_ms;
 
 static const hs_option options[] = {
     { "protocol", HS_OPT_STR, &o_protocol, "hpcscope",
@@ -105,6 +115,8 @@ static const hs_option options[] = {
     { "seed", HS_OPT_INT, &o_seed, "0",
       "seed of --order random; 0 = drawn (echoed in meta)" },
     { "repeat", HS_OPT_INT, &o_repeat, "1", "measure each test and size this many times" },
+    HS_SIZE_PRECISION_OPTIONS(o_precision, o_size_budget_ms,
+                              "20x the fixed count's blocks"),
     { "format", HS_OPT_STR, &o_format, "jsonl", "output: jsonl records or osu text" },
     { "out", HS_OPT_STR, &o_out, "-", "output file, - for stdout" },
     { 0 }
@@ -403,6 +415,8 @@ static int long_epoch(int test, int sync)
 
 typedef struct {
     int64_t iters, warmups, block, nblocks, repeat;
+    const char *stop;  /* --precision: why the blocks stopped (met, budget, cap) */
+    double half_width; /* --precision: the blocks' median CI half-width / median */
 } plan;
 
 static int64_t scaled(int64_t v)
@@ -425,6 +439,8 @@ static plan make_plan(int test, int n)
     if (p.block < 1) p.block = 1;
     p.nblocks = (p.iters + p.block - 1) / p.block;
     p.repeat = 0;
+    p.stop = NULL;
+    p.half_width = 0;
     return p;
 }
 
@@ -503,6 +519,9 @@ static int emit(int test, int sync, int n, const plan *p, const double *block_s,
                     C.osu_loops ? "osu 7.4: t_end - t_start over the timed iterations"
                                 : "osu: timed iterations over their total time");
         hs_timing_json(&j, block_s, reads, (size_t)p->nblocks);
+        if (p->stop)
+            hs_precision_json(&j, o_precision, p->half_width, p->stop, "blocks",
+                              p->nblocks);
         rc |= hs_json_emit(&j, C.out);
     }
     free(values);
@@ -513,12 +532,88 @@ static int emit(int test, int sync, int n, const plan *p, const double *block_s,
 /* OSU's after-iteration reading lands here, so the compiler keeps it. */
 static volatile double osu_sink;
 
+/* The fixed count's timed iterations (both protocols); returns the origin's elapsed time
+ * (0 elsewhere). */
+static double timed_loop(int test, int sync, int n, int W, const plan *p, double *block_s,
+                         int loops)
+{
+    double t_start = 0, t_end = 0, prev = 0;
+    for (int64_t t = 0; loops && t < p->iters; t++) {
+        iter_pre(test, sync);
+        if (C.osu_loops && C.origin) {
+            /* OSU: t_start at the first timed iteration, then MPI_Wtime before and after
+             * every timed iteration (its graph/tail readings); blocks cut at the first */
+            if (t == 0) t_start = MPI_Wtime();
+            double before = MPI_Wtime();
+            if (t % p->block == 0) {
+                if (t > 0) block_s[t / p->block - 1] = before - prev;
+                prev = before;
+            }
+            iter_body(test, sync, n, W);
+            osu_sink += MPI_Wtime() - before;
+        } else {
+            if (t % p->block == 0) { /* a block boundary: one clock reading */
+                double now = hs_now_s();
+                if (t == 0)
+                    t_start = now;
+                else
+                    block_s[t / p->block - 1] = now - prev;
+                prev = now;
+            }
+            iter_body(test, sync, n, W);
+        }
+    }
+    t_end = C.osu_loops ? MPI_Wtime() : hs_now_s();
+    if (loops && p->iters > 0) block_s[p->nblocks - 1] = t_end - prev;
+    return C.origin ? t_end - t_start : 0;
+}
+
+/* --precision: rounds of blocks (header) until rank 0's look says stop; the size's budget
+ * counts from w0 (before the warm-up). Sets p's blocks, iterations, stop and half-width;
+ * returns the origin's summed block time (the looks left out; 0 elsewhere). */
+static double timed_rounds(int test, int sync, int n, int W, plan *p, double *block_s,
+                           int64_t cap, int loops, double w0)
+{
+    double *values = C.rank == 0 ? malloc(sizeof *values * (size_t)cap) : NULL, spent = 0;
+    int64_t goal = HS_PRECISION_FIRST_LOOK < cap ? HS_PRECISION_FIRST_LOOK : cap, done = 0;
+    while (goal > done) {
+        int64_t from = done;
+        double prev = hs_now_s();
+        for (; done < goal; done++) {
+            for (int64_t i = 0; loops && i < p->block; i++) {
+                iter_pre(test, sync);
+                iter_body(test, sync, n, W);
+            }
+            double now = hs_now_s();
+            block_s[done] = now - prev;
+            spent += block_s[done];
+            prev = now;
+        }
+        if (values) { /* rank 0, an origin in every test */
+            for (int64_t k = from; k < done; k++)
+                values[k] = metric(test, sync, n, p->block, block_s[k]);
+            goal = (int64_t)hs_precision_look(values, (size_t)done, spent, hs_now_s() - w0,
+                                              o_size_budget_ms / 1e3, o_precision,
+                                              (size_t)cap, &p->half_width, &p->stop);
+        }
+        TRY(MPI_Bcast(&goal, 1, MPI_INT64_T, 0, C.comm));
+    }
+    free(values);
+    p->nblocks = done;
+    p->iters = done * p->block;
+    return C.origin ? spent : 0;
+}
+
 /* Runs one repetition of (test, size): window, warm-up, the timed blocks; rank 0 writes.
  * Returns 0, or 1 when the window could not be made or the output not written. */
 static int measure(int test, int sync, int n, int64_t repeat)
 {
     plan p = make_plan(test, n);
     p.repeat = repeat;
+    int adaptive = o_precision > 0;
+    /* as p2p.c: above 8 KiB a tenth of the block, so the first looks cost little */
+    if (adaptive && n > LARGE_MESSAGE) p.block = p.block / 10 > 0 ? p.block / 10 : 1;
+    int64_t cap = adaptive ? ADAPTIVE_CAP * ((p.iters + p.block - 1) / p.block) : p.nblocks;
     int W = tests[test].kind == K_LAT ? 1 : (int)o_wsize;
     size_t bytes = (size_t)n * (size_t)W;
     if (tests[test].op == OP_FOP || tests[test].op == OP_CAS) bytes = (size_t)o_max;
@@ -530,47 +625,21 @@ static int measure(int test, int sync, int n, int64_t repeat)
     /* OSU: a barrier before the loop for fence, pscw and the pairs, none for passive
      * target; hpcscope: always, so every launch starts a size the same way */
     if (!C.osu_loops || active) TRY(MPI_Barrier(C.comm));
+    double w0 = hs_now_s();
     int epoch = long_epoch(test, sync) && C.origin;
     if (epoch) TRY(MPI_Win_lock(tests[test].lock_type, C.peer, 0, C.win));
     /* ranks that take part in every iteration: the origins, and the targets of active
      * syncs; a passive target skips the loop and waits at the barrier after it */
     int loops = C.origin || active;
-    double *block_s = calloc((size_t)p.nblocks, sizeof *block_s);
-    double t_start = 0, t_end = 0, prev = 0;
-    int64_t total = p.warmups + p.iters;
-    for (int64_t i = 0; loops && i < total; i++) {
+    double *block_s = calloc((size_t)cap, sizeof *block_s);
+    for (int64_t i = 0; loops && i < p.warmups; i++) {
         iter_pre(test, sync);
-        int64_t t = i - p.warmups; /* timed index; < 0 in the warm-up */
-        if (t < 0) {
-            iter_body(test, sync, n, W);
-        } else if (C.osu_loops && C.origin) {
-            /* OSU: t_start at the first timed iteration, then MPI_Wtime before and after
-             * every timed iteration (its graph/tail readings); blocks cut at the first */
-            if (t == 0) t_start = MPI_Wtime();
-            double before = MPI_Wtime();
-            if (t % p.block == 0) {
-                if (t > 0) block_s[t / p.block - 1] = before - prev;
-                prev = before;
-            }
-            iter_body(test, sync, n, W);
-            osu_sink += MPI_Wtime() - before;
-        } else {
-            if (t % p.block == 0) { /* a block boundary: one clock reading */
-                double now = hs_now_s();
-                if (t == 0)
-                    t_start = now;
-                else
-                    block_s[t / p.block - 1] = now - prev;
-                prev = now;
-            }
-            iter_body(test, sync, n, W);
-        }
+        iter_body(test, sync, n, W);
     }
-    t_end = C.osu_loops ? MPI_Wtime() : hs_now_s();
-    if (loops && p.iters > 0) block_s[p.nblocks - 1] = t_end - prev;
+    double elapsed = adaptive ? timed_rounds(test, sync, n, W, &p, block_s, cap, loops, w0)
+                              : timed_loop(test, sync, n, W, &p, block_s, loops);
     if (epoch) TRY(MPI_Win_unlock(C.peer, C.win));
     TRY(MPI_Barrier(C.comm));
-    double elapsed = C.origin ? t_end - t_start : 0;
     if (tests[test].multi) { /* OSU: the origins' times summed, over the pairs */
         double *sum = calloc((size_t)p.nblocks + 1, sizeof *sum),
                *mine = calloc((size_t)p.nblocks + 1, sizeof *mine);
@@ -670,6 +739,16 @@ static int check_options(int selected[NTESTS], int quiet)
         else if (!strcmp(o_protocol, "osu") && strcmp(o_order, "up"))
             snprintf(why, sizeof why,
                      "--protocol osu measures sizes up, as OSU: drop --order");
+        else if (!(o_precision >= 0 && o_precision < 1) || !(o_size_budget_ms >= 0))
+            snprintf(
+                why, sizeof why,
+                "--precision must be a fraction in 0..1 (0.01 = 1 %%; 0 = fixed counts) "
+                "and --size-budget-ms >= 0");
+        else if (o_precision > 0 && !strcmp(o_protocol, "osu"))
+            snprintf(
+                why, sizeof why,
+                "--precision goes with the hpcscope protocol (--protocol osu keeps OSU's "
+                "fixed counts)");
         else if (strcmp(o_sync, "auto")) {
             int s = find(sync_names, NSYNC, o_sync);
             for (int t = 0; t < NTESTS; t++)

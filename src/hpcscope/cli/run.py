@@ -332,11 +332,7 @@ def p2p_opts(own: dict, shared: dict) -> dict:
     osu_dir = nonempty(own["osu_dir"], "--osu-dir", "~/osu/c/mpi/pt2pt/standard")
     precision, budget_s = precision_opts(own)
     protocol = p2p_suite.check_protocol(nonempty(own["protocol"], "--protocol", "osu"))
-    if protocol == "osu" and (precision or budget_s):
-        raise usage_error(
-            "--protocol osu keeps OSU's fixed counts; drop --precision/--budget, or use "
-            "the hpcscope protocol"
-        )
+    osu_keeps_counts(protocol, precision, budget_s)
     return {
         "placements": csv_list(own["placements"], "--placements", "core,socket"),
         "cpus": cpu_list(own["cpus"]),
@@ -394,6 +390,20 @@ def p2p_opts(own: dict, shared: dict) -> dict:
     show_default=True,
     help="hpcscope (blocks, random size order per launch) or osu (OSU 7.4's loops).",
 )
+@once(
+    "--precision",
+    default=None,
+    help="Add blocks at each size until the 95% CI of their median is within this of it, "
+    "e.g. 1% (default: OSU's fixed counts in --repeat launches, as p2p; with --budget "
+    "alone 1%, --quick 2%). Not with --protocol osu.",
+)
+@once(
+    "--budget",
+    default=None,
+    help="Wall time for a run to a precision, e.g. 90s, 10m (default 10m, --quick 25s), "
+    "shared out as each size's time for its blocks; sizes still short of the precision "
+    "then say so.",
+)
 @OSU_DIR_OPTION
 @common_run_options
 @click.pass_context
@@ -404,6 +414,7 @@ def run_rma(ctx, **kw) -> None:
     \b
     Example: hpcscope run rma --tests put_latency,get_bw --sync lock --placements core
              hpcscope run rma --protocol osu --window dynamic --sizes 1:64K
+             hpcscope run rma --tests put_latency --precision 1% --budget 5m
     """
     finish(execute_command(ctx, "rma", kw))
 
@@ -422,6 +433,8 @@ def rma_opts(own: dict, shared: dict) -> dict:
         protocol = p2p_suite.check_protocol(nonempty(own["protocol"], "--protocol", "osu"))
     except ValueError as exc:
         raise usage_error(str(exc)) from None
+    precision, budget_s = precision_opts(own)
+    osu_keeps_counts(protocol, precision, budget_s)
     return {
         "placements": csv_list(own["placements"], "--placements", "core,socket"),
         "cpus": cpu_list(own["cpus"]),
@@ -434,6 +447,8 @@ def rma_opts(own: dict, shared: dict) -> dict:
         "osu_dir": osu_dir_of(own, "rma"),
         "quick": shared["quick"],
         "repeat": shared["repeat"],
+        "precision": precision,
+        "budget_s": budget_s,
     }
 
 
@@ -445,6 +460,16 @@ def precision_opts(own: dict) -> tuple[float | None, float | None]:
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     return precision, budget_s
+
+
+def osu_keeps_counts(protocol: str, precision: float | None, budget_s: float | None) -> None:
+    """--precision/--budget with --protocol osu: one usage line (p2p, rma, nbc)."""
+    from hpcscope.suites import p2p_adaptive
+
+    try:
+        p2p_adaptive.refuse_with_osu(protocol, precision, budget_s)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
 
 
 def check_shared(shared: dict) -> None:
@@ -649,7 +674,8 @@ def coll_opts(own: dict, shared: dict) -> dict:
     "--iterations",
     type=REPETITIONS_TYPE,
     default=None,
-    help="Timed calls per size (default OSU's 1000, 100 above 8 KiB; --quick 100).",
+    help="Timed calls per size (default OSU's 1000, 100 above 8 KiB; --quick 100); with "
+    "--precision the most.",
 )
 @once(
     "--protocol",
@@ -686,6 +712,19 @@ def coll_opts(own: dict, shared: dict) -> dict:
 @click.option(
     "--no-validate", is_flag=True, help="Skip the untimed check against the blocking collective."
 )
+@once(
+    "--precision",
+    default=None,
+    help="Repeat each size's calls until the 95% CI of their median (pure or blocking time; "
+    "in the overlap loop the overall time) is within this of it, e.g. 1% (default: OSU's "
+    "fixed counts; with --budget alone 1%, --quick 2%). Not with --protocol osu.",
+)
+@once(
+    "--budget",
+    default=None,
+    help="Wall time for a run to a precision, e.g. 90s, 5m (default 5m, --quick 10s); sizes "
+    "still short of the precision then say so.",
+)
 @OSU_DIR_OPTION
 @common_run_options
 @click.pass_context
@@ -701,6 +740,7 @@ def run_nbc(ctx, **kw) -> None:
     Example: hpcscope run nbc --quick --collectives ibcast,iallreduce
              hpcscope run nbc --collectives neighborhood --ranks 4
              hpcscope run nbc --protocol osu --sizes 1:64K
+             hpcscope run nbc --collectives ibcast --precision 1% --budget 2m
     """
     finish(execute_command(ctx, "nbc", kw))
 
@@ -714,8 +754,12 @@ def nbc_opts(own: dict, shared: dict) -> dict:
         except ValueError as exc:
             raise usage_error(f"--sizes: {exc}") from None
     protocol = p2p_suite.check_protocol(nonempty(own["protocol"], "--protocol", "osu"))
+    precision, budget_s = precision_opts(own)
+    osu_keeps_counts(protocol, precision, budget_s)
     return {
         "collectives": csv_list(own["collectives"], "--collectives", "ibcast,iallreduce"),
+        "precision": precision,
+        "budget_s": budget_s,
         "sizes": sizes,
         "iterations": own["iterations"],
         "protocol": protocol,

@@ -398,9 +398,15 @@ def _environment(run: dict, w: _Writer, launches: list[dict] | None = None) -> S
     return sec
 
 
-def _rma(samples: list[dict], w: _Writer) -> Section | None:
+def _rma(
+    samples: list[dict],
+    w: _Writer,
+    judged: list[precision.CellResult] | None = None,
+    target: float | None = None,
+) -> Section | None:
     """The rma suite: per test, sync and window kind one figure (the p2p curves' code)
-    and one table of the medians over launches with their interval and launch range."""
+    and one table of the medians over launches with their interval and launch range;
+    judged/target: a run measured to a precision, its table of the cells short of it."""
     rma = [s for s in samples if s["benchmark"] == "rma" and "bytes" in s["params"]]
     if not rma:
         return None
@@ -463,6 +469,8 @@ def _rma(samples: list[dict], w: _Writer) -> Section | None:
                 shared_unit=([2, 3, 4, 5, 6], unit),
             )
         )
+    if judged and target:
+        sec.tables.append(_precision_table(judged, target, w))
     return sec
 
 
@@ -1061,7 +1069,13 @@ def _links(samples: list[dict], w: _Writer) -> Section | None:
 # ---- nbc: non-blocking (overlap), persistent and neighbourhood collectives (docs/nbc.md)
 
 
-def _nbc(samples: list[dict], w: _Writer) -> Section | None:
+def _nbc(
+    samples: list[dict],
+    w: _Writer,
+    judged: list[precision.CellResult] | None = None,
+    target: float | None = None,
+) -> Section | None:
+    """judged/target: a run measured to a precision, its table of the cells short of it."""
     mine = [s for s in samples if s["benchmark"] == "nbc"]
     rows = nbc_analysis.table(mine)
     if not rows:
@@ -1124,6 +1138,8 @@ def _nbc(samples: list[dict], w: _Writer) -> Section | None:
                 shared_unit=([i for i, (k, _) in enumerate(gcols) if k in gtimed], "us"),
             )
         )
+    if judged and target:
+        sec.tables.append(_precision_table(judged, target, w))
     for drawing in nbc_figs.drawings(rows):
         uri = drawing.uri()
         if uri is None:
@@ -1564,9 +1580,9 @@ def _run_context(
                 launches=launches,
                 run=run,
             ),
-            _rma(samples, w),
+            _rma(samples, w, [r for r in judged if r.key[0] == "rma"], target),
             _coll(samples, w, [r for r in judged if r.key[0] in COLL_PROGRAMS], target),
-            _nbc(samples, w),
+            _nbc(samples, w, [r for r in judged if r.key[0] == "nbc"], target),
             _node(run, samples, w, [r for r in judged if r.key[0] in node_table.OURS], target),
             _node_outliers(samples, w),
             _links(samples, w),

@@ -46,6 +46,8 @@ from scipy.stats import t as t_dist
 
 from hpcscope.formatting import format_bytes
 from hpcscope.results.cpu_pair import pair_moves
+from hpcscope.results.rma_tests import is_rma
+from hpcscope.results.rma_tests import label as rma_label
 from hpcscope.results.stats import min_n_for_ci, summarize
 
 PRECISION_TEXT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*$")
@@ -191,11 +193,11 @@ MISSED_LEGEND = (
     "over 2-5 launch medians, order statistics from 6; '-': too few samples). why: budget (the run's or the measurement's time ran out), "
     "launch spread (launches differ by more than the target), CPU pair moved (the launches "
     "split with the time one cache line takes between the ranks' CPUs: two placements), "
-    "cap (the most blocks or repetitions allowed: p2p 20x its fixed count, coll and lanes "
-    "--repetitions, node 50)."
+    "cap (the most blocks or repetitions allowed: p2p and rma 20x their fixed count, coll "
+    "and lanes --repetitions, nbc --iterations, node 50)."
 )
 
-STOPS = ("met", "budget", "cap")  # what the programs write (p2p.c, coll_repeat.h)
+STOPS = ("met", "budget", "cap")  # what the programs write (p2p.c, rma.c, coll_repeat.h)
 
 
 @dataclass
@@ -287,6 +289,10 @@ def _what(metric: str, params: dict) -> str:
             if isinstance(params.get(key), int):
                 words.append(f"{key}={params[key]}")
         return " ".join(words)
+    if is_rma(params):  # the rma suite's tests share p2p's metrics
+        return rma_label(params)
+    if "family" in params:  # nbc: its collective and loop (pure_time, overall_time, time)
+        return f"{params['collective']} {metric}"
     if "collective" in params:
         return f"{params['collective']} {params.get('algorithm', '')}".strip()
     if "pattern" in params:

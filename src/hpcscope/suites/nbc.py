@@ -21,6 +21,11 @@ plan opts (all optional):
                                      barrier after each call)
     probes        int | None         MPI_Test calls inside the compute (OSU's -t; default 0)
     neighbor_dims, neighbor_radius   OSU's Cartesian neighbourhood (default 1, 1)
+    precision     float | None       repeat each size's loops until the 95 % CI of the
+                                     median is within it (coll's rule and budget,
+                                     suites/coll_precision.py); default None: OSU's fixed
+                                     counts, unless budget_s is given (then 1 %, quick 2 %)
+    budget_s      float | None       the run's wall time (coll's default 300 s, quick 10 s)
     ranks, rank_layout, repeat, quick, validate   as for coll
 """
 
@@ -38,13 +43,29 @@ from hpcscope.results.nbc_names import (
     PERSISTENT,
     blocking_of,
 )
-from hpcscope.suites import coll, osu_programs
+from hpcscope.suites import coll, coll_precision, osu_programs, p2p_adaptive
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 from hpcscope.suites.p2p import check_protocol, parse_size_range
 
 MAX_SIZE = 64 << 20  # the program's bound on --max-size (buffers of p x size)
 QUICK_SIZES = "1:4K"
 QUICK_ITERATIONS = 100
+OSU_ITERATIONS = 1000  # OSU's count up to 8 KiB: the base of the cap to a precision
+
+
+def adaptive_settings(opts: dict, quick: bool, iterations: int | None) -> dict | None:
+    """coll's {target, budget_s, cap} for nbc, or None for the fixed counts: the default
+    (OSU's counts, docs/nbc.md says why), --precision 0 and --protocol osu. --budget alone
+    asks for the default target; a given --iterations is then the cap."""
+    target = opts.get("precision")
+    if target is None and opts.get("budget_s"):
+        target = coll_precision.QUICK_PRECISION if quick else coll_precision.DEFAULT_PRECISION
+    if not target or opts.get("protocol") == "osu":
+        return None
+    fixed = iterations or OSU_ITERATIONS
+    return coll_precision.settings(
+        {**opts, "precision": target, "repetitions": opts.get("iterations")}, quick, fixed
+    )
 
 
 def selected(given: list[str] | None) -> list[str]:
@@ -175,6 +196,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     if high > MAX_SIZE:
         raise ValueError(f"--sizes: at most {MAX_SIZE >> 20}M (buffers hold p x the size)")
     protocol = check_protocol(opts.get("protocol"))
+    p2p_adaptive.refuse_with_osu(protocol, opts.get("precision"), opts.get("budget_s"))
     iterations = opts.get("iterations")
     if iterations is not None and (not isinstance(iterations, int) or iterations < 1):
         raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
@@ -205,8 +227,12 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         )
     args = ["--min-size", str(low), "--max-size", str(high), "--probes", str(probes)]
     args += ["--neighbor-dims", str(dims), "--neighbor-radius", str(radius)]
-    if iterations:
-        args += ["--iterations", str(iterations), "--warmup", str(max(1, iterations // 10))]
+    adaptive = adaptive_settings(opts, quick, iterations)
+    most = adaptive["cap"] if adaptive else iterations  # with --precision the cap
+    if most:
+        args += ["--iterations", str(most)]
+    if iterations:  # warm-ups: a tenth of the fixed count, never of the cap
+        args += ["--warmup", str(max(1, iterations // 10))]
     if protocol == "osu":
         args += ["--protocol", "osu"]
     else:  # ReproMPI's rule: a new random size order per launch, its seed in meta
@@ -214,6 +240,10 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     if opts.get("validate") is False:
         args.append("--validate=0")
     result = SuitePlan(notes=notes)
+    if adaptive:
+        launches = len(coll.launches(ctx, opts)) * len(groups(names))
+        args += coll_precision.program_args(adaptive, launches)
+        result.notes.append(coll_precision.plan_note(adaptive, launches, "nbc"))
     for rep, mpi in coll.launches(ctx, opts):
         for label, group in groups(names):
             program = [str(ctx.binary("nbc", mpi)), "--collectives", ",".join(group), *args]

@@ -78,6 +78,19 @@ def settings(opts: dict, quick: bool) -> dict | None:
     }
 
 
+OSU_FIXED = (
+    "--protocol osu keeps OSU's fixed counts; drop --precision/--budget, or use the "
+    "hpcscope protocol"
+)
+
+
+def refuse_with_osu(protocol: str | None, precision: float | None, budget_s: float | None):
+    """ValueError (exit 2) for --precision or --budget with --protocol osu (p2p, rma, nbc:
+    OSU's loops run OSU's counts; coll says it in suites/coll_osu.py)."""
+    if protocol == "osu" and (precision or budget_s):
+        raise ValueError(OSU_FIXED)
+
+
 def sizes_per_launch(tests: list[str], low: int, high: int) -> int:
     """How many (test, size) a full launch measures: powers of two from max(low, 1) to
     high, and 0 B for the tests that have it (latency, mbw_mr) when low is 0."""
@@ -104,13 +117,16 @@ def plan_text(adaptive: dict, configurations: int, size_ms: float) -> str:
     )
 
 
-def size_budget_ms(adaptive: dict, configurations: int, sizes_per_launch: int) -> float:
-    """Each size's share of the first rounds: BLOCK_SHARE of the budget, less the launches'
+def size_budget_ms(
+    adaptive: dict, configurations: int, sizes_per_launch: int, share: float = BLOCK_SHARE
+) -> float:
+    """Each size's share of the first rounds: `share` of the budget (p2p: BLOCK_SHARE, the
+    rest for added launches; rma, which adds none: suites/rma.py), less the launches'
     start-up, over every size of every planned launch; at most MAX_SIZE_BUDGET_MS (a run
     of one size and one launch would otherwise spend a third of its budget in one go,
     where another launch tells more)."""
     launches = adaptive["min_launches"] * configurations
-    usable = BLOCK_SHARE * adaptive["budget_s"] - launches * LAUNCH_START_S
+    usable = share * adaptive["budget_s"] - launches * LAUNCH_START_S
     share = max(usable, 0.0) * 1e3 / max(launches * sizes_per_launch, 1)
     return min(share, MAX_SIZE_BUDGET_MS)
 

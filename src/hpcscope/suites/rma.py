@@ -7,9 +7,15 @@ the chosen tests between two ranks; with --pairs P > 1 the multi-pair tests (get
 get_multi_lat) get a launch of their own with 2P ranks, binding left to the launcher
 (placement `default`: where the ranks ran is read from inside and reported).
 
-Not offered (said here so that nobody looks for it): measuring to a precision
-(p2p's --precision needs the program's adaptive blocks, which rma.c does not have), and
-a validation pass (OSU 7.4 has none for these programs either).
+Measuring to a precision (`precision`, `budget_s`, p2p's settings: suites/p2p_adaptive.py):
+rma.c adds blocks at each size until the 95 % CI of their median is within the target or
+the size's share of the budget is spent (`--size-budget-ms`). Unlike p2p no launches are
+added: the run is its --repeat launches (rma has no follow_up), so the per-size share is
+ONE_ROUND_SHARE of the budget, not p2p's first-rounds share. The default is OSU's fixed
+counts, as p2p's (docs/rma.md says why).
+
+Not offered (said here so that nobody looks for it): a validation pass (OSU 7.4 has none
+for these programs either).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.job import Job
 from hpcscope.results.rma_tests import RMA_TESTS, TEST_NAMES, WINDOW_KINDS
-from hpcscope.suites import osu_programs
+from hpcscope.suites import osu_programs, p2p_adaptive
 from hpcscope.suites.base import Note, PlanContext, SuitePlan
 from hpcscope.suites.p2p import (
     DEFAULT_REPEAT,
@@ -38,6 +44,12 @@ MAX_PAIRS = 64
 # OMPI_MCA_btl=tcp,self). Jobs across nodes leave it out, so the library picks osc/ucx or
 # pt2pt; osc/ucx, chosen first where UCX is in use, is unaffected.
 OPENMPI_ACROSS_NODES_ENV = {"OMPI_MCA_osc": "^rdma"}
+# --precision: the budget's share for the blocks (warm-ups included); the rest covers each
+# launch's start-up (p2p_adaptive.LAUNCH_START_S a launch, taken off first), windows made
+# and freed per size, the looks, and the figures. Higher than p2p's BLOCK_SHARE (0.3),
+# which keeps the rest for launches added later; rma adds none.
+ONE_ROUND_SHARE = 0.6
+ONE_SIZE = ("fop_latency", "cas_latency")  # one MPI_CHAR, whatever --sizes (rma.c size_list)
 
 
 def check_tests(tests: list[str] | None) -> list[str]:
@@ -79,7 +91,8 @@ def check_window(window: str | None) -> str:
 
 def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     """opts: placements, cpus, sizes 'MIN:MAX' (default 1:4M), tests, sync, window, pairs,
-    protocol, quick, repeat."""
+    protocol, quick, repeat, precision (fraction|None: OSU's fixed counts unless budget_s
+    is given; 0: fixed counts), budget_s (float|None)."""
     low, high = parse_size_range(opts.get("sizes") or "1:4M")
     if low < 1:
         raise ValueError(
@@ -90,6 +103,7 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
             f"--sizes {opts.get('sizes')}: at most 32M (a bandwidth window holds 64 messages)"
         )
     protocol = check_protocol(opts.get("protocol"))
+    p2p_adaptive.refuse_with_osu(protocol, opts.get("precision"), opts.get("budget_s"))
     tests = check_tests(opts.get("tests"))
     sync = check_sync(opts.get("sync"), tests)
     window = check_window(opts.get("window"))
@@ -144,8 +158,11 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         result.notes.append(Note("warning", f"{', '.join(multi)}: {crowded}", {}))
     two_rank = [t for t in tests if not RMA_TESTS[t].pairs or pairs == 1]
     common = ["--sync", sync, "--window", window, "--min-size", str(low), "--max-size", str(high)]
-    if quick:
+    launches = len(usable) * bool(two_rank) + bool(multi and pairs > 1)
+    adaptive = precision_args(opts, repeat, len(ctx.mpis) * launches, tests, (low, high), result)
+    if quick and not adaptive:  # as p2p: the blocks adapt, the fixed counts do not apply
         common += ["--scale-iterations", "0.2"]
+    common += adaptive
     for rep in range(1, repeat + 1):
         for mpi in ctx.mpis:
             tags = {"mpi": mpi.flavor, "mpi_version": mpi.version}
@@ -206,6 +223,29 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         lambda job: multi if "/pairs" in job.name else two_rank,
     )
     return result
+
+
+def precision_args(
+    opts: dict,
+    repeat: int,
+    configurations: int,
+    tests: list[str],
+    sizes: tuple[int, int],
+    result: SuitePlan,
+) -> list[str]:
+    """rma.c's --precision and --size-budget-ms, with the plan's `precision` note; [] for
+    OSU's fixed counts. p2p's settings and per-size share (p2p_adaptive), with every
+    launch planned now: --repeat launches of each configuration."""
+    adaptive = p2p_adaptive.settings(opts, bool(opts.get("quick")))
+    if adaptive is None or configurations == 0:
+        return []
+    adaptive = {**adaptive, "min_launches": repeat, "max_launches": repeat}
+    sized = [t for t in tests if t not in ONE_SIZE]
+    per_launch = p2p_adaptive.sizes_per_launch(sized, *sizes) + len(tests) - len(sized)
+    size_ms = p2p_adaptive.size_budget_ms(adaptive, configurations, per_launch, ONE_ROUND_SHARE)
+    text = p2p_adaptive.plan_text(adaptive, configurations, size_ms)
+    result.notes.append(Note("precision", f"rma: {text}", adaptive))
+    return ["--precision", f"{adaptive['target']:g}", "--size-budget-ms", f"{size_ms:.1f}"]
 
 
 def across_nodes_env(flavor: str, nodes: int) -> dict[str, str]:
