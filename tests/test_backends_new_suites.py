@@ -29,6 +29,24 @@ SIM = ("--on", "sim", "--platform", TINY, "--quick", "--repeat", "1")
 SIM_RUNS = {
     "rma": (("--tests", "put_latency", "--placements", "node", "--sizes", "1:8"), "rma"),
     "nbc": (("--collectives", "iallreduce", "--sizes", "4:4", "--iterations", "5"), "nbc"),
+    # measuring to a precision (issue 44): the programs' adaptive loops under SMPI
+    "rma_precision": (
+        ("--tests", "put_latency", "--placements", "node", "--sizes", "1:2", "--precision", "5%"),
+        "rma",
+    ),
+    "nbc_precision": (
+        (
+            "--collectives",
+            "iallreduce",
+            "--sizes",
+            "4:4",
+            "--iterations",
+            "20",
+            "--precision",
+            "5%",
+        ),
+        "nbc",
+    ),
     "coll": (
         ("--collectives", "barrier,alltoallv,alltoallw,reduce_scatter", "--counts", "1"),
         "coll",
