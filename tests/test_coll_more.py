@@ -95,6 +95,8 @@ def test_mpich_osu_protocol_and_its_text(cli):
     for s in samples:  # one value per rank: its mean over OSU's (here -i 20) iterations
         assert len(s["values"]) == 2 and s["params"]["iterations"] == 20
         assert s["tags"]["protocol"] == "osu" and s["params"]["protocol"] == "osu"
+        vector = s["params"]["collective"] in ("alltoallv", "alltoallw", "reduce_scatter")
+        assert s["params"].get("blocks") == ("regular" if vector else None)  # OSU's blocks
     rows = verdicts.coll_table(samples)
     assert all(r["verdict"].startswith("not judged") for r in rows)
     text = cli("export", "last", "--format", "osu").stdout

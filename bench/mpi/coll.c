@@ -258,6 +258,9 @@ static void params_json(hs_json *j, int c, int a, int64_t count)
         hs_json_str(j, "protocol", "osu");
         hs_json_int(j, "iterations", iters);
         hs_json_int(j, "osu_size", osu_size(c, count));
+        if (c == C_allgatherv || c == C_gatherv || c == C_scatterv || c == C_alltoallv ||
+            c == C_alltoallw || c == C_reduce_scatter)
+            hs_json_str(j, "blocks", "regular"); /* OSU's, not the weights 1, 2, 3 */
     }
     hs_json_close(j);
 }
@@ -835,13 +838,15 @@ int main(int argc, char **argv)
         "count = MPI count for bcast/reduce/allreduce/scan/exscan, the "
         "per-process block for gather/scatter/allgather/alltoall/"
         "reduce_scatter_block, the mean block for allgatherv/gatherv/scatterv/alltoallv/"
-        "alltoallw/reduce_scatter (irregular counts, weights 1,2,3 over the ranks), 0 for "
+        "alltoallw/reduce_scatter (irregular counts, weights 1,2,3 over the ranks; regular "
+        "with --protocol osu), 0 for "
         "barrier.\nexample: LANECOLL_NODE_SIZE=1 "
         "mpirun -np 2 "
         "coll --collectives allreduce,bcast --counts 1p:1000p --repetitions 20",
         check);
     if (rc >= 0) return hs_finish(rc);
     osu = !strcmp(o_protocol, "osu");
+    hs_regular_vectors = osu; /* OSU's vector programs: every block the same */
     if (!hs_open_out(o_out)) return hs_finish(1);
     if (hs_write_meta_mpi(HB.out, "coll", COLL_VERSION, options, HB.comm) != 0)
         return hs_finish(1);

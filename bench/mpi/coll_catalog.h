@@ -26,6 +26,7 @@
  *                      alltoallw the same with byte displacements and MPI_INT types.
  *                      reduce_scatter: count = the mean block, recvcounts = the vector
  *                      counts above (irregular), send buffer p*count elements.
+ *                      --protocol osu: every block `count` (OSU 7.4's are regular).
  * Data type MPI_INT, reductions MPI_SUM (predefined, so commutative: every lanecoll
  * restriction about operators holds), root 0.
  * Alltoall has no hierarchical version (paper, section 3.6). lane_v, the lane algorithm
@@ -210,8 +211,11 @@ static inline void coll_elems(int c, int64_t count, int p, int64_t *send, int64_
 }
 
 /* The benchmark's counts of the vector collectives for mean block `count` on p ranks
- * (see the conventions above), cached for the last (count, p); NULL when out of memory. */
-static int *hs_vcounts, *hs_vdispls, hs_vp = -1;
+ * (see the conventions above), cached for the last (count, p); NULL when out of memory.
+ * hs_regular_vectors (coll.c sets it for --protocol osu): every block `count`, as OSU 7.4's
+ * vector programs have them; with the irregular blocks Open MPI's and MPICH's gatherv,
+ * alltoallv and alltoallw read 1.07-1.16 of OSU's on 2 ranks (docs/collectives.md). */
+static int *hs_vcounts, *hs_vdispls, hs_vp = -1, hs_regular_vectors;
 static int64_t hs_vcount = -1;
 static inline int coll_vector_layout(int64_t count, int p)
 {
@@ -221,9 +225,9 @@ static inline int coll_vector_layout(int64_t count, int p)
     if (!hs_vcounts) return -1;
     hs_vdispls = hs_vcounts + p;
     int64_t W = 0, total = count * p, given = 0, at = 0;
-    for (int r = 0; r < p; r++) W += r % 3 + 1;
+    for (int r = 0; r < p; r++) W += hs_regular_vectors ? 1 : r % 3 + 1;
     for (int r = 0; r < p; r++) {
-        hs_vcounts[r] = (int)(total * (r % 3 + 1) / W);
+        hs_vcounts[r] = (int)(total * (hs_regular_vectors ? 1 : r % 3 + 1) / W);
         given += hs_vcounts[r];
     }
     for (int r = 0; given < total; r = (r + 1) % p, given++) hs_vcounts[r]++;
