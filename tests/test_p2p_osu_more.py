@@ -223,6 +223,21 @@ def test_suite_runs_stores_shows_and_exports_the_more_tests(cli):
 
 
 @requires_openmpi
+def test_fan_on_nodes_plans_one_group_per_node(cli):
+    """OSU's case on an allocation: a group per node, the ranks in blocks per node; OSU's
+    own fan programs come along only with --osu-dir (a plan without it once failed)."""
+    done = cli(
+        "run", "p2p", "--on", "slurm", "--nodes", "3", "--dry-run", "--mpi", "openmpi",
+        "--tests", "bw_fan_in,bw_fan_out", "--placements", "node",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = " ".join((done.stdout + done.stderr).split())
+    assert "job array openmpi_node-3x1fan" in out and "--nodes=3" in out
+    assert "--tests bw_fan_in,bw_fan_out --fan-ppn 1" in out
+    assert "osu/" not in out
+
+
+@requires_openmpi
 def test_fan_runs_stores_shows_and_exports_under_osus_title(cli):
     """The fan tests end to end on this machine's cores: every core of package 0 a group."""
     done = cli(

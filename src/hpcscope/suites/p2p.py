@@ -262,7 +262,9 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
         args = [",".join(fan), "--fan-ppn", str(fan_ppn)]
         groups.append((place, ranks, args, {"fan": f"{count}x{fan_ppn}"}))
         if place.nodes > 1:  # OSU's fan programs group by host name: one group per node
-            osu_places += [(t, place, ranks, {"fan": f"{count}x{fan_ppn}"}) for t in fan]
+            osu_places += [
+                (t, place, ranks, {"fan": f"{count}x{fan_ppn}"}) for t in fan if t in osu_programs
+            ]
     # the launcher's placement of more ranks than hardware threads: run, oversubscribed
     # (as coll does), with the warning that its timings mean nothing
     crowded: dict[str, str] = {}
