@@ -184,7 +184,8 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     else:
         result_notes = []
     fan = [t for t in tests if t in p2p_fan.TESTS]
-    fan_groups, fan_ppn = p2p_fan.parse_fan(opts.get("fan")) if fan else (None, 1)
+    if fan:
+        p2p_fan.parse_fan(opts.get("fan"))  # a bad --fan is refused before anything else
     two_rank = [t for t in tests if t != p2p_pairs.MULTI and t not in p2p_fan.TESTS]
     quick = bool(opts.get("quick"))
     adaptive = p2p_adaptive.settings(opts, quick)
@@ -232,39 +233,23 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
                 result.notes.append(Note("skipped", why, {"placement": place.name}))
             else:
                 pair_places.append(place)
-    # (placement, ranks, --tests and its options, tag) of the launches beside the two-rank
-    # ones: multi_lat's pairs and the fan tests' groups
     # (test, placement, ranks, tag) of the OSU programs: the two-rank ones at every usable
-    # placement, the fan programs at the node placement only
+    # placement, the fan programs at the node placement only (p2p_fan.launches)
     osu_places: list[tuple[str, Placement, int, dict[str, object]]] = [
         (t, p, 2, {}) for t in osu_programs if t not in p2p_fan.TESTS for p in usable
     ]
+    # (placement, ranks, --tests and its options, tag) of the launches beside the two-rank
+    # ones: multi_lat's pairs and the fan tests' groups
     groups: list[tuple[Placement, int, list[str], dict[str, object]]] = [
         (p, 2 * pairs, [p2p_pairs.MULTI], {"pairs": pairs}) for p in pair_places
     ]
-    for place, count in p2p_fan.placements(
-        ctx.topology, classes, fan_groups, fan_ppn, ctx.nodes_available
-    ) if fan else []:  # fmt: skip
-        ranks = count * fan_ppn
-        if place.skipped or (ranks > 2 and any(m.flavor == "smpi" for m in ctx.mpis)):
-            why = place.skipped or (
-                f"{ranks} ranks, and --on sim places a p2p launch's two ranks by its "
-                "placement; --fan 2:1 runs there"
-            )
-            result.notes.append(
-                Note(
-                    "skipped",
-                    f"{','.join(fan)} placement {place.name}: {why}",
-                    {"placement": place.name},
-                )
-            )
-            continue
-        args = [",".join(fan), "--fan-ppn", str(fan_ppn)]
-        groups.append((place, ranks, args, {"fan": f"{count}x{fan_ppn}"}))
-        if place.nodes > 1:  # OSU's fan programs group by host name: one group per node
-            osu_places += [
-                (t, place, ranks, {"fan": f"{count}x{fan_ppn}"}) for t in fan if t in osu_programs
-            ]
+    if fan:
+        fan_launches, fan_osu, fan_notes = p2p_fan.launches(
+            ctx, classes, fan, opts.get("fan"), osu_programs
+        )
+        groups += fan_launches
+        osu_places += fan_osu
+        result.notes += fan_notes
     # the launcher's placement of more ranks than hardware threads: run, oversubscribed
     # (as coll does), with the warning that its timings mean nothing
     crowded: dict[str, str] = {}

@@ -22,6 +22,7 @@ from __future__ import annotations
 from hpcscope.plan import placement as placement_mod
 from hpcscope.plan.placement import Placement
 from hpcscope.suites import p2p_pairs
+from hpcscope.suites.base import Note
 
 TESTS = ("bw_fan_in", "bw_fan_out")
 MAX_GROUPS, MAX_PPN = 1024, 1024  # p2p.c's --fan-ppn limit
@@ -117,3 +118,28 @@ def _unbound(cls: str, groups: int, ppn: int, nodes: int) -> Placement:
 
 def _no(cls: str, why: str, nodes: int = 1) -> tuple[Placement, int]:
     return Placement(cls, [], nodes, f"{cls}: skipped ({why})", skipped=why, relation=cls), 0
+
+
+def launches(ctx, classes: list[str], tests: list[str], fan: str | None, osu_programs: dict):
+    """The fan tests' launches of a p2p plan: [(placement, ranks, --tests and its options,
+    tag)], OSU's own fan programs beside them at the node placement [(test, placement,
+    ranks, tag)] (those `osu_programs` holds: --osu-dir), and the skipped notes. --on sim
+    places a p2p launch's two ranks by its placement, so there only 2 ranks run."""
+    groups, ppn = parse_fan(fan)
+    sim = any(m.flavor == "smpi" for m in ctx.mpis)
+    runs, osu, notes = [], [], []
+    for place, count in placements(ctx.topology, classes, groups, ppn, ctx.nodes_available):
+        ranks = count * ppn
+        why = place.skipped or (
+            f"{ranks} ranks, and --on sim places a p2p launch's two ranks by its placement; "
+            "--fan 2:1 runs there"
+        ) * (sim and ranks > 2)
+        if why:
+            text = f"{','.join(tests)} placement {place.name}: {why}"
+            notes.append(Note("skipped", text, {"placement": place.name}))
+            continue
+        tag = {"fan": f"{count}x{ppn}"}
+        runs.append((place, ranks, [",".join(tests), "--fan-ppn", str(ppn)], tag))
+        if place.nodes > 1:  # OSU's fan programs group by host name: one group per node
+            osu += [(t, place, ranks, tag) for t in tests if t in osu_programs]
+    return runs, osu, notes
