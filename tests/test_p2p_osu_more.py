@@ -184,6 +184,9 @@ def test_all_runs_the_fifteen_and_passes_the_counts(cli):
     bad = cli("run", "p2p", "--mpi", "openmpi", "--tests", "latency_mt", "--threads", "0")
     assert bad.returncode == 2 and "--threads '0'" in bad.stderr
     assert "Traceback" not in bad.stderr
+    fan = cli("run", "p2p", "--mpi", "openmpi", "--tests", "bw_fan_in", "--fan", "1:0")
+    assert fan.returncode == 2 and "--fan '1:0'" in fan.stderr
+    assert "built" not in fan.stderr  # refused before anything is built
 
 
 @requires_openmpi

@@ -44,7 +44,7 @@ from hpcscope.launch.slurm_script import (
 from hpcscope.machine.sim_platform import MAX_RANKS
 from hpcscope.plan.placement import RANK_LAYOUTS
 from hpcscope.results.precision import parse_budget, parse_precision
-from hpcscope.suites import osu_programs
+from hpcscope.suites import osu_programs, p2p_fan
 from hpcscope.suites import p2p as p2p_suite
 from hpcscope.suites.registry import suite_for
 
@@ -329,6 +329,11 @@ def p2p_opts(own: dict, shared: dict) -> dict:
         p2p_suite.parse_size_range(sizes or "0:4M")  # refused before anything is built
     except ValueError as exc:
         raise usage_error(f"--sizes: {exc}") from None
+    fan = nonempty(own["fan"], "--fan", "3:1")
+    try:
+        p2p_fan.parse_fan(fan)  # likewise
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
     osu_dir = nonempty(own["osu_dir"], "--osu-dir", "~/osu/c/mpi/pt2pt/standard")
     precision, budget_s = precision_opts(own)
     protocol = p2p_suite.check_protocol(nonempty(own["protocol"], "--protocol", "osu"))
@@ -351,7 +356,7 @@ def p2p_opts(own: dict, shared: dict) -> dict:
         "threads": nonempty(own["threads"], "--threads", "1:2"),
         "processes": nonempty(own["processes"], "--processes", "2:2"),
         "pairs": nonempty(own["pairs"], "--pairs", "2"),
-        "fan": nonempty(own["fan"], "--fan", "3:1"),
+        "fan": fan,
     }
 
 
