@@ -67,9 +67,10 @@ def placements(
             best = max(per_package, key=len)
             want = groups or len(best) // ppn
             if want < 2 or len(best) < want * ppn:
-                out.append(_no(cls, f"{want if groups else 2} groups of {ppn} inside one "
-                                      f"package need {(want if groups else 2) * ppn} cores; "
-                                      f"the largest package has {len(best)}"))  # fmt: skip
+                need = groups or 2  # the groups asked for, or the fewest a fan has
+                out.append(_no(cls, f"{need} groups of {ppn} inside one package need "
+                                      f"{need * ppn} cores; the largest package has "
+                                      f"{len(best)}"))  # fmt: skip
             else:
                 out.append(_pinned(cls, best[: want * ppn], 1, want, ppn, "cores of one package"))
         elif cls == "socket":
