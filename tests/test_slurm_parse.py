@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from hpcscope.launch import slurm_parse as sp
+from hpcscope.launch.base import CollectReport, JobState
 
 FIX = Path(__file__).parent / "fixtures" / "slurm"
 
@@ -144,3 +145,17 @@ def test_exit_codes() -> None:
     assert sp.parse_exit_code("") is None
     with pytest.raises(sp.SlurmParseError):
         sp.parse_exit_code("x")
+
+
+def test_a_failed_task_says_which_rank_died_and_how() -> None:
+    """The batch state says FAILED; srun's own line names the node, the rank and the signal,
+    and the collect summary prints it under the task (recorded stderr of a real failure)."""
+    err = text("task_openmpi_segfault_in_init.err")
+    detail = "\n".join(["SLURM FAILED (job 9_1), script x.sbatch", "stderr:", *err.splitlines()])
+    report = CollectReport(9, [JobState(None, "FAILED", 143, detail, "9_1")])
+    assert report.text().splitlines()[1:] == [
+        "? (9_1): FAILED SLURM FAILED (job 9_1), script x.sbatch",
+        "  srun: error: n2: task 2: Segmentation fault",
+    ]
+    quiet = CollectReport(9, [JobState(None, "FAILED", 1, "SLURM FAILED (job 9_1)\nboom", "9_1")])
+    assert quiet.text().splitlines()[1:] == ["? (9_1): FAILED SLURM FAILED (job 9_1)"]

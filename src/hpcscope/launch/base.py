@@ -76,7 +76,22 @@ class CollectReport:
             first = s.detail.splitlines()[0] if s.detail else ""
             name = s.job.name if s.job else "?"
             lines.append(f"{name} ({s.backend_id}): {s.state} {first}")
+            lines += [f"  {line}" for line in _launcher_verdict(s.detail)]
         return "\n".join(lines + self.messages)
+
+
+# What srun and mpirun print when they end a step because a rank died: the line that names
+# the rank, the node and the signal, which the batch state alone ("FAILED") does not.
+_LAUNCHER_VERDICTS = ("srun: error: ", "mpirun noticed that process rank")
+
+
+def _launcher_verdict(detail: str) -> list[str]:
+    """The first line of a failed task's recorded stderr in which the launcher says which
+    rank died and how; none when the launcher said nothing of the kind."""
+    for line in detail.splitlines():
+        if any(mark in line for mark in _LAUNCHER_VERDICTS):
+            return [line.strip()]
+    return []
 
 
 class Backend(Protocol):
