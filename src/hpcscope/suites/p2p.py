@@ -184,8 +184,6 @@ def plan(ctx: PlanContext, opts: dict) -> SuitePlan:
     else:
         result_notes = []
     fan = [t for t in tests if t in p2p_fan.TESTS]
-    if fan:
-        p2p_fan.parse_fan(opts.get("fan"))  # a bad --fan is refused before anything else
     two_rank = [t for t in tests if t != p2p_pairs.MULTI and t not in p2p_fan.TESTS]
     quick = bool(opts.get("quick"))
     adaptive = p2p_adaptive.settings(opts, quick)

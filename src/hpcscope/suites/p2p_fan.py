@@ -131,10 +131,12 @@ def launches(ctx, classes: list[str], tests: list[str], fan: str | None, osu_pro
     runs, osu, notes = [], [], []
     for place, count in placements(ctx.topology, classes, groups, ppn, ctx.nodes_available):
         ranks = count * ppn
-        why = place.skipped or (
-            f"{ranks} ranks, and --on sim places a p2p launch's two ranks by its placement; "
-            "--fan 2:1 runs there"
-        ) * (sim and ranks > 2)
+        why = place.skipped
+        if not why and sim and ranks > 2:
+            why = (
+                f"{ranks} ranks, and --on sim places a p2p launch's two ranks by its "
+                "placement; --fan 2:1 runs there"
+            )
         if why:
             text = f"{','.join(tests)} placement {place.name}: {why}"
             notes.append(Note("skipped", text, {"placement": place.name}))
